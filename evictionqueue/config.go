@@ -1,0 +1,149 @@
+package evictionqueue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// Defaults for the zero values of Config fields.
+const (
+	DefaultWorkers     = 1
+	DefaultMaxRetries  = 5
+	DefaultInFlightTTL = 10 * time.Minute
+	DefaultBackoffBase = time.Second
+	DefaultBackoffMax  = 5 * time.Minute
+)
+
+// Item is one resource to evict from one cluster. Its identity is (Cluster,
+// Key): the queue holds at most one item per identity.
+type Item struct {
+	Cluster      string // the faulty cluster the resource is evicted from
+	Key          string // the binding: "namespace/name", or "name" when cluster-scoped
+	ResourceKind string // the workload's APIVersion and Kind, for metrics, e.g. "apps/v1/Deployment"
+	Priority     int32  // higher first; first-in-first-out among equal priority
+}
+
+// Handler evicts one item. It returns nil when the eviction is done,
+// [ErrInProgress] when it was accepted and finishes in the background,
+// [Abandon] (err) to drop the item without retry, and any other error to retry
+// it with backoff. ctx ends when [Queue.Run] ends.
+type Handler func(ctx context.Context, it Item) error
+
+// Pacer hands out processing permits; *ratelimit.Limiter satisfies it. Wait
+// blocks until one permit is granted, or returns an error when ctx ends.
+// Queues that share one Pacer share its rate.
+type Pacer interface {
+	Wait(ctx context.Context) error
+}
+
+// Metrics receives the queue's measurements; package metrics implements it
+// with Prometheus. The queue calls it with its lock held, in the order the
+// changes happen, so gauges built from Added and Removed are exact at every
+// moment: implementations must be quick and must not call back into the queue.
+type Metrics interface {
+	Added(queue, cluster, kind string)                     // an item became pending (or backing off)
+	Removed(queue, cluster, kind string)                   // it stopped being pending: taken by a worker, cancelled, dropped
+	Processed(queue, result string, latency time.Duration) // one attempt: success, error or abandoned; latency from first enqueue
+	Cancelled(queue string, n int)                         // n items dropped because their cluster recovered
+	InFlight(queue string, n int)                          // background evictions now awaiting confirmation
+}
+
+// The result label values passed to Metrics.Processed.
+const (
+	ResultSuccess   = "success"   // the handler returned nil or ErrInProgress
+	ResultError     = "error"     // the handler returned another error or panicked
+	ResultAbandoned = "abandoned" // the handler returned Abandon
+)
+
+// Config configures a Queue. The zero value of every field but Name is valid
+// and means the default stated beside it.
+type Config struct {
+	Name        string        // the queue_name metric label, e.g. "resource-binding"; required
+	Workers     int           // handler goroutines Run starts; default 1
+	Pacer       Pacer         // one permit per handler call; nil: unpaced
+	MaxRetries  int           // attempts after the first before an item is dropped as failed; default 5
+	MaxInFlight int           // handler calls plus background evictions allowed at once; 0: unlimited
+	InFlightTTL time.Duration // how long a background eviction may stay unconfirmed; default 10m
+	Metrics     Metrics       // nil: none
+	Clock       clock.WithTicker
+
+	// BackoffBase is the wait before the first retry of a failed item; each
+	// further failure of the same item doubles it. Default 1s.
+	BackoffBase time.Duration
+	// BackoffMax caps the wait between retries. Default 5m.
+	BackoffMax time.Duration
+	// OnOutcome, when set, is told every item event (see OutcomeKind), for
+	// example to emit Kubernetes Events. It is called without the queue's lock
+	// held, from whichever goroutine caused the event (a worker, Run's
+	// scheduler, or the caller of CancelCluster or Complete), so it may call
+	// the queue; calls for different items may run concurrently and their
+	// order across goroutines is not defined. It should not block for long: a
+	// worker calls it before taking its next item.
+	OnOutcome func(Outcome)
+}
+
+// withDefaults validates c and fills in the defaults of its zero fields.
+func (c Config) withDefaults() (Config, error) {
+	var errs []error
+	if c.Name == "" {
+		errs = append(errs, errors.New("evictionqueue: Name must not be empty"))
+	}
+	negInt := func(field string, v int) {
+		if v < 0 {
+			errs = append(errs, fmt.Errorf("evictionqueue: %s must not be negative, got %d", field, v))
+		}
+	}
+	negDur := func(field string, v time.Duration) {
+		if v < 0 {
+			errs = append(errs, fmt.Errorf("evictionqueue: %s must not be negative, got %v", field, v))
+		}
+	}
+	negInt("Workers", c.Workers)
+	negInt("MaxRetries", c.MaxRetries)
+	negInt("MaxInFlight", c.MaxInFlight)
+	negDur("InFlightTTL", c.InFlightTTL)
+	negDur("BackoffBase", c.BackoffBase)
+	negDur("BackoffMax", c.BackoffMax)
+	if len(errs) > 0 {
+		return c, errors.Join(errs...)
+	}
+	if c.Workers == 0 {
+		c.Workers = DefaultWorkers
+	}
+	if c.MaxRetries == 0 {
+		c.MaxRetries = DefaultMaxRetries
+	}
+	if c.InFlightTTL == 0 {
+		c.InFlightTTL = DefaultInFlightTTL
+	}
+	if c.BackoffBase == 0 {
+		c.BackoffBase = DefaultBackoffBase
+	}
+	if c.BackoffMax == 0 {
+		c.BackoffMax = DefaultBackoffMax
+	}
+	if c.BackoffBase > c.BackoffMax {
+		return c, fmt.Errorf("evictionqueue: BackoffBase %v must not exceed BackoffMax %v", c.BackoffBase, c.BackoffMax)
+	}
+	if c.Clock == nil {
+		c.Clock = clock.RealClock{}
+	}
+	return c, nil
+}
+
+// backoff is the wait after an item's n-th failure (n ≥ 1):
+// BackoffBase·2^(n-1), capped at BackoffMax.
+func (c *Config) backoff(n int) time.Duration {
+	d := c.BackoffBase
+	for i := 1; i < n && d < c.BackoffMax; i++ {
+		if d > c.BackoffMax/2 { // doubling would pass the cap, or overflow
+			return c.BackoffMax
+		}
+		d *= 2
+	}
+	return min(d, c.BackoffMax)
+}

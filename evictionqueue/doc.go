@@ -1,0 +1,20 @@
+// Package evictionqueue is the in-memory queue of resources to evict from
+// faulty clusters, one queue per kind (ResourceBinding,
+// ClusterResourceBinding), paced by a Pacer that queues may share.
+//
+// Guarantees:
+//   - One item per (Cluster, Key), whatever its state; Add of a held identity
+//     returns false.
+//   - Highest Priority first, first-in-first-out by first enqueue among equals.
+//   - One Pacer permit per handler call, taken before the item is chosen: an
+//     item cancelled while workers wait is never handled and takes no permit.
+//   - CancelCluster removes a recovered cluster's waiting items in time
+//     proportional to that cluster's items.
+//   - Handler errors and panics retry with per-item exponential backoff up to
+//     MaxRetries; Abandon drops without retry; ErrInProgress keeps the item in
+//     flight, within MaxInFlight, until Complete or InFlightTTL.
+//   - Metrics gauges built from Added and Removed equal Len at every moment.
+//   - Run leaves every unhandled item queued when it returns; nothing queued is
+//     lost, and no goroutine outlives Run.
+//   - All time, including backoff and TTL, comes from Config.Clock.
+package evictionqueue

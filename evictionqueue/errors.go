@@ -1,0 +1,64 @@
+package evictionqueue
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrInProgress is the handler result for an eviction that was accepted and
+// finishes in the background. The item stays in flight, holding one
+// MaxInFlight slot, until [Queue.Complete] confirms it or Config.InFlightTTL
+// passes; then it is pending again and retried. Handlers may wrap it; the
+// queue matches it with errors.Is.
+var ErrInProgress = errors.New("evictionqueue: eviction in progress")
+
+// ErrInFlightExpired is the Outcome.Err of an Expired outcome: a background
+// eviction was not confirmed by Complete within Config.InFlightTTL.
+var ErrInFlightExpired = errors.New("evictionqueue: background eviction not confirmed within InFlightTTL")
+
+// Abandon wraps a handler error to drop the item without retrying it, for
+// example when the pre-scheduling check finds no cluster to migrate to. The
+// result still matches err with errors.Is and errors.As. Abandon(nil) abandons
+// with a generic reason.
+func Abandon(err error) error {
+	if err == nil {
+		err = errors.New("no reason given")
+	}
+	return &AbandonError{Err: err}
+}
+
+// AbandonError is the error [Abandon] returns.
+type AbandonError struct {
+	Err error // why the item was abandoned
+}
+
+// Error describes the abandoned eviction and its reason.
+func (e *AbandonError) Error() string { return "evictionqueue: abandoned: " + e.Err.Error() }
+
+// Unwrap returns the reason, so errors.Is and errors.As see through Abandon.
+func (e *AbandonError) Unwrap() error { return e.Err }
+
+// IsAbandoned reports whether err, or an error it wraps, came from [Abandon].
+func IsAbandoned(err error) bool {
+	var a *AbandonError
+	return errors.As(err, &a)
+}
+
+// PanicError is the error a handler panic is turned into. The queue treats it
+// like any other handler error: the item is retried with backoff.
+type PanicError struct {
+	Value any    // what the handler panicked with
+	Stack []byte // the handler goroutine's stack at the panic
+}
+
+// Error describes the panic value; the stack is left to callers that log it.
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("evictionqueue: handler panicked: %v", e.Value)
+}
+
+// Unwrap returns the panic value when it is an error (panic(err)), so
+// errors.Is finds it.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}

@@ -1,0 +1,142 @@
+package evictionqueue
+
+import "time"
+
+// state is where an entry is in its life. Only pending and backingOff entries
+// count in Len; every state holds the entry's identity, so Add of the same
+// (Cluster, Key) is refused in all of them.
+type state uint8
+
+const (
+	statePending    state = iota + 1 // in q.pending, waiting for a worker
+	stateBackingOff                  // in q.delayed until due, then pending
+	stateRunning                     // a handler call is running
+	stateInFlight                    // in q.delayed until due (TTL), or until Complete
+)
+
+// entry is the queue's record of one item.
+type entry struct {
+	item     Item
+	seq      uint64    // order of first enqueue; a retried item keeps it
+	enqueued time.Time // first enqueue, for the latency metric
+	due      time.Time // stateBackingOff: end of backoff; stateInFlight: TTL deadline
+	index    int       // position in q.pending or q.delayed, whichever holds it
+	calls    int       // handler calls so far
+	failures int       // errors and TTL expiries so far, counted against MaxRetries
+	state    state
+	// cancelled is set when CancelCluster finds the item running or in flight:
+	// those cannot be taken back, but if the handler fails or the TTL passes,
+	// retrying would evict from a cluster that has recovered, so the item is
+	// dropped instead. Add of the item clears it (the cluster failed again).
+	cancelled bool
+	// completed is set when Complete arrives while the handler is still
+	// running: the background eviction can finish before the handler returns
+	// ErrInProgress, and without this flag the item would then wait in flight
+	// for the whole TTL and be evicted again.
+	completed bool
+}
+
+// entryHeap is a binary heap of entries that keeps each entry's index, so an
+// entry can be removed from the middle in O(log n) (CancelCluster, Complete).
+// byDue orders by due time (the delayed heap); otherwise by processing order:
+// higher Priority first, then lower seq.
+type entryHeap struct {
+	s     []*entry
+	byDue bool
+}
+
+func (h *entryHeap) Len() int { return len(h.s) }
+
+func (h *entryHeap) less(a, b *entry) bool {
+	if h.byDue && !a.due.Equal(b.due) {
+		return a.due.Before(b.due)
+	}
+	return before(a, b)
+}
+
+// before is the processing order among pending entries.
+func before(a, b *entry) bool {
+	if a.item.Priority != b.item.Priority {
+		return a.item.Priority > b.item.Priority
+	}
+	return a.seq < b.seq
+}
+
+func (h *entryHeap) push(e *entry) {
+	e.index = len(h.s)
+	h.s = append(h.s, e)
+	h.up(e.index)
+}
+
+// peek returns the first entry, or nil.
+func (h *entryHeap) peek() *entry {
+	if len(h.s) == 0 {
+		return nil
+	}
+	return h.s[0]
+}
+
+func (h *entryHeap) pop() *entry {
+	return h.remove(0)
+}
+
+func (h *entryHeap) remove(i int) *entry {
+	e := h.s[i]
+	last := len(h.s) - 1
+	if i != last {
+		h.s[i] = h.s[last]
+		h.s[i].index = i
+	}
+	h.s[last] = nil // let the entry be collected
+	h.s = h.s[:last]
+	if i != last {
+		if !h.down(i) {
+			h.up(i)
+		}
+	}
+	e.index = -1
+	// Give memory back after a large drain, so a burst does not pin its peak.
+	if c := cap(h.s); c > 1024 && len(h.s) < c/4 {
+		h.s = append(make([]*entry, 0, c/2), h.s...)
+	}
+	return e
+}
+
+func (h *entryHeap) up(i int) {
+	e := h.s[i]
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.less(e, h.s[p]) {
+			break
+		}
+		h.s[i] = h.s[p]
+		h.s[i].index = i
+		i = p
+	}
+	h.s[i] = e
+	e.index = i
+}
+
+// down moves the entry at i toward the leaves and reports whether it moved.
+func (h *entryHeap) down(i int) bool {
+	e := h.s[i]
+	start, n := i, len(h.s)
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && h.less(h.s[r], h.s[c]) {
+			c = r
+		}
+		if !h.less(h.s[c], e) {
+			break
+		}
+		h.s[i] = h.s[c]
+		h.s[i].index = i
+		i = c
+	}
+	h.s[i] = e
+	e.index = i
+	return i > start
+}

@@ -1,0 +1,369 @@
+package evictionqueue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// waitUntil waits for other goroutines to reach a state. It never moves the
+// queue's clock; the real-time limit only turns a hang into a failure.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
+// call is one handler invocation waiting for the test to decide its result.
+type call struct {
+	Item
+	ctx   context.Context
+	reply chan error
+}
+
+// script is a Handler whose every call blocks until the test replies.
+type script struct{ calls chan call }
+
+func newScript() *script { return &script{calls: make(chan call)} }
+
+func (s *script) handle(ctx context.Context, it Item) error {
+	c := call{Item: it, ctx: ctx, reply: make(chan error, 1)}
+	select {
+	case s.calls <- c:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-c.reply:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// next returns the next handler call.
+func (s *script) next(t *testing.T) call {
+	t.Helper()
+	select {
+	case c := <-s.calls:
+		return c
+	case <-time.After(10 * time.Second):
+		t.Fatal("timed out waiting for a handler call")
+		return call{}
+	}
+}
+
+// expect takes the next call, checks its item and replies err.
+func (s *script) expect(t *testing.T, key string, err error) call {
+	t.Helper()
+	c := s.next(t)
+	if c.Key != key {
+		t.Fatalf("handler called for %s/%s, want key %s", c.Cluster, c.Key, key)
+	}
+	c.reply <- err
+	return c
+}
+
+// none checks that no handler call is waiting. Call it once the queue is
+// quiet (see quiet).
+func (s *script) none(t *testing.T) {
+	t.Helper()
+	select {
+	case c := <-s.calls:
+		t.Fatalf("unexpected handler call for %s/%s", c.Cluster, c.Key)
+	default:
+	}
+}
+
+// quiet waits until every worker of a running q is parked waiting for work
+// (or, with a fakePacer, for a permit) and no handler runs, so the test can
+// assert what did not happen.
+func quiet(t *testing.T, q *Queue, p *fakePacer) {
+	t.Helper()
+	waitUntil(t, "the workers are idle", func() bool {
+		q.mu.Lock()
+		n := q.claimWaiters + q.holdWaiters
+		running := q.running
+		q.mu.Unlock()
+		if p != nil {
+			n += p.waitingNow()
+		}
+		return n == q.cfg.Workers && running == 0
+	})
+}
+
+// waitArmed waits until Run's scheduler has set its timer for due, so that
+// stepping the fake clock past due fires it.
+func waitArmed(t *testing.T, q *Queue, due time.Time) {
+	t.Helper()
+	waitUntil(t, fmt.Sprintf("the scheduler is armed for %v", due), func() bool {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return q.armed.Equal(due)
+	})
+}
+
+// start runs q until the returned stop is called; stop waits for Run to
+// return and checks its error.
+func start(t *testing.T, q *Queue) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- q.Run(ctx) }()
+	waitUntil(t, "Run has started", func() bool {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return q.active
+	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// fakePacer grants one permit per value the test sends on permits.
+type fakePacer struct {
+	permits chan struct{}
+	mu      sync.Mutex
+	waiting int
+	granted int
+	calls   int
+}
+
+func newFakePacer() *fakePacer { return &fakePacer{permits: make(chan struct{})} }
+
+func (p *fakePacer) Wait(ctx context.Context) error {
+	p.mu.Lock()
+	p.waiting++
+	p.calls++
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.waiting--
+		p.mu.Unlock()
+	}()
+	select {
+	case <-p.permits:
+		p.mu.Lock()
+		p.granted++
+		p.mu.Unlock()
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// grant hands one permit to a waiting worker.
+func (p *fakePacer) grant(t *testing.T) {
+	t.Helper()
+	select {
+	case p.permits <- struct{}{}:
+	case <-time.After(10 * time.Second):
+		t.Fatal("timed out: no worker waits for a permit")
+	}
+}
+
+func (p *fakePacer) waitingNow() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.waiting
+}
+
+func (p *fakePacer) counts() (calls, granted int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.calls, p.granted
+}
+
+// recMetrics records every Metrics call and keeps the gauges a Prometheus
+// implementation would.
+type recMetrics struct {
+	mu        sync.Mutex
+	depth     int            // eviction_total
+	byKind    map[string]int // evict_kind_total by cluster/kind
+	negative  bool           // some gauge went below zero
+	processed map[string]int // by result
+	latencies []time.Duration
+	cancelled int
+	inFlight  int
+}
+
+func newRecMetrics() *recMetrics {
+	return &recMetrics{byKind: map[string]int{}, processed: map[string]int{}}
+}
+
+func (m *recMetrics) Added(queue, cluster, kind string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.depth++
+	m.byKind[cluster+"|"+kind]++
+}
+
+func (m *recMetrics) Removed(queue, cluster, kind string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.depth--
+	m.byKind[cluster+"|"+kind]--
+	if m.depth < 0 || m.byKind[cluster+"|"+kind] < 0 {
+		m.negative = true
+	}
+}
+
+func (m *recMetrics) Processed(queue, result string, latency time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.processed[result]++
+	m.latencies = append(m.latencies, latency)
+}
+
+func (m *recMetrics) Cancelled(queue string, n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cancelled += n
+}
+
+func (m *recMetrics) InFlight(queue string, n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.inFlight = n
+}
+
+// checkBalanced asserts, at this moment, that the gauges built from Added and
+// Removed equal the queue's Len (overall and per cluster and kind) and that
+// the in-flight gauge equals InFlight. It holds the queue's lock, so it may
+// be called while workers run.
+func checkBalanced(t *testing.T, q *Queue, m *recMetrics) {
+	t.Helper()
+	q.mu.Lock()
+	want := map[string]int{}
+	count := func(e *entry) { want[e.item.Cluster+"|"+e.item.ResourceKind]++ }
+	for _, e := range q.pending.s {
+		count(e)
+	}
+	for _, e := range q.delayed.s {
+		if e.state == stateBackingOff {
+			count(e)
+		}
+	}
+	n, inFlight := q.pending.Len()+q.backingOff, q.inFlight
+	m.mu.Lock()
+	depth, negative, gotInFlight := m.depth, m.negative, m.inFlight
+	got := map[string]int{}
+	for k, v := range m.byKind {
+		if v != 0 {
+			got[k] = v
+		}
+	}
+	m.mu.Unlock()
+	q.mu.Unlock()
+	if depth != n || negative || gotInFlight != inFlight {
+		t.Fatalf("metrics: depth %d (negative seen: %v), in flight %d; queue: Len %d, in flight %d", depth, negative, gotInFlight, n, inFlight)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("metrics by cluster/kind %v, queue holds %v", got, want)
+	}
+}
+
+// outcomes records OnOutcome calls.
+type outcomes struct {
+	mu   sync.Mutex
+	list []Outcome
+}
+
+func (o *outcomes) add(x Outcome) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.list = append(o.list, x)
+}
+
+// kinds returns the kinds recorded for key, in order.
+func (o *outcomes) kinds(key string) []OutcomeKind {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var ks []OutcomeKind
+	for _, x := range o.list {
+		if x.Item.Key == key {
+			ks = append(ks, x.Kind)
+		}
+	}
+	return ks
+}
+
+func (o *outcomes) last(key string) Outcome {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for i := len(o.list) - 1; i >= 0; i-- {
+		if o.list[i].Item.Key == key {
+			return o.list[i]
+		}
+	}
+	return Outcome{}
+}
+
+// fixture is a queue on a fake clock with a scripted handler, recording
+// metrics and outcomes.
+type fixture struct {
+	q     *Queue
+	h     *script
+	clock *clocktesting.FakeClock
+	m     *recMetrics
+	out   *outcomes
+}
+
+func newFixture(t *testing.T, cfg Config) *fixture {
+	t.Helper()
+	f := &fixture{h: newScript(), clock: clocktesting.NewFakeClock(t0), m: newRecMetrics(), out: &outcomes{}}
+	if cfg.Name == "" {
+		cfg.Name = "test"
+	}
+	cfg.Clock = f.clock
+	cfg.Metrics = f.m
+	cfg.OnOutcome = f.out.add
+	q, err := New(cfg, f.h.handle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.q = q
+	return f
+}
+
+func (f *fixture) balanced(t *testing.T) {
+	t.Helper()
+	checkBalanced(t, f.q, f.m)
+}
+
+func item(cluster, key string) Item {
+	return Item{Cluster: cluster, Key: key, ResourceKind: "apps/v1/Deployment"}
+}
+
+func keys(items []Item) []string {
+	var ks []string
+	for _, it := range items {
+		ks = append(ks, it.Key)
+	}
+	return ks
+}
+
+var errBoom = errors.New("boom")

@@ -1,0 +1,309 @@
+package evictionqueue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// Run starts the workers and the scheduler that ends backoffs and in-flight
+// TTLs, and blocks until ctx ends. Then it stops taking items, waits for the
+// running handlers (their context has ended too) and returns nil, leaving
+// every item not handled in the queue; calling Run again resumes. Run returns
+// an error at once if another Run of this queue is running, and stops early
+// with an error if the Pacer fails for a reason other than ctx ending.
+func (q *Queue) Run(ctx context.Context) error {
+	q.mu.Lock()
+	if q.active {
+		q.mu.Unlock()
+		return fmt.Errorf("evictionqueue: queue %q is already running", q.cfg.Name)
+	}
+	q.active = true
+	q.mu.Unlock()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var pacerErr error
+	var errOnce sync.Once
+	for range q.cfg.Workers {
+		wg.Go(func() {
+			if err := q.work(ctx); err != nil {
+				errOnce.Do(func() { pacerErr = err })
+				cancel()
+			}
+		})
+	}
+	wg.Go(func() { q.schedule(ctx) })
+
+	<-ctx.Done()
+	q.mu.Lock()
+	q.stopping = true
+	q.claimCond.Broadcast()
+	q.holdCond.Broadcast()
+	q.mu.Unlock()
+	wg.Wait()
+
+	q.mu.Lock()
+	q.active, q.stopping = false, false
+	q.armed = time.Time{}
+	q.mu.Unlock()
+	return pacerErr
+}
+
+// work is one worker: claim, take a permit, take the head item, handle it.
+func (q *Queue) work(ctx context.Context) error {
+	for {
+		q.mu.Lock()
+		for !q.stopping && !(q.pending.Len() > q.claims && q.slotFreeLocked()) {
+			q.claimWaiters++
+			q.claimCond.Wait()
+			q.claimWaiters--
+		}
+		if q.stopping {
+			q.mu.Unlock()
+			return nil
+		}
+		q.claims++
+		q.kickLocked()
+		q.mu.Unlock()
+
+		if q.cfg.Pacer != nil {
+			if err := q.cfg.Pacer.Wait(ctx); err != nil {
+				q.mu.Lock()
+				q.claims--
+				q.kickLocked()
+				q.mu.Unlock()
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("evictionqueue: queue %q: pacer: %w", q.cfg.Name, err)
+			}
+		}
+
+		// Holding a permit: take the head item, or keep the permit until one
+		// is pending (the item this worker claimed for may have been
+		// cancelled meanwhile).
+		q.mu.Lock()
+		for !q.stopping && q.pending.Len() == 0 {
+			q.holdWaiters++
+			q.holdCond.Wait()
+			q.holdWaiters--
+		}
+		if q.stopping {
+			q.claims--
+			q.mu.Unlock()
+			return nil
+		}
+		e := q.pending.pop()
+		q.claims--
+		q.running++ // the claim's slot passes to the handler call
+		e.state = stateRunning
+		e.calls++
+		q.metrics.Removed(q.cfg.Name, e.item.Cluster, e.item.ResourceKind)
+		latency := q.clock.Since(e.enqueued)
+		q.kickLocked()
+		q.mu.Unlock()
+
+		q.handle(ctx, e, latency)
+	}
+}
+
+// slotFreeLocked reports whether MaxInFlight lets one more worker claim.
+func (q *Queue) slotFreeLocked() bool {
+	return q.cfg.MaxInFlight == 0 || q.running+q.inFlight+q.claims < q.cfg.MaxInFlight
+}
+
+// kickLocked wakes one worker that can make progress, if any. Every worker
+// that wakes and acts calls it again, so a burst of changes wakes as many
+// workers as it needs, one after another, without waking them all each time.
+func (q *Queue) kickLocked() {
+	n := q.pending.Len()
+	if n == 0 || q.stopping {
+		return
+	}
+	if q.holdWaiters > 0 {
+		q.holdCond.Signal()
+		return
+	}
+	if q.claimWaiters > 0 && n > q.claims && q.slotFreeLocked() {
+		q.claimCond.Signal()
+	}
+}
+
+// handle calls the handler for e and acts on its result.
+func (q *Queue) handle(ctx context.Context, e *entry, latency time.Duration) {
+	err := q.call(ctx, e.item)
+
+	var outs []Outcome
+	q.mu.Lock()
+	q.running--
+	result := ResultError
+	switch {
+	case err == nil:
+		result = ResultSuccess
+		q.forgetLocked(e)
+		outs = q.noteLocked(outs, e, Succeeded, nil)
+	case IsAbandoned(err):
+		result = ResultAbandoned
+		q.forgetLocked(e)
+		outs = q.noteLocked(outs, e, Abandoned, err)
+	case errors.Is(err, ErrInProgress):
+		result = ResultSuccess
+		if e.completed {
+			q.forgetLocked(e)
+			outs = q.noteLocked(outs, e, InProgress, nil)
+			outs = q.noteLocked(outs, e, Completed, nil)
+			break
+		}
+		e.state = stateInFlight
+		e.due = q.clock.Now().Add(q.cfg.InFlightTTL)
+		q.delayLocked(e)
+		q.setInFlightLocked(q.inFlight + 1)
+		outs = q.noteLocked(outs, e, InProgress, nil)
+	case e.completed:
+		// Complete confirmed the eviction while the handler was failing:
+		// the eviction is done, retrying it would evict again.
+		q.forgetLocked(e)
+		outs = q.noteLocked(outs, e, Completed, nil)
+	case e.cancelled:
+		q.forgetLocked(e)
+		q.metrics.Cancelled(q.cfg.Name, 1)
+		outs = q.noteLocked(outs, e, Cancelled, err)
+	case ctx.Err() != nil:
+		// Run ended under the handler; its failure says nothing about the
+		// item, so it is pending again without a failure counted.
+		e.state = statePending
+		q.pending.push(e)
+		q.metrics.Added(q.cfg.Name, e.item.Cluster, e.item.ResourceKind)
+		outs = q.noteLocked(outs, e, Requeued, err)
+	default:
+		outs = q.failLocked(outs, e, err)
+	}
+	q.metrics.Processed(q.cfg.Name, result, latency)
+	q.kickLocked() // the call's slot is free
+	q.mu.Unlock()
+	q.report(outs)
+}
+
+// failLocked counts a failure of e (a handler error or a TTL expiry): e
+// backs off before its next attempt, or is dropped when out of retries.
+func (q *Queue) failLocked(outs []Outcome, e *entry, err error) []Outcome {
+	e.failures++
+	if e.failures > q.cfg.MaxRetries {
+		q.forgetLocked(e)
+		return q.noteLocked(outs, e, Failed, err)
+	}
+	e.state = stateBackingOff
+	e.due = q.clock.Now().Add(q.cfg.backoff(e.failures))
+	q.delayLocked(e)
+	q.backingOff++
+	q.metrics.Added(q.cfg.Name, e.item.Cluster, e.item.ResourceKind)
+	return q.noteLocked(outs, e, Retrying, err)
+}
+
+// delayLocked puts e in the delayed heap and tells the scheduler when e is
+// now the earliest deadline.
+func (q *Queue) delayLocked(e *entry) {
+	q.delayed.push(e)
+	if e.index == 0 {
+		select {
+		case q.wake <- struct{}{}:
+		default: // a wake-up is already pending
+		}
+	}
+}
+
+// call runs the handler, turning a panic into a *PanicError.
+func (q *Queue) call(ctx context.Context, it Item) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Value: r, Stack: debug.Stack()}
+		}
+	}()
+	return q.handler(ctx, it)
+}
+
+// schedule acts on backoffs and in-flight TTLs as they fall due, with one
+// clock timer set for the earliest deadline.
+func (q *Queue) schedule(ctx context.Context) {
+	var timer clock.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		q.mu.Lock()
+		outs := q.fireDueLocked()
+		var tc <-chan time.Time
+		if timer != nil {
+			timer.Stop()
+			timer = nil
+		}
+		q.armed = time.Time{}
+		if next := q.delayed.peek(); next != nil {
+			// Created under the lock so that q.armed, which tests wait on
+			// before moving a fake clock, is set only once the timer exists.
+			timer = q.clock.NewTimer(next.due.Sub(q.clock.Now()))
+			tc = timer.C()
+			q.armed = next.due
+		}
+		q.mu.Unlock()
+		q.report(outs)
+
+		select {
+		case <-ctx.Done():
+			return
+		case <-q.wake:
+		case <-tc:
+		}
+	}
+}
+
+// fireDueLocked moves every entry whose deadline has passed: a backoff that
+// ended makes its entry pending; an in-flight TTL that passed frees the slot
+// and counts a failure, so the entry backs off, or is dropped as failed or,
+// when its cluster was cancelled, as cancelled.
+func (q *Queue) fireDueLocked() []Outcome {
+	var outs []Outcome
+	now := q.clock.Now()
+	for {
+		e := q.delayed.peek()
+		if e == nil || e.due.After(now) {
+			return outs
+		}
+		q.delayed.pop()
+		switch e.state {
+		case stateBackingOff:
+			// Still counted by Added since it began backing off.
+			q.backingOff--
+			e.state = statePending
+			q.pending.push(e)
+		case stateInFlight:
+			q.setInFlightLocked(q.inFlight - 1)
+			outs = q.noteLocked(outs, e, Expired, ErrInFlightExpired)
+			if e.cancelled {
+				q.forgetLocked(e)
+				q.metrics.Cancelled(q.cfg.Name, 1)
+				outs = q.noteLocked(outs, e, Cancelled, ErrInFlightExpired)
+				break
+			}
+			e.failures++
+			if e.failures > q.cfg.MaxRetries {
+				q.forgetLocked(e)
+				outs = q.noteLocked(outs, e, Failed, ErrInFlightExpired)
+				break
+			}
+			e.state = statePending
+			q.pending.push(e)
+			q.metrics.Added(q.cfg.Name, e.item.Cluster, e.item.ResourceKind)
+		}
+		q.kickLocked()
+	}
+}
