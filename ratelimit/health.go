@@ -1,0 +1,135 @@
+package ratelimit
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+)
+
+// Health is a snapshot of the fleet: how many clusters there are and how many
+// of them are faulty (failover.IsFaulty).
+type Health struct {
+	Total     int
+	Unhealthy int
+}
+
+// FailureRate is Unhealthy/Total, 0 for an empty fleet.
+func (h Health) FailureRate() float64 {
+	if h.Total <= 0 {
+		return 0
+	}
+	return float64(h.Unhealthy) / float64(h.Total)
+}
+
+// HealthSource reports the fleet's health. An error means "unknown", and a
+// Limiter pauses until the source answers again.
+type HealthSource interface {
+	Health() (Health, error)
+}
+
+// Notifier is optionally implemented by a HealthSource that knows when its
+// answer changes. The channel it returns is closed once the health changes
+// after the call; callers then call Changed again for the next change. A
+// Limiter whose source is a Notifier re-times its waiters the moment the
+// channel closes instead of polling.
+type Notifier interface {
+	Changed() <-chan struct{}
+}
+
+// ErrNotSynced is returned by the Health of a Tracker made by
+// NewInformerSource until its informer has delivered its initial list: a
+// partial fleet would give a meaningless failure rate.
+var ErrNotSynced = errors.New("ratelimit: informer has not synced yet")
+
+// Tracker is an incremental HealthSource: callers tell it when a cluster
+// appears, changes or goes away, and Health answers in O(1) whatever the size
+// of the fleet, without listing anything.
+//
+// Tracker is a Notifier: the channel from Changed is closed on every Set or
+// Delete that alters Health. Setting a cluster to the state it already has
+// costs a map lookup and wakes nobody.
+//
+// The zero value is an empty fleet, ready to use. A Tracker is safe for
+// concurrent use.
+type Tracker struct {
+	mu      sync.Mutex
+	faulty  map[string]bool
+	nFaulty int
+	// changed is created on demand by Changed, so that updates nobody watches
+	// allocate nothing; nil means no one holds the current channel.
+	changed chan struct{}
+
+	// synced, when set, gates Health until it first reports true.
+	synced     func() bool
+	syncedDone atomic.Bool
+}
+
+// NewTracker returns an empty Tracker.
+func NewTracker() *Tracker { return &Tracker{} }
+
+// Set records whether cluster is faulty, adding it to the fleet if it is new.
+func (t *Tracker) Set(cluster string, faulty bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old, known := t.faulty[cluster]
+	if known && old == faulty {
+		return
+	}
+	if t.faulty == nil {
+		t.faulty = make(map[string]bool)
+	}
+	t.faulty[cluster] = faulty
+	switch {
+	case faulty:
+		t.nFaulty++
+	case known: // was faulty, now healthy
+		t.nFaulty--
+	}
+	t.notifyLocked()
+}
+
+// Delete removes cluster from the fleet; unknown clusters are ignored.
+func (t *Tracker) Delete(cluster string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	faulty, known := t.faulty[cluster]
+	if !known {
+		return
+	}
+	delete(t.faulty, cluster)
+	if faulty {
+		t.nFaulty--
+	}
+	t.notifyLocked()
+}
+
+func (t *Tracker) notifyLocked() {
+	if t.changed != nil {
+		close(t.changed)
+		t.changed = nil
+	}
+}
+
+// Health returns the fleet's size and faulty count. It fails only for a
+// Tracker fed by an informer that has not synced yet (ErrNotSynced).
+func (t *Tracker) Health() (Health, error) {
+	if t.synced != nil && !t.syncedDone.Load() {
+		if !t.synced() {
+			return Health{}, ErrNotSynced
+		}
+		t.syncedDone.Store(true)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return Health{Total: len(t.faulty), Unhealthy: t.nFaulty}, nil
+}
+
+// Changed returns a channel that is closed at the next change of Health.
+func (t *Tracker) Changed() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.changed == nil {
+		t.changed = make(chan struct{})
+	}
+	return t.changed
+}

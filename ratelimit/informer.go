@@ -1,0 +1,69 @@
+package ratelimit
+
+import (
+	"errors"
+	"fmt"
+
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+)
+
+// NewInformerSource returns a Tracker kept in step with inf: every object the
+// informer adds or updates is Set under its cache key ("namespace/name", or
+// "name" for cluster-scoped objects such as Karmada Clusters) with faulty(obj),
+// and every deleted object is removed, including deletions the informer only
+// learns about on a relist (cache.DeletedFinalStateUnknown tombstones).
+//
+// faulty typically converts the object to a failover.Cluster and calls
+// failover.IsFaulty. It runs on the informer's delivery goroutine, so it must
+// be quick and must not block.
+//
+// Until the informer has delivered its initial list the Tracker's Health
+// returns ErrNotSynced, which pauses a Limiter: a half-listed fleet says nothing
+// about the failure rate. The handler stays registered for the informer's
+// lifetime.
+func NewInformerSource(inf cache.SharedIndexInformer, faulty func(obj any) bool) (*Tracker, error) {
+	if inf == nil {
+		return nil, errors.New("ratelimit: NewInformerSource: informer is nil")
+	}
+	if faulty == nil {
+		return nil, errors.New("ratelimit: NewInformerSource: faulty predicate is nil")
+	}
+	t := NewTracker()
+	reg, err := inf.AddEventHandler(informerHandler{t: t, faulty: faulty})
+	if err != nil {
+		return nil, fmt.Errorf("ratelimit: NewInformerSource: adding event handler: %w", err)
+	}
+	t.synced = reg.HasSynced
+	return t, nil
+}
+
+// informerHandler is a cache.ResourceEventHandler feeding a Tracker.
+type informerHandler struct {
+	t      *Tracker
+	faulty func(obj any) bool
+}
+
+var _ cache.ResourceEventHandler = informerHandler{}
+
+func (h informerHandler) OnAdd(obj any, _ bool) { h.set(obj) }
+
+func (h informerHandler) OnUpdate(_, newObj any) { h.set(newObj) }
+
+func (h informerHandler) OnDelete(obj any) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		klog.ErrorS(err, "ratelimit: cannot key deleted object; fleet health may count it until the next relist", "type", fmt.Sprintf("%T", obj))
+		return
+	}
+	h.t.Delete(key)
+}
+
+func (h informerHandler) set(obj any) {
+	key, err := cache.MetaNamespaceKeyFunc(obj)
+	if err != nil {
+		klog.ErrorS(err, "ratelimit: cannot key object; it is left out of fleet health", "type", fmt.Sprintf("%T", obj))
+		return
+	}
+	h.t.Set(key, h.faulty(obj))
+}

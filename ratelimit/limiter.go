@@ -1,0 +1,496 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// Limiter is one token bucket of burst 1 for the whole fleet: every goroutine,
+// worker and queue that shares a Limiter shares its rate, so adding workers
+// never multiplies it. The rate in force is cfg.RateFor of the source's
+// current Health (0 while the source returns an error).
+//
+// Guarantees:
+//   - Over any window t in which the rate r stays the same, at most r×t + 1
+//     permits are handed out, whatever the number of callers.
+//   - When the rate changes, callers already blocked in Wait are re-timed at
+//     once against the new rate: a slower rate pushes them back, a faster one
+//     brings them forward. A source that is a Notifier (such as Tracker) wakes
+//     them the moment its health changes; other sources are polled
+//     (WithPollInterval), and Refresh forces a re-read.
+//   - Rate 0 is a pause: no permit at all, and no debt or credit piles up.
+//     When the rate becomes positive again the first waiter goes through at
+//     once and the rest follow one interval apart.
+//   - Waiters are served first come, first served. A waiter whose context ends
+//     gives its slot back: the waiters behind it move up, nothing is lost.
+//
+// Wait and DynamicRateLimiter.When draw from the same bucket. A delay returned
+// by When is a promise that cannot be taken back, so a rate change re-times
+// only blocked waiters, and those wait behind slots already promised.
+//
+// The Limiter starts no goroutine: health is read by the callers themselves,
+// when the source's Changed channel has closed, when the poll interval has
+// passed, or on Refresh; blocked callers select on their context, a timer of
+// the injected clock, the source's Changed channel and the Limiter's own
+// wake-up broadcast. Source errors are logged once per distinct error and once
+// when the source answers again.
+//
+// A Limiter is safe for concurrent use. Create it with NewLimiter; a nil or
+// zero Limiter hands out no permits: its Wait returns an error, its Rate is 0
+// and DynamicRateLimiter over it always returns the re-check delay.
+type Limiter struct {
+	cfg      Config
+	src      HealthSource
+	notifier Notifier // src, when it is one
+	clock    clock.WithTicker
+	metrics  Metrics
+	poll     time.Duration
+	hold     time.Duration
+	logger   klog.Logger
+
+	mu sync.Mutex
+
+	// Reading the source. Reads happen outside mu; readSeq orders them so a
+	// slow read never overwrites a newer answer.
+	readSeq, appliedSeq uint64
+	read                bool
+	lastRead            time.Time
+	changed             <-chan struct{} // the source's Changed channel as of the last applied read
+	srcErr              error
+	health              Health
+	healthKnown         bool
+
+	// The rule's rate from the last good read, after the recovery hold.
+	healthRate    float64
+	healthRateSet bool
+	held          bool // a faster rate is waiting out the recovery hold
+	heldRate      float64
+	heldSince     time.Time
+
+	// The bucket.
+	rate     float64       // in force: 0 while paused or while the source errs
+	rateSet  bool          // rate has been decided at least once
+	interval time.Duration // 1/rate, rounded up so the rate is never exceeded
+	// last is the latest slot handed out for good (taken by a waiter or
+	// promised by When); zero after a pause, so that resuming starts afresh.
+	last       time.Time
+	head, tail *waiter // blocked waiters in slot order
+	nWaiters   int
+	// wake is closed (and replaced) to make blocked waiters re-read their slot.
+	wake chan struct{}
+}
+
+// waiter is one blocked Wait call.
+type waiter struct {
+	slot       time.Time // when its permit is due; zero while paused
+	prev, next *waiter
+}
+
+var errZeroLimiter = errors.New("ratelimit: Limiter was not created by NewLimiter")
+
+// NewLimiter returns a Limiter whose rate follows cfg.RateFor(src.Health()).
+// It validates cfg and the options, and neither reads src nor starts anything:
+// the first Wait, When or Rate reads the source.
+func NewLimiter(cfg Config, src HealthSource, opts ...Option) (*Limiter, error) {
+	var errs []error
+	if err := cfg.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if src == nil {
+		errs = append(errs, errors.New("ratelimit: NewLimiter: health source is nil"))
+	}
+	s := settings{clock: clock.RealClock{}, poll: DefaultPollInterval}
+	for _, o := range opts {
+		if o != nil {
+			o(&s)
+		}
+	}
+	errs = append(errs, s.errs...)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	l := &Limiter{
+		cfg:     cfg,
+		src:     src,
+		clock:   s.clock,
+		metrics: s.metrics,
+		poll:    s.poll,
+		hold:    s.hold,
+		wake:    make(chan struct{}),
+	}
+	if s.logger != nil {
+		l.logger = *s.logger
+	} else {
+		l.logger = klog.Background()
+	}
+	l.notifier, _ = src.(Notifier)
+	return l, nil
+}
+
+// Wait blocks until the caller may evict one resource, or until ctx ends, in
+// which case it returns ctx's error and gives its place back. While the rate
+// is 0 it blocks without limit (ctx bounds it).
+func (l *Limiter) Wait(ctx context.Context) error {
+	if l == nil || l.src == nil {
+		return errZeroLimiter
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	l.sync(false)
+
+	l.mu.Lock()
+	now := l.clock.Now()
+	if l.rate > 0 && l.head == nil {
+		if slot := l.nextSlotLocked(now); !slot.After(now) {
+			l.last = slot
+			l.mu.Unlock()
+			return nil
+		}
+	}
+	w := &waiter{}
+	l.pushLocked(w, now)
+	l.mu.Unlock()
+	return l.wait(ctx, w)
+}
+
+// wait blocks w until its slot arrives. Every wake-up (timer, rate change,
+// source change, poll) re-reads w.slot under the lock, so a re-timing by
+// another goroutine is never missed: it is always followed by a broadcast.
+func (l *Limiter) wait(ctx context.Context, w *waiter) error {
+	for {
+		l.mu.Lock()
+		now := l.clock.Now()
+		if l.rate > 0 && !w.slot.After(now) {
+			l.removeLocked(w)
+			if w.slot.After(l.last) {
+				l.last = w.slot
+			}
+			l.mu.Unlock()
+			return nil
+		}
+		deadline := l.deadlineLocked(w)
+		wake, changed := l.wake, l.changed
+		if l.notifier == nil {
+			changed = nil
+		}
+		l.mu.Unlock()
+
+		if !deadline.IsZero() && !deadline.After(now) {
+			// A poll or the end of a recovery hold is due: act on it now.
+			l.sync(false)
+			continue
+		}
+		var timer clock.Timer
+		var timerC <-chan time.Time
+		if !deadline.IsZero() {
+			timer = l.clock.NewTimer(deadline.Sub(now))
+			timerC = timer.C()
+		}
+		select {
+		case <-ctx.Done():
+			if timer != nil {
+				timer.Stop()
+			}
+			l.mu.Lock()
+			l.cancelLocked(w)
+			l.mu.Unlock()
+			return ctx.Err()
+		case <-timerC:
+		case <-wake:
+		case <-changed:
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		l.sync(false)
+	}
+}
+
+// Rate returns the permits per second in force now, reading the source first
+// if it has changed or is due for a poll. 0 means paused.
+func (l *Limiter) Rate() float64 {
+	if l == nil || l.src == nil {
+		return 0
+	}
+	l.sync(false)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.rate
+}
+
+// Refresh reads the source now, applies the result and wakes every waiter to
+// re-check its slot. Use it for a source that is not a Notifier when the
+// caller knows health has changed before the next poll.
+func (l *Limiter) Refresh() {
+	if l == nil || l.src == nil {
+		return
+	}
+	l.sync(true)
+	l.mu.Lock()
+	l.broadcastLocked()
+	l.mu.Unlock()
+}
+
+// reserve promises the next slot to a caller that cannot be re-timed (When)
+// and returns how long until it. ok is false while paused: nothing is
+// reserved then.
+func (l *Limiter) reserve() (delay time.Duration, ok bool) {
+	if l == nil || l.src == nil {
+		return 0, false
+	}
+	l.sync(false)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.rate <= 0 {
+		return 0, false
+	}
+	now := l.clock.Now()
+	slot := l.nextSlotLocked(now)
+	l.last = slot
+	return slot.Sub(now), true
+}
+
+// sync reads the source if it is due (or if force) and applies the answer.
+// The read happens outside the lock: a source may be slow.
+func (l *Limiter) sync(force bool) {
+	l.mu.Lock()
+	now := l.clock.Now()
+	l.expireHoldLocked(now)
+	if !force && !l.needReadLocked(now) {
+		l.mu.Unlock()
+		return
+	}
+	l.readSeq++
+	seq := l.readSeq
+	l.mu.Unlock()
+
+	// Take the channel before reading, so that a change landing between the
+	// two closes the channel we keep and is read next time.
+	var ch <-chan struct{}
+	if l.notifier != nil {
+		ch = l.notifier.Changed()
+	}
+	h, err := l.src.Health()
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if seq <= l.appliedSeq {
+		return // a read that started later has been applied already
+	}
+	l.appliedSeq = seq
+	l.applyLocked(h, err, ch, l.clock.Now())
+}
+
+func (l *Limiter) needReadLocked(now time.Time) bool {
+	if !l.read {
+		return true
+	}
+	if l.notifier != nil && l.srcErr == nil && l.changed != nil {
+		select {
+		case <-l.changed:
+			return true
+		default:
+			return false
+		}
+	}
+	return !now.Before(l.lastRead.Add(l.poll))
+}
+
+func (l *Limiter) applyLocked(h Health, err error, ch <-chan struct{}, now time.Time) {
+	l.read = true
+	l.lastRead = now
+	l.changed = ch
+	if err != nil {
+		if l.srcErr == nil || l.srcErr.Error() != err.Error() {
+			l.logger.Error(err, "ratelimit: fleet health unknown; evictions paused until the health source answers")
+		}
+		l.srcErr = err
+		l.setRateLocked(0, now)
+		return
+	}
+	if l.srcErr != nil {
+		l.logger.Info("ratelimit: health source answers again", "total", h.Total, "unhealthy", h.Unhealthy)
+		l.srcErr = nil
+	}
+	if l.metrics != nil && (!l.healthKnown || h != l.health) {
+		l.metrics.FleetHealth(h.Total, h.Unhealthy)
+	}
+	l.health, l.healthKnown = h, true
+
+	c := l.cfg.RateFor(h)
+	switch {
+	case !l.healthRateSet || c <= l.healthRate || l.hold <= 0:
+		l.healthRate, l.healthRateSet, l.held = c, true, false
+	case !l.held:
+		l.held, l.heldRate, l.heldSince = true, c, now
+		l.broadcastLocked() // waiters add the end of the hold to their deadlines
+	case c < l.heldRate:
+		// The fleet has been at least this healthy since heldSince.
+		l.heldRate = c
+	}
+	l.setRateLocked(l.healthRate, now)
+}
+
+// expireHoldLocked applies a held improvement once it has lasted l.hold.
+func (l *Limiter) expireHoldLocked(now time.Time) {
+	if !l.held || now.Before(l.heldSince.Add(l.hold)) {
+		return
+	}
+	l.held = false
+	l.healthRate = l.heldRate
+	if l.srcErr == nil {
+		l.setRateLocked(l.healthRate, now)
+	}
+}
+
+// setRateLocked puts r in force and re-times the waiters.
+func (l *Limiter) setRateLocked(r float64, now time.Time) {
+	if l.rateSet && r == l.rate {
+		return
+	}
+	l.rate, l.rateSet = r, true
+	if l.metrics != nil {
+		l.metrics.EvictionRate(r)
+	}
+	if r <= 0 {
+		// Paused: forget the past so that neither debt nor credit carries over.
+		l.last = time.Time{}
+		for w := l.head; w != nil; w = w.next {
+			w.slot = time.Time{}
+		}
+	} else {
+		l.interval = intervalFor(r)
+		next := now
+		if !l.last.IsZero() {
+			if t := l.last.Add(l.interval); t.After(now) {
+				next = t
+			}
+		}
+		for w := l.head; w != nil; w = w.next {
+			w.slot = next
+			next = next.Add(l.interval)
+		}
+	}
+	l.broadcastLocked()
+}
+
+// maxInterval keeps slot arithmetic far from time.Time's limits for tiny rates.
+const maxInterval = 100 * 365 * 24 * time.Hour
+
+// intervalFor is 1/r rounded up to the nanosecond, so rounding never makes the
+// bucket faster than r.
+func intervalFor(r float64) time.Duration {
+	iv := math.Ceil(float64(time.Second) / r)
+	switch {
+	case iv < 1:
+		return 1
+	case iv > float64(maxInterval):
+		return maxInterval
+	}
+	return time.Duration(iv)
+}
+
+// nextSlotLocked is when a new reservation made now would be due: one
+// interval after the latest slot taken, promised or queued, and not before now.
+// Only meaningful while rate > 0.
+func (l *Limiter) nextSlotLocked(now time.Time) time.Time {
+	prev := l.last
+	if l.tail != nil && l.tail.slot.After(prev) {
+		prev = l.tail.slot
+	}
+	if prev.IsZero() {
+		return now
+	}
+	if t := prev.Add(l.interval); t.After(now) {
+		return t
+	}
+	return now
+}
+
+// deadlineLocked is when w must wake up by itself: its slot, the end of a
+// recovery hold, or the next poll. Zero: only a channel can wake it.
+func (l *Limiter) deadlineLocked(w *waiter) time.Time {
+	var d time.Time
+	earliest := func(t time.Time) {
+		if d.IsZero() || t.Before(d) {
+			d = t
+		}
+	}
+	if l.rate > 0 {
+		earliest(w.slot)
+	}
+	if l.held {
+		earliest(l.heldSince.Add(l.hold))
+	}
+	if l.notifier == nil || l.srcErr != nil || l.changed == nil {
+		earliest(l.lastRead.Add(l.poll))
+	}
+	return d
+}
+
+func (l *Limiter) pushLocked(w *waiter, now time.Time) {
+	if l.rate > 0 {
+		w.slot = l.nextSlotLocked(now)
+	}
+	w.prev = l.tail
+	if l.tail != nil {
+		l.tail.next = w
+	} else {
+		l.head = w
+	}
+	l.tail = w
+	l.nWaiters++
+}
+
+func (l *Limiter) removeLocked(w *waiter) {
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		l.head = w.next
+	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	} else {
+		l.tail = w.prev
+	}
+	w.prev, w.next = nil, nil
+	l.nWaiters--
+}
+
+// cancelLocked removes a waiter whose context ended and gives its slot back:
+// each waiter behind it takes the slot of the one ahead, and the last slot
+// becomes free for the next reservation.
+func (l *Limiter) cancelLocked(w *waiter) {
+	moved := w.next != nil
+	freed := w.slot
+	for e := w.next; e != nil; e = e.next {
+		e.slot, freed = freed, e.slot
+	}
+	l.removeLocked(w)
+	if moved {
+		l.broadcastLocked()
+	}
+}
+
+func (l *Limiter) broadcastLocked() {
+	close(l.wake)
+	l.wake = make(chan struct{})
+}
+
+// String describes the Limiter's state, for logs.
+func (l *Limiter) String() string {
+	if l == nil || l.src == nil {
+		return "ratelimit.Limiter(unconfigured)"
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return fmt.Sprintf("ratelimit.Limiter(rate=%g/s, waiters=%d)", l.rate, l.nWaiters)
+}

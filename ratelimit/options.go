@@ -1,0 +1,89 @@
+package ratelimit
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// Metrics receives what a Limiter observes. Calls happen only when a value
+// changes, never per Wait, and are made with the Limiter's lock held so that
+// they arrive in order: implementations must be quick (a gauge Set) and must
+// not call back into the Limiter. Package metrics implements it with
+// Prometheus.
+type Metrics interface {
+	// FleetHealth reports the fleet's size and faulty count
+	// (cluster_fault_num, cluster_failure_rate).
+	FleetHealth(total, faulty int)
+	// EvictionRate reports the permits per second now in force, 0 while
+	// paused (eviction_rate).
+	EvictionRate(perSecond float64)
+}
+
+// Option configures a Limiter.
+type Option func(*settings)
+
+type settings struct {
+	clock   clock.WithTicker
+	metrics Metrics
+	poll    time.Duration
+	hold    time.Duration
+	logger  *klog.Logger
+	errs    []error
+}
+
+// DefaultPollInterval is how often a Limiter re-reads a HealthSource that is
+// not a Notifier, or one that has returned an error.
+const DefaultPollInterval = time.Second
+
+// WithClock sets the clock the Limiter reads and sets timers on; tests pass a
+// k8s.io/utils/clock/testing.FakeClock. Default: the real clock.
+func WithClock(c clock.WithTicker) Option {
+	return func(s *settings) {
+		if c == nil {
+			s.errs = append(s.errs, errors.New("ratelimit: WithClock: clock is nil"))
+			return
+		}
+		s.clock = c
+	}
+}
+
+// WithMetrics reports fleet health and the rate in force to m. nil: none.
+func WithMetrics(m Metrics) Option {
+	return func(s *settings) { s.metrics = m }
+}
+
+// WithPollInterval sets how often a HealthSource that is not a Notifier is
+// re-read, and how often any source is retried after an error. Default 1s.
+func WithPollInterval(d time.Duration) Option {
+	return func(s *settings) {
+		if d <= 0 {
+			s.errs = append(s.errs, fmt.Errorf("ratelimit: WithPollInterval: interval must be positive, got %v", d))
+			return
+		}
+		s.poll = d
+	}
+}
+
+// WithRecoveryHold keeps the slower rate after the fleet's health improves
+// until the improvement has lasted d, so that a fleet flapping around a
+// threshold does not flap the eviction rate. Getting worse always applies at
+// once, and so does answering again after a source error. Default 0: off.
+func WithRecoveryHold(d time.Duration) Option {
+	return func(s *settings) {
+		if d < 0 {
+			s.errs = append(s.errs, fmt.Errorf("ratelimit: WithRecoveryHold: hold must not be negative, got %v", d))
+			return
+		}
+		s.hold = d
+	}
+}
+
+// WithLogger sets where the Limiter logs health-source errors and their end.
+// Default: klog.Background().
+func WithLogger(l klog.Logger) Option {
+	return func(s *settings) { s.logger = &l }
+}

@@ -1,0 +1,105 @@
+package ratelimit
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/client-go/util/workqueue"
+)
+
+// DefaultRecheckDelay is what DynamicRateLimiter.When returns while the
+// Limiter is paused.
+const DefaultRecheckDelay = 30 * time.Second
+
+// DynamicRateLimiter adapts a shared Limiter to client-go's workqueue: use it
+// as (or inside) the rate limiter of a workqueue.TypedRateLimitingInterface.
+//
+// When promises the item the Limiter's next free slot and returns how long
+// until it, drawing from the same bucket as Limiter.Wait: N items added
+// together get 0, 1/r, 2/r, … and a Wait caller queues behind them. While the
+// Limiter is paused When reserves nothing and returns the re-check delay
+// (WithRecheckDelay, default 30s), so the item comes back and asks again.
+//
+// A delay handed to a workqueue cannot be taken back: if the fleet gets worse
+// or pauses after When returned, the item is still released at its time. To
+// enforce a pause strictly in a plain workqueue, also call Limiter.Wait in the
+// worker before evicting (or use package evictionqueue, which does so).
+//
+// To add per-item exponential backoff for failed items, combine it with
+// client-go's with
+//
+//	workqueue.NewTypedMaxOfRateLimiter[T](
+//	    workqueue.NewTypedItemExponentialFailureRateLimiter[T](5*time.Millisecond, 1000*time.Second),
+//	    ratelimit.NewDynamicRateLimiter[T](limiter),
+//	)
+//
+// MaxOf asks every limiter, so each retry also takes a slot of the bucket: a
+// retry never jumps the fleet-wide rate, it only waits longer when its backoff
+// is the larger delay.
+//
+// NumRequeues counts When calls per item until Forget. A DynamicRateLimiter is
+// safe for concurrent use.
+type DynamicRateLimiter[T comparable] struct {
+	l       *Limiter
+	recheck time.Duration
+
+	mu       sync.Mutex
+	requeues map[T]int
+}
+
+var _ workqueue.TypedRateLimiter[string] = (*DynamicRateLimiter[string])(nil)
+
+// DynamicOption configures a DynamicRateLimiter.
+type DynamicOption func(*dynamicSettings)
+
+type dynamicSettings struct {
+	recheck time.Duration
+}
+
+// WithRecheckDelay sets the delay When returns while the Limiter is paused.
+// Values ≤ 0 select DefaultRecheckDelay (30s): a zero delay would spin the
+// workqueue.
+func WithRecheckDelay(d time.Duration) DynamicOption {
+	return func(s *dynamicSettings) { s.recheck = d }
+}
+
+// NewDynamicRateLimiter returns a workqueue rate limiter drawing from l. A nil
+// l is a Limiter that is always paused.
+func NewDynamicRateLimiter[T comparable](l *Limiter, opts ...DynamicOption) *DynamicRateLimiter[T] {
+	s := dynamicSettings{recheck: DefaultRecheckDelay}
+	for _, o := range opts {
+		if o != nil {
+			o(&s)
+		}
+	}
+	if s.recheck <= 0 {
+		s.recheck = DefaultRecheckDelay
+	}
+	return &DynamicRateLimiter[T]{l: l, recheck: s.recheck, requeues: make(map[T]int)}
+}
+
+// When returns how long item must wait: until the bucket's next free slot,
+// which it takes, or the re-check delay while paused.
+func (d *DynamicRateLimiter[T]) When(item T) time.Duration {
+	d.mu.Lock()
+	d.requeues[item]++
+	d.mu.Unlock()
+	if delay, ok := d.l.reserve(); ok {
+		return delay
+	}
+	return d.recheck
+}
+
+// NumRequeues returns how many times When was called for item since Forget.
+func (d *DynamicRateLimiter[T]) NumRequeues(item T) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.requeues[item]
+}
+
+// Forget resets item's count; its slots already promised stay taken.
+func (d *DynamicRateLimiter[T]) Forget(item T) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.requeues, item)
+}
