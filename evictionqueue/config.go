@@ -78,11 +78,10 @@ type Config struct {
 	BackoffMax time.Duration
 	// OnOutcome, when set, is told every item event (see OutcomeKind), for
 	// example to emit Kubernetes Events. It is called without the queue's lock
-	// held, from whichever goroutine caused the event (a worker, Run's
-	// scheduler, or the caller of CancelCluster or Complete), so it may call
-	// the queue; calls for different items may run concurrently and their
-	// order across goroutines is not defined. It should not block for long: a
-	// worker calls it before taking its next item.
+	// held, so it may call the queue, and one call at a time, in the order the
+	// events happened; the call may come from another of the queue's
+	// goroutines than the one that caused the event, shortly after it. A slow
+	// OnOutcome delays the worker that delivers, not the queue's state.
 	OnOutcome func(Outcome)
 }
 

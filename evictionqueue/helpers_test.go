@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -50,11 +52,19 @@ func (s *script) handle(ctx context.Context, it Item) error {
 	}
 	select {
 	case err := <-c.reply:
+		if p, ok := err.(panicWith); ok {
+			panic(p.v)
+		}
 		return err
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
+
+// panicWith, replied to a call, makes the handler panic with v.
+type panicWith struct{ v any }
+
+func (p panicWith) Error() string { return fmt.Sprint("panic: ", p.v) }
 
 // next returns the next handler call.
 func (s *script) next(t *testing.T) call {
@@ -250,6 +260,20 @@ func (m *recMetrics) InFlight(queue string, n int) {
 	m.inFlight = n
 }
 
+// snapshot is a copy of what recMetrics recorded.
+type snapshot struct {
+	processed map[string]int
+	latencies []time.Duration
+	cancelled int
+	inFlight  int
+}
+
+func (m *recMetrics) snap() snapshot {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return snapshot{maps.Clone(m.processed), slices.Clone(m.latencies), m.cancelled, m.inFlight}
+}
+
 // checkBalanced asserts, at this moment, that the gauges built from Added and
 // Removed equal the queue's Len (overall and per cluster and kind) and that
 // the in-flight gauge equals InFlight. It holds the queue's lock, so it may
@@ -309,6 +333,15 @@ func (o *outcomes) kinds(key string) []OutcomeKind {
 		}
 	}
 	return ks
+}
+
+// waitKinds waits until key has len(want) outcomes and checks them.
+func (o *outcomes) waitKinds(t *testing.T, key string, want ...OutcomeKind) {
+	t.Helper()
+	waitUntil(t, fmt.Sprintf("%s has %d outcomes", key, len(want)), func() bool { return len(o.kinds(key)) >= len(want) })
+	if got := o.kinds(key); !slices.Equal(got, want) {
+		t.Errorf("outcomes of %s = %v, want %v", key, got, want)
+	}
 }
 
 func (o *outcomes) last(key string) Outcome {

@@ -100,6 +100,11 @@ type Queue struct {
 	claimWaiters int
 	holdWaiters  int
 
+	// outbox holds outcomes not yet passed to OnOutcome; delivering is set
+	// while some goroutine passes them on, in order, outside the lock.
+	outbox     []Outcome
+	delivering bool
+
 	active   bool          // Run is running
 	stopping bool          // Run's context ended: workers stop taking items
 	wake     chan struct{} // tells Run's scheduler that the delayed heap's head may be earlier
@@ -170,7 +175,6 @@ func (q *Queue) Add(it Item) bool {
 // or their TTL passes they are dropped as Cancelled instead of being retried.
 // The cost is proportional to the cluster's items, not to the queue's length.
 func (q *Queue) CancelCluster(cluster string) int {
-	var outs []Outcome
 	q.mu.Lock()
 	keys := q.byCluster[cluster]
 	n := 0
@@ -188,7 +192,7 @@ func (q *Queue) CancelCluster(cluster string) int {
 		delete(keys, key)
 		n++
 		q.metrics.Removed(q.cfg.Name, e.item.Cluster, e.item.ResourceKind)
-		outs = q.noteLocked(outs, e, Cancelled, nil)
+		q.noteLocked(e, Cancelled, nil)
 	}
 	if keys != nil && len(keys) == 0 {
 		delete(q.byCluster, cluster)
@@ -196,8 +200,7 @@ func (q *Queue) CancelCluster(cluster string) int {
 	if n > 0 {
 		q.metrics.Cancelled(q.cfg.Name, n)
 	}
-	q.mu.Unlock()
-	q.report(outs)
+	q.unlockAndDeliver()
 	return n
 }
 
@@ -207,7 +210,6 @@ func (q *Queue) CancelCluster(cluster string) int {
 // before the handler that started the eviction has returned ErrInProgress;
 // then it returns true and the item leaves as soon as the handler returns.
 func (q *Queue) Complete(it Item) bool {
-	var outs []Outcome
 	q.mu.Lock()
 	e := q.byCluster[it.Cluster][it.Key]
 	switch {
@@ -225,10 +227,9 @@ func (q *Queue) Complete(it Item) bool {
 	q.delayed.remove(e.index)
 	q.setInFlightLocked(q.inFlight - 1)
 	q.forgetLocked(e)
-	outs = q.noteLocked(outs, e, Completed, nil)
+	q.noteLocked(e, Completed, nil)
 	q.kickLocked()
-	q.mu.Unlock()
-	q.report(outs)
+	q.unlockAndDeliver()
 	return true
 }
 
@@ -305,23 +306,41 @@ func (q *Queue) setInFlightLocked(n int) {
 	q.metrics.InFlight(q.cfg.Name, n)
 }
 
-// noteLocked appends an outcome for e when someone listens.
-func (q *Queue) noteLocked(outs []Outcome, e *entry, kind OutcomeKind, err error) []Outcome {
+// noteLocked records an outcome for e when someone listens.
+func (q *Queue) noteLocked(e *entry, kind OutcomeKind, err error) {
 	if q.cfg.OnOutcome == nil {
-		return outs
+		return
 	}
 	o := Outcome{Queue: q.cfg.Name, Item: e.item, Kind: kind, Err: err, Attempts: e.calls}
 	if kind == Retrying {
 		o.RetryAt = e.due
 	}
-	return append(outs, o)
+	q.outbox = append(q.outbox, o)
 }
 
-// report calls OnOutcome, outside the lock.
-func (q *Queue) report(outs []Outcome) {
-	for _, o := range outs {
-		q.cfg.OnOutcome(o)
+// unlockAndDeliver releases the lock and passes the recorded outcomes to
+// OnOutcome, in the order they were recorded. Only one goroutine delivers at
+// a time; one that finds another delivering leaves its outcomes to it. So
+// OnOutcome sees each item's events in order, is never called concurrently,
+// and may call the queue: a call it makes records outcomes that this loop
+// delivers after it returns.
+func (q *Queue) unlockAndDeliver() {
+	if q.delivering || len(q.outbox) == 0 {
+		q.mu.Unlock()
+		return
 	}
+	q.delivering = true
+	for len(q.outbox) > 0 {
+		batch := q.outbox
+		q.outbox = nil
+		q.mu.Unlock()
+		for _, o := range batch {
+			q.cfg.OnOutcome(o)
+		}
+		q.mu.Lock()
+	}
+	q.delivering = false
+	q.mu.Unlock()
 }
 
 type nopMetrics struct{}

@@ -154,8 +154,8 @@ func TestCancelClusterRemovesOnlyThatClustersWaitingItems(t *testing.T) {
 	if n := f.q.CancelCluster("unknown"); n != 0 {
 		t.Errorf("CancelCluster of an unknown cluster = %d", n)
 	}
-	if f.m.cancelled != 5 {
-		t.Errorf("Cancelled metric = %d, want 5", f.m.cancelled)
+	if f.m.snap().cancelled != 5 {
+		t.Errorf("Cancelled metric = %d, want 5", f.m.snap().cancelled)
 	}
 	if k := f.out.kinds("d3"); !slices.Equal(k, []OutcomeKind{Cancelled}) {
 		t.Errorf("outcomes of a cancelled item = %v", k)
@@ -206,4 +206,3 @@ func TestAbandonAndPanicErrorsUnwrap(t *testing.T) {
 		t.Error("a panic with a string unwraps to an error")
 	}
 }
-

@@ -65,7 +65,10 @@ func (q *Queue) work(ctx context.Context) error {
 			q.claimCond.Wait()
 			q.claimWaiters--
 		}
-		if q.stopping {
+		// ctx ends before Run sets stopping; without this check a worker
+		// whose handler fails on the ended ctx would take the requeued item
+		// again and again until it does.
+		if q.stopping || ctx.Err() != nil {
 			q.mu.Unlock()
 			return nil
 		}
@@ -95,8 +98,9 @@ func (q *Queue) work(ctx context.Context) error {
 			q.holdCond.Wait()
 			q.holdWaiters--
 		}
-		if q.stopping {
+		if q.stopping || ctx.Err() != nil {
 			q.claims--
+			q.kickLocked()
 			q.mu.Unlock()
 			return nil
 		}
@@ -140,7 +144,6 @@ func (q *Queue) kickLocked() {
 func (q *Queue) handle(ctx context.Context, e *entry, latency time.Duration) {
 	err := q.call(ctx, e.item)
 
-	var outs []Outcome
 	q.mu.Lock()
 	q.running--
 	result := ResultError
@@ -148,63 +151,63 @@ func (q *Queue) handle(ctx context.Context, e *entry, latency time.Duration) {
 	case err == nil:
 		result = ResultSuccess
 		q.forgetLocked(e)
-		outs = q.noteLocked(outs, e, Succeeded, nil)
+		q.noteLocked(e, Succeeded, nil)
 	case IsAbandoned(err):
 		result = ResultAbandoned
 		q.forgetLocked(e)
-		outs = q.noteLocked(outs, e, Abandoned, err)
+		q.noteLocked(e, Abandoned, err)
 	case errors.Is(err, ErrInProgress):
 		result = ResultSuccess
 		if e.completed {
 			q.forgetLocked(e)
-			outs = q.noteLocked(outs, e, InProgress, nil)
-			outs = q.noteLocked(outs, e, Completed, nil)
+			q.noteLocked(e, InProgress, nil)
+			q.noteLocked(e, Completed, nil)
 			break
 		}
 		e.state = stateInFlight
 		e.due = q.clock.Now().Add(q.cfg.InFlightTTL)
 		q.delayLocked(e)
 		q.setInFlightLocked(q.inFlight + 1)
-		outs = q.noteLocked(outs, e, InProgress, nil)
+		q.noteLocked(e, InProgress, nil)
 	case e.completed:
 		// Complete confirmed the eviction while the handler was failing:
 		// the eviction is done, retrying it would evict again.
 		q.forgetLocked(e)
-		outs = q.noteLocked(outs, e, Completed, nil)
+		q.noteLocked(e, Completed, nil)
 	case e.cancelled:
 		q.forgetLocked(e)
 		q.metrics.Cancelled(q.cfg.Name, 1)
-		outs = q.noteLocked(outs, e, Cancelled, err)
+		q.noteLocked(e, Cancelled, err)
 	case ctx.Err() != nil:
 		// Run ended under the handler; its failure says nothing about the
 		// item, so it is pending again without a failure counted.
 		e.state = statePending
 		q.pending.push(e)
 		q.metrics.Added(q.cfg.Name, e.item.Cluster, e.item.ResourceKind)
-		outs = q.noteLocked(outs, e, Requeued, err)
+		q.noteLocked(e, Requeued, err)
 	default:
-		outs = q.failLocked(outs, e, err)
+		q.failLocked(e, err)
 	}
 	q.metrics.Processed(q.cfg.Name, result, latency)
 	q.kickLocked() // the call's slot is free
-	q.mu.Unlock()
-	q.report(outs)
+	q.unlockAndDeliver()
 }
 
 // failLocked counts a failure of e (a handler error or a TTL expiry): e
 // backs off before its next attempt, or is dropped when out of retries.
-func (q *Queue) failLocked(outs []Outcome, e *entry, err error) []Outcome {
+func (q *Queue) failLocked(e *entry, err error) {
 	e.failures++
 	if e.failures > q.cfg.MaxRetries {
 		q.forgetLocked(e)
-		return q.noteLocked(outs, e, Failed, err)
+		q.noteLocked(e, Failed, err)
+		return
 	}
 	e.state = stateBackingOff
 	e.due = q.clock.Now().Add(q.cfg.backoff(e.failures))
 	q.delayLocked(e)
 	q.backingOff++
 	q.metrics.Added(q.cfg.Name, e.item.Cluster, e.item.ResourceKind)
-	return q.noteLocked(outs, e, Retrying, err)
+	q.noteLocked(e, Retrying, err)
 }
 
 // delayLocked puts e in the delayed heap and tells the scheduler when e is
@@ -240,7 +243,7 @@ func (q *Queue) schedule(ctx context.Context) {
 	}()
 	for {
 		q.mu.Lock()
-		outs := q.fireDueLocked()
+		q.fireDueLocked()
 		var tc <-chan time.Time
 		if timer != nil {
 			timer.Stop()
@@ -254,8 +257,7 @@ func (q *Queue) schedule(ctx context.Context) {
 			tc = timer.C()
 			q.armed = next.due
 		}
-		q.mu.Unlock()
-		q.report(outs)
+		q.unlockAndDeliver()
 
 		select {
 		case <-ctx.Done():
@@ -268,15 +270,15 @@ func (q *Queue) schedule(ctx context.Context) {
 
 // fireDueLocked moves every entry whose deadline has passed: a backoff that
 // ended makes its entry pending; an in-flight TTL that passed frees the slot
-// and counts a failure, so the entry backs off, or is dropped as failed or,
-// when its cluster was cancelled, as cancelled.
-func (q *Queue) fireDueLocked() []Outcome {
-	var outs []Outcome
+// and counts a failure: the entry is pending again at once (its eviction may
+// be under way, so there is nothing to back off from), or dropped as failed
+// when out of retries, or as cancelled when its cluster was cancelled.
+func (q *Queue) fireDueLocked() {
 	now := q.clock.Now()
 	for {
 		e := q.delayed.peek()
 		if e == nil || e.due.After(now) {
-			return outs
+			return
 		}
 		q.delayed.pop()
 		switch e.state {
@@ -287,17 +289,17 @@ func (q *Queue) fireDueLocked() []Outcome {
 			q.pending.push(e)
 		case stateInFlight:
 			q.setInFlightLocked(q.inFlight - 1)
-			outs = q.noteLocked(outs, e, Expired, ErrInFlightExpired)
+			q.noteLocked(e, Expired, ErrInFlightExpired)
 			if e.cancelled {
 				q.forgetLocked(e)
 				q.metrics.Cancelled(q.cfg.Name, 1)
-				outs = q.noteLocked(outs, e, Cancelled, ErrInFlightExpired)
+				q.noteLocked(e, Cancelled, ErrInFlightExpired)
 				break
 			}
 			e.failures++
 			if e.failures > q.cfg.MaxRetries {
 				q.forgetLocked(e)
-				outs = q.noteLocked(outs, e, Failed, ErrInFlightExpired)
+				q.noteLocked(e, Failed, ErrInFlightExpired)
 				break
 			}
 			e.state = statePending
