@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Builds the kube-apiserver and etcd that the e2e module runs against, using
+# nothing but the Go module proxy: no release download site, no root, no apt.
+#
+# kube-apiserver: k8s.io/kubernetes cannot be fetched with `go install
+# ...@version` because its go.mod replaces every staging module (k8s.io/api,
+# k8s.io/apiserver, ...) with a local directory at v0.0.0. A scratch module
+# that requires k8s.io/kubernetes and replaces each of those v0.0.0 staging
+# requirements with the published v0.<minor>.<patch> tag resolves the same
+# code. etcd: the server module that k8s.io/kubernetes itself requires, built
+# in the same scratch module so both binaries share one dependency graph.
+#
+# Output: ${FAILOVER_E2E_CACHE:-$HOME/.cache/failover-e2e}/<k8s version>/
+# {kube-apiserver,etcd}. Both present: nothing is rebuilt. The script prints
+# the directory on its last line; the e2e tests look there.
+set -euo pipefail
+
+K8S_VERSION="${K8S_VERSION:-v1.36.3}"
+CACHE_ROOT="${FAILOVER_E2E_CACHE:-$HOME/.cache/failover-e2e}"
+OUT="$CACHE_ROOT/$K8S_VERSION"
+
+if [[ -x "$OUT/kube-apiserver" && -x "$OUT/etcd" ]]; then
+	echo "e2e binaries already built" >&2
+	echo "$OUT"
+	exit 0
+fi
+
+# v1.36.3 -> staging modules are tagged v0.36.3.
+STAGING_VERSION="v0.${K8S_VERSION#v1.}"
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+gomod="$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')"
+if [[ -z "$gomod" || ! -f "$gomod" ]]; then
+	echo "e2e-binaries: cannot locate go.mod of k8s.io/kubernetes@$K8S_VERSION" >&2
+	exit 1
+fi
+
+# Staging modules are the k8s.io/* requirements pinned at the placeholder v0.0.0.
+mapfile -t staging < <(awk '$1 ~ /^k8s\.io\// && $2 == "v0.0.0" { print $1 }' "$gomod" | sort -u)
+if [[ ${#staging[@]} -eq 0 ]]; then
+	echo "e2e-binaries: found no v0.0.0 staging requirements in $gomod" >&2
+	exit 1
+fi
+etcd_version="$(awk '$1 == "go.etcd.io/etcd/server/v3" { print $2; exit }' "$gomod")"
+if [[ -z "$etcd_version" ]]; then
+	echo "e2e-binaries: k8s.io/kubernetes@$K8S_VERSION does not require go.etcd.io/etcd/server/v3" >&2
+	exit 1
+fi
+
+{
+	echo "module failover.local/e2e-binaries"
+	echo
+	echo "go $(go env GOVERSION | sed 's/^go//; s/^\([0-9]*\.[0-9]*\).*/\1/')"
+	echo
+	echo "require ("
+	echo "	k8s.io/kubernetes $K8S_VERSION"
+	echo "	go.etcd.io/etcd/server/v3 $etcd_version"
+	echo ")"
+	echo
+	echo "replace ("
+	for m in "${staging[@]}"; do
+		echo "	$m => $m $STAGING_VERSION"
+	done
+	echo ")"
+} >go.mod
+
+echo "e2e-binaries: resolving k8s.io/kubernetes@$K8S_VERSION (${#staging[@]} staging modules at $STAGING_VERSION), etcd $etcd_version" >&2
+go get "k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION" "go.etcd.io/etcd/server/v3@$etcd_version"
+
+major="${K8S_VERSION#v}"; major="${major%%.*}"
+minor="${K8S_VERSION#v*.}"; minor="${minor%%.*}"
+# The same variables Kubernetes' own build stamps, so /version reports the
+# release instead of v0.0.0-master and version-skew checks behave.
+ldflags="-s -w"
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+	ldflags+=" -X $pkg.gitVersion=$K8S_VERSION"
+	ldflags+=" -X $pkg.gitMajor=$major"
+	ldflags+=" -X $pkg.gitMinor=$minor"
+	ldflags+=" -X $pkg.gitTreeState=clean"
+	ldflags+=" -X $pkg.buildDate=1970-01-01T00:00:00Z"
+done
+
+mkdir -p "$OUT"
+export CGO_ENABLED=0
+echo "e2e-binaries: building kube-apiserver $K8S_VERSION" >&2
+go build -trimpath -ldflags "$ldflags" -o "$work/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+echo "e2e-binaries: building etcd $etcd_version" >&2
+go build -trimpath -ldflags "-s -w" -o "$work/etcd" go.etcd.io/etcd/server/v3
+
+# Move into place last so an interrupted build never leaves a half binary
+# that the skip check above would trust.
+mv "$work/etcd" "$OUT/etcd"
+mv "$work/kube-apiserver" "$OUT/kube-apiserver"
+echo "$OUT"
