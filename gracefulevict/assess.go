@@ -1,0 +1,188 @@
+package gracefulevict
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/failoverkit/failover"
+)
+
+// Assessor decides which graceful eviction tasks of a binding are done. Each
+// task goes through these rules in order; the first that applies decides:
+//
+//  1. Its FromCluster is back in the schedule result: done. The workload runs
+//     there again, so there is no old copy left to remove; this also ends the
+//     deadlock of a cluster that recovers while its workload could not be
+//     scheduled anywhere else.
+//  2. It has no CreationTimestamp: it is stamped with now and kept (the
+//     stamped copy is in Keep; write Keep back to the binding).
+//  3. SuppressDeletion is set: true keeps it, false makes it done.
+//  4. PurgeMode Directly (or legacy Immediately): done.
+//  5. PurgeMode Never: kept.
+//  6. Any plugin passes: done.
+//  7. Its GracePeriodSeconds, or else the default timeout if one is set, has
+//     elapsed since CreationTimestamp (now is at or past the deadline): done.
+//  8. Otherwise kept.
+//
+// Rules 6 to 8 apply to Gracefully, the legacy Graciously, the empty mode and
+// any unknown mode: an unrecognised mode is treated as the mode that never
+// removes a copy early (Task.Validate reports it).
+//
+// An Assessor is immutable once built and safe for concurrent use; its zero
+// value has no plugins and no default timeout.
+type Assessor struct {
+	plugins        []Plugin
+	defaultTimeout time.Duration
+}
+
+// Option configures an Assessor.
+type Option func(*Assessor)
+
+// WithPlugins sets the plugins of rule 6, replacing the default
+// (ResourceHealthPlugin). WithPlugins() with no plugin disables rule 6. Nil
+// plugins are ignored.
+func WithPlugins(plugins ...Plugin) Option {
+	return func(a *Assessor) {
+		a.plugins = a.plugins[:0]
+		for _, p := range plugins {
+			if p != nil {
+				a.plugins = append(a.plugins, p)
+			}
+		}
+	}
+}
+
+// WithDefaultTimeout sets the grace period of tasks that carry no
+// GracePeriodSeconds (Karmada's --graceful-eviction-timeout). The default, and
+// any d ≤ 0, is none: such tasks wait for a plugin, as the cluster failover
+// proposal asks.
+func WithDefaultTimeout(d time.Duration) Option {
+	return func(a *Assessor) {
+		if d < 0 {
+			d = 0
+		}
+		a.defaultTimeout = d
+	}
+}
+
+// NewAssessor returns an Assessor with the ResourceHealth plugin and no
+// default timeout, changed by opts.
+func NewAssessor(opts ...Option) *Assessor {
+	a := &Assessor{plugins: []Plugin{ResourceHealthPlugin()}}
+	for _, o := range opts {
+		o(a)
+	}
+	return a
+}
+
+// Assessment is the outcome of one Assess call.
+type Assessment struct {
+	// Keep are the tasks that stay, in input order, with a CreationTimestamp
+	// stamped where it was missing. Write them back as the binding's tasks.
+	Keep []Task
+	// Done are the tasks that are finished, in input order: remove the old
+	// copy on each FromCluster (unless it is back in the schedule result).
+	Done []Task
+	// RequeueAfter is how long until the earliest deadline among the kept
+	// tasks; assess again then. Zero when no kept task has a deadline: a
+	// change to the binding (health, schedule result) is then what warrants
+	// another look. A task stamped by this call with a grace period of zero
+	// or less is already due and gives the smallest positive duration.
+	RequeueAfter time.Duration
+	// Stamped is the number of tasks in Keep whose CreationTimestamp was set
+	// by this call. Keep differs from the input when Done is non-empty or
+	// Stamped is positive.
+	Stamped int
+}
+
+// Assess applies the rules to every task of b at time now. It does not modify
+// b: the tasks in Keep and Done are copies (pointer fields still share the
+// input's values, which Assess never writes through).
+func (a *Assessor) Assess(b Binding, now time.Time) Assessment {
+	var out Assessment
+	var earliest time.Time
+	haveDeadline := false
+	for _, t := range b.Tasks {
+		v := a.assess(t, &b, now)
+		if v.done {
+			out.Done = append(out.Done, t)
+			continue
+		}
+		if v.stamp {
+			t.CreationTimestamp = &metav1.Time{Time: now}
+			out.Stamped++
+		}
+		out.Keep = append(out.Keep, t)
+		if v.hasDeadline && (!haveDeadline || v.deadline.Before(earliest)) {
+			earliest, haveDeadline = v.deadline, true
+		}
+	}
+	if haveDeadline {
+		out.RequeueAfter = earliest.Sub(now)
+		if out.RequeueAfter <= 0 {
+			// Only a task stamped just now with a grace period of zero or
+			// less gets here; zero would read as "no deadline".
+			out.RequeueAfter = time.Nanosecond
+		}
+	}
+	return out
+}
+
+type verdict struct {
+	done, stamp bool
+	// deadline is when rule 7 would end a kept task; hasDeadline is false
+	// when no grace period applies to it.
+	deadline    time.Time
+	hasDeadline bool
+}
+
+func (a *Assessor) assess(t Task, b *Binding, now time.Time) verdict {
+	if b.inResult(t.FromCluster) {
+		return verdict{done: true}
+	}
+	if t.CreationTimestamp == nil {
+		// The grace period counts from now; report its deadline so the
+		// caller need not wait for its own write to come back to requeue.
+		d, ok := a.deadline(t, now)
+		return verdict{stamp: true, deadline: d, hasDeadline: ok}
+	}
+	if t.SuppressDeletion != nil {
+		return verdict{done: !*t.SuppressDeletion}
+	}
+	switch t.PurgeMode.Canonical() {
+	case failover.PurgeModeDirectly:
+		return verdict{done: true}
+	case failover.PurgeModeNever:
+		return verdict{}
+	}
+	for _, p := range a.plugins {
+		if p.CanCleanup(t, *b) {
+			return verdict{done: true}
+		}
+	}
+	d, ok := a.deadline(t, t.CreationTimestamp.Time)
+	if ok && !now.Before(d) {
+		return verdict{done: true}
+	}
+	return verdict{deadline: d, hasDeadline: ok}
+}
+
+// deadline is when rule 7 ends a task created at created; false when the task
+// never times out. Only tasks that can reach rule 7 have one.
+func (a *Assessor) deadline(t Task, created time.Time) (time.Time, bool) {
+	if t.SuppressDeletion != nil {
+		return time.Time{}, false
+	}
+	switch t.PurgeMode.Canonical() {
+	case failover.PurgeModeDirectly, failover.PurgeModeNever:
+		return time.Time{}, false
+	}
+	switch {
+	case t.GracePeriodSeconds != nil:
+		return created.Add(time.Duration(*t.GracePeriodSeconds) * time.Second), true
+	case a.defaultTimeout > 0:
+		return created.Add(a.defaultTimeout), true
+	}
+	return time.Time{}, false
+}

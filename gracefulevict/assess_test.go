@@ -1,0 +1,296 @@
+package gracefulevict
+
+import (
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	testingclock "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/failoverkit/failover"
+)
+
+var t0 = time.Date(2023, 6, 5, 11, 33, 31, 0, time.UTC)
+
+func at(d time.Duration) *metav1.Time { return &metav1.Time{Time: t0.Add(d)} }
+
+// healthyBinding is scheduled on member2 and member3, both healthy.
+func healthyBinding(tasks ...Task) Binding {
+	return Binding{
+		Generation: 2, ObservedGeneration: 2,
+		Clusters: []failover.TargetCluster{{Name: "member2", Replicas: 2}, {Name: "member3", Replicas: 1}},
+		Health:   map[string]ResourceHealth{"member2": Healthy, "member3": Healthy},
+		Tasks:    tasks,
+	}
+}
+
+// unhealthyBinding is like healthyBinding but member3 is not healthy yet, so
+// the ResourceHealth plugin does not pass.
+func unhealthyBinding(tasks ...Task) Binding {
+	b := healthyBinding(tasks...)
+	b.Health = map[string]ResourceHealth{"member2": Healthy, "member3": Unhealthy}
+	return b
+}
+
+func fromCluster(ts []Task) []string {
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, t.FromCluster)
+	}
+	return out
+}
+
+func TestAssessRules(t *testing.T) {
+	stamped := at(0)
+	cases := []struct {
+		name     string
+		assessor *Assessor
+		binding  Binding
+		now      time.Time
+		done     bool
+	}{
+		// Rule 1.
+		{"origin back in the result is done though it suppresses deletion", NewAssessor(),
+			unhealthyBinding(Task{FromCluster: "member2", SuppressDeletion: ptr.To(true), CreationTimestamp: stamped}), t0, true},
+		{"origin back in the result is done though it was never stamped", NewAssessor(),
+			unhealthyBinding(Task{FromCluster: "member3", PurgeMode: failover.PurgeModeNever}), t0, true},
+		// Rule 2.
+		{"unstamped Directly task is kept for one pass", NewAssessor(),
+			healthyBinding(Task{FromCluster: "member1", PurgeMode: failover.PurgeModeDirectly}), t0, false},
+		{"unstamped task is kept even if suppressDeletion is false", NewAssessor(),
+			healthyBinding(Task{FromCluster: "member1", SuppressDeletion: ptr.To(false)}), t0, false},
+		// Rule 3.
+		{"suppressDeletion true keeps a Directly task", NewAssessor(),
+			healthyBinding(Task{FromCluster: "member1", PurgeMode: failover.PurgeModeDirectly, SuppressDeletion: ptr.To(true), CreationTimestamp: stamped}), t0.Add(time.Hour), false},
+		{"suppressDeletion true keeps a task past its grace period", NewAssessor(WithDefaultTimeout(time.Minute)),
+			healthyBinding(Task{FromCluster: "member1", SuppressDeletion: ptr.To(true), CreationTimestamp: stamped}), t0.Add(time.Hour), false},
+		{"suppressDeletion false ends a Never task", NewAssessor(),
+			unhealthyBinding(Task{FromCluster: "member1", PurgeMode: failover.PurgeModeNever, SuppressDeletion: ptr.To(false), CreationTimestamp: stamped}), t0, true},
+		// Rule 4.
+		{"Directly is done while nothing is healthy", NewAssessor(),
+			unhealthyBinding(Task{FromCluster: "member1", PurgeMode: failover.PurgeModeDirectly, CreationTimestamp: stamped}), t0, true},
+		{"legacy Immediately is Directly", NewAssessor(),
+			unhealthyBinding(Task{FromCluster: "member1", PurgeMode: failover.PurgeModeImmediately, CreationTimestamp: stamped}), t0, true},
+		// Rule 5.
+		{"Never is kept though healthy and past the timeout", NewAssessor(WithDefaultTimeout(time.Minute)),
+			healthyBinding(Task{FromCluster: "member1", PurgeMode: failover.PurgeModeNever, CreationTimestamp: stamped}), t0.Add(time.Hour), false},
+		// Rule 6.
+		{"Gracefully is done when every scheduled copy is healthy", NewAssessor(),
+			healthyBinding(Task{FromCluster: "member1", PurgeMode: failover.PurgeModeGracefully, CreationTimestamp: stamped}), t0, true},
+		{"empty mode is Gracefully", NewAssessor(),
+			healthyBinding(Task{FromCluster: "member1", CreationTimestamp: stamped}), t0, true},
+		{"legacy Graciously is Gracefully", NewAssessor(),
+			healthyBinding(Task{FromCluster: "member1", PurgeMode: failover.PurgeModeGraciously, CreationTimestamp: stamped}), t0, true},
+		{"unknown mode is assessed as Gracefully: healthy is done", NewAssessor(),
+			healthyBinding(Task{FromCluster: "member1", PurgeMode: "Sometimes", CreationTimestamp: stamped}), t0, true},
+		{"unknown mode is assessed as Gracefully: unhealthy is kept", NewAssessor(),
+			unhealthyBinding(Task{FromCluster: "member1", PurgeMode: "Sometimes", CreationTimestamp: stamped}), t0, false},
+		{"one unhealthy copy keeps the task", NewAssessor(),
+			unhealthyBinding(Task{FromCluster: "member1", CreationTimestamp: stamped}), t0, false},
+		{"no plugins: healthy is not enough", NewAssessor(WithPlugins()),
+			healthyBinding(Task{FromCluster: "member1", CreationTimestamp: stamped}), t0, false},
+		{"any plugin passing is enough", NewAssessor(WithPlugins(never{}, always{})),
+			unhealthyBinding(Task{FromCluster: "member1", CreationTimestamp: stamped}), t0, true},
+		// Rule 7.
+		{"grace period elapsed exactly at the deadline", NewAssessor(),
+			unhealthyBinding(Task{FromCluster: "member1", GracePeriodSeconds: ptr.To[int32](100), CreationTimestamp: stamped}), t0.Add(100 * time.Second), true},
+		{"grace period not yet elapsed a second before", NewAssessor(),
+			unhealthyBinding(Task{FromCluster: "member1", GracePeriodSeconds: ptr.To[int32](100), CreationTimestamp: stamped}), t0.Add(99 * time.Second), false},
+		{"grace period wins over a shorter default timeout", NewAssessor(WithDefaultTimeout(time.Second)),
+			unhealthyBinding(Task{FromCluster: "member1", GracePeriodSeconds: ptr.To[int32](100), CreationTimestamp: stamped}), t0.Add(50 * time.Second), false},
+		{"default timeout applies without a grace period", NewAssessor(WithDefaultTimeout(10 * time.Minute)),
+			unhealthyBinding(Task{FromCluster: "member1", CreationTimestamp: stamped}), t0.Add(10 * time.Minute), true},
+		{"zero grace period has elapsed once stamped", NewAssessor(),
+			unhealthyBinding(Task{FromCluster: "member1", GracePeriodSeconds: ptr.To[int32](0), CreationTimestamp: stamped}), t0, true},
+		// Rule 8.
+		{"no grace period and no default timeout waits forever", NewAssessor(),
+			unhealthyBinding(Task{FromCluster: "member1", CreationTimestamp: stamped}), t0.Add(365 * 24 * time.Hour), false},
+		{"negative default timeout means none", NewAssessor(WithDefaultTimeout(-time.Second)),
+			unhealthyBinding(Task{FromCluster: "member1", CreationTimestamp: stamped}), t0.Add(time.Hour), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.assessor.Assess(tc.binding, tc.now)
+			if tc.done {
+				assert.Len(t, got.Done, 1)
+				assert.Empty(t, got.Keep)
+			} else {
+				assert.Len(t, got.Keep, 1)
+				assert.Empty(t, got.Done)
+			}
+		})
+	}
+}
+
+type always struct{}
+
+func (always) Name() string                  { return "Always" }
+func (always) CanCleanup(Task, Binding) bool { return true }
+
+type never struct{}
+
+func (never) Name() string                  { return "Never" }
+func (never) CanCleanup(Task, Binding) bool { return false }
+
+func TestResourceHealthPlugin(t *testing.T) {
+	p := ResourceHealthPlugin()
+	assert.Equal(t, "ResourceHealth", p.Name())
+	cases := []struct {
+		name string
+		b    Binding
+		want bool
+	}{
+		{"every scheduled copy healthy passes", healthyBinding(), true},
+		{"empty schedule result is never healthy", Binding{Generation: 1, ObservedGeneration: 1, Health: map[string]ResourceHealth{"member1": Healthy}}, false},
+		{"not yet scheduled does not pass", func() Binding { b := healthyBinding(); b.Generation++; return b }(), false},
+		{"unknown health does not pass", func() Binding { b := healthyBinding(); b.Health["member3"] = Unknown; return b }(), false},
+		{"a copy with no health reported does not pass", func() Binding { b := healthyBinding(); delete(b.Health, "member3"); return b }(), false},
+		{"nil health map does not pass", func() Binding { b := healthyBinding(); b.Health = nil; return b }(), false},
+		{"health of clusters outside the result is ignored", func() Binding { b := healthyBinding(); b.Health["member1"] = Unhealthy; return b }(), true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, p.CanCleanup(Task{FromCluster: "member1"}, tc.b))
+		})
+	}
+}
+
+func TestAssessStampsMissingTimestampInKeepOnly(t *testing.T) {
+	b := unhealthyBinding(Task{FromCluster: "member1", GracePeriodSeconds: ptr.To[int32](100)})
+	got := NewAssessor().Assess(b, t0)
+	require.Len(t, got.Keep, 1)
+	require.NotNil(t, got.Keep[0].CreationTimestamp)
+	assert.Equal(t, t0, got.Keep[0].CreationTimestamp.Time)
+	assert.Equal(t, 1, got.Stamped)
+	assert.Equal(t, 100*time.Second, got.RequeueAfter, "the grace period counts from the stamp")
+	assert.Nil(t, b.Tasks[0].CreationTimestamp, "the input task is not stamped")
+}
+
+func TestAssessRequeueAfter(t *testing.T) {
+	created := at(0)
+	cases := []struct {
+		name     string
+		assessor *Assessor
+		tasks    []Task
+		now      time.Time
+		want     time.Duration
+	}{
+		{"no tasks", NewAssessor(), nil, t0, 0},
+		{"earliest deadline among kept tasks", NewAssessor(), []Task{
+			{FromCluster: "a", GracePeriodSeconds: ptr.To[int32](300), CreationTimestamp: created},
+			{FromCluster: "b", GracePeriodSeconds: ptr.To[int32](120), CreationTimestamp: created},
+			{FromCluster: "c", GracePeriodSeconds: ptr.To[int32](600), CreationTimestamp: created},
+		}, t0.Add(20 * time.Second), 100 * time.Second},
+		{"a done task's deadline does not count", NewAssessor(), []Task{
+			{FromCluster: "a", GracePeriodSeconds: ptr.To[int32](300), CreationTimestamp: created},
+			{FromCluster: "b", GracePeriodSeconds: ptr.To[int32](10), CreationTimestamp: created},
+		}, t0.Add(20 * time.Second), 280 * time.Second},
+		{"default timeout gives a deadline", NewAssessor(WithDefaultTimeout(10 * time.Minute)), []Task{
+			{FromCluster: "a", CreationTimestamp: created},
+		}, t0.Add(time.Minute), 9 * time.Minute},
+		{"suppressed, Never and timeout-less tasks have no deadline", NewAssessor(), []Task{
+			{FromCluster: "a", SuppressDeletion: ptr.To(true), CreationTimestamp: created},
+			{FromCluster: "b", PurgeMode: failover.PurgeModeNever, GracePeriodSeconds: ptr.To[int32](5), CreationTimestamp: created},
+			{FromCluster: "c", CreationTimestamp: created},
+		}, t0, 0},
+		{"a task stamped now counts from now", NewAssessor(WithDefaultTimeout(time.Minute)), []Task{
+			{FromCluster: "a"},
+		}, t0.Add(time.Hour), time.Minute},
+		{"a task stamped now with zero grace is due at once", NewAssessor(), []Task{
+			{FromCluster: "a", GracePeriodSeconds: ptr.To[int32](0)},
+		}, t0, time.Nanosecond},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.assessor.Assess(unhealthyBinding(tc.tasks...), tc.now)
+			assert.Equal(t, tc.want, got.RequeueAfter)
+		})
+	}
+}
+
+// TestAssessRequeueEndsTask follows RequeueAfter on a fake clock: assessing
+// again when it says so finishes the task, and not a moment earlier.
+func TestAssessRequeueEndsTask(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	a := NewAssessor(WithDefaultTimeout(10 * time.Minute))
+	b := unhealthyBinding(Task{FromCluster: "member1", Reason: "TaintUntolerated", Producer: "TaintManager"})
+
+	got := a.Assess(b, clk.Now())
+	require.Equal(t, 1, got.Stamped)
+	b.Tasks = got.Keep
+
+	clk.Step(got.RequeueAfter - time.Second)
+	early := a.Assess(b, clk.Now())
+	require.Len(t, early.Keep, 1)
+	assert.Equal(t, time.Second, early.RequeueAfter)
+
+	clk.Step(early.RequeueAfter)
+	final := a.Assess(b, clk.Now())
+	assert.Empty(t, final.Keep)
+	assert.Equal(t, []string{"member1"}, fromCluster(final.Done))
+	assert.Zero(t, final.RequeueAfter)
+}
+
+// TestAssessEndsTheRecoveryDeadlock is the story of the cluster failover
+// proposal: member1 fails, its copy is evicted, the scheduler finds no other
+// cluster (empty result), member1 recovers and the scheduler puts the workload
+// back there. The task must end, without ever deleting the only copy.
+func TestAssessEndsTheRecoveryDeadlock(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	a := NewAssessor() // ResourceHealth only, no timeout: nothing else would end it
+	b := Binding{
+		Generation: 1, ObservedGeneration: 1,
+		Clusters: []failover.TargetCluster{{Name: "member1", Replicas: 3}},
+		Health:   map[string]ResourceHealth{"member1": Healthy},
+	}
+
+	b = Evict(b, "member1", Task{Reason: "TaintUntolerated", Producer: "TaintManager"})
+	b.ObservedGeneration = b.Generation // scheduled, result empty
+	for range 3 {
+		got := a.Assess(b, clk.Now())
+		require.Empty(t, got.Done, "the old copy is the only one: it must not be removed")
+		b.Tasks = got.Keep
+		clk.Step(time.Hour)
+	}
+
+	// member1 recovers; the scheduler places the workload there again.
+	b.Clusters = []failover.TargetCluster{{Name: "member1", Replicas: 3}}
+	b.Generation++
+	b.ObservedGeneration = b.Generation
+	got := a.Assess(b, clk.Now())
+	assert.Empty(t, got.Keep)
+	assert.Equal(t, []string{"member1"}, fromCluster(got.Done))
+}
+
+func TestAssessKeepsOrderAndDoesNotMutateInput(t *testing.T) {
+	b := healthyBinding(
+		Task{FromCluster: "a", PurgeMode: failover.PurgeModeNever, CreationTimestamp: at(0)},
+		Task{FromCluster: "b", CreationTimestamp: at(0)},
+		Task{FromCluster: "c"},
+		Task{FromCluster: "d", PurgeMode: failover.PurgeModeDirectly, CreationTimestamp: at(0)},
+		Task{FromCluster: "e", SuppressDeletion: ptr.To(true), CreationTimestamp: at(0)},
+	)
+	before := cloneBinding(b)
+	got := NewAssessor().Assess(b, t0)
+	assert.Equal(t, []string{"a", "c", "e"}, fromCluster(got.Keep))
+	assert.Equal(t, []string{"b", "d"}, fromCluster(got.Done))
+	assert.Equal(t, before, b)
+}
+
+func cloneBinding(b Binding) Binding {
+	b.Clusters = slices.Clone(b.Clusters)
+	b.Health = maps.Clone(b.Health)
+	b.Tasks = slices.Clone(b.Tasks)
+	for i := range b.Tasks {
+		if ts := b.Tasks[i].CreationTimestamp; ts != nil {
+			c := *ts
+			b.Tasks[i].CreationTimestamp = &c
+		}
+	}
+	return b
+}

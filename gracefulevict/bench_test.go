@@ -1,0 +1,42 @@
+package gracefulevict
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/failoverkit/failover"
+)
+
+// BenchmarkAssess100Tasks assesses a binding with 100 tasks of every kind on
+// a 20-cluster schedule result that is not yet healthy, so every rule runs.
+func BenchmarkAssess100Tasks(b *testing.B) {
+	bd := Binding{Generation: 1, ObservedGeneration: 1, Health: map[string]ResourceHealth{}}
+	for i := range 20 {
+		name := fmt.Sprintf("member%d", i)
+		bd.Clusters = append(bd.Clusters, failover.TargetCluster{Name: name, Replicas: 2})
+		bd.Health[name] = Healthy
+	}
+	bd.Health["member19"] = Unhealthy
+	modes := []failover.PurgeMode{"", failover.PurgeModeGracefully, failover.PurgeModeNever, failover.PurgeModeDirectly}
+	for i := range 100 {
+		t := Task{FromCluster: fmt.Sprintf("evicted%d", i), PurgeMode: modes[i%len(modes)],
+			CreationTimestamp: &metav1.Time{Time: t0.Add(time.Duration(i) * time.Second)}}
+		if i%5 == 0 {
+			t.GracePeriodSeconds = ptr.To[int32](600)
+		}
+		if i%7 == 0 {
+			t.FromCluster = fmt.Sprintf("member%d", i%20) // back in the result
+		}
+		bd.Tasks = append(bd.Tasks, t)
+	}
+	a := NewAssessor(WithDefaultTimeout(10 * time.Minute))
+	now := t0.Add(5 * time.Minute)
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = a.Assess(bd, now)
+	}
+}

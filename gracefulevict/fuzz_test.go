@@ -1,0 +1,117 @@
+package gracefulevict
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/failoverkit/failover"
+)
+
+// FuzzAssess builds a binding and tasks from arbitrary bytes and checks that
+// Assess never panics, never mutates its input, and returns every task
+// exactly once (Keep + Done equals the input as a multiset by FromCluster,
+// and each in input order).
+func FuzzAssess(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, int64(0), uint8(3))
+	f.Add([]byte{255, 254, 3, 3, 3, 0, 0, 7}, int64(-50), uint8(0))
+	f.Add([]byte{}, int64(1<<40), uint8(9))
+	modes := []failover.PurgeMode{"", failover.PurgeModeDirectly, failover.PurgeModeGracefully, failover.PurgeModeNever,
+		failover.PurgeModeImmediately, failover.PurgeModeGraciously, "Bogus"}
+	healths := []ResourceHealth{Healthy, Unhealthy, Unknown, ""}
+	f.Fuzz(func(t *testing.T, data []byte, nowOffset int64, nClusters uint8) {
+		next := func() byte {
+			if len(data) == 0 {
+				return 0
+			}
+			b := data[0]
+			data = data[1:]
+			return b
+		}
+		name := func(b byte) string { return fmt.Sprintf("m%d", b%12) }
+		b := Binding{Generation: int64(next() % 3), ObservedGeneration: int64(next() % 3), Health: map[string]ResourceHealth{}}
+		for range nClusters % 10 {
+			c := name(next())
+			b.Clusters = append(b.Clusters, failover.TargetCluster{Name: c, Replicas: int32(next()) - 8})
+			b.Health[c] = healths[int(next())%len(healths)]
+		}
+		for len(data) > 0 {
+			flags := next()
+			task := Task{FromCluster: name(next()), PurgeMode: modes[int(next())%len(modes)]}
+			if flags&1 != 0 {
+				task.CreationTimestamp = &metav1.Time{Time: t0.Add(time.Duration(int8(next())) * time.Minute)}
+			}
+			if flags&2 != 0 {
+				task.SuppressDeletion = new(flags&4 != 0)
+			}
+			if flags&8 != 0 {
+				task.GracePeriodSeconds = new(int32(int8(next())) * 30)
+			}
+			b.Tasks = append(b.Tasks, task)
+		}
+		before := cloneBinding(b)
+		var opts []Option
+		if nClusters&16 != 0 {
+			opts = append(opts, WithDefaultTimeout(time.Duration(nowOffset%3600)*time.Second))
+		}
+		if nClusters&32 != 0 {
+			opts = append(opts, WithPlugins(always{}))
+		}
+		now := t0.Add(time.Duration(nowOffset%(1<<40)) * time.Second)
+
+		got := NewAssessor(opts...).Assess(b, now)
+
+		if !equalBindings(before, b) {
+			t.Fatalf("Assess mutated its input")
+		}
+		all := append(fromCluster(got.Keep), fromCluster(got.Done)...)
+		in := fromCluster(b.Tasks)
+		slices.Sort(all)
+		slices.Sort(in)
+		if !slices.Equal(all, in) {
+			t.Fatalf("Keep+Done %v != input %v", all, in)
+		}
+		if got.RequeueAfter < 0 {
+			t.Fatalf("negative RequeueAfter %v", got.RequeueAfter)
+		}
+		stamped := 0
+		for _, k := range got.Keep {
+			if k.CreationTimestamp == nil {
+				t.Fatalf("kept task %q has no timestamp", k.FromCluster)
+			}
+			if k.CreationTimestamp.Time.Equal(now) {
+				stamped++
+			}
+			if slices.ContainsFunc(b.Clusters, func(c failover.TargetCluster) bool { return c.Name == k.FromCluster }) {
+				t.Fatalf("kept task %q whose cluster is in the schedule result", k.FromCluster)
+			}
+		}
+		if stamped < got.Stamped {
+			t.Fatalf("Stamped=%d but only %d kept tasks carry now", got.Stamped, stamped)
+		}
+	})
+}
+
+func equalBindings(a, b Binding) bool {
+	if a.Generation != b.Generation || a.ObservedGeneration != b.ObservedGeneration ||
+		!slices.Equal(a.Clusters, b.Clusters) || len(a.Tasks) != len(b.Tasks) || len(a.Health) != len(b.Health) {
+		return false
+	}
+	for k, v := range a.Health {
+		if b.Health[k] != v {
+			return false
+		}
+	}
+	for i := range a.Tasks {
+		x, y := a.Tasks[i], b.Tasks[i]
+		if x.FromCluster != y.FromCluster || x.PurgeMode != y.PurgeMode ||
+			(x.CreationTimestamp == nil) != (y.CreationTimestamp == nil) ||
+			(x.CreationTimestamp != nil && !x.CreationTimestamp.Equal(y.CreationTimestamp)) {
+			return false
+		}
+	}
+	return true
+}
