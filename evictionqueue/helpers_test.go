@@ -106,14 +106,18 @@ func (s *script) none(t *testing.T) {
 func quiet(t *testing.T, q *Queue, p *fakePacer) {
 	t.Helper()
 	waitUntil(t, "the workers are idle", func() bool {
+		inPacer := 0
+		if p != nil {
+			inPacer = p.waitingNow()
+		}
 		q.mu.Lock()
 		n := q.claimWaiters + q.holdWaiters
 		running := q.running
 		q.mu.Unlock()
-		if p != nil {
-			n += p.waitingNow()
+		if p != nil && p.waitingNow() != inPacer {
+			return false // a worker moved while we counted
 		}
-		return n == q.cfg.Workers && running == 0
+		return n+inPacer == q.cfg.Workers && running == 0
 	})
 }
 

@@ -44,6 +44,7 @@ func (q *Queue) Run(ctx context.Context) error {
 	<-ctx.Done()
 	q.mu.Lock()
 	q.stopping = true
+	q.claimWaiters, q.holdWaiters = 0, 0
 	q.claimCond.Broadcast()
 	q.holdCond.Broadcast()
 	q.mu.Unlock()
@@ -61,9 +62,8 @@ func (q *Queue) work(ctx context.Context) error {
 	for {
 		q.mu.Lock()
 		for !q.stopping && !(q.pending.Len() > q.claims && q.slotFreeLocked()) {
-			q.claimWaiters++
+			q.claimWaiters++ // the waker decrements: see kickLocked
 			q.claimCond.Wait()
-			q.claimWaiters--
 		}
 		// ctx ends before Run sets stopping; without this check a worker
 		// whose handler fails on the ended ctx would take the requeued item
@@ -94,9 +94,8 @@ func (q *Queue) work(ctx context.Context) error {
 		// cancelled meanwhile).
 		q.mu.Lock()
 		for !q.stopping && q.pending.Len() == 0 {
-			q.holdWaiters++
+			q.holdWaiters++ // the waker decrements: see kickLocked
 			q.holdCond.Wait()
-			q.holdWaiters--
 		}
 		if q.stopping || ctx.Err() != nil {
 			q.claims--
@@ -123,19 +122,26 @@ func (q *Queue) slotFreeLocked() bool {
 	return q.cfg.MaxInFlight == 0 || q.running+q.inFlight+q.claims < q.cfg.MaxInFlight
 }
 
-// kickLocked wakes one worker that can make progress, if any. Every worker
-// that wakes and acts calls it again, so a burst of changes wakes as many
-// workers as it needs, one after another, without waking them all each time.
+// kickLocked wakes one worker that can make progress, if any: a worker that
+// holds a permit first, else one that may claim. Every worker that wakes and
+// acts calls it again, so a burst of changes wakes as many workers as it
+// needs, one after another, without waking them all each time. The waiter
+// counts are decremented here, not by the woken worker, so they count only
+// workers not yet woken (sync.Cond has no spurious wake-ups): a second change
+// before the first woken worker runs wakes another worker instead of
+// signalling one that is already awake.
 func (q *Queue) kickLocked() {
 	n := q.pending.Len()
 	if n == 0 || q.stopping {
 		return
 	}
 	if q.holdWaiters > 0 {
+		q.holdWaiters--
 		q.holdCond.Signal()
 		return
 	}
 	if q.claimWaiters > 0 && n > q.claims && q.slotFreeLocked() {
+		q.claimWaiters--
 		q.claimCond.Signal()
 	}
 }

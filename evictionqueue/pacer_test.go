@@ -1,0 +1,122 @@
+package evictionqueue
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+)
+
+func TestItemCancelledWhileAWorkerWaitsForAPermitIsNeverHandledAndTakesNoPermit(t *testing.T) {
+	p := newFakePacer()
+	f := newFixture(t, Config{Workers: 2, Pacer: p})
+	start(t, f.q)
+	f.q.Add(item("down", "x"))
+	// One item: one worker goes for a permit, the other does not.
+	quiet(t, f.q, p)
+	if w := p.waitingNow(); w != 1 {
+		t.Fatalf("%d workers wait for a permit for one item", w)
+	}
+	if n := f.q.CancelCluster("down"); n != 1 {
+		t.Fatalf("CancelCluster = %d", n)
+	}
+	p.grant(t)
+	quiet(t, f.q, p)
+	f.h.none(t) // the permit found no item: x is never handled
+
+	// The permit is kept for the next item: y is handled without a new Wait.
+	f.q.Add(item("up", "y"))
+	f.h.expect(t, "y", nil)
+	quiet(t, f.q, p)
+	if calls, granted := p.counts(); calls != 1 || granted != 1 {
+		t.Errorf("pacer: %d waits, %d permits; want 1 and 1", calls, granted)
+	}
+	f.out.waitKinds(t, "x", Cancelled)
+	f.balanced(t)
+}
+
+func TestEveryHandlerCallTakesOnePermit(t *testing.T) {
+	p := newFakePacer()
+	f := newFixture(t, Config{Workers: 4, Pacer: p})
+	start(t, f.q)
+	for _, k := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"} {
+		f.q.Add(item("down", k))
+	}
+	quiet(t, f.q, p)
+	if w := p.waitingNow(); w != 4 {
+		t.Fatalf("%d of 4 workers wait for a permit with 10 items pending", w)
+	}
+	handled := 0
+	for range 3 {
+		p.grant(t)
+		f.h.next(t).reply <- nil
+		handled++
+	}
+	quiet(t, f.q, p)
+	f.h.none(t) // four workers, three permits: three calls
+	if f.q.Len() != 10-handled {
+		t.Errorf("Len = %d, want %d", f.q.Len(), 10-handled)
+	}
+	if _, granted := p.counts(); granted != handled {
+		t.Errorf("%d permits for %d calls", granted, handled)
+	}
+}
+
+func TestQueuesSharingAPacerShareItsPermits(t *testing.T) {
+	p := newFakePacer()
+	var calls atomic.Int64
+	h := func(context.Context, Item) error { calls.Add(1); return nil }
+	var qs []*Queue
+	for _, name := range []string{"resource-binding", "cluster-resource-binding"} {
+		q, err := New(Config{Name: name, Workers: 4, Pacer: p}, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 10 {
+			q.Add(Item{Cluster: "down", Key: name + string(rune('a'+i))})
+		}
+		start(t, q)
+		qs = append(qs, q)
+	}
+	const permits = 6
+	for range permits {
+		p.grant(t)
+	}
+	waitUntil(t, "both queues are idle", func() bool {
+		parked, running := p.waitingNow(), 0
+		for _, q := range qs {
+			q.mu.Lock()
+			parked += q.claimWaiters + q.holdWaiters
+			running += q.running
+			q.mu.Unlock()
+		}
+		return parked == 8 && running == 0 && calls.Load() == permits
+	})
+	if n := qs[0].Len() + qs[1].Len(); n != 20-permits {
+		t.Errorf("%d items left, want %d", n, 20-permits)
+	}
+	if calls.Load() != permits {
+		t.Errorf("%d calls for %d permits", calls.Load(), permits)
+	}
+}
+
+func TestRunStopsWithAnErrorWhenThePacerFails(t *testing.T) {
+	q, err := New(Config{Name: "q", Workers: 2, Pacer: brokenPacer{}}, func(context.Context, Item) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Add(item("a", "x"))
+	err = q.Run(context.Background())
+	if err == nil || !errors.Is(err, errBroken) {
+		t.Fatalf("Run = %v, want the pacer's error", err)
+	}
+	if q.Len() != 1 {
+		t.Errorf("Len = %d after a pacer failure, want 1", q.Len())
+	}
+}
+
+var errBroken = errors.New("pacer broken")
+
+type brokenPacer struct{}
+
+func (brokenPacer) Wait(context.Context) error { return errBroken }
