@@ -160,6 +160,16 @@ func decodeDocument(doc document) (policies []ClusterTaintPolicy, items bool, er
 	if bytes.Equal(bytes.TrimSpace(js), []byte("null")) {
 		return nil, false, nil
 	}
+	if js = bytes.TrimSpace(js); js[0] != '{' {
+		what := "scalar"
+		switch js[0] {
+		case '[':
+			what = "list"
+		case '"':
+			what = "string"
+		}
+		return fail(fmt.Errorf("not a ClusterTaintPolicy object: the document is a YAML %s", what))
+	}
 	var head struct {
 		APIVersion string            `json:"apiVersion"`
 		Kind       string            `json:"kind"`
