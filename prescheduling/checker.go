@@ -1,0 +1,185 @@
+package prescheduling
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/failoverkit/failover"
+)
+
+// Request is one pre-scheduling question: may the workload with this
+// placement and schedule result leave the Evicting clusters?
+type Request struct {
+	// Placement is the workload's placement (from its PropagationPolicy).
+	Placement Placement
+	// Scheduled is the current schedule result, evicted clusters included.
+	Scheduled []failover.TargetCluster
+	// Evicting are the clusters the workload is being evicted from. Only
+	// those in Scheduled have a copy to replace; every one of them is ruled
+	// out as a target. When none is in Scheduled there is nothing to evict
+	// and the answer is infeasible, so that a queue abandons the item.
+	Evicting []string
+}
+
+// Result is the answer to a Request.
+type Result struct {
+	// Feasible is true when the scheduler has somewhere to put what the
+	// eviction removes.
+	Feasible bool
+	// Reason explains the answer in a sentence an operator can act on.
+	Reason string
+	// Candidates are the eligible target clusters, sorted by name: for
+	// Duplicated the clusters that do not run the workload yet, for Divided
+	// every cluster that may take the evicted replicas (those it already
+	// runs on included). With clusterAffinities they are those of the
+	// feasible term, or of the first term when none is.
+	Candidates []string
+	// AffinityName is the first clusterAffinities term that is feasible;
+	// empty without clusterAffinities or when none is.
+	AffinityName string
+	// Err is non-nil when the request or placement is invalid; Reason is
+	// then its message and Feasible is false.
+	Err error
+}
+
+// Checker runs pre-scheduling checks. Its zero value and nil are usable and
+// know no capacities; it is immutable once built and safe for concurrent use.
+type Checker struct {
+	capacity func(cluster string) (replicas int32, known bool)
+}
+
+// Option configures a Checker.
+type Option func(*Checker)
+
+// WithCapacity lets Divided checks count spare capacity: f returns how many
+// more replicas of the workload cluster can take, and whether that is known.
+// A Divided eviction is then feasible only when the known spare capacity of
+// the eligible clusters covers the evicted replicas, or when some eligible
+// cluster's capacity is unknown: unknown is assumed sufficient (not zero), and
+// Reason says so. f must be safe for concurrent use if Check is called
+// concurrently.
+func WithCapacity(f func(cluster string) (replicas int32, known bool)) Option {
+	return func(c *Checker) { c.capacity = f }
+}
+
+// NewChecker returns a Checker configured by opts.
+func NewChecker(opts ...Option) *Checker {
+	c := &Checker{}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// Check decides whether req can be carried out on fleet.
+//
+// A cluster is eligible when it is not being evicted from, not faulty
+// (failover.IsFaulty), tolerates its NoSchedule taints (Kubernetes toleration
+// matching), has a value for every spread constraint's field or label (as
+// Karmada's scheduler requires) and matches the affinity.
+//
+// Duplicated (also a nil ReplicaScheduling): feasible when there are at least
+// as many eligible clusters not already running the workload as evicted
+// copies, and every spread constraint can still be met by the remaining
+// clusters plus some of them: at least MinGroups groups, and at most MaxGroups
+// when that many replacements are added.
+//
+// Divided: feasible when some eligible cluster can take the evicted replicas;
+// a cluster the workload already runs on counts, and a Weighted division with
+// a static weight list allows only the clusters it weighs. With WithCapacity,
+// their spare capacity must cover the evicted replicas (see WithCapacity).
+// The remaining and eligible clusters together must span MinGroups groups of
+// every spread constraint.
+//
+// With clusterAffinities, each term is tried in order and the first feasible
+// one is reported. An empty fleet, or no eligible cluster, is infeasible.
+// Clusters the fleet does not list cannot be targets; remaining clusters the
+// fleet does not list keep their copies and count as groups only when
+// spreading by cluster.
+func (c *Checker) Check(req Request, fleet []failover.Cluster) Result {
+	if err := validateRequest(&req); err != nil {
+		return invalid(err)
+	}
+	p, err := compile(&req.Placement)
+	if err != nil {
+		return invalid(err)
+	}
+	s := newScan(&req, p)
+	if len(s.evicted) == 0 {
+		return Result{Reason: fmt.Sprintf("nothing to evict: %s %s not in the schedule result (%s)",
+			list(req.Evicting, 5), isAre(len(req.Evicting)), list(names(req.Scheduled), 5))}
+	}
+	if err := s.run(fleet); err != nil {
+		return invalid(err)
+	}
+	var first Result
+	for i := range p.terms {
+		var r Result
+		if p.duplicated {
+			r = s.duplicated(i)
+		} else {
+			r = s.divided(i, c)
+		}
+		if r.Err != nil {
+			return r
+		}
+		if r.Feasible {
+			r.AffinityName = p.terms[i].name
+			return r
+		}
+		if i == 0 {
+			first = r
+		} else {
+			first.Reason += "; " + r.Reason
+		}
+	}
+	if len(p.terms) > 1 {
+		first.Reason = "no clusterAffinities term can take the workload: " + first.Reason
+	}
+	return first
+}
+
+func invalid(err error) Result { return Result{Reason: err.Error(), Err: err} }
+
+func validateRequest(req *Request) error {
+	if len(req.Evicting) == 0 {
+		return fmt.Errorf("prescheduling: request.evicting is empty: name the clusters the workload is evicted from")
+	}
+	for i, e := range req.Evicting {
+		if e == "" {
+			return fmt.Errorf("prescheduling: request.evicting[%d] is empty", i)
+		}
+	}
+	for i, t := range req.Scheduled {
+		if t.Name == "" {
+			return fmt.Errorf("prescheduling: request.scheduled[%d].name is empty", i)
+		}
+		if t.Replicas < 0 {
+			return fmt.Errorf("prescheduling: request.scheduled[%d].replicas: %d: must not be negative", i, t.Replicas)
+		}
+	}
+	return nil
+}
+
+func names(ts []failover.TargetCluster) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// sortCandidates sorts cs by name and reports a name listed twice.
+func sortCandidates(cs []*failover.Cluster) ([]string, error) {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Name
+	}
+	slices.Sort(out)
+	for i := 1; i < len(out); i++ {
+		if out[i] == out[i-1] {
+			return nil, fmt.Errorf("prescheduling: fleet lists cluster %q more than once", out[i])
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,314 @@
+package prescheduling
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/klog/v2"
+
+	"github.com/failoverkit/failover"
+)
+
+// Validate returns an error naming every invalid field of p and its value,
+// or nil. Check runs the same validation and reports it in Result.Err.
+func (p *Placement) Validate() error {
+	_, err := compile(p)
+	return err
+}
+
+// compiled is a placement with its selectors parsed, so that matching a
+// cluster costs map lookups and no parsing.
+type compiled struct {
+	terms      []term
+	duplicated bool
+	// weights select the clusters a static weight list allows; nil when
+	// there is no such restriction.
+	weights []*matcher
+	spread  []spreadKey
+	tols    []corev1.Toleration
+}
+
+// term is one group of clusters the scheduler may use: the placement's
+// clusterAffinity, or one entry of its clusterAffinities.
+type term struct {
+	name  string // the affinityName; empty for clusterAffinity
+	field string // how a Reason names it
+	m     *matcher
+}
+
+func compile(p *Placement) (*compiled, error) {
+	var errs []error
+	add := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("prescheduling: placement."+format, args...))
+	}
+	c := &compiled{duplicated: p.duplicated(), tols: p.ClusterTolerations}
+
+	switch {
+	case p.ClusterAffinity != nil && len(p.ClusterAffinities) > 0:
+		add("clusterAffinity and clusterAffinities cannot both be set: keep one")
+	case len(p.ClusterAffinities) > 0:
+		seen := make(map[string]int, len(p.ClusterAffinities))
+		for i := range p.ClusterAffinities {
+			t := &p.ClusterAffinities[i]
+			path := fmt.Sprintf("clusterAffinities[%d]", i)
+			if t.AffinityName == "" {
+				add("%s.affinityName is empty", path)
+			} else if j, dup := seen[t.AffinityName]; dup {
+				add("%s.affinityName: %q is also the name of clusterAffinities[%d]", path, t.AffinityName, j)
+			}
+			seen[t.AffinityName] = i
+			m, err := compileAffinity(&t.ClusterAffinity, path)
+			errs = append(errs, err)
+			c.terms = append(c.terms, term{name: t.AffinityName, field: fmt.Sprintf("clusterAffinities term %q", t.AffinityName), m: m})
+		}
+	default:
+		m, err := compileAffinity(p.ClusterAffinity, "clusterAffinity")
+		errs = append(errs, err)
+		c.terms = []term{{field: "clusterAffinity", m: m}}
+	}
+
+	for i := range p.ClusterTolerations {
+		errs = append(errs, validateToleration(&p.ClusterTolerations[i], fmt.Sprintf("clusterTolerations[%d]", i)))
+	}
+
+	for i, sc := range p.SpreadConstraints {
+		path := fmt.Sprintf("spreadConstraints[%d]", i)
+		k, err := newSpreadKey(sc, path)
+		errs = append(errs, err)
+		if sc.MinGroups < 0 {
+			add("%s.minGroups: %d: must not be negative", path, sc.MinGroups)
+		}
+		if sc.MaxGroups < 0 {
+			add("%s.maxGroups: %d: must not be negative", path, sc.MaxGroups)
+		}
+		if sc.MaxGroups > 0 && sc.MinGroups > sc.MaxGroups {
+			add("%s: minGroups %d is greater than maxGroups %d", path, sc.MinGroups, sc.MaxGroups)
+		}
+		k.min, k.max, k.index = sc.MinGroups, sc.MaxGroups, i
+		c.spread = append(c.spread, k)
+	}
+
+	if rs := p.ReplicaScheduling; rs != nil {
+		switch rs.ReplicaSchedulingType {
+		case "", ReplicaSchedulingTypeDuplicated, ReplicaSchedulingTypeDivided:
+		default:
+			add("replicaScheduling.replicaSchedulingType: unknown value %q: want Duplicated or Divided", rs.ReplicaSchedulingType)
+		}
+		switch rs.ReplicaDivisionPreference {
+		case "", ReplicaDivisionPreferenceAggregated, ReplicaDivisionPreferenceWeighted:
+		default:
+			add("replicaScheduling.replicaDivisionPreference: unknown value %q: want Aggregated or Weighted", rs.ReplicaDivisionPreference)
+		}
+		if wp := rs.WeightPreference; wp != nil {
+			switch wp.DynamicWeight {
+			case "", DynamicWeightByAvailableReplicas:
+			default:
+				add("replicaScheduling.weightPreference.dynamicWeight: unknown value %q: want AvailableReplicas", wp.DynamicWeight)
+			}
+			for i := range wp.StaticWeightList {
+				w := &wp.StaticWeightList[i]
+				path := fmt.Sprintf("replicaScheduling.weightPreference.staticWeightList[%d]", i)
+				if w.Weight < 1 {
+					add("%s.weight: %d: must be at least 1", path, w.Weight)
+				}
+				m, err := compileAffinity(&w.TargetCluster, path+".targetCluster")
+				errs = append(errs, err)
+				if m == nil {
+					m = &matcher{} // an empty targetCluster selects every cluster
+				}
+				c.weights = append(c.weights, m)
+			}
+		}
+	}
+	if !c.duplicated && p.staticWeights() == nil {
+		c.weights = nil
+	}
+	if c.duplicated {
+		c.weights = nil
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func validateToleration(t *corev1.Toleration, path string) error {
+	switch t.Operator {
+	case "", corev1.TolerationOpEqual:
+		if t.Key == "" {
+			return fmt.Errorf("prescheduling: placement.%s: an empty key needs operator Exists", path)
+		}
+	case corev1.TolerationOpExists:
+		if t.Value != "" {
+			return fmt.Errorf("prescheduling: placement.%s.value: %q: must be empty with operator Exists", path, t.Value)
+		}
+	default:
+		return fmt.Errorf("prescheduling: placement.%s.operator: unsupported value %q: want Equal or Exists", path, t.Operator)
+	}
+	if t.Key != "" {
+		if msgs := validation.IsQualifiedName(t.Key); len(msgs) > 0 {
+			return fmt.Errorf("prescheduling: placement.%s.key: %q: %s", path, t.Key, strings.Join(msgs, "; "))
+		}
+	}
+	switch t.Effect {
+	case "", corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute, failover.TaintEffectPreferNoExecute:
+	default:
+		return fmt.Errorf("prescheduling: placement.%s.effect: unknown value %q: want NoSchedule, NoExecute or PreferNoExecute", path, t.Effect)
+	}
+	return nil
+}
+
+// matcher is a ClusterAffinity with its selectors parsed. It decides exactly
+// as failover.ClusterAffinity.Matches does.
+type matcher struct {
+	label   labels.Selector // nil: no label restriction
+	fields  []fieldReq
+	names   map[string]struct{} // nil: any name
+	exclude map[string]struct{}
+}
+
+type fieldReq struct {
+	key    string
+	op     selection.Operator
+	values []string
+}
+
+// compileAffinity parses a; a nil affinity gives a nil matcher, which matches
+// every cluster.
+func compileAffinity(a *failover.ClusterAffinity, path string) (*matcher, error) {
+	if a == nil {
+		return nil, nil
+	}
+	m := &matcher{}
+	if a.LabelSelector != nil {
+		s, err := metav1.LabelSelectorAsSelector(a.LabelSelector)
+		if err != nil {
+			return nil, fmt.Errorf("prescheduling: placement.%s.labelSelector: %w", path, err)
+		}
+		if !s.Empty() {
+			m.label = s
+		}
+	}
+	if a.FieldSelector != nil {
+		for i, e := range a.FieldSelector.MatchExpressions {
+			epath := fmt.Sprintf("%s.fieldSelector.matchExpressions[%d]", path, i)
+			switch e.Key {
+			case failover.ProviderField, failover.RegionField, failover.ZoneField:
+			default:
+				return nil, fmt.Errorf("prescheduling: placement.%s.key: unknown field %q: want provider, region or zone", epath, e.Key)
+			}
+			var op selection.Operator
+			switch e.Operator {
+			case corev1.NodeSelectorOpIn:
+				op = selection.In
+			case corev1.NodeSelectorOpNotIn:
+				op = selection.NotIn
+			case corev1.NodeSelectorOpExists:
+				op = selection.Exists
+			case corev1.NodeSelectorOpDoesNotExist:
+				op = selection.DoesNotExist
+			default:
+				return nil, fmt.Errorf("prescheduling: placement.%s.operator: unsupported value %q: want In, NotIn, Exists or DoesNotExist", epath, e.Operator)
+			}
+			// The same validation the root package applies, so that both
+			// accept and reject the same selectors.
+			if _, err := labels.NewRequirement(e.Key, op, e.Values); err != nil {
+				return nil, fmt.Errorf("prescheduling: placement.%s: %w", epath, err)
+			}
+			m.fields = append(m.fields, fieldReq{key: e.Key, op: op, values: e.Values})
+		}
+	}
+	if len(a.ClusterNames) > 0 {
+		m.names = setOf(a.ClusterNames)
+	}
+	if len(a.ExcludeClusters) > 0 {
+		m.exclude = setOf(a.ExcludeClusters)
+	}
+	return m, nil
+}
+
+func setOf(names []string) map[string]struct{} {
+	s := make(map[string]struct{}, len(names))
+	for _, n := range names {
+		s[n] = struct{}{}
+	}
+	return s
+}
+
+// matches reports whether c is selected. A nil matcher selects everything.
+func (m *matcher) matches(c *failover.Cluster) bool {
+	if m == nil {
+		return true
+	}
+	if m.names != nil {
+		if _, ok := m.names[c.Name]; !ok {
+			return false
+		}
+	}
+	if _, ok := m.exclude[c.Name]; ok {
+		return false
+	}
+	for i := range m.fields {
+		if !m.fields[i].matches(c) {
+			return false
+		}
+	}
+	return m.label == nil || m.label.Matches(labels.Set(c.Labels))
+}
+
+// matches follows labels.Requirement: an empty field does not exist.
+func (r *fieldReq) matches(c *failover.Cluster) bool {
+	var v string
+	switch r.key {
+	case failover.ProviderField:
+		v = c.Provider
+	case failover.RegionField:
+		v = c.Region
+	default:
+		v = c.Zone
+	}
+	switch r.op {
+	case selection.In:
+		return v != "" && slices.Contains(r.values, v)
+	case selection.NotIn:
+		return v == "" || !slices.Contains(r.values, v)
+	case selection.Exists:
+		return v != ""
+	default: // DoesNotExist
+		return v == ""
+	}
+}
+
+// discard is the logger ToleratesTaint gets; it logs only for the Lt and Gt
+// operators, which validation rejects.
+var discard = klog.Logger{}
+
+// tolerates reports whether c has no NoSchedule taint that tols leave
+// untolerated; it returns the first such taint otherwise. NoExecute and
+// PreferNoExecute taints make a cluster faulty, which is checked before.
+func tolerates(tols []corev1.Toleration, c *failover.Cluster) (*corev1.Taint, bool) {
+	for i := range c.Taints {
+		t := &c.Taints[i]
+		if t.Effect != corev1.TaintEffectNoSchedule {
+			continue
+		}
+		ok := false
+		for j := range tols {
+			if tols[j].ToleratesTaint(discard, t, false) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return t, false
+		}
+	}
+	return nil, true
+}

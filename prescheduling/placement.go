@@ -1,0 +1,144 @@
+package prescheduling
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/failoverkit/failover"
+)
+
+// Placement is the part of a PropagationPolicy's placement the check reads.
+// Its JSON is that of Karmada's policy/v1alpha1 Placement, so the placement of
+// a PropagationPolicy decodes into it.
+type Placement struct {
+	// ClusterAffinity restricts the clusters the workload may run on; nil
+	// allows every cluster. It cannot be set together with
+	// ClusterAffinities.
+	ClusterAffinity *failover.ClusterAffinity `json:"clusterAffinity,omitempty"`
+	// ClusterAffinities are ordered groups of clusters: the scheduler uses
+	// the first group that can take the workload. The check is feasible
+	// when some term is, and Result.AffinityName names the first such.
+	ClusterAffinities []ClusterAffinityTerm `json:"clusterAffinities,omitempty"`
+	// ClusterTolerations are matched against the NoSchedule and NoExecute
+	// taints of clusters, as Kubernetes matches pod tolerations. They do not
+	// apply to PreferNoExecute, and a cluster with a NoExecute or
+	// PreferNoExecute taint is faulty, hence never a target, whatever it
+	// tolerates.
+	ClusterTolerations []corev1.Toleration `json:"clusterTolerations,omitempty"`
+	// SpreadConstraints say over how many groups of clusters the workload
+	// spreads.
+	SpreadConstraints []SpreadConstraint `json:"spreadConstraints,omitempty"`
+	// ReplicaScheduling says whether each cluster runs all replicas
+	// (Duplicated) or a share of them (Divided). Nil means Duplicated.
+	ReplicaScheduling *ReplicaSchedulingStrategy `json:"replicaScheduling,omitempty"`
+}
+
+// ClusterAffinityTerm is one named group of Placement.ClusterAffinities.
+type ClusterAffinityTerm struct {
+	// AffinityName names the group; required and unique within a placement.
+	AffinityName string `json:"affinityName"`
+	// ClusterAffinity selects the group's clusters.
+	failover.ClusterAffinity `json:",inline"`
+}
+
+// SpreadFieldValue is a cluster field SpreadConstraint can group clusters by.
+type SpreadFieldValue string
+
+// The fields a workload can spread by.
+const (
+	SpreadByFieldCluster  SpreadFieldValue = "cluster"
+	SpreadByFieldRegion   SpreadFieldValue = "region"
+	SpreadByFieldZone     SpreadFieldValue = "zone"
+	SpreadByFieldProvider SpreadFieldValue = "provider"
+)
+
+// SpreadConstraint bounds the number of cluster groups the workload runs in.
+type SpreadConstraint struct {
+	// SpreadByField groups clusters by a field. Empty, with SpreadByLabel
+	// empty too, means by cluster. It cannot be set with SpreadByLabel.
+	SpreadByField SpreadFieldValue `json:"spreadByField,omitempty"`
+	// SpreadByLabel groups clusters by the value of this label key.
+	SpreadByLabel string `json:"spreadByLabel,omitempty"`
+	// MaxGroups is the most groups the workload may run in; 0 means no
+	// maximum.
+	MaxGroups int `json:"maxGroups,omitempty"`
+	// MinGroups is the fewest groups the workload must run in; 0 means no
+	// minimum beyond one.
+	MinGroups int `json:"minGroups,omitempty"`
+}
+
+// ReplicaSchedulingType says how replicas are assigned to clusters.
+type ReplicaSchedulingType string
+
+// The replica scheduling types.
+const (
+	// ReplicaSchedulingTypeDuplicated runs all replicas on every selected
+	// cluster.
+	ReplicaSchedulingTypeDuplicated ReplicaSchedulingType = "Duplicated"
+	// ReplicaSchedulingTypeDivided shares the replicas out among the
+	// selected clusters.
+	ReplicaSchedulingTypeDivided ReplicaSchedulingType = "Divided"
+)
+
+// ReplicaDivisionPreference says how Divided replicas are shared out.
+type ReplicaDivisionPreference string
+
+// The replica division preferences.
+const (
+	// ReplicaDivisionPreferenceAggregated uses as few clusters as possible.
+	ReplicaDivisionPreferenceAggregated ReplicaDivisionPreference = "Aggregated"
+	// ReplicaDivisionPreferenceWeighted shares by WeightPreference.
+	ReplicaDivisionPreferenceWeighted ReplicaDivisionPreference = "Weighted"
+)
+
+// ReplicaSchedulingStrategy is Karmada's replicaScheduling.
+type ReplicaSchedulingStrategy struct {
+	// ReplicaSchedulingType is Duplicated or Divided. Empty means Divided,
+	// the default Karmada's API server fills in when replicaScheduling is
+	// present (a nil ReplicaScheduling, by contrast, means Duplicated).
+	ReplicaSchedulingType ReplicaSchedulingType `json:"replicaSchedulingType,omitempty"`
+	// ReplicaDivisionPreference is Aggregated or Weighted, for Divided.
+	ReplicaDivisionPreference ReplicaDivisionPreference `json:"replicaDivisionPreference,omitempty"`
+	// WeightPreference gives the weights of a Weighted division.
+	WeightPreference *ClusterPreferences `json:"weightPreference,omitempty"`
+}
+
+// DynamicWeightFactor is the source of dynamic weights.
+type DynamicWeightFactor string
+
+// DynamicWeightByAvailableReplicas weighs clusters by the replicas they can
+// still take.
+const DynamicWeightByAvailableReplicas DynamicWeightFactor = "AvailableReplicas"
+
+// ClusterPreferences gives the weights of a Weighted division.
+type ClusterPreferences struct {
+	// StaticWeightList weighs the clusters each entry selects; clusters no
+	// entry selects get no replicas. Ignored when DynamicWeight is set.
+	StaticWeightList []StaticClusterWeight `json:"staticWeightList,omitempty"`
+	// DynamicWeight derives weights from the clusters' state instead; every
+	// eligible cluster may then take replicas.
+	DynamicWeight DynamicWeightFactor `json:"dynamicWeight,omitempty"`
+}
+
+// StaticClusterWeight is one entry of a static weight list.
+type StaticClusterWeight struct {
+	// TargetCluster selects the clusters that get this weight.
+	TargetCluster failover.ClusterAffinity `json:"targetCluster"`
+	// Weight is at least 1.
+	Weight int64 `json:"weight"`
+}
+
+// duplicated reports whether p schedules each cluster with all replicas.
+func (p *Placement) duplicated() bool {
+	return p.ReplicaScheduling == nil || p.ReplicaScheduling.ReplicaSchedulingType == ReplicaSchedulingTypeDuplicated
+}
+
+// staticWeights returns the static weight list that restricts a Divided
+// placement's targets, or nil when every eligible cluster may take replicas.
+func (p *Placement) staticWeights() []StaticClusterWeight {
+	rs := p.ReplicaScheduling
+	if rs == nil || rs.ReplicaDivisionPreference != ReplicaDivisionPreferenceWeighted ||
+		rs.WeightPreference == nil || rs.WeightPreference.DynamicWeight != "" {
+		return nil
+	}
+	return rs.WeightPreference.StaticWeightList
+}
