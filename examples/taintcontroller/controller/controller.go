@@ -287,14 +287,14 @@ func (c *Controller) sync(ctx context.Context, name string) (time.Duration, erro
 		if err := setTaints(u, res.Taints); err != nil {
 			return 0, err
 		}
-		_, err = c.clusters.Update(ctx, u, metav1.UpdateOptions{FieldManager: c.cfg.FieldManager})
+		updated, err := c.clusters.Update(ctx, u, metav1.UpdateOptions{FieldManager: c.cfg.FieldManager})
 		switch {
 		case err == nil:
 			c.metrics.syncs.WithLabelValues("updated").Inc()
 			c.metrics.taintChanges.WithLabelValues("added").Add(float64(len(res.Added)))
 			c.metrics.taintChanges.WithLabelValues("removed").Add(float64(len(res.Removed)))
 			logger.Info("Updated cluster taints", "added", taintList(res.Added), "removed", taintList(res.Removed),
-				"resourceVersion", u.GetResourceVersion(), "requeueAfter", res.RequeueAfter)
+				"resourceVersion", updated.GetResourceVersion(), "requeueAfter", res.RequeueAfter)
 			return res.RequeueAfter, nil
 		case apierrors.IsNotFound(err):
 			return 0, nil

@@ -85,4 +85,3 @@ func PolicyFromUnstructured(u *unstructured.Unstructured) (taintpolicy.ClusterTa
 	}
 	return p, nil
 }
-
