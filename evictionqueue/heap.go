@@ -20,10 +20,16 @@ type entry struct {
 	seq      uint64    // order of first enqueue; a retried item keeps it
 	enqueued time.Time // first enqueue, for the latency metric
 	due      time.Time // stateBackingOff: end of backoff; stateInFlight: TTL deadline
-	index    int       // position in q.pending or q.delayed, whichever holds it
-	calls    int       // handler calls so far
-	failures int       // errors and TTL expiries so far, counted against MaxRetries
+	index    int       // position in q.delayed, or in q.pending's bucket (see loc)
+	calls    int32     // handler calls so far
+	failures int32     // errors and TTL expiries so far, counted against MaxRetries
 	state    state
+	loc      uint8 // where in q.pending's bucket: locFIFO or locRetry
+
+	// prev and next link the entries of one cluster in list, so CancelCluster
+	// visits only that cluster's entries.
+	prev, next *entry
+	list       *clusterList
 	// cancelled is set when CancelCluster finds the item running or in flight:
 	// those cannot be taken back, but if the handler fails or the TTL passes,
 	// retrying would evict from a cluster that has recovered, so the item is
@@ -39,7 +45,7 @@ type entry struct {
 // entryHeap is a binary heap of entries that keeps each entry's index, so an
 // entry can be removed from the middle in O(log n) (CancelCluster, Complete).
 // byDue orders by due time (the delayed heap); otherwise by processing order:
-// higher Priority first, then lower seq.
+// higher Priority first, then lower seq (a bucket's retry heap).
 type entryHeap struct {
 	s     []*entry
 	byDue bool

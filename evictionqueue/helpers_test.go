@@ -287,9 +287,7 @@ func checkBalanced(t *testing.T, q *Queue, m *recMetrics) {
 	q.mu.Lock()
 	want := map[string]int{}
 	count := func(e *entry) { want[e.item.Cluster+"|"+e.item.ResourceKind]++ }
-	for _, e := range q.pending.s {
-		count(e)
-	}
+	q.pending.each(count)
 	for _, e := range q.delayed.s {
 		if e.state == stateBackingOff {
 			count(e)
@@ -312,6 +310,32 @@ func checkBalanced(t *testing.T, q *Queue, m *recMetrics) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("metrics by cluster/kind %v, queue holds %v", got, want)
 	}
+}
+
+// holds reports whether q holds cluster/key in any state.
+func holds(q *Queue, cluster, key string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.items[ident{cluster, key}] != nil
+}
+
+// clusterLen returns how many entries q holds for cluster, in any state, and
+// checks that the cluster index agrees with the identity map.
+func clusterLen(t *testing.T, q *Queue, cluster string) int {
+	t.Helper()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := 0
+	for e := q.clusters[cluster].first(); e != nil; e = e.next {
+		if q.items[ident{cluster, e.item.Key}] != e {
+			t.Errorf("cluster index lists %s/%s, which the identity map does not hold", cluster, e.item.Key)
+		}
+		n++
+	}
+	if cl := q.clusters[cluster]; cl != nil && cl.n != n {
+		t.Errorf("cluster %s counts %d entries, lists %d", cluster, cl.n, n)
+	}
+	return n
 }
 
 // outcomes records OnOutcome calls.
@@ -346,6 +370,12 @@ func (o *outcomes) waitKinds(t *testing.T, key string, want ...OutcomeKind) {
 	if got := o.kinds(key); !slices.Equal(got, want) {
 		t.Errorf("outcomes of %s = %v, want %v", key, got, want)
 	}
+}
+
+func (o *outcomes) all() []Outcome {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.list)
 }
 
 func (o *outcomes) last(key string) Outcome {

@@ -93,9 +93,15 @@ func TestMetricsBalanceAndNothingIsLostUnderConcurrentUse(t *testing.T) {
 	checkBalanced(t, q, m)
 
 	q.mu.Lock()
-	held := 0
-	for _, keys := range q.byCluster {
-		held += len(keys)
+	held := len(q.items)
+	listed := 0
+	for _, cl := range q.clusters {
+		for e := cl.first(); e != nil; e = e.next {
+			listed++
+		}
+	}
+	if listed != held {
+		t.Errorf("cluster index lists %d entries, identity map holds %d", listed, held)
 	}
 	if q.running != 0 || q.claims != 0 {
 		t.Errorf("after Run: %d running, %d claims", q.running, q.claims)

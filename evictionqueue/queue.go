@@ -78,16 +78,22 @@ type Queue struct {
 	clock   clock.WithTicker
 
 	mu sync.Mutex
-	// byCluster indexes every entry the queue holds, in any state, by cluster
-	// then key: it is the identity check and makes CancelCluster O(items of
-	// that cluster).
-	byCluster  map[string]map[string]*entry
-	pending    entryHeap // statePending, in processing order
-	delayed    entryHeap // stateBackingOff and stateInFlight, by due time
-	backingOff int       // entries in stateBackingOff
-	inFlight   int       // entries in stateInFlight
-	running    int       // handler calls now
+	// items holds every entry the queue holds, in any state: the identity
+	// check. clusters lists them by cluster, which makes CancelCluster
+	// O(items of that cluster).
+	items      map[ident]*entry
+	clusters   map[string]*clusterList
+	lastList   *clusterList // the list Add linked to last
+	pending    pendingQueue // statePending, in processing order
+	delayed    entryHeap    // stateBackingOff and stateInFlight, by due time
+	backingOff int          // entries in stateBackingOff
+	inFlight   int          // entries in stateInFlight
+	running    int          // handler calls now
 	seq        uint64
+	// free recycles entries of items that left: a busy queue allocates
+	// little, and the garbage collector still reclaims what an idle one
+	// keeps.
+	free sync.Pool
 
 	// claims counts workers that have committed to an item (they wait for a
 	// permit, or hold one while waiting for an item) but have not taken one.
@@ -122,13 +128,14 @@ func New(cfg Config, h Handler) (*Queue, error) {
 		return nil, err
 	}
 	q := &Queue{
-		cfg:       cfg,
-		handler:   h,
-		metrics:   cfg.Metrics,
-		clock:     cfg.Clock,
-		byCluster: make(map[string]map[string]*entry),
-		delayed:   entryHeap{byDue: true},
-		wake:      make(chan struct{}, 1),
+		cfg:      cfg,
+		handler:  h,
+		metrics:  cfg.Metrics,
+		clock:    cfg.Clock,
+		items:    make(map[ident]*entry),
+		clusters: make(map[string]*clusterList),
+		delayed:  entryHeap{byDue: true},
+		wake:     make(chan struct{}, 1),
 	}
 	if q.metrics == nil {
 		q.metrics = nopMetrics{}
@@ -150,18 +157,31 @@ func (q *Queue) Name() string { return q.cfg.Name }
 func (q *Queue) Add(it Item) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	keys := q.byCluster[it.Cluster]
-	if e := keys[it.Key]; e != nil {
+	id := ident{it.Cluster, it.Key}
+	if e := q.items[id]; e != nil {
 		e.cancelled = false
 		return false
 	}
-	if keys == nil {
-		keys = make(map[string]*entry)
-		q.byCluster[it.Cluster] = keys
-	}
 	q.seq++
-	e := &entry{item: it, seq: q.seq, enqueued: q.clock.Now(), state: statePending}
-	keys[it.Key] = e
+	e, _ := q.free.Get().(*entry)
+	if e == nil {
+		e = new(entry)
+	}
+	e.item, e.seq, e.state = it, q.seq, statePending
+	if q.cfg.Metrics != nil { // only the latency metric reads it
+		e.enqueued = q.clock.Now()
+	}
+	q.items[id] = e
+	cl := q.lastList // adds come in bursts per failed cluster
+	if cl == nil || cl.cluster != it.Cluster {
+		cl = q.clusters[it.Cluster]
+	}
+	if cl == nil {
+		cl = &clusterList{cluster: it.Cluster}
+		q.clusters[it.Cluster] = cl
+	}
+	q.lastList = cl
+	cl.link(e)
 	q.pending.push(e)
 	q.metrics.Added(q.cfg.Name, it.Cluster, it.ResourceKind)
 	q.kickLocked()
@@ -176,12 +196,13 @@ func (q *Queue) Add(it Item) bool {
 // The cost is proportional to the cluster's items, not to the queue's length.
 func (q *Queue) CancelCluster(cluster string) int {
 	q.mu.Lock()
-	keys := q.byCluster[cluster]
+	cl := q.clusters[cluster]
 	n := 0
-	for key, e := range keys {
+	for e, next := cl.first(), (*entry)(nil); e != nil; e = next {
+		next = e.next
 		switch e.state {
 		case statePending:
-			q.pending.remove(e.index)
+			q.pending.remove(e)
 		case stateBackingOff:
 			q.delayed.remove(e.index)
 			q.backingOff--
@@ -189,13 +210,9 @@ func (q *Queue) CancelCluster(cluster string) int {
 			e.cancelled = true
 			continue
 		}
-		delete(keys, key)
 		n++
 		q.metrics.Removed(q.cfg.Name, e.item.Cluster, e.item.ResourceKind)
-		q.noteLocked(e, Cancelled, nil)
-	}
-	if keys != nil && len(keys) == 0 {
-		delete(q.byCluster, cluster)
+		q.leaveLocked(e, Cancelled, nil)
 	}
 	if n > 0 {
 		q.metrics.Cancelled(q.cfg.Name, n)
@@ -211,7 +228,7 @@ func (q *Queue) CancelCluster(cluster string) int {
 // then it returns true and the item leaves as soon as the handler returns.
 func (q *Queue) Complete(it Item) bool {
 	q.mu.Lock()
-	e := q.byCluster[it.Cluster][it.Key]
+	e := q.items[ident{it.Cluster, it.Key}]
 	switch {
 	case e == nil:
 		q.mu.Unlock()
@@ -226,8 +243,7 @@ func (q *Queue) Complete(it Item) bool {
 	}
 	q.delayed.remove(e.index)
 	q.setInFlightLocked(q.inFlight - 1)
-	q.forgetLocked(e)
-	q.noteLocked(e, Completed, nil)
+	q.leaveLocked(e, Completed, nil)
 	q.kickLocked()
 	q.unlockAndDeliver()
 	return true
@@ -254,7 +270,8 @@ func (q *Queue) InFlight() int {
 // handled, for a caller that hands the work over.
 func (q *Queue) Pending() []Item {
 	q.mu.Lock()
-	ready := slices.Clone(q.pending.s)
+	ready := make([]*entry, 0, q.pending.Len())
+	q.pending.each(func(e *entry) { ready = append(ready, e) })
 	waiting := make([]*entry, 0, q.backingOff)
 	for _, e := range q.delayed.s {
 		if e.state == stateBackingOff {
@@ -292,13 +309,65 @@ func cmpBool(less, greater bool) int {
 	return 0
 }
 
-// forgetLocked drops e's identity: the item has left the queue for good.
+// leaveLocked reports the item's last outcome and forgets it: it has left the
+// queue for good. e must not be used afterwards; it is recycled.
+func (q *Queue) leaveLocked(e *entry, kind OutcomeKind, err error) {
+	q.noteLocked(e, kind, err)
+	q.forgetLocked(e)
+	*e = entry{}
+	q.free.Put(e)
+}
+
+// forgetLocked drops e's identity and its place in its cluster's list.
 func (q *Queue) forgetLocked(e *entry) {
-	keys := q.byCluster[e.item.Cluster]
-	delete(keys, e.item.Key)
-	if len(keys) == 0 {
-		delete(q.byCluster, e.item.Cluster)
+	delete(q.items, ident{e.item.Cluster, e.item.Key})
+	if cl := e.list; cl.unlink(e) {
+		delete(q.clusters, cl.cluster)
+		if q.lastList == cl {
+			q.lastList = nil
+		}
 	}
+}
+
+// ident is an item's identity.
+type ident struct{ cluster, key string }
+
+// clusterList is the doubly linked list of one cluster's entries.
+type clusterList struct {
+	cluster string
+	head    *entry
+	n       int
+}
+
+func (l *clusterList) first() *entry {
+	if l == nil {
+		return nil
+	}
+	return l.head
+}
+
+func (l *clusterList) link(e *entry) {
+	e.prev, e.next, e.list = nil, l.head, l
+	if l.head != nil {
+		l.head.prev = e
+	}
+	l.head = e
+	l.n++
+}
+
+// unlink removes e and reports whether the list is now empty.
+func (l *clusterList) unlink(e *entry) bool {
+	if e.prev != nil {
+		e.prev.next = e.next
+	} else {
+		l.head = e.next
+	}
+	if e.next != nil {
+		e.next.prev = e.prev
+	}
+	e.prev, e.next, e.list = nil, nil, nil
+	l.n--
+	return l.n == 0
 }
 
 func (q *Queue) setInFlightLocked(n int) {
@@ -311,7 +380,7 @@ func (q *Queue) noteLocked(e *entry, kind OutcomeKind, err error) {
 	if q.cfg.OnOutcome == nil {
 		return
 	}
-	o := Outcome{Queue: q.cfg.Name, Item: e.item, Kind: kind, Err: err, Attempts: e.calls}
+	o := Outcome{Queue: q.cfg.Name, Item: e.item, Kind: kind, Err: err, Attempts: int(e.calls)}
 	if kind == Retrying {
 		o.RetryAt = e.due
 	}

@@ -109,7 +109,10 @@ func (q *Queue) work(ctx context.Context) error {
 		e.state = stateRunning
 		e.calls++
 		q.metrics.Removed(q.cfg.Name, e.item.Cluster, e.item.ResourceKind)
-		latency := q.clock.Since(e.enqueued)
+		var latency time.Duration
+		if q.cfg.Metrics != nil {
+			latency = q.clock.Since(e.enqueued)
+		}
 		q.kickLocked()
 		q.mu.Unlock()
 
@@ -156,18 +159,15 @@ func (q *Queue) handle(ctx context.Context, e *entry, latency time.Duration) {
 	switch {
 	case err == nil:
 		result = ResultSuccess
-		q.forgetLocked(e)
-		q.noteLocked(e, Succeeded, nil)
+		q.leaveLocked(e, Succeeded, nil)
 	case IsAbandoned(err):
 		result = ResultAbandoned
-		q.forgetLocked(e)
-		q.noteLocked(e, Abandoned, err)
+		q.leaveLocked(e, Abandoned, err)
 	case errors.Is(err, ErrInProgress):
 		result = ResultSuccess
 		if e.completed {
-			q.forgetLocked(e)
 			q.noteLocked(e, InProgress, nil)
-			q.noteLocked(e, Completed, nil)
+			q.leaveLocked(e, Completed, nil)
 			break
 		}
 		e.state = stateInFlight
@@ -178,12 +178,10 @@ func (q *Queue) handle(ctx context.Context, e *entry, latency time.Duration) {
 	case e.completed:
 		// Complete confirmed the eviction while the handler was failing:
 		// the eviction is done, retrying it would evict again.
-		q.forgetLocked(e)
-		q.noteLocked(e, Completed, nil)
+		q.leaveLocked(e, Completed, nil)
 	case e.cancelled:
-		q.forgetLocked(e)
 		q.metrics.Cancelled(q.cfg.Name, 1)
-		q.noteLocked(e, Cancelled, err)
+		q.leaveLocked(e, Cancelled, err)
 	case ctx.Err() != nil:
 		// Run ended under the handler; its failure says nothing about the
 		// item, so it is pending again without a failure counted.
@@ -203,13 +201,12 @@ func (q *Queue) handle(ctx context.Context, e *entry, latency time.Duration) {
 // backs off before its next attempt, or is dropped when out of retries.
 func (q *Queue) failLocked(e *entry, err error) {
 	e.failures++
-	if e.failures > q.cfg.MaxRetries {
-		q.forgetLocked(e)
-		q.noteLocked(e, Failed, err)
+	if int(e.failures) > q.cfg.MaxRetries {
+		q.leaveLocked(e, Failed, err)
 		return
 	}
 	e.state = stateBackingOff
-	e.due = q.clock.Now().Add(q.cfg.backoff(e.failures))
+	e.due = q.clock.Now().Add(q.cfg.backoff(int(e.failures)))
 	q.delayLocked(e)
 	q.backingOff++
 	q.metrics.Added(q.cfg.Name, e.item.Cluster, e.item.ResourceKind)
@@ -297,15 +294,13 @@ func (q *Queue) fireDueLocked() {
 			q.setInFlightLocked(q.inFlight - 1)
 			q.noteLocked(e, Expired, ErrInFlightExpired)
 			if e.cancelled {
-				q.forgetLocked(e)
 				q.metrics.Cancelled(q.cfg.Name, 1)
-				q.noteLocked(e, Cancelled, ErrInFlightExpired)
+				q.leaveLocked(e, Cancelled, ErrInFlightExpired)
 				break
 			}
 			e.failures++
-			if e.failures > q.cfg.MaxRetries {
-				q.forgetLocked(e)
-				q.noteLocked(e, Failed, ErrInFlightExpired)
+			if int(e.failures) > q.cfg.MaxRetries {
+				q.leaveLocked(e, Failed, ErrInFlightExpired)
 				break
 			}
 			e.state = statePending

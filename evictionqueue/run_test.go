@@ -59,11 +59,7 @@ func TestAddIsRefusedInEveryState(t *testing.T) {
 			}
 			f.balanced(t)
 			finish()
-			waitUntil(t, "x has left the queue", func() bool {
-				f.q.mu.Lock()
-				defer f.q.mu.Unlock()
-				return f.q.byCluster["down"]["x"] == nil
-			})
+			waitUntil(t, "x has left the queue", func() bool { return !holds(f.q, "down", "x") })
 			if !f.q.Add(x) {
 				t.Error("Add after the item left = false")
 			}
@@ -150,11 +146,10 @@ func TestCancelClusterInEveryState(t *testing.T) {
 			if tt.after != nil {
 				tt.after(t, f)
 			}
-			waitUntil(t, "x has left the queue", func() bool {
-				f.q.mu.Lock()
-				defer f.q.mu.Unlock()
-				return len(f.q.byCluster["down"]) == 0
-			})
+			waitUntil(t, "x has left the queue", func() bool { return !holds(f.q, "down", "x") })
+			if n := clusterLen(t, f.q, "down"); n != 0 {
+				t.Errorf("cluster index still lists %d entries", n)
+			}
 			quiet(t, f.q, nil)
 			f.h.none(t)
 			f.out.waitKinds(t, "x", tt.kinds...)
@@ -274,6 +269,7 @@ func TestHandlerPanicIsRetriedAsAnError(t *testing.T) {
 	f.q.Add(item("a", "x"))
 	f.h.expect(t, "x", panicWith{"nil map"})
 	waitArmed(t, f.q, t0.Add(time.Second))
+	f.out.waitKinds(t, "x", Retrying)
 	o := f.out.last("x")
 	var pe *PanicError
 	if o.Kind != Retrying || !errors.As(o.Err, &pe) || pe.Value != "nil map" || len(pe.Stack) == 0 {
@@ -354,7 +350,7 @@ func TestInFlightTTLExpiryRetriesTheItem(t *testing.T) {
 	f.h.expect(t, "x", nil)
 	quiet(t, f.q, nil)
 	f.out.waitKinds(t, "x", InProgress, Expired, Succeeded)
-	if o := f.out.list[1]; !errors.Is(o.Err, ErrInFlightExpired) {
+	if o := f.out.all()[1]; !errors.Is(o.Err, ErrInFlightExpired) {
 		t.Errorf("Expired outcome error = %v", o.Err)
 	}
 	if f.m.snap().inFlight != 0 || f.m.snap().processed[ResultSuccess] != 2 {

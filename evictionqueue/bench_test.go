@@ -1,0 +1,159 @@
+package evictionqueue
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"k8s.io/client-go/util/workqueue"
+)
+
+// items returns n distinct items spread over 100 clusters.
+func benchItems(n int) []Item {
+	its := make([]Item, n)
+	for i := range its {
+		its[i] = Item{Cluster: fmt.Sprintf("member-%d", i%100), Key: fmt.Sprintf("ns-%d/binding-%d", i%37, i), ResourceKind: "apps/v1/Deployment"}
+	}
+	return its
+}
+
+// BenchmarkAddProcess adds 20,000 items and waits until one unpaced worker
+// has handled them all: the queue's own overhead per item. The client-go
+// case does the same with a workqueue (Add, then Get and Done in a worker).
+func BenchmarkAddProcess(b *testing.B) {
+	const n = 20000
+	its := benchItems(n)
+	b.Run("evictionqueue", func(b *testing.B) {
+		done := make(chan struct{})
+		count := 0
+		q, err := New(Config{Name: "bench"}, func(context.Context, Item) error {
+			if count++; count == n {
+				count = 0
+				done <- struct{}{}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		ran := make(chan error)
+		go func() { ran <- q.Run(ctx) }()
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, it := range its {
+				q.Add(it)
+			}
+			<-done
+		}
+		b.StopTimer()
+		cancel()
+		if err := <-ran; err != nil {
+			b.Fatal(err)
+		}
+	})
+	b.Run("client-go-workqueue", func(b *testing.B) {
+		keys := make([]string, n)
+		for i, it := range its {
+			keys[i] = it.Cluster + "/" + it.Key
+		}
+		q := workqueue.NewTyped[string]()
+		done := make(chan struct{})
+		worker := make(chan struct{})
+		go func() {
+			defer close(worker)
+			count := 0
+			for {
+				k, shutdown := q.Get()
+				if shutdown {
+					return
+				}
+				q.Done(k)
+				if count++; count == n {
+					count = 0
+					done <- struct{}{}
+				}
+			}
+		}()
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, k := range keys {
+				q.Add(k)
+			}
+			<-done
+		}
+		b.StopTimer()
+		q.ShutDown()
+		<-worker
+	})
+}
+
+// BenchmarkCancelCluster cancels a cluster's 100 items (and adds them back
+// for the next round) with 10,000 and with 200,000 items queued. The cost
+// should not grow with the queue.
+func BenchmarkCancelCluster(b *testing.B) {
+	for _, queued := range []int{10000, 200000} {
+		b.Run(fmt.Sprintf("queued=%d", queued), func(b *testing.B) {
+			q, err := New(Config{Name: "bench"}, func(context.Context, Item) error { return nil })
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, it := range benchItems(queued - 100) {
+				q.Add(it)
+			}
+			target := make([]Item, 100)
+			for i := range target {
+				target[i] = Item{Cluster: "recovered", Key: fmt.Sprintf("ns/b-%d", i)}
+				q.Add(target[i])
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if q.CancelCluster("recovered") != 100 {
+					b.Fatal("cancelled the wrong number of items")
+				}
+				for _, it := range target {
+					q.Add(it)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkQueuedItem measures the memory one waiting item costs (B/op), next
+// to a client-go workqueue holding the same key.
+func BenchmarkQueuedItem(b *testing.B) {
+	const batch = 100000
+	its := benchItems(batch)
+	b.Run("evictionqueue", func(b *testing.B) {
+		var q *Queue
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			if i%batch == 0 {
+				q, _ = New(Config{Name: "bench"}, func(context.Context, Item) error { return nil })
+			}
+			q.Add(its[i%batch])
+			i++
+		}
+	})
+	b.Run("client-go-workqueue", func(b *testing.B) {
+		keys := make([]string, batch)
+		for i, it := range its {
+			keys[i] = it.Cluster + "/" + it.Key
+		}
+		var q *workqueue.Typed[string]
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			if i%batch == 0 {
+				if q != nil {
+					q.ShutDown()
+				}
+				q = workqueue.NewTyped[string]()
+			}
+			q.Add(keys[i%batch])
+			i++
+		}
+		q.ShutDown()
+	})
+}

@@ -1,0 +1,193 @@
+package evictionqueue
+
+import "container/heap"
+
+// pendingQueue holds the pending entries in processing order: highest
+// Priority first, lowest seq first among equals. Each priority has a bucket;
+// within one, entries added for the first time arrive in seq order and wait
+// in a FIFO (O(1) in and out, no reordering of other entries), while the few
+// that become pending again after a backoff, a TTL expiry or an interrupted
+// call carry an older seq and wait in a small heap. Taking from a bucket
+// compares the two heads.
+type pendingQueue struct {
+	buckets map[int32]*bucket
+	order   prioHeap // the buckets, highest priority first
+	spare   *bucket  // the last bucket emptied, kept to reuse its FIFO's memory
+	last    *bucket  // the bucket pushed to last: most pushes go to the same one
+	n       int
+}
+
+// bucket holds the pending entries of one priority.
+type bucket struct {
+	prio    int32
+	hidx    int      // position in pendingQueue.order
+	fifo    []*entry // fresh entries from head on, in seq order; nil marks a removed one
+	head    int
+	dead    int    // nil slots in fifo[head:]
+	tailSeq uint64 // seq of the last entry appended to fifo
+	retry   entryHeap
+	n       int
+}
+
+// Where a pending entry is within its bucket, in entry.loc.
+const (
+	locFIFO  = 1
+	locRetry = 2
+)
+
+func (q *pendingQueue) Len() int { return q.n }
+
+func (q *pendingQueue) push(e *entry) {
+	p := e.item.Priority
+	b := q.last
+	if b == nil || b.prio != p {
+		b = q.buckets[p]
+	}
+	if b == nil {
+		if q.buckets == nil {
+			q.buckets = make(map[int32]*bucket)
+		}
+		b = q.spare
+		q.spare = nil
+		if b == nil {
+			b = &bucket{}
+		}
+		b.prio = p
+		q.buckets[p] = b
+		heap.Push(&q.order, b)
+	}
+	q.last = b
+	q.n++
+	b.n++
+	if b.head == len(b.fifo) || e.seq > b.tailSeq {
+		e.loc, e.index = locFIFO, len(b.fifo)
+		b.fifo = append(b.fifo, e)
+		b.tailSeq = e.seq
+		return
+	}
+	e.loc = locRetry
+	b.retry.push(e)
+}
+
+// pop removes and returns the first entry; the queue must not be empty.
+func (q *pendingQueue) pop() *entry {
+	b := q.order[0]
+	e := b.take()
+	q.n--
+	if b.n == 0 {
+		q.drop(b)
+	}
+	return e
+}
+
+// remove takes e, which must be pending, out of the queue.
+func (q *pendingQueue) remove(e *entry) {
+	b := q.buckets[e.item.Priority]
+	if e.loc == locRetry {
+		b.retry.remove(e.index)
+	} else {
+		b.fifo[e.index] = nil
+		b.dead++
+		if b.dead > 32 && b.dead > (len(b.fifo)-b.head)/2 {
+			b.compact()
+		}
+	}
+	e.loc, e.index = 0, -1
+	b.n--
+	q.n--
+	if b.n == 0 {
+		q.drop(b)
+	}
+}
+
+// drop forgets an empty bucket.
+func (q *pendingQueue) drop(b *bucket) {
+	if q.last == b {
+		q.last = nil
+	}
+	heap.Remove(&q.order, b.hidx)
+	delete(q.buckets, b.prio)
+	clear(b.fifo[b.head:])
+	b.fifo, b.head, b.dead, b.tailSeq = b.fifo[:0], 0, 0, 0
+	// Keep the FIFO's memory for the next bucket, unless a burst made it
+	// large: then let it go.
+	if cap(b.fifo) <= 1<<14 {
+		q.spare = b
+	}
+}
+
+// each calls f for every pending entry, in no particular order.
+func (q *pendingQueue) each(f func(*entry)) {
+	for _, b := range q.order {
+		for _, e := range b.fifo[b.head:] {
+			if e != nil {
+				f(e)
+			}
+		}
+		for _, e := range b.retry.s {
+			f(e)
+		}
+	}
+}
+
+// take removes the bucket's first entry: the FIFO's head or the retry heap's,
+// whichever was added first.
+func (b *bucket) take() *entry {
+	for b.head < len(b.fifo) && b.fifo[b.head] == nil {
+		b.head++
+		b.dead--
+	}
+	var e *entry
+	if b.head < len(b.fifo) {
+		e = b.fifo[b.head]
+	}
+	if r := b.retry.peek(); r != nil && (e == nil || r.seq < e.seq) {
+		b.retry.pop()
+		e = r
+	} else {
+		b.fifo[b.head] = nil
+		b.head++
+		if b.head == len(b.fifo) { // drained: reuse the slice from its start
+			b.fifo, b.head, b.dead = b.fifo[:0], 0, 0
+		}
+	}
+	e.loc, e.index = 0, -1
+	b.n--
+	return e
+}
+
+// compact drops the FIFO's removed slots, so entries cancelled out of a long
+// FIFO do not hold memory until the head reaches them.
+func (b *bucket) compact() {
+	live := make([]*entry, 0, len(b.fifo)-b.head-b.dead)
+	for _, e := range b.fifo[b.head:] {
+		if e != nil {
+			e.index = len(live)
+			live = append(live, e)
+		}
+	}
+	b.fifo, b.head, b.dead = live, 0, 0
+}
+
+// prioHeap orders buckets highest priority first, for container/heap: it
+// changes only when a priority gains its first or loses its last entry.
+type prioHeap []*bucket
+
+func (h prioHeap) Len() int           { return len(h) }
+func (h prioHeap) Less(i, j int) bool { return h[i].prio > h[j].prio }
+func (h prioHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].hidx, h[j].hidx = i, j
+}
+func (h *prioHeap) Push(x any) {
+	b := x.(*bucket)
+	b.hidx = len(*h)
+	*h = append(*h, b)
+}
+func (h *prioHeap) Pop() any {
+	old := *h
+	b := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return b
+}
