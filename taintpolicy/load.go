@@ -160,12 +160,12 @@ func decodeDocument(doc document) (policies []ClusterTaintPolicy, items bool, er
 	if bytes.Equal(bytes.TrimSpace(js), []byte("null")) {
 		return nil, false, nil
 	}
-	if js = bytes.TrimSpace(js); js[0] != '{' {
+	if js = bytes.TrimSpace(js); len(js) == 0 || js[0] != '{' {
 		what := "scalar"
-		switch js[0] {
-		case '[':
+		switch string(js[:min(len(js), 1)]) {
+		case "[":
 			what = "list"
-		case '"':
+		case `"`:
 			what = "string"
 		}
 		return fail(fmt.Errorf("not a ClusterTaintPolicy object: the document is a YAML %s", what))
