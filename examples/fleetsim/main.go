@@ -1,0 +1,213 @@
+// Command fleetsim runs the failover primitives end to end on a simulated
+// fleet: clusters lose and regain their Ready condition, ClusterTaintPolicies
+// taint them, a Tracker turns taints into fleet health, two eviction queues
+// share one Limiter, every eviction passes the pre-scheduling check, evicted
+// copies become graceful eviction tasks that the Assessor clears. Time is
+// simulated, so a half-hour outage plays in a few seconds.
+//
+//	go run ./examples/fleetsim                      # the built-in scenario
+//	go run ./examples/fleetsim --scenario my.yaml   # your own (see README.md)
+//
+// It prints a line per simulated interval, a summary per phase and a verdict
+// of checks; it exits non-zero when a check fails.
+package main
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/pflag"
+
+	"github.com/failoverkit/failover/ratelimit"
+)
+
+// builtinScenario is what runs without --scenario.
+const builtinScenario = "scenarios/regional-outage.yaml"
+
+//go:embed scenarios/*.yaml
+var scenarios embed.FS
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := run(ctx, os.Args[1:], os.Stdout)
+	stop()
+	switch {
+	case err == nil:
+	case errors.Is(err, pflag.ErrHelp):
+	case errors.Is(err, errChecksFailed):
+		os.Exit(1)
+	default:
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+}
+
+type options struct {
+	scenario    string
+	speed       float64
+	realtime    bool
+	metricsAddr string
+	json        bool
+	rates       ratelimit.Config
+	flags       *pflag.FlagSet
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	o := &options{rates: ratelimit.DefaultConfig()}
+	fs := pflag.NewFlagSet("fleetsim", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.scenario, "scenario", "", "scenario file (YAML, see examples/fleetsim/README.md); default: the built-in "+builtinScenario)
+	fs.Float64Var(&o.speed, "speed", 0, "simulated seconds per wall-clock second; 0: as fast as possible")
+	fs.BoolVar(&o.realtime, "realtime", false, "run in real time (--speed 1)")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve the Prometheus series on http://ADDR/metrics while the simulation runs, e.g. 127.0.0.1:9090")
+	fs.BoolVar(&o.json, "json", false, "print a machine-readable summary (JSON) instead of the tables")
+	o.rates.AddFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: fleetsim [flags]\n\nSimulates a fleet of clusters failing over, on a simulated clock.\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("fleetsim: unexpected argument %q (flags only; see --help)", fs.Arg(0))
+	}
+	if o.speed < 0 || o.speed != o.speed {
+		return nil, fmt.Errorf("fleetsim: --speed %v: must be ≥ 0", o.speed)
+	}
+	if o.realtime {
+		if fs.Changed("speed") && o.speed != 1 {
+			return nil, errors.New("fleetsim: --realtime and --speed disagree: give one")
+		}
+		o.speed = 1
+	}
+	o.flags = fs
+	return o, nil
+}
+
+// rateConfig is the scenario's rates, overridden by the flags given.
+func (o *options) rateConfig(sc *scenario) (ratelimit.Config, error) {
+	cfg := ratelimit.DefaultConfig()
+	if v := sc.Rates.ResourceEvictionRate; v != nil {
+		cfg.ResourceEvictionRate = *v
+	}
+	if v := sc.Rates.SecondaryResourceEvictionRate; v != nil {
+		cfg.SecondaryResourceEvictionRate = *v
+	}
+	if v := sc.Rates.UnhealthyClusterThreshold; v != nil {
+		cfg.UnhealthyClusterThreshold = *v
+	}
+	if v := sc.Rates.LargeClusterNumThreshold; v != nil {
+		cfg.LargeClusterNumThreshold = *v
+	}
+	if o.flags.Changed(ratelimit.FlagResourceEvictionRate) {
+		cfg.ResourceEvictionRate = o.rates.ResourceEvictionRate
+	}
+	if o.flags.Changed(ratelimit.FlagSecondaryResourceEvictionRate) {
+		cfg.SecondaryResourceEvictionRate = o.rates.SecondaryResourceEvictionRate
+	}
+	if o.flags.Changed(ratelimit.FlagUnhealthyClusterThreshold) {
+		cfg.UnhealthyClusterThreshold = o.rates.UnhealthyClusterThreshold
+	}
+	if o.flags.Changed(ratelimit.FlagLargeClusterNumThreshold) {
+		cfg.LargeClusterNumThreshold = o.rates.LargeClusterNumThreshold
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("fleetsim: rates (scenario %s and flags): %w", sc.Source, err)
+	}
+	return cfg, nil
+}
+
+func readScenario(path string) (*scenario, error) {
+	if path == "" {
+		data, err := scenarios.ReadFile(builtinScenario)
+		if err != nil {
+			return nil, err
+		}
+		return loadScenario("built-in "+builtinScenario, bytes.NewReader(data))
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("fleetsim: %w", err)
+	}
+	defer f.Close()
+	return loadScenario(path, f)
+}
+
+// run is the whole program: parse args, run the scenario, print to stdout.
+// It returns errChecksFailed when a check failed.
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	o, err := parseFlags(args, stdout)
+	if err != nil {
+		return err
+	}
+	sc, err := readScenario(o.scenario)
+	if err != nil {
+		return err
+	}
+	cfg, err := o.rateConfig(sc)
+	if err != nil {
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	progress := stdout
+	if o.json {
+		progress = nil
+	}
+	s, err := newSim(sc, cfg, reg, progress, o.speed)
+	if err != nil {
+		return err
+	}
+	if !o.json {
+		printHeader(stdout, s)
+	}
+	if o.metricsAddr != "" {
+		ln, err := net.Listen("tcp", o.metricsAddr)
+		if err != nil {
+			return fmt.Errorf("fleetsim: --metrics-addr: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		served := make(chan struct{})
+		go func() {
+			defer close(served)
+			_ = srv.Serve(ln) // returns when Shutdown closes it
+		}()
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(sctx)
+			<-served
+		}()
+		if !o.json {
+			fmt.Fprintf(stdout, "metrics: http://%s/metrics\n\n", ln.Addr())
+		}
+	}
+	runErr := s.run(ctx)
+	r := s.report()
+	if o.json {
+		if err := printJSON(stdout, r); err != nil {
+			return err
+		}
+	} else {
+		printSummary(stdout, r)
+	}
+	if runErr != nil {
+		return fmt.Errorf("fleetsim: stopped at %s: %w", fmtClock(s.clk.Now().Sub(sc.Start)), runErr)
+	}
+	if !r.Pass {
+		return errChecksFailed
+	}
+	return nil
+}

@@ -1,0 +1,360 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/evictionqueue"
+	"github.com/failoverkit/failover/gracefulevict"
+)
+
+// The checks of the verdict, in the order they are printed.
+const (
+	checkRateBound    = "rate never above the allowed rate (at most rate×t+1 evictions in any window t)"
+	checkAchieved     = "achieved rate within 5% of the rate in force while the queues were backlogged"
+	checkLastCopy     = "no workload lost its last copy (schedule results never empty, divided replicas kept)"
+	checkTarget       = "no eviction without a target (every evicted copy replaced on a healthy cluster)"
+	checkCancelled    = "recovered clusters' queued items cancelled, never handled"
+	checkTaskDeadline = "graceful eviction tasks cleared by their grace period"
+	checkAccounted    = "every queued item accounted for (handled, cancelled or still queued)"
+)
+
+var checkOrder = []string{checkRateBound, checkAchieved, checkLastCopy, checkTarget, checkCancelled, checkTaskDeadline, checkAccounted}
+
+// achievedTolerance is how far the achieved rate may be from the rate in force.
+const achievedTolerance = 0.05
+
+type entryKind int
+
+const (
+	entryPermit entryKind = iota
+	entryRate
+	entryCancel
+)
+
+// entry is one event in the order it happened: a handler call (one permit),
+// a change of the rate in force, or a cancellation.
+type entry struct {
+	kind    entryKind
+	t       time.Time
+	queue   int
+	rate    float64 // entryRate: the new rate; entryPermit: the rate in force
+	backlog int     // entryPermit: items still queued when it was handled
+	n       int     // entryCancel: items cancelled
+	result  string  // entryPermit: evicted or abandoned
+}
+
+// counts are the running totals the progress lines and the summary show.
+type counts struct {
+	Queued    [2]int `json:"queued"`
+	Evicted   [2]int `json:"evicted"`
+	Abandoned [2]int `json:"abandoned"`
+	Cancelled [2]int `json:"cancelled"`
+	Failed    [2]int `json:"failed"`
+	TasksDone int    `json:"tasksDone"`
+}
+
+func sum2(a [2]int) int { return a[0] + a[1] }
+
+// recorder keeps what happened during a run, for the report and the checks.
+// It has its own lock: the queues' outcome callback reaches it from workers
+// without the world's lock.
+type recorder struct {
+	mu         sync.Mutex
+	log        []entry
+	rateKnown  bool
+	curRate    float64
+	c          counts
+	outcomes   [2]map[evictionqueue.OutcomeKind]int
+	tasksBy    map[string]int // why tasks were done
+	violations map[string][]string
+	reasons    map[string]int // why evictions were abandoned
+}
+
+func newRecorder() *recorder {
+	return &recorder{
+		outcomes:   [2]map[evictionqueue.OutcomeKind]int{{}, {}},
+		tasksBy:    map[string]int{},
+		violations: map[string][]string{},
+		reasons:    map[string]int{},
+	}
+}
+
+func (r *recorder) snapshot() counts {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.c
+}
+
+func (r *recorder) rate(t time.Time, rate float64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.rateKnown && r.curRate == rate {
+		return
+	}
+	r.rateKnown, r.curRate = true, rate
+	r.log = append(r.log, entry{kind: entryRate, t: t, rate: rate})
+}
+
+func (r *recorder) permit(queue int, t time.Time, rate float64, backlog int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.log = append(r.log, entry{kind: entryPermit, t: t, queue: queue, rate: rate, backlog: backlog})
+}
+
+func (r *recorder) setResult(result string) {
+	if n := len(r.log); n > 0 && r.log[n-1].kind == entryPermit {
+		r.log[n-1].result = result
+	}
+}
+
+func (r *recorder) queued(queue int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.c.Queued[queue]++
+}
+
+func (r *recorder) cancelled(queue int, t time.Time, n int) {
+	if n == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.c.Cancelled[queue] += n
+	r.log = append(r.log, entry{kind: entryCancel, t: t, queue: queue, n: n})
+}
+
+func (r *recorder) violation(check, detail string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.violations[check] = append(r.violations[check], detail)
+}
+
+func (r *recorder) outcome(queue int, o evictionqueue.Outcome) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.outcomes[queue][o.Kind]++
+	if o.Kind == evictionqueue.Failed {
+		r.c.Failed[queue]++
+	}
+}
+
+func (r *recorder) abandon(queue int, b *binding, cluster, reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.c.Abandoned[queue]++
+	r.reasons[reason]++
+	r.setResult("abandoned")
+	if !slices.ContainsFunc(b.gb.Clusters, func(t failover.TargetCluster) bool { return t.Name == cluster }) {
+		r.violations[checkTarget] = append(r.violations[checkTarget], b.key()+": abandoned but gone from "+cluster)
+	}
+}
+
+// evict records an eviction and checks that it had a target: a Duplicated
+// workload gained a healthy cluster, a Divided one kept its replicas, the
+// added ones on healthy clusters.
+func (r *recorder) evict(queue int, b *binding, from string, before, after []failover.TargetCluster, clusters map[string]*clusterState) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.c.Evicted[queue]++
+	r.setResult("evicted")
+	old := map[string]int32{}
+	var total, newTotal int32
+	for _, t := range before {
+		old[t.Name] = t.Replicas
+		total += t.Replicas
+	}
+	gained := false
+	for _, t := range after {
+		newTotal += t.Replicas
+		_, had := old[t.Name]
+		if had && t.Replicas <= old[t.Name] {
+			continue
+		}
+		if c := clusters[t.Name]; c.faulty || !tolerates(b.spec.Placement.ClusterTolerations, &c.Cluster) {
+			r.violations[checkTarget] = append(r.violations[checkTarget], fmt.Sprintf("%s: evicted from %s onto %s, which is not eligible", b.key(), from, t.Name))
+		}
+		gained = true
+	}
+	if !gained || (b.spec.divided() && newTotal != total) {
+		r.violations[checkTarget] = append(r.violations[checkTarget], fmt.Sprintf("%s: evicted from %s without a replacement (%v → %v)", b.key(), from, before, after))
+	}
+}
+
+// taskDone records why the Assessor let an old copy go.
+func (r *recorder) taskDone(b *binding, t gracefulevict.Task, now time.Time, deadline time.Time, hasDeadline bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.c.TasksDone++
+	why := "replacement healthy"
+	switch {
+	case slices.ContainsFunc(b.gb.Clusters, func(c failover.TargetCluster) bool { return c.Name == t.FromCluster }):
+		why = "origin back in schedule"
+	case t.PurgeMode.Canonical() == failover.PurgeModeDirectly:
+		why = "purgeMode Directly"
+	case hasDeadline && !deadline.After(now):
+		why = "grace period elapsed"
+	}
+	r.tasksBy[why]++
+}
+
+// segment is a stretch of the run with one phase and one rate in force.
+type segment struct {
+	Phase     string    `json:"phase"`
+	From      time.Time `json:"from"`
+	To        time.Time `json:"to"`
+	Rate      float64   `json:"rate"`
+	MaxFaulty int       `json:"maxFaulty"`
+	Evicted   int       `json:"evicted"`
+	Abandoned int       `json:"abandoned"`
+	Cancelled int       `json:"cancelled"`
+	// Achieved is the eviction rate measured over the gaps between
+	// consecutive handler calls during which items were waiting and nothing
+	// changed the rate; Gaps is how many such gaps there were (0: not
+	// measurable, nothing was backlogged).
+	Achieved float64 `json:"achieved"`
+	Gaps     int     `json:"gaps"`
+	gapTime  time.Duration
+}
+
+// minGapsForRate is how many backlogged gaps a segment needs before its
+// achieved rate is held to the tolerance.
+const minGapsForRate = 5
+
+// analyse splits the log into segments at phase starts and rate changes,
+// measures each, and checks the rate bound.
+func (r *recorder) analyse(phases []phaseMark, faulty []faultyMark, end time.Time) []segment {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var segs []segment
+	pi, fi := 0, 0
+	curFaulty := 0
+	var cur *segment
+	open := func(t time.Time, phase string, rate float64) {
+		if cur != nil {
+			cur.To = t
+		}
+		segs = append(segs, segment{Phase: phase, From: t, Rate: rate, MaxFaulty: curFaulty})
+		cur = &segs[len(segs)-1]
+	}
+	phase := "steady state"
+	rate := 0.0
+	var permits []time.Time // of the current segment, for the bound
+	flush := func() {
+		if cur != nil {
+			r.checkBound(cur, permits)
+		}
+		permits = permits[:0]
+	}
+	var last *entry // the previous permit, for gaps
+	// A change of the faulty count at the instant a segment starts belongs
+	// to that segment, so marks at an entry's instant are applied after it.
+	applyFaulty := func(due func(time.Time) bool) {
+		for fi < len(faulty) && due(faulty[fi].t) {
+			curFaulty = faulty[fi].n
+			switch {
+			case cur == nil:
+			case cur.From.Equal(faulty[fi].t):
+				cur.MaxFaulty = curFaulty
+			case curFaulty > cur.MaxFaulty:
+				cur.MaxFaulty = curFaulty
+			}
+			fi++
+		}
+	}
+	advance := func(t time.Time) {
+		for pi < len(phases) && !phases[pi].t.After(t) {
+			flush()
+			phase = phases[pi].name
+			open(phases[pi].t, phase, rate)
+			pi++
+			last = nil
+		}
+		applyFaulty(func(m time.Time) bool { return m.Before(t) })
+	}
+	for i := range r.log {
+		e := &r.log[i]
+		advance(e.t)
+		if cur == nil {
+			open(e.t, phase, rate)
+		}
+		switch e.kind {
+		case entryRate:
+			rate = e.rate
+			if cur.Evicted+cur.Abandoned+cur.Cancelled == 0 && cur.From.Equal(e.t) {
+				cur.Rate = rate
+			} else {
+				flush()
+				open(e.t, phase, rate)
+			}
+			last = nil
+		case entryCancel:
+			cur.Cancelled += e.n
+			last = nil
+		case entryPermit:
+			switch e.result {
+			case "evicted":
+				cur.Evicted++
+			case "abandoned":
+				cur.Abandoned++
+			}
+			permits = append(permits, e.t)
+			if last != nil && last.backlog > 0 {
+				cur.Gaps++
+				cur.gapTime += e.t.Sub(last.t)
+			}
+			last = e
+		}
+		applyFaulty(func(m time.Time) bool { return !m.After(e.t) })
+	}
+	advance(end)
+	applyFaulty(func(m time.Time) bool { return !m.After(end) })
+	flush()
+	if cur != nil {
+		cur.To = end
+	}
+	for i := range segs {
+		s := &segs[i]
+		if s.Gaps > 0 && s.gapTime > 0 {
+			s.Achieved = float64(s.Gaps) / s.gapTime.Seconds()
+		}
+		if s.Gaps >= minGapsForRate && s.Rate > 0 && math.Abs(s.Achieved-s.Rate)/s.Rate > achievedTolerance {
+			r.violations[checkAchieved] = append(r.violations[checkAchieved],
+				fmt.Sprintf("%s from %s: achieved %.3f/s against %.3f/s", s.Phase, s.From.Format(time.TimeOnly), s.Achieved, s.Rate))
+		}
+	}
+	// Drop empty segments of zero length (a phase and a rate change at the
+	// same instant).
+	return slices.DeleteFunc(segs, func(s segment) bool {
+		return !s.To.After(s.From) && s.Evicted+s.Abandoned+s.Cancelled == 0
+	})
+}
+
+// checkBound verifies that no window within a segment of constant rate held
+// more than rate×t+1 handler calls. Called with r.mu held.
+func (r *recorder) checkBound(s *segment, permits []time.Time) {
+	for i := range permits {
+		for j := i + 1; j < len(permits); j++ {
+			window := permits[j].Sub(permits[i]).Seconds()
+			if float64(j-i+1) > s.Rate*window+1+1e-9 {
+				r.violations[checkRateBound] = append(r.violations[checkRateBound],
+					fmt.Sprintf("%d evictions in %.1fs from %s at %.2f/s", j-i+1, window, permits[i].Format(time.TimeOnly), s.Rate))
+				return
+			}
+		}
+	}
+}
+
+type phaseMark struct {
+	t    time.Time
+	name string
+}
+
+type faultyMark struct {
+	t time.Time
+	n int
+}

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/failoverkit/failover/ratelimit"
+)
+
+// report is the outcome of a run: what --json prints.
+type report struct {
+	Scenario    string           `json:"scenario"`
+	Source      string           `json:"source"`
+	Start       time.Time        `json:"start"`
+	Duration    string           `json:"duration"`
+	Clusters    int              `json:"clusters"`
+	Bindings    [2]int           `json:"bindings"` // ResourceBindings, ClusterResourceBindings
+	Rates       ratelimit.Config `json:"rates"`
+	Workers     int              `json:"workersPerQueue"`
+	Totals      counts           `json:"totals"`
+	TasksOpen   int              `json:"tasksOpen"`
+	TasksDoneBy map[string]int   `json:"tasksDoneBy"`
+	TasksOpenBy map[string]int   `json:"tasksOpenBy"`
+	Abandoned   map[string]int   `json:"abandonedBecause"`
+	Phases      []segment        `json:"phases"`
+	Lines       []progressLine   `json:"lines"`
+	Checks      []checkResult    `json:"checks"`
+	Pass        bool             `json:"pass"`
+	// Unsettled counts clock steps taken before every worker was idle
+	// (should be 0; a busy machine can cause it, making the run less exact).
+	Unsettled int `json:"unsettled"`
+}
+
+type checkResult struct {
+	Name    string   `json:"name"`
+	Pass    bool     `json:"pass"`
+	Details []string `json:"details,omitempty"`
+}
+
+func (s *sim) report() *report {
+	s.accounted()
+	segs := s.w.rec.analyse(s.phases, s.faulty, s.clk.Now())
+	w := s.w
+	r := &report{
+		Scenario: s.sc.Name, Source: s.sc.Source, Start: s.sc.Start, Duration: s.sc.Duration.String(),
+		Clusters: len(w.clusters), Rates: s.cfg, Workers: s.sc.Workers,
+		Phases: segs, Lines: s.lines, Unsettled: s.settler.missed,
+	}
+	r.TasksOpenBy = map[string]int{}
+	for _, b := range w.bindings {
+		r.Bindings[b.queue]++
+		r.TasksOpen += len(b.gb.Tasks)
+		for _, t := range b.gb.Tasks {
+			r.TasksOpenBy["purgeMode "+string(t.PurgeMode.Canonical())]++
+		}
+	}
+	rec := w.rec
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	r.Totals = rec.c
+	r.TasksDoneBy = rec.tasksBy
+	r.Abandoned = rec.reasons
+	r.Pass = true
+	for _, name := range checkOrder {
+		v := rec.violations[name]
+		c := checkResult{Name: name, Pass: len(v) == 0}
+		if len(v) > 5 {
+			c.Details = append(v[:5:5], fmt.Sprintf("… and %d more", len(v)-5))
+		} else {
+			c.Details = v
+		}
+		r.Pass = r.Pass && c.Pass
+		r.Checks = append(r.Checks, c)
+	}
+	return r
+}
+
+func printHeader(out io.Writer, s *sim) {
+	sc := s.sc
+	fmt.Fprintf(out, "fleetsim: scenario %q (%s)\n", sc.Name, sc.Source)
+	if sc.Description != "" {
+		for _, l := range wrap(sc.Description, 100) {
+			fmt.Fprintf(out, "  %s\n", l)
+		}
+	}
+	groups := map[string]int{}
+	var order []string
+	for _, c := range sc.Clusters {
+		g := strings.TrimPrefix(c.Provider+"/"+c.Region, "/")
+		if g == "" {
+			g = "(no region)"
+		}
+		if groups[g] == 0 {
+			order = append(order, g)
+		}
+		groups[g]++
+	}
+	parts := make([]string, len(order))
+	for i, g := range order {
+		parts[i] = fmt.Sprintf("%s %d", g, groups[g])
+	}
+	var nb [2]int
+	kinds := map[string]int{}
+	for _, b := range s.w.bindings {
+		nb[b.queue]++
+		kinds[b.spec.Resource.Kind]++
+	}
+	var kindList []string
+	for k, n := range kinds {
+		kindList = append(kindList, fmt.Sprintf("%d %s", n, k))
+	}
+	sort.Strings(kindList)
+	var policies []string
+	for _, p := range sc.Policies {
+		policies = append(policies, p.Name)
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', 0)
+	fmt.Fprintf(tw, "  fleet:\t%d clusters in %d regions: %s\n", len(sc.Clusters), len(order), strings.Join(parts, ", "))
+	fmt.Fprintf(tw, "  bindings:\t%d ResourceBindings, %d ClusterResourceBindings (%s)\n", nb[qRB], nb[qCRB], strings.Join(kindList, ", "))
+	fmt.Fprintf(tw, "  taint policies:\t%s\n", strings.Join(policies, ", "))
+	fmt.Fprintf(tw, "  rates:\t--%s=%g --%s=%g --%s=%g --%s=%d\n",
+		ratelimit.FlagResourceEvictionRate, s.cfg.ResourceEvictionRate,
+		ratelimit.FlagSecondaryResourceEvictionRate, s.cfg.SecondaryResourceEvictionRate,
+		ratelimit.FlagUnhealthyClusterThreshold, s.cfg.UnhealthyClusterThreshold,
+		ratelimit.FlagLargeClusterNumThreshold, s.cfg.LargeClusterNumThreshold)
+	fmt.Fprintf(tw, "  queues:\t%s and %s, %d workers each, sharing one Limiter\n", queueNames[qRB], queueNames[qCRB], sc.Workers)
+	pace := "as fast as it goes"
+	if s.speed > 0 {
+		pace = fmt.Sprintf("%g simulated seconds per second", s.speed)
+	}
+	fmt.Fprintf(tw, "  clock:\tsimulated, %v from %s, a line every %v, %s\n", sc.Duration, sc.Start.Format(time.RFC3339), sc.Interval, pace)
+	tw.Flush()
+	fmt.Fprintln(out)
+}
+
+func printSummary(out io.Writer, r *report) {
+	fmt.Fprintln(out)
+	fmt.Fprintln(out, "phases (a new row where the story or the rate in force changes):")
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "from\tto\tphase\tmax faulty\trate in force\tachieved\tevicted\tabandoned\tcancelled\t")
+	for _, s := range r.Phases {
+		achieved := "—"
+		if s.Gaps >= minGapsForRate && s.Rate > 0 {
+			achieved = fmt.Sprintf("%.3f/s (%+.1f%%)", s.Achieved, 100*(s.Achieved-s.Rate)/s.Rate)
+		}
+		phase := s.Phase
+		if phase == "" {
+			phase = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%d\t%d\t%d\t\n",
+			fmtClock(s.From.Sub(r.Start)), fmtClock(s.To.Sub(r.Start)), phase, s.MaxFaulty, r.Clusters,
+			fmtRate(s.Rate), achieved, s.Evicted, s.Abandoned, s.Cancelled)
+	}
+	tw.Flush()
+	t := r.Totals
+	fmt.Fprintln(out)
+	fmt.Fprintf(out, "totals: %d queued (%d rb, %d crb), %d evicted, %d abandoned, %d cancelled, %d failed\n",
+		sum2(t.Queued), t.Queued[qRB], t.Queued[qCRB], sum2(t.Evicted), sum2(t.Abandoned), sum2(t.Cancelled), sum2(t.Failed))
+	fmt.Fprintf(out, "graceful eviction tasks: %d done (%s); %d still open (%s)\n", t.TasksDone, fmtMap(r.TasksDoneBy), r.TasksOpen, fmtMap(r.TasksOpenBy))
+	if len(r.Abandoned) > 0 {
+		fmt.Fprintln(out, "abandoned by the pre-scheduling check (most frequent reasons):")
+		lines := sortedByCount(r.Abandoned)
+		for i, line := range lines {
+			if i == maxReasons {
+				fmt.Fprintf(out, "  … and %d more distinct reasons (--json lists them all)\n", len(lines)-maxReasons)
+				break
+			}
+			if len(line) > 150 {
+				line = line[:149] + "…"
+			}
+			fmt.Fprintf(out, "  %s\n", line)
+		}
+	}
+	fmt.Fprintln(out)
+	fmt.Fprintln(out, "checks:")
+	passed := 0
+	for _, c := range r.Checks {
+		mark := "FAIL"
+		if c.Pass {
+			mark = "ok  "
+			passed++
+		}
+		fmt.Fprintf(out, "  %s %s\n", mark, c.Name)
+		for _, d := range c.Details {
+			fmt.Fprintf(out, "         %s\n", d)
+		}
+	}
+	if r.Unsettled > 0 {
+		fmt.Fprintf(out, "note: %d clock steps were taken before the workers were idle (a busy machine); timings may be off by a step\n", r.Unsettled)
+	}
+	verdict := "PASS"
+	if !r.Pass {
+		verdict = "FAIL"
+	}
+	fmt.Fprintf(out, "verdict: %s (%d of %d checks passed)\n", verdict, passed, len(r.Checks))
+}
+
+// maxReasons is how many abandon reasons the text summary shows.
+const maxReasons = 4
+
+func printJSON(out io.Writer, r *report) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+func fmtMap(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	return strings.Join(sortedByCount(m), ", ")
+}
+
+func sortedByCount(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = fmt.Sprintf("%d %s", m[k], k)
+	}
+	return out
+}
+
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		if line != "" && len(line)+1+len(w) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
+}

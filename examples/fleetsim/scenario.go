@@ -1,0 +1,691 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/prescheduling"
+	"github.com/failoverkit/failover/taintpolicy"
+)
+
+// The apiVersion and kinds a scenario file is made of. Everything but the
+// Scenario document is Karmada's own format.
+const (
+	scenarioAPIVersion = "fleetsim.failoverkit.dev/v1alpha1"
+	kindScenario       = "Scenario"
+
+	clusterAPIVersion = "cluster.karmada.io/v1alpha1"
+	kindCluster       = "Cluster"
+
+	workAPIVersion             = "work.karmada.io/v1alpha2"
+	kindResourceBinding        = "ResourceBinding"
+	kindClusterResourceBinding = "ClusterResourceBinding"
+
+	kindClusterTaintPolicy = "ClusterTaintPolicy"
+
+	// annotationCount stamps out that many copies of a binding document,
+	// named <name>-00, <name>-01, ...
+	annotationCount = "fleetsim.failoverkit.dev/count"
+	// annotationReadyAfter overrides spec.replacementReadyAfter for the
+	// binding's new copies; "never" means they never turn Healthy.
+	annotationReadyAfter = "fleetsim.failoverkit.dev/replacement-ready-after"
+)
+
+// scenario is a loaded, validated scenario: what the simulation runs.
+type scenario struct {
+	Source      string // the file name, or "built-in"
+	Name        string
+	Description string
+	Start       time.Time
+	Duration    time.Duration
+	Interval    time.Duration
+	// ReadyAfter is how long a new copy takes to turn Healthy once scheduled
+	// (negative: never).
+	ReadyAfter time.Duration
+	// GracefulEvictionTimeout is the grace period of tasks that carry none.
+	GracefulEvictionTimeout time.Duration
+	Workers                 int
+	Rates                   rateSpec
+	Clusters                []failover.Cluster
+	Bindings                []*bindingSpecResolved
+	Policies                []taintpolicy.ClusterTaintPolicy
+	Timeline                []timelineEvent
+}
+
+// scenarioDoc is the Scenario document: how long to run, how to report, the
+// fleet to generate and the timeline of condition changes.
+type scenarioDoc struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   metav1.ObjectMeta `json:"metadata"`
+	Spec       scenarioSpec      `json:"spec"`
+}
+
+type scenarioSpec struct {
+	Description             string           `json:"description,omitempty"`
+	Start                   *metav1.Time     `json:"start,omitempty"`
+	Duration                metav1.Duration  `json:"duration"`
+	Interval                *metav1.Duration `json:"interval,omitempty"`
+	ReplacementReadyAfter   *metav1.Duration `json:"replacementReadyAfter,omitempty"`
+	GracefulEvictionTimeout *metav1.Duration `json:"gracefulEvictionTimeout,omitempty"`
+	Workers                 *int             `json:"workers,omitempty"`
+	Rates                   rateSpec         `json:"rates,omitempty"`
+	Fleet                   []fleetGroup     `json:"fleet,omitempty"`
+	Timeline                []timelineEvent  `json:"timeline,omitempty"`
+}
+
+// rateSpec overrides the rate flags' defaults; a flag given on the command
+// line wins over the scenario.
+type rateSpec struct {
+	ResourceEvictionRate          *float64 `json:"resourceEvictionRate,omitempty"`
+	SecondaryResourceEvictionRate *float64 `json:"secondaryResourceEvictionRate,omitempty"`
+	UnhealthyClusterThreshold     *float64 `json:"unhealthyClusterThreshold,omitempty"`
+	LargeClusterNumThreshold      *int     `json:"largeClusterNumThreshold,omitempty"`
+}
+
+// fleetGroup generates Clusters clusters of one provider and region, spread
+// round-robin over Zones.
+type fleetGroup struct {
+	Provider   string            `json:"provider,omitempty"`
+	Region     string            `json:"region"`
+	Zones      []string          `json:"zones,omitempty"`
+	Clusters   int               `json:"clusters"`
+	NamePrefix string            `json:"namePrefix,omitempty"` // default: region + "-"
+	Labels     map[string]string `json:"labels,omitempty"`
+}
+
+// timelineEvent sets conditions on the clusters it selects at time At after
+// the start. Phase, when set, starts a new phase of the summary.
+type timelineEvent struct {
+	At         metav1.Duration           `json:"at"`
+	Phase      string                    `json:"phase,omitempty"`
+	Clusters   *failover.ClusterAffinity `json:"clusters"`
+	Conditions []conditionChange         `json:"conditions"`
+}
+
+type conditionChange struct {
+	Type    string                 `json:"type"`
+	Status  metav1.ConditionStatus `json:"status"`
+	Reason  string                 `json:"reason,omitempty"`
+	Message string                 `json:"message,omitempty"`
+}
+
+// clusterDoc is a Karmada Cluster (cluster.karmada.io/v1alpha1), the parts
+// the simulation reads.
+type clusterDoc struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   metav1.ObjectMeta `json:"metadata"`
+	Spec       struct {
+		ID          string         `json:"id,omitempty"`
+		SyncMode    string         `json:"syncMode,omitempty"`
+		APIEndpoint string         `json:"apiEndpoint,omitempty"`
+		Provider    string         `json:"provider,omitempty"`
+		Region      string         `json:"region,omitempty"`
+		Zone        string         `json:"zone,omitempty"`
+		Zones       []string       `json:"zones,omitempty"`
+		Taints      []corev1.Taint `json:"taints,omitempty"`
+	} `json:"spec"`
+	Status struct {
+		Conditions []metav1.Condition `json:"conditions,omitempty"`
+	} `json:"status,omitempty"`
+}
+
+// bindingDoc is a Karmada ResourceBinding or ClusterResourceBinding
+// (work.karmada.io/v1alpha2), the parts the simulation reads.
+type bindingDoc struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   metav1.ObjectMeta `json:"metadata"`
+	Spec       bindingSpec       `json:"spec"`
+}
+
+type bindingSpec struct {
+	Resource         objectReference          `json:"resource"`
+	Replicas         int32                    `json:"replicas,omitempty"`
+	Placement        *prescheduling.Placement `json:"placement,omitempty"`
+	Failover         *failoverBehavior        `json:"failover,omitempty"`
+	Clusters         []failover.TargetCluster `json:"clusters,omitempty"`
+	SchedulePriority *struct {
+		Priority int32 `json:"priority"`
+	} `json:"schedulePriority,omitempty"`
+}
+
+type objectReference struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name"`
+}
+
+// failoverBehavior is Karmada's spec.failover; only its cluster part, from
+// the configurable cluster failover proposal, is read.
+type failoverBehavior struct {
+	Cluster *clusterFailover `json:"cluster,omitempty"`
+}
+
+type clusterFailover struct {
+	PurgeMode          failover.PurgeMode `json:"purgeMode,omitempty"`
+	GracePeriodSeconds *int32             `json:"gracePeriodSeconds,omitempty"`
+	// TolerationSeconds delays the eviction from a PreferNoExecute cluster.
+	TolerationSeconds *int32 `json:"tolerationSeconds,omitempty"`
+}
+
+// bindingSpecResolved is one binding of the fleet as the scenario describes
+// it, after count stamping and defaulting.
+type bindingSpecResolved struct {
+	Kind       string // ResourceBinding or ClusterResourceBinding
+	Namespace  string
+	Name       string
+	Resource   objectReference
+	Replicas   int32
+	Placement  prescheduling.Placement
+	Failover   *clusterFailover // nil: no cluster failover
+	Clusters   []failover.TargetCluster
+	Priority   int32
+	ReadyAfter *time.Duration // nil: the scenario's
+}
+
+// key is the binding's queue key: "namespace/name", or "name" when cluster-scoped.
+func (b *bindingSpecResolved) key() string {
+	if b.Namespace == "" {
+		return b.Name
+	}
+	return b.Namespace + "/" + b.Name
+}
+
+// resourceKind is the workload's APIVersion and Kind, e.g. "apps/v1/Deployment".
+func (b *bindingSpecResolved) resourceKind() string {
+	return b.Resource.APIVersion + "/" + b.Resource.Kind
+}
+
+// divided reports a Divided workload. An empty replicaSchedulingType is
+// Divided, as Karmada's API server defaults it; no replicaScheduling at all
+// is Duplicated.
+func (b *bindingSpecResolved) divided() bool {
+	rs := b.Placement.ReplicaScheduling
+	return rs != nil && rs.ReplicaSchedulingType != prescheduling.ReplicaSchedulingTypeDuplicated
+}
+
+// document is one YAML document of a scenario file.
+type document struct {
+	n    int // 1-based; empty documents count, as an editor shows them
+	line int // where it starts
+	data []byte
+}
+
+// docError names the file, the document and, through err, the field.
+type docError struct {
+	file string
+	doc  document
+	what string // e.g. "ResourceBinding shop/web"
+	err  error
+}
+
+func (e *docError) Error() string {
+	what := ""
+	if e.what != "" {
+		what = ", " + e.what
+	}
+	return fmt.Sprintf("fleetsim: %s: document %d (line %d%s): %v", e.file, e.doc.n, e.doc.line, what, e.err)
+}
+
+func (e *docError) Unwrap() error { return e.err }
+
+// splitDocuments splits a multi-document YAML stream on "---" lines.
+func splitDocuments(data []byte) []document {
+	var docs []document
+	cur := document{n: 1, line: 1}
+	var buf bytes.Buffer
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := sc.Text()
+		if t := strings.TrimRight(text, " \t"); t == "---" || strings.HasPrefix(t, "--- ") {
+			cur.data = slices.Clone(buf.Bytes())
+			docs = append(docs, cur)
+			buf.Reset()
+			cur = document{n: cur.n + 1, line: line + 1}
+			continue
+		}
+		buf.WriteString(text)
+		buf.WriteByte('\n')
+	}
+	cur.data = slices.Clone(buf.Bytes())
+	return append(docs, cur)
+}
+
+// empty reports whether a document holds nothing but comments and blanks.
+func (d document) empty() bool {
+	for _, l := range strings.Split(string(d.data), "\n") {
+		l = strings.TrimSpace(l)
+		if l != "" && !strings.HasPrefix(l, "#") {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeStrict decodes a document into v, rejecting unknown and duplicated
+// fields, and names the field at fault.
+func decodeStrict(data []byte, v any) error {
+	err := yaml.UnmarshalStrict(data, v)
+	if err == nil {
+		return nil
+	}
+	if strings.Contains(err.Error(), "unknown field") {
+		var generic any
+		if yaml.Unmarshal(data, &generic) == nil {
+			if path := unknownFieldPath(typeOf(v), generic, ""); path != "" {
+				return fmt.Errorf("%s: unknown field", path)
+			}
+		}
+	}
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "error unmarshaling JSON: while decoding JSON: ")
+	msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
+	return errors.New(msg)
+}
+
+// LoadScenario reads and validates a scenario file.
+func loadScenario(name string, r io.Reader) (*scenario, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("fleetsim: %s: %w", name, err)
+	}
+	sc := &scenario{Source: name}
+	var specDoc *document
+	var spec scenarioSpec
+	names := map[string]bool{}
+	bindingKeys := map[string]bool{}
+	for _, d := range splitDocuments(data) {
+		if d.empty() {
+			continue
+		}
+		fail := func(what string, err error) error {
+			return &docError{file: name, doc: d, what: what, err: err}
+		}
+		var tm metav1.TypeMeta
+		if err := yaml.Unmarshal(d.data, &tm); err != nil {
+			return nil, fail("", err)
+		}
+		switch tm.Kind {
+		case kindScenario:
+			if specDoc != nil {
+				return nil, fail(kindScenario, fmt.Errorf("a second Scenario document (the first is document %d)", specDoc.n))
+			}
+			var doc scenarioDoc
+			if err := decodeStrict(d.data, &doc); err != nil {
+				return nil, fail(kindScenario, err)
+			}
+			if doc.APIVersion != scenarioAPIVersion {
+				return nil, fail(kindScenario, fmt.Errorf("apiVersion: %q: want %q", doc.APIVersion, scenarioAPIVersion))
+			}
+			dd := d
+			specDoc = &dd
+			sc.Name = doc.Metadata.Name
+			spec = doc.Spec
+			if err := validateSpec(&spec); err != nil {
+				return nil, fail(kindScenario+" "+sc.Name, err)
+			}
+			for _, c := range generateFleet(spec.Fleet) {
+				if names[c.Name] {
+					return nil, fail(kindScenario+" "+sc.Name, fmt.Errorf("spec.fleet: cluster name %q generated twice: set namePrefix", c.Name))
+				}
+				names[c.Name] = true
+				sc.Clusters = append(sc.Clusters, c)
+			}
+		case kindCluster:
+			c, err := decodeCluster(d.data)
+			if err != nil {
+				return nil, fail(kindCluster+" "+c.Name, err)
+			}
+			if names[c.Name] {
+				return nil, fail(kindCluster+" "+c.Name, fmt.Errorf("metadata.name: duplicate cluster %q", c.Name))
+			}
+			names[c.Name] = true
+			sc.Clusters = append(sc.Clusters, c)
+		case kindResourceBinding, kindClusterResourceBinding:
+			bs, what, err := decodeBinding(d.data)
+			if err != nil {
+				return nil, fail(what, err)
+			}
+			for _, b := range bs {
+				k := b.Kind + " " + b.key()
+				if bindingKeys[k] {
+					return nil, fail(what, fmt.Errorf("metadata.name: duplicate %s %q", b.Kind, b.key()))
+				}
+				bindingKeys[k] = true
+			}
+			sc.Bindings = append(sc.Bindings, bs...)
+		case kindClusterTaintPolicy:
+			ps, err := taintpolicy.LoadPolicies(bytes.NewReader(d.data))
+			if err != nil {
+				var de *taintpolicy.DecodeError
+				if errors.As(err, &de) {
+					err = de.Err
+				}
+				return nil, fail(kindClusterTaintPolicy, err)
+			}
+			sc.Policies = append(sc.Policies, ps...)
+		case "":
+			return nil, fail("", errors.New("kind: missing: want Scenario, Cluster, ResourceBinding, ClusterResourceBinding or ClusterTaintPolicy"))
+		default:
+			return nil, fail("", fmt.Errorf("kind: %q: want Scenario, Cluster, ResourceBinding, ClusterResourceBinding or ClusterTaintPolicy", tm.Kind))
+		}
+	}
+	if specDoc == nil {
+		return nil, fmt.Errorf("fleetsim: %s: no Scenario document (kind: Scenario, apiVersion: %s)", name, scenarioAPIVersion)
+	}
+	if len(sc.Clusters) == 0 {
+		return nil, fmt.Errorf("fleetsim: %s: the fleet is empty: add spec.fleet to the Scenario or Cluster documents", name)
+	}
+	sc.Description = strings.TrimSpace(spec.Description)
+	sc.Start = time.Date(2025, 1, 17, 2, 0, 0, 0, time.UTC)
+	if spec.Start != nil {
+		sc.Start = spec.Start.UTC()
+	}
+	sc.Duration = spec.Duration.Duration
+	sc.Interval = spec.Interval.Duration
+	sc.ReadyAfter = spec.ReplacementReadyAfter.Duration
+	sc.GracefulEvictionTimeout = spec.GracefulEvictionTimeout.Duration
+	sc.Workers = *spec.Workers
+	sc.Rates = spec.Rates
+	sc.Timeline = spec.Timeline
+	sort.SliceStable(sc.Timeline, func(i, j int) bool { return sc.Timeline[i].At.Duration < sc.Timeline[j].At.Duration })
+	// Cluster documents may carry conditions dated before the start; every
+	// other cluster starts Ready since the start.
+	for i := range sc.Clusters {
+		c := &sc.Clusters[i]
+		if c.Condition("Ready") == nil {
+			c.Conditions = append(c.Conditions, metav1.Condition{
+				Type: "Ready", Status: metav1.ConditionTrue, Reason: "ClusterReady",
+				LastTransitionTime: metav1.NewTime(sc.Start),
+			})
+		}
+	}
+	if err := checkTimelineSelectors(name, *specDoc, sc); err != nil {
+		return nil, err
+	}
+	return sc, nil
+}
+
+// validateSpec checks the Scenario document and fills in its defaults.
+func validateSpec(s *scenarioSpec) error {
+	if s.Duration.Duration <= 0 {
+		return fmt.Errorf("spec.duration: %v: must be positive, e.g. 30m", s.Duration.Duration)
+	}
+	if s.Interval == nil {
+		s.Interval = &metav1.Duration{Duration: 30 * time.Second}
+	}
+	if s.Interval.Duration <= 0 || s.Interval.Duration > s.Duration.Duration {
+		return fmt.Errorf("spec.interval: %v: must be positive and at most spec.duration (%v)", s.Interval.Duration, s.Duration.Duration)
+	}
+	if s.Duration.Duration/s.Interval.Duration > 10000 {
+		return fmt.Errorf("spec.interval: %v: more than 10000 lines in %v", s.Interval.Duration, s.Duration.Duration)
+	}
+	if s.ReplacementReadyAfter == nil {
+		s.ReplacementReadyAfter = &metav1.Duration{Duration: 30 * time.Second}
+	}
+	if s.ReplacementReadyAfter.Duration < 0 {
+		return fmt.Errorf("spec.replacementReadyAfter: %v: must not be negative", s.ReplacementReadyAfter.Duration)
+	}
+	if s.GracefulEvictionTimeout == nil {
+		s.GracefulEvictionTimeout = &metav1.Duration{Duration: 10 * time.Minute}
+	}
+	if s.GracefulEvictionTimeout.Duration < 0 {
+		return fmt.Errorf("spec.gracefulEvictionTimeout: %v: must not be negative (0: none)", s.GracefulEvictionTimeout.Duration)
+	}
+	if s.Workers == nil {
+		w := 2
+		s.Workers = &w
+	}
+	if *s.Workers < 1 || *s.Workers > 64 {
+		return fmt.Errorf("spec.workers: %d: want 1 to 64 workers per queue", *s.Workers)
+	}
+	for name, v := range map[string]*float64{
+		"resourceEvictionRate":          s.Rates.ResourceEvictionRate,
+		"secondaryResourceEvictionRate": s.Rates.SecondaryResourceEvictionRate,
+		"unhealthyClusterThreshold":     s.Rates.UnhealthyClusterThreshold,
+	} {
+		if v != nil && (math.IsNaN(*v) || math.IsInf(*v, 0) || *v < 0) {
+			return fmt.Errorf("spec.rates.%s: %v: must be a finite number ≥ 0", name, *v)
+		}
+	}
+	if v := s.Rates.LargeClusterNumThreshold; v != nil && *v < 0 {
+		return fmt.Errorf("spec.rates.largeClusterNumThreshold: %d: must not be negative", *v)
+	}
+	for i, g := range s.Fleet {
+		p := fmt.Sprintf("spec.fleet[%d]", i)
+		if g.Region == "" {
+			return fmt.Errorf("%s.region: missing", p)
+		}
+		if g.Clusters < 1 || g.Clusters > 10000 {
+			return fmt.Errorf("%s.clusters: %d: want 1 to 10000", p, g.Clusters)
+		}
+	}
+	for i, e := range s.Timeline {
+		p := fmt.Sprintf("spec.timeline[%d]", i)
+		if e.At.Duration < 0 || e.At.Duration > s.Duration.Duration {
+			return fmt.Errorf("%s.at: %v: must be within spec.duration (0 to %v)", p, e.At.Duration, s.Duration.Duration)
+		}
+		if e.Clusters == nil {
+			return fmt.Errorf("%s.clusters: missing: select clusters by clusterNames, fieldSelector (provider, region, zone) or labelSelector", p)
+		}
+		if err := e.Clusters.Validate(); err != nil {
+			return fmt.Errorf("%s.clusters: %w", p, err)
+		}
+		if len(e.Conditions) == 0 {
+			return fmt.Errorf("%s.conditions: missing: at least one condition to set", p)
+		}
+		for j, c := range e.Conditions {
+			cp := fmt.Sprintf("%s.conditions[%d]", p, j)
+			if c.Type == "" {
+				return fmt.Errorf("%s.type: missing, e.g. Ready", cp)
+			}
+			switch c.Status {
+			case metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown:
+			default:
+				return fmt.Errorf("%s.status: %q: want True, False or Unknown", cp, c.Status)
+			}
+		}
+	}
+	return nil
+}
+
+// checkTimelineSelectors rejects timeline events that select no cluster:
+// almost always a typo in a region or cluster name.
+func checkTimelineSelectors(file string, d document, sc *scenario) error {
+	for i, e := range sc.Timeline {
+		n := 0
+		for _, c := range sc.Clusters {
+			if ok, _ := e.Clusters.Matches(c); ok {
+				n++
+			}
+		}
+		if n == 0 {
+			return &docError{file: file, doc: d, what: kindScenario + " " + sc.Name,
+				err: fmt.Errorf("spec.timeline[%d].clusters: selects no cluster of the fleet", i)}
+		}
+	}
+	return nil
+}
+
+// generateFleet names clusters <prefix>01, <prefix>02, ... in each group.
+func generateFleet(groups []fleetGroup) []failover.Cluster {
+	var out []failover.Cluster
+	for _, g := range groups {
+		prefix := g.NamePrefix
+		if prefix == "" {
+			prefix = g.Region + "-"
+		}
+		width := len(strconv.Itoa(g.Clusters))
+		if width < 2 {
+			width = 2
+		}
+		for i := range g.Clusters {
+			c := failover.Cluster{
+				Name:     fmt.Sprintf("%s%0*d", prefix, width, i+1),
+				Provider: g.Provider,
+				Region:   g.Region,
+				Labels:   map[string]string{},
+			}
+			if len(g.Zones) > 0 {
+				c.Zone = g.Zones[i%len(g.Zones)]
+			}
+			for k, v := range g.Labels {
+				c.Labels[k] = v
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func decodeCluster(data []byte) (failover.Cluster, error) {
+	var doc clusterDoc
+	if err := decodeStrict(data, &doc); err != nil {
+		return failover.Cluster{Name: doc.Metadata.Name}, err
+	}
+	c := failover.Cluster{
+		Name:       doc.Metadata.Name,
+		Labels:     doc.Metadata.Labels,
+		Provider:   doc.Spec.Provider,
+		Region:     doc.Spec.Region,
+		Zone:       doc.Spec.Zone,
+		Taints:     doc.Spec.Taints,
+		Conditions: doc.Status.Conditions,
+	}
+	if c.Zone == "" && len(doc.Spec.Zones) > 0 {
+		c.Zone = doc.Spec.Zones[0]
+	}
+	if doc.APIVersion != clusterAPIVersion {
+		return c, fmt.Errorf("apiVersion: %q: want %q", doc.APIVersion, clusterAPIVersion)
+	}
+	if c.Name == "" {
+		return c, errors.New("metadata.name: missing")
+	}
+	for i, cond := range c.Conditions {
+		switch cond.Status {
+		case metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown:
+		default:
+			return c, fmt.Errorf("status.conditions[%d].status: %q: want True, False or Unknown", i, cond.Status)
+		}
+	}
+	return c, nil
+}
+
+func decodeBinding(data []byte) ([]*bindingSpecResolved, string, error) {
+	var doc bindingDoc
+	err := decodeStrict(data, &doc)
+	what := doc.Kind
+	if doc.Metadata.Name != "" {
+		what += " " + strings.TrimPrefix(doc.Metadata.Namespace+"/"+doc.Metadata.Name, "/")
+	}
+	if err != nil {
+		return nil, what, err
+	}
+	if doc.APIVersion != workAPIVersion {
+		return nil, what, fmt.Errorf("apiVersion: %q: want %q", doc.APIVersion, workAPIVersion)
+	}
+	m, s := doc.Metadata, doc.Spec
+	if m.Name == "" {
+		return nil, what, errors.New("metadata.name: missing")
+	}
+	switch {
+	case doc.Kind == kindResourceBinding && m.Namespace == "":
+		return nil, what, errors.New("metadata.namespace: missing: a ResourceBinding is namespaced (use ClusterResourceBinding for cluster-scoped kinds)")
+	case doc.Kind == kindClusterResourceBinding && m.Namespace != "":
+		return nil, what, fmt.Errorf("metadata.namespace: %q: a ClusterResourceBinding is cluster-scoped", m.Namespace)
+	}
+	if s.Resource.APIVersion == "" || s.Resource.Kind == "" {
+		return nil, what, errors.New("spec.resource: apiVersion and kind are required, e.g. apps/v1 Deployment")
+	}
+	if s.Replicas < 0 {
+		return nil, what, fmt.Errorf("spec.replicas: %d: must not be negative", s.Replicas)
+	}
+	b := bindingSpecResolved{
+		Kind:      doc.Kind,
+		Namespace: m.Namespace,
+		Resource:  s.Resource,
+		Replicas:  s.Replicas,
+		Clusters:  s.Clusters,
+	}
+	if s.Placement != nil {
+		b.Placement = *s.Placement
+	}
+	if err := b.Placement.Validate(); err != nil {
+		return nil, what, fmt.Errorf("spec.placement: %w", err)
+	}
+	if b.divided() && s.Replicas < 1 {
+		return nil, what, fmt.Errorf("spec.replicas: %d: a Divided workload needs at least one replica", s.Replicas)
+	}
+	if s.Failover != nil && s.Failover.Cluster != nil {
+		f := *s.Failover.Cluster
+		if err := f.PurgeMode.Validate(); err != nil {
+			return nil, what, fmt.Errorf("spec.failover.cluster.purgeMode: %w", err)
+		}
+		f.PurgeMode = f.PurgeMode.Canonical()
+		if f.GracePeriodSeconds != nil && *f.GracePeriodSeconds <= 0 {
+			return nil, what, fmt.Errorf("spec.failover.cluster.gracePeriodSeconds: %d: must be positive", *f.GracePeriodSeconds)
+		}
+		if f.TolerationSeconds != nil && *f.TolerationSeconds < 0 {
+			return nil, what, fmt.Errorf("spec.failover.cluster.tolerationSeconds: %d: must not be negative", *f.TolerationSeconds)
+		}
+		b.Failover = &f
+	}
+	if s.SchedulePriority != nil {
+		b.Priority = s.SchedulePriority.Priority
+	}
+	if v, ok := m.Annotations[annotationReadyAfter]; ok {
+		d := time.Duration(-1)
+		if v != "never" {
+			if d, err = time.ParseDuration(v); err != nil || d < 0 {
+				return nil, what, fmt.Errorf("metadata.annotations[%s]: %q: want a duration such as 90s, or never", annotationReadyAfter, v)
+			}
+		}
+		b.ReadyAfter = &d
+	}
+	count := 1
+	if v, ok := m.Annotations[annotationCount]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 10000 {
+			return nil, what, fmt.Errorf("metadata.annotations[%s]: %q: want a number from 1 to 10000", annotationCount, v)
+		}
+		count = n
+	}
+	if count == 1 {
+		b.Name = m.Name
+		return []*bindingSpecResolved{&b}, what, nil
+	}
+	width := len(strconv.Itoa(count - 1))
+	if width < 2 {
+		width = 2
+	}
+	out := make([]*bindingSpecResolved, count)
+	for i := range count {
+		c := b
+		c.Name = fmt.Sprintf("%s-%0*d", m.Name, width, i)
+		if c.Resource.Name != "" {
+			c.Resource.Name = fmt.Sprintf("%s-%0*d", c.Resource.Name, width, i)
+		}
+		out[i] = &c
+	}
+	return out, what, nil
+}

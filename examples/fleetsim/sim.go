@@ -1,0 +1,369 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/failoverkit/failover/evictionqueue"
+	"github.com/failoverkit/failover/gracefulevict"
+	"github.com/failoverkit/failover/metrics"
+	"github.com/failoverkit/failover/prescheduling"
+	"github.com/failoverkit/failover/ratelimit"
+	"github.com/failoverkit/failover/taintpolicy"
+)
+
+// sim drives one run: it owns the simulated clock and plays the parts of a
+// control plane that the library leaves to its user (cluster status, the
+// taint controller, the taint manager, the scheduler, the graceful eviction
+// controller), around the real Limiter, queues, Checker and Assessor.
+type sim struct {
+	sc      *scenario
+	cfg     ratelimit.Config
+	w       *world
+	clk     *simClock
+	settler *settler
+	out     io.Writer // progress; nil: none
+	speed   float64   // simulated seconds per wall second; 0: as fast as possible
+
+	phases []phaseMark
+	faulty []faultyMark
+	lines  []progressLine
+	notes  []string
+}
+
+// progressLine is one line of the progress table.
+type progressLine struct {
+	T         time.Duration `json:"t"`
+	Faulty    int           `json:"faulty"`
+	Total     int           `json:"total"`
+	Rate      float64       `json:"rate"`
+	Queued    [2]int        `json:"queueDepth"`
+	Evicted   int           `json:"evicted"`
+	Abandoned int           `json:"abandoned"`
+	Cancelled int           `json:"cancelled"`
+	TasksOpen int           `json:"tasksOpen"`
+}
+
+func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out io.Writer, speed float64) (*sim, error) {
+	m, err := metrics.New(reg)
+	if err != nil {
+		return nil, err
+	}
+	clk := newSimClock(sc.Start)
+	evaluator, err := taintpolicy.NewEvaluator(sc.Policies)
+	if err != nil {
+		return nil, fmt.Errorf("fleetsim: %s: %w", sc.Source, err)
+	}
+	tracker := ratelimit.NewTracker()
+	limiter, err := ratelimit.NewLimiter(cfg, tracker, ratelimit.WithClock(clk), ratelimit.WithMetrics(m))
+	if err != nil {
+		return nil, err
+	}
+	w := &world{
+		sc:        sc,
+		clk:       clk,
+		byName:    map[string]*clusterState{},
+		byKey:     [2]map[string]*binding{{}, {}},
+		load:      map[string]int{},
+		evaluator: evaluator,
+		tracker:   tracker,
+		limiter:   limiter,
+		checker:   prescheduling.NewChecker(),
+		assessor:  gracefulevict.NewAssessor(gracefulevict.WithDefaultTimeout(sc.GracefulEvictionTimeout)),
+		abandoned: map[itemID]int{},
+		rec:       newRecorder(),
+	}
+	for i := range sc.Clusters {
+		c := &clusterState{Cluster: sc.Clusters[i], dirty: true}
+		c.Conditions = append(c.Conditions[:0:0], c.Conditions...)
+		w.clusters = append(w.clusters, c)
+		w.byName[c.Name] = c
+		tracker.Set(c.Name, false)
+	}
+	for i := range 2 {
+		q, err := evictionqueue.New(evictionqueue.Config{
+			Name:      queueNames[i],
+			Workers:   sc.Workers,
+			Pacer:     limiter,
+			Metrics:   m,
+			Clock:     clk,
+			OnOutcome: func(o evictionqueue.Outcome) { w.rec.outcome(i, o) },
+		}, w.handler(i))
+		if err != nil {
+			return nil, err
+		}
+		w.queues[i] = q
+	}
+	for _, spec := range sc.Bindings {
+		b := &binding{spec: spec, queue: qRB, readyAt: map[string]time.Time{}}
+		if spec.Kind == kindClusterResourceBinding {
+			b.queue = qCRB
+		}
+		result := spec.Clusters
+		if len(result) == 0 {
+			result = w.initialSchedule(b)
+		}
+		for _, t := range result {
+			if w.byName[t.Name] == nil {
+				return nil, fmt.Errorf("fleetsim: %s: %s %s: spec.clusters: no cluster %q in the fleet", sc.Source, spec.Kind, spec.key(), t.Name)
+			}
+		}
+		w.setSchedule(b, result, func(string) time.Time { return sc.Start })
+		b.gb.Generation, b.gb.ObservedGeneration = 1, 1
+		w.bindings = append(w.bindings, b)
+		w.byKey[b.queue][b.key()] = b
+	}
+	return &sim{sc: sc, cfg: cfg, w: w, clk: clk, settler: newSettler(), out: out, speed: speed}, nil
+}
+
+// run plays the scenario to its end, or until ctx ends.
+func (s *sim) run(ctx context.Context) error {
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 2)
+	for _, q := range s.w.queues {
+		go func() { done <- q.Run(runCtx) }()
+	}
+	defer func() {
+		stop()
+		for range 2 {
+			<-done
+		}
+	}()
+
+	start, end := s.sc.Start, s.sc.Start.Add(s.sc.Duration)
+	wallStart := time.Now()
+	nextEvent, nextLine := 0, start
+	var err error
+	for {
+		now := s.clk.Now()
+		s.step(now, &nextEvent)
+		if !now.Before(nextLine) {
+			s.line(now)
+			nextLine = nextLine.Add(s.sc.Interval)
+		}
+		if !now.Before(end) {
+			break
+		}
+		next := minTime(end, nextLine)
+		if nextEvent < len(s.sc.Timeline) {
+			next = minTime(next, start.Add(s.sc.Timeline[nextEvent].At.Duration))
+		}
+		if t, ok := s.clk.nextDue(); ok {
+			next = minTime(next, t)
+		}
+		s.w.mu.Lock()
+		if t, ok := s.w.nextWake(now); ok {
+			next = minTime(next, t)
+		}
+		s.w.mu.Unlock()
+		if err = s.pace(ctx, wallStart, next.Sub(start)); err != nil {
+			break
+		}
+		s.clk.SetTime(next)
+		s.settler.settle()
+	}
+	s.w.mu.Lock()
+	s.w.observeRate(s.clk.Now())
+	s.w.mu.Unlock()
+	return err
+}
+
+// step does everything due at now: timeline events, the taint controller,
+// cancellations and health, the taint manager; lets the workers run; then
+// the graceful eviction controller.
+func (s *sim) step(now time.Time, nextEvent *int) {
+	w := s.w
+	w.mu.Lock()
+	t := now.Sub(s.sc.Start)
+	for *nextEvent < len(s.sc.Timeline) && s.sc.Timeline[*nextEvent].At.Duration <= t {
+		e := s.sc.Timeline[*nextEvent]
+		*nextEvent++
+		if e.Phase != "" {
+			s.phases = append(s.phases, phaseMark{now, e.Phase})
+			s.note(now, "phase: %s", e.Phase)
+		}
+		names := w.applyEvent(e, now)
+		var conds []string
+		for _, c := range e.Conditions {
+			conds = append(conds, c.Type+"="+string(c.Status))
+		}
+		s.note(now, "%s on %d clusters (%s)", strings.Join(conds, ", "), len(names), describe(names))
+	}
+	failed, recovered, changes := w.taintController(now)
+	if len(changes) > 0 {
+		s.note(now, "taints: %s", summarizeTaints(changes))
+	}
+	// Cancel before telling the Tracker: the better health wakes waiting
+	// workers, who must not find a recovered cluster's items still queued.
+	cancelled := 0
+	for _, name := range recovered {
+		for i, q := range w.queues {
+			n := q.CancelCluster(name)
+			w.rec.cancelled(i, now, n)
+			cancelled += n
+		}
+	}
+	for _, name := range append(failed, recovered...) {
+		w.tracker.Set(name, w.byName[name].faulty)
+	}
+	if len(failed)+len(recovered) > 0 {
+		h, _ := w.tracker.Health()
+		s.faulty = append(s.faulty, faultyMark{now, h.Unhealthy})
+		msg := fmt.Sprintf("%d/%d clusters faulty (%.0f%%), rate in force %s", h.Unhealthy, h.Total, 100*h.FailureRate(), fmtRate(w.limiter.Rate()))
+		if cancelled > 0 {
+			msg += fmt.Sprintf("; %d queued items of recovered clusters cancelled", cancelled)
+		}
+		s.note(now, "%s", msg)
+	}
+	w.observeRate(now)
+	if n := w.taintManager(now); n > 0 {
+		s.note(now, "taint manager queued %d evictions", n)
+	}
+	w.mu.Unlock()
+
+	s.settler.settle()
+
+	w.mu.Lock()
+	w.observeRate(now)
+	w.gracefulEvictionController(now)
+	w.mu.Unlock()
+}
+
+func (s *sim) note(now time.Time, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	s.notes = append(s.notes, fmt.Sprintf("%s %s", fmtClock(now.Sub(s.sc.Start)), msg))
+	if s.out != nil {
+		fmt.Fprintf(s.out, "%8s   » %s\n", fmtClock(now.Sub(s.sc.Start)), msg)
+	}
+}
+
+// pace holds the run back to --speed simulated seconds per wall second.
+func (s *sim) pace(ctx context.Context, wallStart time.Time, simElapsed time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.speed <= 0 {
+		return nil
+	}
+	d := time.Until(wallStart.Add(time.Duration(float64(simElapsed) / s.speed)))
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+const lineHeader = "    time  faulty     rate  rb-queue  crb-queue  evicted  abandoned  cancelled  tasks open"
+
+func (s *sim) line(now time.Time) {
+	w := s.w
+	w.mu.Lock()
+	h, _ := w.tracker.Health()
+	l := progressLine{
+		T:      now.Sub(s.sc.Start),
+		Faulty: h.Unhealthy, Total: h.Total,
+		Rate:   w.limiter.Rate(),
+		Queued: [2]int{w.queues[qRB].Len(), w.queues[qCRB].Len()},
+	}
+	for _, b := range w.bindings {
+		l.TasksOpen += len(b.gb.Tasks)
+	}
+	w.mu.Unlock()
+	c := w.rec.snapshot()
+	l.Evicted, l.Abandoned, l.Cancelled = sum2(c.Evicted), sum2(c.Abandoned), sum2(c.Cancelled)
+	var prev progressLine
+	if n := len(s.lines); n > 0 {
+		prev = s.lines[n-1]
+	}
+	s.lines = append(s.lines, l)
+	if s.out == nil {
+		return
+	}
+	if len(s.lines) == 1 {
+		fmt.Fprintln(s.out, lineHeader)
+	}
+	fmt.Fprintf(s.out, "%8s  %6s  %7s  %8d  %9d  %7s  %9s  %9s  %10d\n",
+		fmtClock(l.T), fmt.Sprintf("%d/%d", l.Faulty, l.Total), fmtRate(l.Rate), l.Queued[0], l.Queued[1],
+		delta(l.Evicted, prev.Evicted), delta(l.Abandoned, prev.Abandoned), delta(l.Cancelled, prev.Cancelled), l.TasksOpen)
+}
+
+// delta shows an interval's count as +n, or a dot when nothing happened.
+func delta(cur, prev int) string {
+	if cur == prev {
+		return "·"
+	}
+	return fmt.Sprintf("+%d", cur-prev)
+}
+
+// accounted checks that every item a queue accepted left it with an outcome
+// or is still queued.
+func (s *sim) accounted() {
+	w := s.w
+	w.rec.mu.Lock()
+	defer w.rec.mu.Unlock()
+	for i, q := range w.queues {
+		o := w.rec.outcomes[i]
+		left := o[evictionqueue.Succeeded] + o[evictionqueue.Completed] + o[evictionqueue.Abandoned] + o[evictionqueue.Failed] + o[evictionqueue.Cancelled]
+		if got := left + q.Len(); got != w.rec.c.Queued[i] {
+			w.rec.violations[checkAccounted] = append(w.rec.violations[checkAccounted],
+				fmt.Sprintf("%s: %d queued, %d left with an outcome, %d still queued", queueNames[i], w.rec.c.Queued[i], left, q.Len()))
+		}
+		if o[evictionqueue.Cancelled] != w.rec.c.Cancelled[i] {
+			w.rec.violations[checkCancelled] = append(w.rec.violations[checkCancelled],
+				fmt.Sprintf("%s: CancelCluster returned %d in all, outcomes report %d", queueNames[i], w.rec.c.Cancelled[i], o[evictionqueue.Cancelled]))
+		}
+	}
+}
+
+func summarizeTaints(changes []string) string {
+	// "+key:Effect cluster" → "+key:Effect on n clusters"
+	byTaint := map[string][]string{}
+	var order []string
+	for _, c := range changes {
+		taint, cluster, _ := strings.Cut(c, " ")
+		if _, ok := byTaint[taint]; !ok {
+			order = append(order, taint)
+		}
+		byTaint[taint] = append(byTaint[taint], cluster)
+	}
+	sort.Strings(order)
+	parts := make([]string, len(order))
+	for i, t := range order {
+		parts[i] = fmt.Sprintf("%s on %d", t, len(byTaint[t]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func fmtClock(d time.Duration) string {
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%02d:%02d:%02d", int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60)
+}
+
+func fmtRate(r float64) string {
+	if r == 0 {
+		return "paused"
+	}
+	return fmt.Sprintf("%.2f/s", r)
+}
+
+var errChecksFailed = errors.New("fleetsim: some checks failed")
