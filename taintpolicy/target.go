@@ -21,7 +21,16 @@ type target struct {
 	exclude  []string
 	names    []string
 	labelSel labels.Selector // nil: no label selector
-	fieldSel labels.Selector // nil: no field selector
+	fields   []fieldReq      // ANDed; empty: no field selector
+}
+
+// fieldReq is one field selector expression. It is matched directly rather
+// than through labels.Selector, whose Labels interface would move every
+// evaluated cluster to the heap.
+type fieldReq struct {
+	field  string
+	op     selection.Operator
+	values []string
 }
 
 func compileTarget(a *failover.ClusterAffinity) (target, error) {
@@ -42,7 +51,6 @@ func compileTarget(a *failover.ClusterAffinity) (target, error) {
 		t.labelSel = s
 	}
 	if a.FieldSelector != nil {
-		s := labels.NewSelector()
 		for i, e := range a.FieldSelector.MatchExpressions {
 			var op selection.Operator
 			switch e.Operator {
@@ -57,13 +65,13 @@ func compileTarget(a *failover.ClusterAffinity) (target, error) {
 			default:
 				return target{}, fmt.Errorf("taintpolicy: fieldSelector.matchExpressions[%d].operator: unsupported operator %q", i, e.Operator)
 			}
-			r, err := labels.NewRequirement(e.Key, op, e.Values)
-			if err != nil {
+			// Built only for the checks it makes, the same as the root
+			// package's.
+			if _, err := labels.NewRequirement(e.Key, op, e.Values); err != nil {
 				return target{}, fmt.Errorf("taintpolicy: fieldSelector.matchExpressions[%d]: %w", i, err)
 			}
-			s = s.Add(*r)
+			t.fields = append(t.fields, fieldReq{field: e.Key, op: op, values: e.Values})
 		}
-		t.fieldSel = s
 	}
 	return t, nil
 }
@@ -78,36 +86,35 @@ func (t *target) matches(c *failover.Cluster) bool {
 	if t.labelSel != nil && !t.labelSel.Matches(labels.Set(c.Labels)) {
 		return false
 	}
-	if t.fieldSel != nil && !t.fieldSel.Matches(clusterFields{c}) {
-		return false
+	for i := range t.fields {
+		if !t.fields[i].matches(c) {
+			return false
+		}
 	}
 	return len(t.names) == 0 || slices.Contains(t.names, c.Name)
 }
 
-// clusterFields shows a cluster's provider, region and zone to a selector
-// without building a map; an empty field does not exist, as in the root
-// package.
-type clusterFields struct{ c *failover.Cluster }
-
-func (f clusterFields) Lookup(label string) (string, bool) {
+// matches follows labels.Requirement.Matches, with an empty cluster field
+// counted as absent, as the root package does.
+func (r *fieldReq) matches(c *failover.Cluster) bool {
 	var v string
-	switch label {
+	switch r.field {
 	case failover.ProviderField:
-		v = f.c.Provider
+		v = c.Provider
 	case failover.RegionField:
-		v = f.c.Region
+		v = c.Region
 	case failover.ZoneField:
-		v = f.c.Zone
+		v = c.Zone
 	}
-	return v, v != ""
-}
-
-func (f clusterFields) Has(label string) bool {
-	_, ok := f.Lookup(label)
-	return ok
-}
-
-func (f clusterFields) Get(label string) string {
-	v, _ := f.Lookup(label)
-	return v
+	switch r.op {
+	case selection.In:
+		return v != "" && slices.Contains(r.values, v)
+	case selection.NotIn:
+		return v == "" || !slices.Contains(r.values, v)
+	case selection.Exists:
+		return v != ""
+	case selection.DoesNotExist:
+		return v == ""
+	}
+	return false
 }

@@ -189,4 +189,3 @@ func exampleRaw() *ClusterTaintPolicy {
 		},
 	}
 }
-
