@@ -61,10 +61,10 @@ func (e *InvalidPolicyError) where() string {
 // ClusterTaintPolicy: malformed YAML, an unknown or duplicated field, a value
 // of the wrong type, or the wrong apiVersion or kind.
 type DecodeError struct {
-	// Document is the 1-based number of the document in the stream; empty
-	// documents count, so the number matches what an editor shows.
+	// Document is the 1-based number of the document in the stream,
+	// counting only documents with content (not blank or comment-only ones).
 	Document int
-	// Line is the line on which the document starts.
+	// Line is the line on which the document's content starts.
 	Line int
 	// Err is the cause.
 	Err error

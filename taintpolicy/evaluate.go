@@ -12,6 +12,7 @@ import (
 // condState is what one evaluation knows about a condition type.
 type condState struct {
 	resolved bool // some policy targeting the cluster reads it
+	windowed bool // a windowed policy reads it, so when it changed matters
 	present  bool
 	timed    bool // since is the condition's lastTransitionTime
 	status   metav1.ConditionStatus
@@ -100,17 +101,19 @@ func (e *Evaluator) Evaluate(c failover.Cluster, now time.Time) Result {
 		anyTarget = true
 		for _, t := range p.types {
 			st := &s.conds[t]
-			if st.resolved {
-				continue
-			}
-			st.resolved = true
-			if cond := c.Condition(cp.condTypes[t]); cond != nil {
-				st.present, st.status, st.bit = true, cond.Status, statusBit(cond.Status)
-				if !cond.LastTransitionTime.IsZero() {
-					st.timed, st.since = true, cond.LastTransitionTime.Time
+			if !st.resolved {
+				st.resolved = true
+				if cond := c.Condition(cp.condTypes[t]); cond != nil {
+					st.present, st.status, st.bit = true, cond.Status, statusBit(cond.Status)
+					if !cond.LastTransitionTime.IsZero() {
+						st.timed, st.since = true, cond.LastTransitionTime.Time
+					}
 				}
 			}
-			needMemory = needMemory || !st.timed
+			if !p.released {
+				st.windowed = true
+				needMemory = needMemory || !st.timed
+			}
 		}
 	}
 	if needMemory || e.mem.nonEmpty() {

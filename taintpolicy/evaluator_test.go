@@ -573,6 +573,14 @@ func TestEvaluatorMemoryIsBounded(t *testing.T) {
 			t.Errorf("remembered %d clusters, want 0", n)
 		}
 	})
+	t.Run("nothing is remembered for the released form, which has no windows", func(t *testing.T) {
+		e := mustEvaluator(t, released("rel", []MatchCondition{in("Ready", condFalse)}, nil, Taint{Key: notReady, Effect: noSchedule}))
+		e.Evaluate(untimedFalse, t0)
+		e.Evaluate(failover.Cluster{Name: "member2"}, t0)
+		if n := e.mem.len(); n != 0 {
+			t.Errorf("remembered %d clusters, want 0", n)
+		}
+	})
 	t.Run("an entry is dropped once the condition carries a time", func(t *testing.T) {
 		e := mustEvaluator(t, notReadyPolicy())
 		e.Evaluate(untimedFalse, t0)

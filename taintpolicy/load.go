@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -155,7 +156,7 @@ func decodeDocument(doc document) (policies []ClusterTaintPolicy, items bool, er
 	}
 	js, err := yaml.YAMLToJSONStrict(doc.data)
 	if err != nil {
-		return fail(err)
+		return fail(fileLines(err, doc.line))
 	}
 	if bytes.Equal(bytes.TrimSpace(js), []byte("null")) {
 		return nil, false, nil
@@ -208,6 +209,20 @@ func decodeDocument(doc document) (policies []ClusterTaintPolicy, items bool, er
 		return fail(err)
 	}
 	return policies, false, nil
+}
+
+var yamlLine = regexp.MustCompile(`\bline (\d+)`)
+
+// fileLines turns the YAML parser's line numbers, which count from the start
+// of the document, into lines of the whole stream.
+func fileLines(err error, first int) error {
+	return errors.New(yamlLine.ReplaceAllStringFunc(err.Error(), func(m string) string {
+		n, convErr := strconv.Atoi(m[len("line "):])
+		if convErr != nil {
+			return m
+		}
+		return "line " + strconv.Itoa(n+first-1)
+	}))
 }
 
 func decodePolicy(js []byte, p *ClusterTaintPolicy, path string) error {

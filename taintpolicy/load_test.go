@@ -157,6 +157,11 @@ func TestLoadPoliciesRejects(t *testing.T) {
 			want:  []string{`taintpolicy: document 1 (line 1):`},
 		},
 		{
+			name:  "YAML errors count lines from the start of the stream",
+			input: doc("a") + "---\n\napiVersion: [\n",
+			want:  []string{`taintpolicy: document 2 (line 8): yaml: line 8: did not find expected node content`},
+		},
+		{
 			name:  "a wrong kind",
 			input: strings.Replace(doc("a"), "kind: ClusterTaintPolicy", "kind: PropagationPolicy", 1),
 			want:  []string{`document 1 (line 1): apiVersion "policy.karmada.io/v1alpha1", kind "PropagationPolicy": want apiVersion "policy.karmada.io/v1alpha1", kind "ClusterTaintPolicy"`},

@@ -32,8 +32,8 @@ type firstSeen struct {
 
 func (m *memory) nonEmpty() bool { return m.size.Load() > 0 }
 
-// resolve fills in since for the resolved conditions that carry no time, and
-// prunes what is no longer needed.
+// resolve fills in since for the conditions a windowed policy reads that
+// carry no time, and prunes what is no longer needed.
 func (m *memory) resolve(cluster string, cp *compiled, conds []condState, now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -44,7 +44,7 @@ func (m *memory) resolve(cluster string, cp *compiled, conds []condState, now ti
 			continue
 		}
 		name := cp.condTypes[t]
-		if st.timed {
+		if st.timed || !st.windowed {
 			delete(seen, name) // no-op on a nil map
 			continue
 		}
