@@ -152,3 +152,39 @@ func ExampleWithDenyNoExecute() {
 	// Output:
 	// taintpolicy: policies[0]: policy "hard-evict" is invalid: spec.taintsToAdd[0].effect: Forbidden: NoExecute evicts every workload that does not tolerate it and is refused here; use PreferNoExecute or NoSchedule
 }
+
+// A controller that watches ClusterTaintPolicy objects replaces the whole
+// set on every change; what the Evaluator remembers about clusters whose
+// conditions carry no transition time survives the swap.
+func ExampleEvaluator_SetPolicies() {
+	notReady := taintpolicy.ClusterTaintPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "not-ready"},
+		Spec: taintpolicy.ClusterTaintPolicySpec{
+			MatchConditions: []taintpolicy.MatchCondition{{ConditionType: "Ready", Operator: taintpolicy.MatchConditionOpIn, StatusValues: []metav1.ConditionStatus{metav1.ConditionFalse}}},
+			TaintsToAdd:     []taintpolicy.TaintToAdd{{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoSchedule}},
+		},
+	}
+	e, err := taintpolicy.NewEvaluator([]taintpolicy.ClusterTaintPolicy{notReady})
+	if err != nil {
+		panic(err)
+	}
+	start := time.Date(2025, 1, 17, 3, 0, 0, 0, time.UTC)
+	// This cluster's status has no lastTransitionTime.
+	c := failover.Cluster{Name: "edge-7", Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse}}}
+	fmt.Println("first seen, evaluate again in", e.Evaluate(c, start).RequeueAfter)
+
+	evict := notReady.DeepCopy()
+	evict.Name = "not-ready-evict"
+	evict.Spec.TaintsToAdd[0].Effect = failover.TaintEffectPreferNoExecute
+	if err := e.SetPolicies([]taintpolicy.ClusterTaintPolicy{notReady, *evict}); err != nil {
+		panic(err)
+	}
+	for _, t := range e.Evaluate(c, start.Add(5*time.Minute)).Added {
+		fmt.Println("added", t.Key, t.Effect)
+	}
+	e.Forget(c.Name) // the cluster was deleted
+	// Output:
+	// first seen, evaluate again in 5m0s
+	// added cluster.karmada.io/not-ready NoSchedule
+	// added cluster.karmada.io/not-ready PreferNoExecute
+}

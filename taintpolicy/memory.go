@@ -17,10 +17,10 @@ type memory struct {
 	mu       sync.Mutex
 	clusters map[string]map[string]firstSeen
 
-	// size counts the clusters with entries. When it is 0, an evaluation
-	// whose conditions all carry times skips the lock entirely; it is only
-	// changed under mu, so a cluster whose entries it must prune is never
-	// missed by the evaluation that follows the change.
+	// size counts the clusters with entries, so that in the common case (no
+	// cluster lacks a time) an evaluation takes no lock at all. It changes
+	// only under mu; an evaluation racing with another one of the same
+	// cluster may miss a prune, which the next evaluation does.
 	size atomic.Int64
 }
 
