@@ -327,16 +327,28 @@ func (r *recorder) analyse(phases []phaseMark, faulty []faultyMark, end time.Tim
 				fmt.Sprintf("%s from %s: achieved %.3f/s against %.3f/s", s.Phase, s.From.Format(time.TimeOnly), s.Achieved, s.Rate))
 		}
 	}
-	// Drop empty segments of zero length (a phase and a rate change at the
-	// same instant).
-	return slices.DeleteFunc(segs, func(s segment) bool {
-		return !s.To.After(s.From) && s.Evicted+s.Abandoned+s.Cancelled == 0
-	})
+	// A segment of zero length (a phase and a rate change at one instant)
+	// gives what it counted to the next one.
+	for i := 0; i+1 < len(segs); i++ {
+		if s := &segs[i]; !s.To.After(s.From) {
+			n := &segs[i+1]
+			n.Evicted += s.Evicted
+			n.Abandoned += s.Abandoned
+			n.Cancelled += s.Cancelled
+			n.MaxFaulty = max(n.MaxFaulty, s.MaxFaulty)
+		}
+	}
+	return slices.DeleteFunc(segs, func(s segment) bool { return !s.To.After(s.From) })
 }
 
 // checkBound verifies that no window within a segment of constant rate held
 // more than rate×t+1 handler calls. Called with r.mu held.
 func (r *recorder) checkBound(s *segment, permits []time.Time) {
+	if s.Rate == 0 && len(permits) > 0 {
+		r.violations[checkRateBound] = append(r.violations[checkRateBound],
+			fmt.Sprintf("%d evictions while paused, the first at %s", len(permits), permits[0].Format(time.TimeOnly)))
+		return
+	}
 	for i := range permits {
 		for j := i + 1; j < len(permits); j++ {
 			window := permits[j].Sub(permits[i]).Seconds()

@@ -200,8 +200,14 @@ func (s *sim) step(now time.Time, nextEvent *int) {
 	if len(changes) > 0 {
 		s.note(now, "taints: %s", summarizeTaints(changes))
 	}
-	// Cancel before telling the Tracker: the better health wakes waiting
-	// workers, who must not find a recovered cluster's items still queued.
+	due := w.taintManager(now)
+	w.mu.Unlock()
+
+	// The workers are all blocked now, and each of the changes below wakes
+	// some of them: the driver lets them settle after each, so that they
+	// reach the Limiter's first-come-first-served line in the same order on
+	// every run. Cancel before telling the Tracker: the better health wakes
+	// waiting workers, who must not find a recovered cluster's items queued.
 	cancelled := 0
 	for _, name := range recovered {
 		for i, q := range w.queues {
@@ -213,6 +219,8 @@ func (s *sim) step(now time.Time, nextEvent *int) {
 	for _, name := range append(failed, recovered...) {
 		w.tracker.Set(name, w.byName[name].faulty)
 	}
+	s.settler.settle()
+	w.mu.Lock()
 	if len(failed)+len(recovered) > 0 {
 		h, _ := w.tracker.Health()
 		s.faulty = append(s.faulty, faultyMark{now, h.Unhealthy})
@@ -223,12 +231,23 @@ func (s *sim) step(now time.Time, nextEvent *int) {
 		s.note(now, "%s", msg)
 	}
 	w.observeRate(now)
-	if n := w.taintManager(now); n > 0 {
-		s.note(now, "taint manager queued %d evictions", n)
-	}
 	w.mu.Unlock()
-
-	s.settler.settle()
+	queued := 0
+	for i, items := range due {
+		// Highest priority first: a worker may take the head while the rest
+		// is being added, and it must be the head it would be once all are.
+		sort.SliceStable(items, func(a, b int) bool { return items[a].Priority > items[b].Priority })
+		for _, it := range items {
+			if w.queues[i].Add(it) {
+				queued++
+				w.rec.queued(i)
+			}
+		}
+		s.settler.settle()
+	}
+	if queued > 0 {
+		s.note(now, "taint manager queued %d evictions", queued)
+	}
 
 	w.mu.Lock()
 	w.observeRate(now)

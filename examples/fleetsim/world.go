@@ -290,11 +290,12 @@ func evictAt(b *binding, c *clusterState) (time.Time, bool) {
 	return at, found
 }
 
-// taintManager queues every binding that must leave a faulty cluster now,
-// and notes when the next toleration runs out.
-func (w *world) taintManager(now time.Time) (queued int) {
+// taintManager returns, per queue, the evictions due now: every binding
+// that must leave a faulty cluster. It notes when the next toleration runs
+// out. The caller adds them to the queues.
+func (w *world) taintManager(now time.Time) (due [2][]evictionqueue.Item) {
 	if !w.scan && (w.scanAt.IsZero() || w.scanAt.After(now)) {
-		return 0
+		return due
 	}
 	w.scan, w.scanAt = false, time.Time{}
 	for _, b := range w.bindings {
@@ -318,14 +319,10 @@ func (w *world) taintManager(now time.Time) (queued int) {
 				continue
 			}
 			delete(w.abandoned, id)
-			it := evictionqueue.Item{Cluster: c.Name, Key: b.key(), ResourceKind: b.spec.resourceKind(), Priority: b.spec.Priority}
-			if w.queues[b.queue].Add(it) {
-				queued++
-				w.rec.queued(b.queue)
-			}
+			due[b.queue] = append(due[b.queue], evictionqueue.Item{Cluster: c.Name, Key: b.key(), ResourceKind: b.spec.resourceKind(), Priority: b.spec.Priority})
 		}
 	}
-	return queued
+	return due
 }
 
 // gracefulEvictionController assesses the tasks of the bindings that

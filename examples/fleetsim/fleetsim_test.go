@@ -1,0 +1,441 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/goleak"
+
+	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/ratelimit"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// runJSON runs fleetsim with --json and decodes its report.
+func runJSON(t *testing.T, args ...string) (*report, error) {
+	t.Helper()
+	var out bytes.Buffer
+	err := run(context.Background(), append(args, "--json"), &out)
+	if errors.Is(err, errChecksFailed) || err == nil {
+		var r report
+		if derr := json.Unmarshal(out.Bytes(), &r); derr != nil {
+			t.Fatalf("decoding the --json report: %v\n%s", derr, out.String())
+		}
+		return &r, err
+	}
+	return nil, err
+}
+
+// runSim runs a scenario file and returns the simulation, to inspect the
+// world it left behind.
+func runSim(t *testing.T, path string) (*sim, *report) {
+	t.Helper()
+	sc, err := readScenario(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := parseFlags(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := o.rateConfig(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := newSim(sc, cfg, prometheus.NewRegistry(), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s, s.report()
+}
+
+// assertRates holds every measurable phase to the configured rate.
+func assertRates(t *testing.T, r *report) {
+	t.Helper()
+	for _, p := range r.Phases {
+		if p.Gaps < minGapsForRate || p.Rate == 0 {
+			continue
+		}
+		if dev := math.Abs(p.Achieved-p.Rate) / p.Rate; dev > 0.05 {
+			t.Errorf("phase %q from %s: achieved %.4f/s against %.4f/s (%.1f%% off)", p.Phase, p.From.Format(time.TimeOnly), p.Achieved, p.Rate, 100*dev)
+		}
+	}
+}
+
+func findPhase(t *testing.T, r *report, name string, rate float64) segment {
+	t.Helper()
+	for _, p := range r.Phases {
+		if p.Phase == name && p.Rate == rate {
+			return p
+		}
+	}
+	t.Fatalf("no phase %q at rate %v in %+v", name, rate, r.Phases)
+	return segment{}
+}
+
+func TestBuiltinScenarioTellsTheStory(t *testing.T) {
+	r, err := runJSON(t)
+	if err != nil {
+		t.Fatalf("run: %v (checks: %+v)", err, r)
+	}
+	if !r.Pass || r.Clusters != 40 || r.Bindings[qRB]+r.Bindings[qCRB] < 200 || r.Bindings[qCRB] == 0 {
+		t.Fatalf("want a passing run of 40 clusters and a few hundred bindings of both kinds, got pass=%v clusters=%d bindings=%v", r.Pass, r.Clusters, r.Bindings)
+	}
+	assertRates(t, r)
+
+	// One region (15% of the fleet) out: the primary rate, saturated.
+	outage := findPhase(t, r, "us-east-1 outage", 0.5)
+	if outage.MaxFaulty != 6 || outage.Gaps < 30 || outage.Evicted == 0 {
+		t.Errorf("us-east-1 outage: want 6 faulty, ≥30 backlogged gaps at 0.5/s and evictions, got %+v", outage)
+	}
+	// 60% faulty in a fleet of 40 (> 10): slowed to the secondary rate, not paused.
+	wide := findPhase(t, r, "southeastasia unreachable too", 0.1)
+	if wide.MaxFaulty != 24 || wide.Gaps < 10 {
+		t.Errorf("wider outage: want 24 faulty and ≥10 backlogged gaps at 0.1/s, got %+v", wide)
+	}
+	if wide.Abandoned == 0 {
+		t.Errorf("wider outage: want workloads with nowhere to go abandoned, got %+v", wide)
+	}
+	for _, p := range r.Phases {
+		if p.Rate == 0 {
+			t.Errorf("a fleet of 40 must never pause: %+v", p)
+		}
+	}
+	// us-east-1 back: 45% faulty, the primary rate again.
+	back := findPhase(t, r, "us-east-1 recovers", 0.5)
+	if back.MaxFaulty != 18 || back.Gaps < 30 {
+		t.Errorf("us-east-1 recovers: want 18 faulty and a saturated primary rate, got %+v", back)
+	}
+	// southeastasia back: what it still had queued is cancelled.
+	rec := findPhase(t, r, "southeastasia recovers", 0.5)
+	if rec.Cancelled == 0 || rec.Cancelled != sum2(r.Totals.Cancelled) {
+		t.Errorf("southeastasia recovers: want every cancellation there, got %d of %d", rec.Cancelled, sum2(r.Totals.Cancelled))
+	}
+	for _, why := range []string{"replacement healthy", "origin back in schedule", "grace period elapsed", "purgeMode Directly"} {
+		if r.TasksDoneBy[why] == 0 {
+			t.Errorf("want graceful eviction tasks done because %q, got %v", why, r.TasksDoneBy)
+		}
+	}
+	if r.TasksOpen != r.TasksOpenBy["purgeMode Never"] {
+		t.Errorf("only purgeMode Never tasks may stay open at the end, got %v", r.TasksOpenBy)
+	}
+	if r.Unsettled != 0 {
+		t.Errorf("%d clock steps were taken before the workers were idle", r.Unsettled)
+	}
+}
+
+func TestBuiltinScenarioWorkloads(t *testing.T) {
+	s, r := runSim(t, "")
+	if !r.Pass {
+		t.Fatalf("checks failed: %+v", r.Checks)
+	}
+	w := s.w
+	for _, b := range w.bindings {
+		switch b.spec.Namespace {
+		case "legacy":
+			// No failover and tolerates NoExecute: never queued, never moved.
+			if len(b.gb.Tasks) != 0 || b.gb.Generation != 1 {
+				t.Errorf("%s has no failover but was evicted: %+v", b.key(), b.gb)
+			}
+		case "residency":
+			// Pinned to us-east-1, which failed as a whole: abandoned, so it
+			// still runs where it ran, in us-east-1 only.
+			if b.gb.Generation != 1 {
+				t.Errorf("%s had nowhere to go but was evicted: %+v", b.key(), b.gb)
+			}
+			for _, c := range b.gb.Clusters {
+				if w.byName[c.Name].Region != "us-east-1" {
+					t.Errorf("%s left its region: %+v", b.key(), b.gb.Clusters)
+				}
+			}
+		}
+		if b.spec.divided() && b.replicas() != b.spec.Replicas {
+			t.Errorf("%s runs %d replicas, want %d", b.key(), b.replicas(), b.spec.Replicas)
+		}
+	}
+	if r.Abandoned == nil || sum2(r.Totals.Abandoned) == 0 {
+		t.Error("want evictions abandoned by the pre-scheduling check")
+	}
+	// Nothing is still queued and every cluster is healthy again.
+	for i, q := range w.queues {
+		if q.Len() != 0 {
+			t.Errorf("%s still holds %d items", queueNames[i], q.Len())
+		}
+	}
+	if h, _ := w.tracker.Health(); h.Unhealthy != 0 || h.Total != 40 {
+		t.Errorf("fleet health at the end: %+v", h)
+	}
+}
+
+func TestBuiltinScenarioIsReproducible(t *testing.T) {
+	var a, b bytes.Buffer
+	if err := run(context.Background(), nil, &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), nil, &b); err != nil {
+		t.Fatal(err)
+	}
+	if a.String() != b.String() {
+		t.Errorf("two runs of the built-in scenario differ:\n%s\n---\n%s", a.String(), b.String())
+	}
+}
+
+func TestShippedScenarios(t *testing.T) {
+	files, err := filepath.Glob("scenarios/*.yaml")
+	if err != nil || len(files) < 3 {
+		t.Fatalf("want the built-in and two more scenarios, got %v (%v)", files, err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			r, err := runJSON(t, "--scenario", f)
+			if err != nil {
+				t.Fatalf("run: %v\n%+v", err, r)
+			}
+			assertRates(t, r)
+			if sum2(r.Totals.Evicted) == 0 {
+				t.Error("nothing was evicted")
+			}
+		})
+	}
+}
+
+func TestSmallFleetPauses(t *testing.T) {
+	s, r := runSim(t, "scenarios/small-fleet-pause.yaml")
+	if !r.Pass {
+		t.Fatalf("checks failed: %+v", r.Checks)
+	}
+	paused := findPhase(t, r, "five of eight unreachable", 0)
+	if paused.MaxFaulty != 5 || paused.Evicted+paused.Abandoned != 0 {
+		t.Errorf("5 of 8 faulty in a fleet of 8 must pause evictions, got %+v", paused)
+	}
+	resumed := findPhase(t, r, "two come back", 0.5)
+	if resumed.Cancelled == 0 || resumed.Evicted == 0 {
+		t.Errorf("two clusters back: want their items cancelled and evictions resumed, got %+v", resumed)
+	}
+	// The Divided example of Karmada's failover analysis: member2 takes the
+	// replica member1 had.
+	nginx := s.w.byKey[qRB]["default/nginx"]
+	if want := []failover.TargetCluster{{Name: "member2", Replicas: 3}}; !slices.Equal(nginx.gb.Clusters, want) {
+		t.Errorf("nginx: got %+v, want %+v", nginx.gb.Clusters, want)
+	}
+}
+
+func TestFlappingRegion(t *testing.T) {
+	r, err := runJSON(t, "--scenario", "scenarios/flapping-region.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flapping := findPhase(t, r, "flapping", 0.1)
+	if flapping.MaxFaulty != 0 || flapping.Evicted+flapping.Abandoned != 0 {
+		t.Errorf("short flaps must be absorbed by the windows, got %+v", flapping)
+	}
+	brief := findPhase(t, r, "brief return", 0.1)
+	if brief.MaxFaulty != 5 || brief.Cancelled != 0 {
+		t.Errorf("a 30s return inside removeOnMismatchSeconds must keep the taint, got %+v", brief)
+	}
+	if rec := findPhase(t, r, "recovered", 0.1); rec.Cancelled == 0 {
+		t.Errorf("recovery must cancel what is still queued, got %+v", rec)
+	}
+}
+
+func TestRateFlagsOverrideTheScenario(t *testing.T) {
+	r, err := runJSON(t, "--scenario", "scenarios/flapping-region.yaml", "--resource-eviction-rate=0.25")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Rates.ResourceEvictionRate != 0.25 || r.Rates.SecondaryResourceEvictionRate != 0.05 {
+		t.Fatalf("rates: got %+v, want the flag's 0.25 and the scenario's 0.05", r.Rates)
+	}
+	p := findPhase(t, r, "down for good", 0.25)
+	if p.Gaps < minGapsForRate {
+		t.Fatalf("no measurable phase at 0.25/s: %+v", p)
+	}
+	assertRates(t, r)
+}
+
+func TestFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"realtime and speed disagree", []string{"--realtime", "--speed", "5"}, "--realtime and --speed"},
+		{"negative speed", []string{"--speed", "-1"}, "--speed"},
+		{"stray argument", []string{"extra"}, `unexpected argument "extra"`},
+		{"rate out of range", []string{"--unhealthy-cluster-threshold=1.5"}, "UnhealthyClusterThreshold"},
+		{"missing file", []string{"--scenario", "scenarios/nope.yaml"}, "nope.yaml"},
+		{"bad metrics address", []string{"--metrics-addr", "127.0.0.1:99999"}, "--metrics-addr"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := run(context.Background(), tc.args, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestSpeedPacesAgainstTheWallClock(t *testing.T) {
+	// 15 simulated minutes at 90,000× take 10ms of wall time at least.
+	start := time.Now()
+	r, err := runJSON(t, "--scenario", "scenarios/small-fleet-pause.yaml", "--speed", "90000")
+	if err != nil || !r.Pass {
+		t.Fatalf("run: %v", err)
+	}
+	if el := time.Since(start); el < 10*time.Millisecond {
+		t.Errorf("--speed 90000 ran 15m in %v, faster than paced", el)
+	}
+}
+
+// scrapeWriter scrapes /metrics from inside the simulation's own progress
+// output: while Write blocks, the simulation waits, so the scrape happens
+// mid-run at a known simulated time.
+type scrapeWriter struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	url    string
+	at     string // the progress line to scrape at, e.g. "00:04:00 "
+	body   string
+	err    error
+	client *http.Client
+}
+
+var metricsURL = regexp.MustCompile(`metrics: (http://\S+/metrics)`)
+
+func (w *scrapeWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if m := metricsURL.FindSubmatch(p); m != nil {
+		w.url = string(m[1])
+	}
+	if w.body == "" && w.err == nil && w.url != "" && bytes.HasPrefix(p, []byte(w.at)) {
+		resp, err := w.client.Get(w.url)
+		if err != nil {
+			w.err = err
+			return len(p), nil
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		w.body, w.err = string(b), err
+	}
+	return len(p), nil
+}
+
+func TestMetricsAreServedWhileItRuns(t *testing.T) {
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+	defer client.CloseIdleConnections()
+	// At 00:03:00 us-east-1 is out (6/40) and its evictions are under way.
+	w := &scrapeWriter{at: "00:03:00  ", client: client}
+	if err := run(context.Background(), []string{"--metrics-addr", "127.0.0.1:0"}, w); err != nil {
+		t.Fatal(err)
+	}
+	if w.err != nil || w.body == "" {
+		t.Fatalf("scrape: %v (url %q)\n%s", w.err, w.url, w.buf.String())
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^eviction_total\{queue_name="resource-binding"\} [1-9]`),
+		regexp.MustCompile(`(?m)^evict_kind_total\{cluster_name="use1-0\d",resource_kind="apps/v1/Deployment"\} [1-9]`),
+		regexp.MustCompile(`(?m)^eviction_processing_total\{queue_name="resource-binding",result="success"\} [1-9]`),
+		regexp.MustCompile(`(?m)^eviction_processing_latency_seconds_count\{queue_name="resource-binding"\} [1-9]`),
+		regexp.MustCompile(`(?m)^cluster_fault_num 6$`),
+		regexp.MustCompile(`(?m)^cluster_failure_rate 0.15$`),
+		regexp.MustCompile(`(?m)^eviction_rate 0.5$`),
+	} {
+		if !want.MatchString(w.body) {
+			t.Errorf("/metrics at 00:03:00 has no line matching %s", want)
+		}
+	}
+}
+
+func TestRecorderChecksCanFail(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	for _, tc := range []struct {
+		name    string
+		permits []float64 // seconds, at 0.5/s (one every 2s is allowed)
+		check   string
+	}{
+		{"two evictions at one instant", []float64{0, 2, 4, 4, 6, 8}, checkRateBound},
+		{"three in a window of 2s", []float64{0, 1, 2}, checkRateBound},
+		{"backlogged but slow", []float64{0, 2.5, 5, 7.5, 10, 12.5, 15}, checkAchieved},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRecorder()
+			r.rate(t0, 0.5)
+			for _, p := range tc.permits {
+				r.permit(qRB, at(p), 0.5, 10)
+				r.setResult("evicted")
+			}
+			r.analyse(nil, nil, at(60))
+			if len(r.violations[tc.check]) == 0 {
+				t.Errorf("want a violation of %q, got %v", tc.check, r.violations)
+			}
+		})
+	}
+	t.Run("exact pacing passes", func(t *testing.T) {
+		r := newRecorder()
+		r.rate(t0, 0.5)
+		for i := range 10 {
+			r.permit(qRB, at(float64(2*i)), 0.5, 10)
+		}
+		segs := r.analyse(nil, nil, at(60))
+		if len(r.violations) != 0 || len(segs) != 1 || segs[0].Achieved != 0.5 || segs[0].Gaps != 9 {
+			t.Errorf("got %v, %+v", r.violations, segs)
+		}
+	})
+	t.Run("any eviction while paused", func(t *testing.T) {
+		r := newRecorder()
+		r.rate(t0, 0)
+		r.permit(qRB, at(5), 0, 10)
+		r.analyse(nil, nil, at(60))
+		if len(r.violations[checkRateBound]) == 0 {
+			t.Error("an eviction while paused must fail the rate check")
+		}
+	})
+}
+
+func TestReportExitStatus(t *testing.T) {
+	// A run whose checks fail returns errChecksFailed, which main turns into
+	// exit status 1. Force a failure through the recorder of a real run.
+	sc, err := readScenario("scenarios/small-fleet-pause.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := newSim(sc, ratelimit.DefaultConfig(), prometheus.NewRegistry(), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.w.rec.violation(checkLastCopy, "injected")
+	r := s.report()
+	if r.Pass {
+		t.Fatal("a violation must fail the run")
+	}
+	var out bytes.Buffer
+	printSummary(&out, r)
+	if !strings.Contains(out.String(), "FAIL no workload lost its last copy") || !strings.Contains(out.String(), "verdict: FAIL") {
+		t.Errorf("summary does not show the failure:\n%s", out.String())
+	}
+}
