@@ -88,6 +88,22 @@ func TestMutatingACopyLeavesTheOriginal(t *testing.T) {
 	}
 }
 
+func TestDeepCopyOfEachType(t *testing.T) {
+	p := fullPolicy()
+	spec := p.Spec.DeepCopy()
+	assertNoSharedMemory(t, reflect.ValueOf(&p.Spec).Elem(), reflect.ValueOf(spec).Elem(), "Spec")
+	mc := p.Spec.MatchConditions[0].DeepCopy()
+	assertNoSharedMemory(t, reflect.ValueOf(&p.Spec.MatchConditions[0]).Elem(), reflect.ValueOf(mc).Elem(), "MatchCondition")
+	ta := p.Spec.TaintsToAdd[0].DeepCopy()
+	assertNoSharedMemory(t, reflect.ValueOf(&p.Spec.TaintsToAdd[0]).Elem(), reflect.ValueOf(ta).Elem(), "TaintToAdd")
+	if !equality.Semantic.DeepEqual(*spec, p.Spec) || !equality.Semantic.DeepEqual(*mc, p.Spec.MatchConditions[0]) || !equality.Semantic.DeepEqual(*ta, p.Spec.TaintsToAdd[0]) {
+		t.Error("a copy differs from its original")
+	}
+	if (*ClusterTaintPolicySpec)(nil).DeepCopy() != nil || (*MatchCondition)(nil).DeepCopy() != nil || (*TaintToAdd)(nil).DeepCopy() != nil {
+		t.Error("copy of nil is not nil")
+	}
+}
+
 func TestDeepCopyOfNil(t *testing.T) {
 	var p *ClusterTaintPolicy
 	if p.DeepCopy() != nil || p.DeepCopyObject() != nil {

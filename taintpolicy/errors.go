@@ -54,7 +54,7 @@ func (e *InvalidPolicyError) where() string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return strings.Join(parts, " ") + ": "
+	return strings.Join(parts, ": ") + ": "
 }
 
 // DecodeError reports a YAML document that does not decode into a

@@ -53,13 +53,9 @@ func LoadPoliciesWith(r io.Reader, opts ValidateOptions) ([]ClusterTaintPolicy, 
 		for i := range policies {
 			p := &policies[i]
 			p.SetDefaults()
-			where := fmt.Sprintf("document %d (line %d)", doc.number, doc.line)
+			where, idx := fmt.Sprintf("document %d (line %d)", doc.number, doc.line), -1
 			if items {
-				where += fmt.Sprintf(" items[%d]", i)
-			}
-			idx := -1
-			if items {
-				idx = i
+				where, idx = where+fmt.Sprintf(": items[%d]", i), i
 			}
 			if fe := p.ValidateWith(opts); len(fe) > 0 {
 				errs = append(errs, &InvalidPolicyError{Document: doc.number, Line: doc.line, Index: idx, Name: p.Name, Errs: fe})

@@ -177,6 +177,12 @@ func TestLoadPoliciesRejects(t *testing.T) {
 			want:  []string{`document 1 (line 1): items[0].apiVersion "v1", kind "ConfigMap"`},
 		},
 		{
+			name: "an invalid list item, with its index",
+			input: "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(strings.TrimSpace(doc("a")), "\n", "\n  ") +
+				"\n- " + strings.ReplaceAll(strings.TrimSpace(strings.Replace(doc("b"), "NoSchedule", "Evict", 1)), "\n", "\n  ") + "\n",
+			want: []string{`taintpolicy: document 1 (line 1): items[1]: policy "b" is invalid: spec.taintsToAdd[0].effect`},
+		},
+		{
 			name:  "not an object",
 			input: "- a\n- b\n",
 			want:  []string{`document 1 (line 1): not a ClusterTaintPolicy object: the document is a YAML list`},
