@@ -2,7 +2,6 @@ package prescheduling
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/failoverkit/failover"
 )
@@ -95,7 +94,9 @@ func NewChecker(opts ...Option) *Checker {
 // one is reported. An empty fleet, or no eligible cluster, is infeasible.
 // Clusters the fleet does not list cannot be targets; remaining clusters the
 // fleet does not list keep their copies and count as groups only when
-// spreading by cluster.
+// spreading by cluster. Cluster names in fleet must be unique, as in any
+// cluster lister: each entry is judged on its own, and a name that comes out
+// as a candidate twice is reported as invalid input.
 func (c *Checker) Check(req Request, fleet []failover.Cluster) Result {
 	if err := validateRequest(&req); err != nil {
 		return invalid(err)
@@ -171,11 +172,14 @@ func names(ts []failover.TargetCluster) []string {
 
 // sortCandidates sorts cs by name and reports a name listed twice.
 func sortCandidates(cs []*failover.Cluster) ([]string, error) {
+	if len(cs) == 0 {
+		return nil, nil
+	}
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = c.Name
 	}
-	slices.Sort(out)
+	sortNames(out)
 	for i := 1; i < len(out); i++ {
 		if out[i] == out[i-1] {
 			return nil, fmt.Errorf("prescheduling: fleet lists cluster %q more than once", out[i])

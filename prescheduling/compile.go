@@ -170,8 +170,8 @@ func validateToleration(t *corev1.Toleration, path string) error {
 type matcher struct {
 	label   labels.Selector // nil: no label restriction
 	fields  []fieldReq
-	names   map[string]struct{} // nil: any name
-	exclude map[string]struct{}
+	names   *nameSet // nil: any name
+	exclude nameSet
 }
 
 type fieldReq struct {
@@ -226,20 +226,11 @@ func compileAffinity(a *failover.ClusterAffinity, path string) (*matcher, error)
 		}
 	}
 	if len(a.ClusterNames) > 0 {
-		m.names = setOf(a.ClusterNames)
+		s := newNameSet(a.ClusterNames)
+		m.names = &s
 	}
-	if len(a.ExcludeClusters) > 0 {
-		m.exclude = setOf(a.ExcludeClusters)
-	}
+	m.exclude = newNameSet(a.ExcludeClusters)
 	return m, nil
-}
-
-func setOf(names []string) map[string]struct{} {
-	s := make(map[string]struct{}, len(names))
-	for _, n := range names {
-		s[n] = struct{}{}
-	}
-	return s
 }
 
 // matches reports whether c is selected. A nil matcher selects everything.
@@ -247,12 +238,10 @@ func (m *matcher) matches(c *failover.Cluster) bool {
 	if m == nil {
 		return true
 	}
-	if m.names != nil {
-		if _, ok := m.names[c.Name]; !ok {
-			return false
-		}
+	if m.names != nil && !m.names.has(c.Name) {
+		return false
 	}
-	if _, ok := m.exclude[c.Name]; ok {
+	if m.exclude.has(c.Name) {
 		return false
 	}
 	for i := range m.fields {

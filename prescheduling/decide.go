@@ -60,7 +60,7 @@ func (s *scan) divided(ti int, c *Checker) Result {
 	// workload; only when none is eligible must a new group be added.
 	var added []*failover.Cluster
 	for _, cl := range ts.cands {
-		if _, ok := s.sched[cl.Name]; !ok {
+		if !s.sched.has(cl.Name) {
 			added = append(added, cl)
 		}
 	}
@@ -107,16 +107,16 @@ func (s *scan) checkSpread(cands []*failover.Cluster, need int, checkMax bool) s
 		k := &s.p.spread[i]
 		rc := k.reachOf(s.remaining, s.remainingClusters, cands, need)
 		if rc.hi < k.min {
-			return fmt.Sprintf("spreadConstraints[%d] needs at least %d %s, but the remaining and eligible clusters span only %d",
-				k.index, k.min, k.noun(), rc.hi)
+			return fmt.Sprintf("spreadConstraints[%d] needs at least %s, but the remaining and eligible clusters span only %d",
+				k.index, k.noun(k.min), rc.hi)
 		}
 		if checkMax && k.max > 0 && rc.lo > k.max {
 			where := ""
 			if len(rc.have) > 0 {
 				where = fmt.Sprintf(" (the workload already runs in %s)", list(rc.have, 5))
 			}
-			return fmt.Sprintf("spreadConstraints[%d] allows at most %d %s, but the eligible clusters would make it %d%s",
-				k.index, k.max, k.noun(), rc.lo, where)
+			return fmt.Sprintf("spreadConstraints[%d] allows at most %s, but the eligible clusters would make it %d%s",
+				k.index, k.noun(k.max), rc.lo, where)
 		}
 	}
 	return ""

@@ -15,13 +15,14 @@ type scan struct {
 	req *Request
 	p   *compiled
 
-	sched    map[string]int // name → index in req.Scheduled
-	evicting map[string]struct{}
+	sched    nameSet // index in req.Scheduled
+	evicting nameSet
 	evicted  []failover.TargetCluster // copies to replace: scheduled and evicting
 	// remaining are the scheduled clusters that keep the workload, and
 	// remainingClusters their fleet entries (nil when not in the fleet).
 	remaining         []string
 	remainingClusters []*failover.Cluster
+	schedNames        []string
 
 	fleetSize int
 	// Exclusions that do not depend on the affinity term.
@@ -57,16 +58,13 @@ func newScan(req *Request, p *compiled) *scan {
 	s := &scan{
 		req:      req,
 		p:        p,
-		sched:    make(map[string]int, len(req.Scheduled)),
-		evicting: make(map[string]struct{}, len(req.Evicting)),
+		evicting: newNameSet(req.Evicting),
 		terms:    make([]termScan, len(p.terms)),
 	}
-	for _, e := range req.Evicting {
-		s.evicting[e] = struct{}{}
-	}
-	for i, t := range req.Scheduled {
-		s.sched[t.Name] = i
-		if _, ok := s.evicting[t.Name]; ok {
+	s.schedNames = names(req.Scheduled)
+	s.sched = newNameSet(s.schedNames)
+	for _, t := range req.Scheduled {
+		if s.evicting.has(t.Name) {
 			s.evicted = append(s.evicted, t)
 		} else {
 			s.remaining = append(s.remaining, t.Name)
@@ -79,29 +77,22 @@ func newScan(req *Request, p *compiled) *scan {
 // run makes the one pass over the fleet.
 func (s *scan) run(fleet []failover.Cluster) error {
 	s.fleetSize = len(fleet)
-	if len(s.sched) != len(s.req.Scheduled) {
-		seen := make(map[string]int, len(s.req.Scheduled))
-		for i, t := range s.req.Scheduled {
-			if j, dup := seen[t.Name]; dup {
-				return fmt.Errorf("prescheduling: request.scheduled[%d].name: %q is also request.scheduled[%d]", i, t.Name, j)
-			}
-			seen[t.Name] = i
+	for i, n := range s.schedNames {
+		if j := s.sched.index(n); j != i {
+			return fmt.Errorf("prescheduling: request.scheduled[%d].name: %q is also request.scheduled[%d]", i, n, j)
 		}
 	}
-	remainingIdx := make(map[string]int, len(s.remaining))
-	for i, n := range s.remaining {
-		remainingIdx[n] = i
-	}
+	remaining := newNameSet(s.remaining)
 	for i := range fleet {
 		c := &fleet[i]
 		if c.Name == "" {
 			return fmt.Errorf("prescheduling: fleet[%d].name is empty", i)
 		}
-		if _, ok := s.evicting[c.Name]; ok {
+		if s.evicting.has(c.Name) {
 			s.beingEvicted.add(c.Name, nil)
 			continue
 		}
-		if j, ok := remainingIdx[c.Name]; ok {
+		if j := remaining.index(c.Name); j >= 0 {
 			s.remainingClusters[j] = c
 			if s.p.duplicated {
 				s.alreadyRuns.add(c.Name, nil)
@@ -117,7 +108,9 @@ func (s *scan) run(fleet []failover.Cluster) error {
 			continue
 		}
 		if k := s.missingGroup(c); k != nil {
-			s.noGroup.add(c.Name, func() string { return "no " + k.singular() + fmt.Sprintf(", which spreadConstraints[%d] spreads by", k.index) })
+			s.noGroup.add(c.Name, func() string {
+				return fmt.Sprintf("no %s for spreadConstraints[%d]", k.singular(), k.index)
+			})
 			continue
 		}
 		for ti := range s.p.terms {
@@ -197,7 +190,7 @@ func (s *scan) exclusions(ti int) string {
 	add(&s.alreadyRuns, "already runs it", "already run it")
 	add(&s.faulty, "is faulty", "are faulty")
 	add(&s.untolerated, "has a NoSchedule taint the placement does not tolerate", "have NoSchedule taints the placement does not tolerate")
-	add(&s.noGroup, "has no value to spread by", "have no value to spread by")
+	add(&s.noGroup, "cannot be put in a spread group", "cannot be put in spread groups")
 	add(&ts.noMatch, "does not match "+s.p.terms[ti].field, "do not match "+s.p.terms[ti].field)
 	add(&ts.notWeighted, "has no weight in replicaScheduling.weightPreference.staticWeightList", "have no weight in replicaScheduling.weightPreference.staticWeightList")
 	return strings.Join(parts, "; ")

@@ -52,15 +52,17 @@ func (k *spreadKey) of(c *failover.Cluster) string {
 	return c.Labels[k.label]
 }
 
-// noun names the groups in a Reason: "clusters", "regions", "label team".
-func (k *spreadKey) noun() string {
-	switch k.field {
-	case "":
-		return fmt.Sprintf("values of label %s", k.label)
-	case SpreadByFieldProvider:
-		return "providers"
+// noun names n groups in a Reason: "1 region", "3 values of label team".
+func (k *spreadKey) noun(n int) string {
+	switch {
+	case k.field == "" && n == 1:
+		return "1 value of label " + k.label
+	case k.field == "":
+		return fmt.Sprintf("%d values of label %s", n, k.label)
+	case n == 1:
+		return "1 " + string(k.field)
 	}
-	return string(k.field) + "s"
+	return fmt.Sprintf("%d %ss", n, k.field)
 }
 
 // reach is the range of group counts a new schedule result can have: the
@@ -97,23 +99,20 @@ func (k *spreadKey) reachOf(remaining []string, remainingClusters []*failover.Cl
 	// Count the candidates per group: those in a group the workload already
 	// runs in add nothing; the others add their group.
 	covered := 0
-	sizes := make(map[string]int)
+	var fresh groupCounter
 	for _, c := range candidates {
 		g := k.of(c)
 		if slices.Contains(r.have, g) {
 			covered++
 			continue
 		}
-		sizes[g]++
+		fresh.add(g)
 	}
-	r.hi = len(r.have) + len(sizes)
+	r.hi = len(r.have) + fresh.len()
 	r.lo = len(r.have)
 	if need > covered {
 		// Fill from the largest new groups to add as few as possible.
-		bySize := make([]int, 0, len(sizes))
-		for _, n := range sizes {
-			bySize = append(bySize, n)
-		}
+		bySize := slices.Clone(fresh.sizes())
 		slices.Sort(bySize)
 		left := need - covered
 		for i := len(bySize) - 1; i >= 0 && left > 0; i-- {

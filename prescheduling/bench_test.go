@@ -1,0 +1,150 @@
+package prescheduling
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/failoverkit/failover"
+)
+
+// benchFleet is n clusters in 10 regions, 30 zones and 3 providers, listed in
+// no particular order (as a lister returns them); 2% are faulty and 2% carry
+// a NoSchedule taint.
+func benchFleet(n int) []failover.Cluster {
+	rng := rand.New(rand.NewPCG(1, 2))
+	fleet := make([]failover.Cluster, n)
+	for i := range fleet {
+		region := fmt.Sprintf("region-%d", i%10)
+		c := failover.Cluster{
+			Name:     fmt.Sprintf("member-%05d", i),
+			Provider: []string{"aws", "gcp", "azure"}[i%3],
+			Region:   region,
+			Zone:     fmt.Sprintf("%s-%c", region, 'a'+rune(i%3)),
+			Labels:   map[string]string{"tier": []string{"gold", "silver", "bronze"}[i%3], "team": fmt.Sprintf("team-%d", i%20), "env": "prod"},
+		}
+		switch i % 50 {
+		case 7:
+			c.Taints = []corev1.Taint{notReady}
+		case 11:
+			c.Taints = []corev1.Taint{noSchedule}
+		}
+		fleet[i] = c
+	}
+	rng.Shuffle(len(fleet), func(i, j int) { fleet[i], fleet[j] = fleet[j], fleet[i] })
+	return fleet
+}
+
+func benchRequest() Request {
+	return Request{
+		Placement: Placement{
+			ClusterAffinity: &failover.ClusterAffinity{
+				LabelSelector: &metav1.LabelSelector{
+					MatchLabels:      map[string]string{"env": "prod"},
+					MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"gold", "silver"}}},
+				},
+				FieldSelector: &failover.FieldSelector{MatchExpressions: []corev1.NodeSelectorRequirement{
+					{Key: "region", Operator: corev1.NodeSelectorOpNotIn, Values: []string{"region-9"}}}},
+				ExcludeClusters: []string{"member-00001", "member-00002"},
+			},
+			ClusterTolerations: []corev1.Toleration{{Key: notReady.Key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}},
+			SpreadConstraints:  []SpreadConstraint{{SpreadByField: SpreadByFieldRegion, MinGroups: 3, MaxGroups: 5}, {MinGroups: 3, MaxGroups: 3}},
+		},
+		Scheduled: []failover.TargetCluster{{Name: "member-00003"}, {Name: "member-00013"}, {Name: "member-00024"}},
+		Evicting:  []string{"member-00013"},
+	}
+}
+
+func BenchmarkCheck(b *testing.B) {
+	fleet := benchFleet(5000)
+	for _, bc := range []struct {
+		name string
+		req  func() Request
+	}{
+		{"Duplicated/5000", benchRequest},
+		{"Divided/5000", func() Request {
+			r := benchRequest()
+			r.Placement.ReplicaScheduling = &ReplicaSchedulingStrategy{ReplicaSchedulingType: ReplicaSchedulingTypeDivided}
+			r.Scheduled = []failover.TargetCluster{{Name: "member-00003", Replicas: 4}, {Name: "member-00013", Replicas: 4}}
+			return r
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			req := bc.req()
+			c := NewChecker(WithCapacity(func(string) (int32, bool) { return 1, true }))
+			if r := c.Check(req, fleet); !r.Feasible {
+				b.Fatal(r.Reason)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = c.Check(req, fleet)
+			}
+		})
+	}
+	// The baseline: the same eligibility decided with
+	// failover.ClusterAffinity.Matches, which parses the selectors again for
+	// every cluster, as a per-cluster filter does.
+	b.Run("NaiveReparsePerCluster/5000", func(b *testing.B) {
+		req := benchRequest()
+		if got, want := naiveCandidates(req, fleet), NewChecker().Check(req, fleet).Candidates; !slices.Equal(got, want) {
+			b.Fatalf("naive variant disagrees: %d vs %d candidates", len(got), len(want))
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = naiveCandidates(req, fleet)
+		}
+	})
+}
+
+func naiveCandidates(req Request, fleet []failover.Cluster) []string {
+	var out []string
+	for i := range fleet {
+		c := &fleet[i]
+		if slices.Contains(req.Evicting, c.Name) || slices.ContainsFunc(req.Scheduled, func(t failover.TargetCluster) bool { return t.Name == c.Name }) {
+			continue
+		}
+		if failover.IsFaulty(*c) {
+			continue
+		}
+		if _, ok := tolerates(req.Placement.ClusterTolerations, c); !ok {
+			continue
+		}
+		if ok, err := req.Placement.ClusterAffinity.Matches(*c); err != nil || !ok {
+			continue
+		}
+		if c.Region == "" {
+			continue
+		}
+		out = append(out, c.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// BenchmarkSortNames compares sortNames with slices.Sort on the candidate
+// names of a 5,000-cluster fleet, in lister order.
+func BenchmarkSortNames(b *testing.B) {
+	var names []string
+	for _, c := range benchFleet(5000) {
+		names = append(names, c.Name)
+	}
+	buf := make([]string, len(names))
+	b.Run("sortNames", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			copy(buf, names)
+			sortNames(buf)
+		}
+	})
+	b.Run("slices.Sort", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			copy(buf, names)
+			slices.Sort(buf)
+		}
+	})
+}
