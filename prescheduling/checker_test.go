@@ -212,7 +212,9 @@ func TestCheckAffinityTerms(t *testing.T) {
 	terms := func(ts ...ClusterAffinityTerm) Placement { return Placement{ClusterAffinities: ts} }
 	primary := ClusterAffinityTerm{AffinityName: "primary", ClusterAffinity: failover.ClusterAffinity{ClusterNames: []string{"a1", "a2"}}}
 	backup := ClusterAffinityTerm{AffinityName: "backup", ClusterAffinity: failover.ClusterAffinity{ClusterNames: []string{"c1", "c2"}}}
-	req := func(p Placement) Request { return Request{Placement: p, Scheduled: sched("a1"), Evicting: []string{"a1"}} }
+	req := func(p Placement) Request {
+		return Request{Placement: p, Scheduled: sched("a1"), Evicting: []string{"a1"}}
+	}
 
 	got := NewChecker().Check(req(terms(primary, backup)), threeRegionsUS)
 	assert.True(t, got.Feasible)
