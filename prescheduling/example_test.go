@@ -1,0 +1,131 @@
+package prescheduling_test
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/prescheduling"
+)
+
+// The Duplicated example of Karmada's failover analysis: member2 fails, and
+// of the clusters that do not run nginx yet only member3 and member5 match
+// its clusterAffinity.
+func Example() {
+	var p prescheduling.Placement
+	err := yaml.UnmarshalStrict([]byte(`
+clusterAffinity:
+  clusterNames: [member1, member2, member3, member5]
+spreadConstraints:
+- maxGroups: 2
+  minGroups: 2
+replicaScheduling:
+  replicaSchedulingType: Duplicated
+`), &p)
+	if err != nil {
+		panic(err)
+	}
+	fleet := []failover.Cluster{{Name: "member1"}, {Name: "member2"}, {Name: "member3"}, {Name: "member4"}, {Name: "member5"}}
+	fleet[1].Taints = []corev1.Taint{{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoExecute}}
+
+	r := prescheduling.NewChecker().Check(prescheduling.Request{
+		Placement: p,
+		Scheduled: []failover.TargetCluster{{Name: "member1"}, {Name: "member2"}},
+		Evicting:  []string{"member2"},
+	}, fleet)
+	fmt.Println(r.Feasible, r.Candidates)
+	fmt.Println(r.Reason)
+	// Output:
+	// true [member3 member5]
+	// feasible: member3 and member5 can replace the copy on member2
+}
+
+// When nothing can take the workload, Reason says which clusters were ruled
+// out and why, so an operator knows what to fix.
+func ExampleChecker_Check_infeasible() {
+	p := prescheduling.Placement{ClusterAffinity: &failover.ClusterAffinity{ClusterNames: []string{"member1", "member2", "member3"}}}
+	fleet := []failover.Cluster{
+		{Name: "member1"},
+		{Name: "member2"},
+		{Name: "member3", Taints: []corev1.Taint{{Key: "maintenance", Effect: corev1.TaintEffectNoSchedule}}},
+		{Name: "member4"},
+	}
+	r := prescheduling.NewChecker().Check(prescheduling.Request{
+		Placement: p,
+		Scheduled: []failover.TargetCluster{{Name: "member1"}, {Name: "member2"}},
+		Evicting:  []string{"member2"},
+	}, fleet)
+	fmt.Println(r.Feasible)
+	fmt.Println(r.Reason)
+	// Output:
+	// false
+	// no eligible cluster outside member1 and member2 to replace the copy on member2: of 4 clusters, member2 is being evicted from; member1 already runs it; member3 (maintenance:NoSchedule) has a NoSchedule taint the placement does not tolerate; member4 does not match clusterAffinity
+}
+
+// The Divided example of Karmada's failover analysis: member1 fails and its
+// replica can go to member2, which already runs two. With WithCapacity the
+// check also asks whether member2 has room.
+func ExampleWithCapacity() {
+	p := prescheduling.Placement{
+		ClusterAffinity: &failover.ClusterAffinity{ClusterNames: []string{"member1", "member2"}},
+		ReplicaScheduling: &prescheduling.ReplicaSchedulingStrategy{
+			ReplicaSchedulingType:     prescheduling.ReplicaSchedulingTypeDivided,
+			ReplicaDivisionPreference: prescheduling.ReplicaDivisionPreferenceWeighted,
+			WeightPreference: &prescheduling.ClusterPreferences{StaticWeightList: []prescheduling.StaticClusterWeight{
+				{TargetCluster: failover.ClusterAffinity{ClusterNames: []string{"member1"}}, Weight: 1},
+				{TargetCluster: failover.ClusterAffinity{ClusterNames: []string{"member2"}}, Weight: 2},
+			}},
+		},
+	}
+	req := prescheduling.Request{
+		Placement: p,
+		Scheduled: []failover.TargetCluster{{Name: "member1", Replicas: 1}, {Name: "member2", Replicas: 2}},
+		Evicting:  []string{"member1"},
+	}
+	fleet := []failover.Cluster{{Name: "member1"}, {Name: "member2"}}
+
+	spare := map[string]int32{"member2": 0}
+	full := prescheduling.NewChecker(prescheduling.WithCapacity(func(c string) (int32, bool) {
+		n, ok := spare[c]
+		return n, ok
+	}))
+	fmt.Println(full.Check(req, fleet).Reason)
+
+	unknown := prescheduling.NewChecker(prescheduling.WithCapacity(func(string) (int32, bool) { return 0, false }))
+	fmt.Println(unknown.Check(req, fleet).Reason)
+	// Output:
+	// the eligible clusters (member2) have spare capacity for 0 of the 1 replica evicted from member1
+	// feasible: member2 can take the 1 replica evicted from member1 (known spare capacity 0 is short; the unknown capacity of member2 is assumed sufficient)
+}
+
+// Ordered clusterAffinities: the primary group is tried first, the backup
+// group when the primary cannot take the workload.
+func ExampleChecker_Check_affinityTerms() {
+	p := prescheduling.Placement{ClusterAffinities: []prescheduling.ClusterAffinityTerm{
+		{AffinityName: "primary", ClusterAffinity: failover.ClusterAffinity{ClusterNames: []string{"dc-1", "dc-2"}}},
+		{AffinityName: "backup", ClusterAffinity: failover.ClusterAffinity{ClusterNames: []string{"cloud-1"}}},
+	}}
+	fleet := []failover.Cluster{{Name: "dc-1"}, {Name: "dc-2"}, {Name: "cloud-1"}}
+	r := prescheduling.NewChecker().Check(prescheduling.Request{
+		Placement: p,
+		Scheduled: []failover.TargetCluster{{Name: "dc-1"}, {Name: "dc-2"}},
+		Evicting:  []string{"dc-2"},
+	}, fleet)
+	fmt.Println(r.Feasible, r.AffinityName, r.Candidates)
+	// Output:
+	// true backup [cloud-1]
+}
+
+// Validate names every field that is wrong.
+func ExamplePlacement_Validate() {
+	p := prescheduling.Placement{
+		SpreadConstraints: []prescheduling.SpreadConstraint{{SpreadByField: prescheduling.SpreadByFieldRegion, MinGroups: 3, MaxGroups: 2}},
+		ReplicaScheduling: &prescheduling.ReplicaSchedulingStrategy{ReplicaSchedulingType: "Triplicated"},
+	}
+	fmt.Println(p.Validate())
+	// Output:
+	// prescheduling: placement.spreadConstraints[0]: minGroups 3 is greater than maxGroups 2
+	// prescheduling: placement.replicaScheduling.replicaSchedulingType: unknown value "Triplicated": want Duplicated or Divided
+}
