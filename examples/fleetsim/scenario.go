@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -283,25 +284,43 @@ func (d document) empty() bool {
 }
 
 // decodeStrict decodes a document into v, rejecting unknown and duplicated
-// fields, and names the field at fault.
-func decodeStrict(data []byte, v any) error {
+// fields, and names the field at fault. firstLine is where the document
+// starts in its file, so that YAML syntax errors give the file's line.
+func decodeStrict(data []byte, v any, firstLine int) error {
 	err := yaml.UnmarshalStrict(data, v)
 	if err == nil {
 		return nil
 	}
-	if strings.Contains(err.Error(), "unknown field") {
-		var generic any
-		if yaml.Unmarshal(data, &generic) == nil {
+	var generic any
+	if yaml.Unmarshal(data, &generic) == nil {
+		if strings.Contains(err.Error(), "unknown field") {
 			if path := unknownFieldPath(typeOf(v), generic, ""); path != "" {
 				return fmt.Errorf("%s: unknown field", path)
 			}
 		}
+		// A value a type's own UnmarshalJSON rejects (a duration, a time)
+		// comes back without the field's name: find it.
+		if path, why := badValuePath(typeOf(v), generic, ""); path != "" {
+			return fmt.Errorf("%s: %s", path, why)
+		}
 	}
+	return yamlError(err, firstLine)
+}
+
+// yamlError drops the YAML library's prefixes and turns the line numbers it
+// counts from the document's start into the file's.
+func yamlError(err error, firstLine int) error {
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, "error unmarshaling JSON: while decoding JSON: ")
 	msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
+	msg = yamlLine.ReplaceAllStringFunc(msg, func(m string) string {
+		n, _ := strconv.Atoi(strings.TrimPrefix(m, "line "))
+		return fmt.Sprintf("line %d", n+firstLine-1)
+	})
 	return errors.New(msg)
 }
+
+var yamlLine = regexp.MustCompile(`line \d+`)
 
 // LoadScenario reads and validates a scenario file.
 func loadScenario(name string, r io.Reader) (*scenario, error) {
@@ -323,7 +342,7 @@ func loadScenario(name string, r io.Reader) (*scenario, error) {
 		}
 		var tm metav1.TypeMeta
 		if err := yaml.Unmarshal(d.data, &tm); err != nil {
-			return nil, fail("", err)
+			return nil, fail("", yamlError(err, d.line))
 		}
 		switch tm.Kind {
 		case kindScenario:
@@ -331,7 +350,7 @@ func loadScenario(name string, r io.Reader) (*scenario, error) {
 				return nil, fail(kindScenario, fmt.Errorf("a second Scenario document (the first is document %d)", specDoc.n))
 			}
 			var doc scenarioDoc
-			if err := decodeStrict(d.data, &doc); err != nil {
+			if err := decodeStrict(d.data, &doc, d.line); err != nil {
 				return nil, fail(kindScenario, err)
 			}
 			if doc.APIVersion != scenarioAPIVersion {
@@ -352,7 +371,7 @@ func loadScenario(name string, r io.Reader) (*scenario, error) {
 				sc.Clusters = append(sc.Clusters, c)
 			}
 		case kindCluster:
-			c, err := decodeCluster(d.data)
+			c, err := decodeCluster(d.data, d.line)
 			if err != nil {
 				return nil, fail(kindCluster+" "+c.Name, err)
 			}
@@ -362,7 +381,7 @@ func loadScenario(name string, r io.Reader) (*scenario, error) {
 			names[c.Name] = true
 			sc.Clusters = append(sc.Clusters, c)
 		case kindResourceBinding, kindClusterResourceBinding:
-			bs, what, err := decodeBinding(d.data)
+			bs, what, err := decodeBinding(d.data, d.line)
 			if err != nil {
 				return nil, fail(what, err)
 			}
@@ -377,8 +396,14 @@ func loadScenario(name string, r io.Reader) (*scenario, error) {
 		case kindClusterTaintPolicy:
 			ps, err := taintpolicy.LoadPolicies(bytes.NewReader(d.data))
 			if err != nil {
+				// The package numbers documents within what it was given,
+				// which here is this one document: keep only the cause.
 				var de *taintpolicy.DecodeError
-				if errors.As(err, &de) {
+				var ie *taintpolicy.InvalidPolicyError
+				switch {
+				case errors.As(err, &ie):
+					return nil, fail(kindClusterTaintPolicy+" "+ie.Name, ie.Errs.ToAggregate())
+				case errors.As(err, &de):
 					err = de.Err
 				}
 				return nil, fail(kindClusterTaintPolicy, err)
@@ -558,9 +583,9 @@ func generateFleet(groups []fleetGroup) []failover.Cluster {
 	return out
 }
 
-func decodeCluster(data []byte) (failover.Cluster, error) {
+func decodeCluster(data []byte, firstLine int) (failover.Cluster, error) {
 	var doc clusterDoc
-	if err := decodeStrict(data, &doc); err != nil {
+	if err := decodeStrict(data, &doc, firstLine); err != nil {
 		return failover.Cluster{Name: doc.Metadata.Name}, err
 	}
 	c := failover.Cluster{
@@ -591,9 +616,9 @@ func decodeCluster(data []byte) (failover.Cluster, error) {
 	return c, nil
 }
 
-func decodeBinding(data []byte) ([]*bindingSpecResolved, string, error) {
+func decodeBinding(data []byte, firstLine int) ([]*bindingSpecResolved, string, error) {
 	var doc bindingDoc
-	err := decodeStrict(data, &doc)
+	err := decodeStrict(data, &doc, firstLine)
 	what := doc.Kind
 	if doc.Metadata.Name != "" {
 		what += " " + strings.TrimPrefix(doc.Metadata.Namespace+"/"+doc.Metadata.Name, "/")

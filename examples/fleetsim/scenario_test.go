@@ -1,0 +1,165 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A minimal valid scenario the bad cases below break one piece at a time.
+const goodScenario = `apiVersion: fleetsim.failoverkit.dev/v1alpha1
+kind: Scenario
+metadata: {name: tiny}
+spec:
+  duration: 5m
+  fleet:
+  - {provider: aws, region: r1, clusters: 3}
+  timeline:
+  - at: 1m
+    clusters: {clusterNames: [r1-01]}
+    conditions: [{type: Ready, status: "False"}]
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterTaintPolicy
+metadata: {name: not-ready}
+spec:
+  matchConditions: [{conditionType: Ready, operator: In, statusValues: ["False"]}]
+  taintsToAdd: [{key: cluster.karmada.io/not-ready, effect: NoExecute, addOnMatchSeconds: 10}]
+---
+apiVersion: work.karmada.io/v1alpha2
+kind: ResourceBinding
+metadata: {name: web, namespace: shop}
+spec:
+  resource: {apiVersion: apps/v1, kind: Deployment, name: web}
+  placement:
+    replicaScheduling: {replicaSchedulingType: Duplicated}
+    spreadConstraints: [{spreadByField: cluster, minGroups: 1, maxGroups: 1}]
+`
+
+func writeScenario(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestGoodScenarioLoads(t *testing.T) {
+	sc, err := readScenario(writeScenario(t, goodScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sc.Clusters) != 3 || len(sc.Bindings) != 1 || len(sc.Policies) != 1 || sc.Interval.String() != "30s" || sc.Workers != 2 {
+		t.Errorf("loaded %+v", sc)
+	}
+	if c := sc.Clusters[2]; c.Name != "r1-03" || c.Region != "r1" || c.Provider != "aws" || c.Condition("Ready") == nil {
+		t.Errorf("generated cluster: %+v", c)
+	}
+}
+
+func TestBadScenariosNameFileDocumentAndField(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		old  string // replaced in goodScenario by new
+		new  string
+		want []string
+	}{
+		{"unknown nested field", "replicaScheduling: {replicaSchedulingType: Duplicated}", "replicaScheduling: {replicaSchedulingType: Duplicated, replica: 2}",
+			[]string{"document 3", "line 20", "ResourceBinding shop/web", "spec.placement.replicaScheduling.replica: unknown field"}},
+		{"unknown top-level field of the scenario", "  duration: 5m\n", "  duration: 5m\n  durations: 6m\n",
+			[]string{"document 1", "Scenario", "spec.durations: unknown field"}},
+		{"wrong type", "minGroups: 1,", "minGroups: one,",
+			[]string{"document 3", "spec.placement.spreadConstraints.minGroups"}},
+		{"bad duration", "duration: 5m", "duration: five minutes",
+			[]string{"document 1", `spec.duration: "five minutes": time: invalid duration`}},
+		{"duration not positive", "duration: 5m", "duration: 0s",
+			[]string{"document 1", "spec.duration: 0s: must be positive"}},
+		{"timeline after the end", "  - at: 1m", "  - at: 10m",
+			[]string{"document 1", "spec.timeline[0].at: 10m0s: must be within spec.duration"}},
+		{"timeline selects nothing", "clusterNames: [r1-01]", "clusterNames: [r2-01]",
+			[]string{"document 1", "spec.timeline[0].clusters: selects no cluster"}},
+		{"bad condition status", `status: "False"}]`, `status: Maybe}]`,
+			[]string{"document 1", `spec.timeline[0].conditions[0].status: "Maybe"`}},
+		{"bad policy operator", "operator: In", "operator: Inside",
+			[]string{"document 2", "ClusterTaintPolicy not-ready", `spec.matchConditions[0].operator: Unsupported value: "Inside"`}},
+		{"bad taint effect", "effect: NoExecute", "effect: Evict",
+			[]string{"document 2", "Evict"}},
+		{"unknown kind", "kind: ResourceBinding", "kind: Deployment",
+			[]string{"document 3", `kind: "Deployment"`}},
+		{"wrong apiVersion", "apiVersion: work.karmada.io/v1alpha2", "apiVersion: work.karmada.io/v1",
+			[]string{"document 3", `apiVersion: "work.karmada.io/v1"`}},
+		{"namespaced binding without namespace", "metadata: {name: web, namespace: shop}", "metadata: {name: web}",
+			[]string{"document 3", "metadata.namespace: missing"}},
+		{"bad purge mode", "  placement:\n", "  failover: {cluster: {purgeMode: Sometimes}}\n  placement:\n",
+			[]string{"document 3", "spec.failover.cluster.purgeMode", "Sometimes"}},
+		{"bad grace period", "  placement:\n", "  failover: {cluster: {gracePeriodSeconds: 0}}\n  placement:\n",
+			[]string{"document 3", "spec.failover.cluster.gracePeriodSeconds: 0"}},
+		{"bad count", "metadata: {name: web, namespace: shop}", "metadata: {name: web, namespace: shop, annotations: {fleetsim.failoverkit.dev/count: lots}}",
+			[]string{"document 3", "fleetsim.failoverkit.dev/count", "lots"}},
+		{"divided without replicas", "replicaSchedulingType: Duplicated", "replicaSchedulingType: Divided",
+			[]string{"document 3", "spec.replicas: 0"}},
+		{"bad spread field", "spreadByField: cluster", "spreadByField: rack",
+			[]string{"document 3", "spec.placement", "rack"}},
+		{"bad rate", "  duration: 5m\n", "  duration: 5m\n  rates: {resourceEvictionRate: -1}\n",
+			[]string{"document 1", "spec.rates.resourceEvictionRate: -1"}},
+		{"bad workers", "  duration: 5m\n", "  duration: 5m\n  workers: 0\n",
+			[]string{"document 1", "spec.workers: 0"}},
+		{"malformed YAML", "metadata: {name: web, namespace: shop}", "metadata: {name: web, namespace: shop",
+			[]string{"document 3", "line 22"}},
+		{"no scenario document", goodScenario[:strings.Index(goodScenario, "---")], "",
+			[]string{"no Scenario document"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !strings.Contains(goodScenario, tc.old) {
+				t.Fatalf("test bug: %q not in the good scenario", tc.old)
+			}
+			path := writeScenario(t, strings.Replace(goodScenario, tc.old, tc.new, 1))
+			_, err := readScenario(path)
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			msg := err.Error()
+			for _, want := range append([]string{"fleetsim: " + path}, tc.want...) {
+				if !strings.Contains(msg, want) {
+					t.Errorf("error %q does not contain %q", msg, want)
+				}
+			}
+		})
+	}
+}
+
+func TestBadBindingScheduleIsRejected(t *testing.T) {
+	path := writeScenario(t, strings.Replace(goodScenario, "  placement:\n", "  clusters: [{name: nowhere}]\n  placement:\n", 1))
+	err := run(t.Context(), []string{"--scenario", path}, &strings.Builder{})
+	if err == nil || !strings.Contains(err.Error(), `no cluster "nowhere"`) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestUnknownFieldPath(t *testing.T) {
+	type inner struct {
+		A []struct {
+			B int `json:"b"`
+		} `json:"a"`
+	}
+	type outer struct {
+		Inline struct {
+			X string `json:"x"`
+		} `json:",inline"`
+		In inner `json:"in"`
+	}
+	for _, tc := range []struct {
+		doc  map[string]any
+		want string
+	}{
+		{map[string]any{"x": "ok", "in": map[string]any{"a": []any{map[string]any{"b": 1}}}}, ""},
+		{map[string]any{"in": map[string]any{"a": []any{map[string]any{"b": 1}, map[string]any{"c": 2}}}}, "in.a[1].c"},
+		{map[string]any{"y": 1}, "y"},
+	} {
+		if got := unknownFieldPath(typeOf(&outer{}), tc.doc, ""); got != tc.want {
+			t.Errorf("%v: got %q, want %q", tc.doc, got, tc.want)
+		}
+	}
+}
