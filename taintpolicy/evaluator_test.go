@@ -340,6 +340,14 @@ func TestEvaluateTouchesOnlyListedTaints(t *testing.T) {
 			want: "taints=[user=v:NoExecute@-1h0m0s a-key:NoExecute other:NoSchedule a-key:NoSchedule@0s a-key:PreferNoExecute@0s b-key:NoSchedule@0s] added=[a-key:NoSchedule@0s a-key:PreferNoExecute@0s b-key:NoSchedule@0s] removed=[] requeue=0s",
 		},
 		{
+			name:     "no policies at all: every taint is returned as it is",
+			policies: []ClusterTaintPolicy{},
+			conds:    []metav1.Condition{cond("Ready", condFalse, at(-time.Hour))},
+			taints:   []corev1.Taint{taint(notReady, prefer, "v", at(-time.Hour)), taint("other", noSchedule, "", time.Time{})},
+			now:      t0,
+			want:     "taints=[cluster.karmada.io/not-ready=v:PreferNoExecute@-1h0m0s other:NoSchedule] added=[] removed=[] requeue=0s",
+		},
+		{
 			name:     "a policy that does not target the cluster leaves its listed taint alone",
 			policies: []ClusterTaintPolicy{target},
 			conds:    []metav1.Condition{cond("Ready", condTrue, at(-time.Hour))},
