@@ -1,0 +1,129 @@
+package prescheduling
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/failoverkit/failover"
+)
+
+// Both representations of nameSet answer alike, and index is the first
+// position of a name listed twice.
+func TestNameSetSmallAndBig(t *testing.T) {
+	for _, n := range []int{0, 1, smallLimit, smallLimit + 1, 100} {
+		t.Run(fmt.Sprintf("%d names", n), func(t *testing.T) {
+			var names []string
+			for i := range n {
+				names = append(names, fmt.Sprintf("member-%03d", i))
+			}
+			names = append(names, "member-000") // listed twice
+			s := newNameSet(names)
+			for i := range n {
+				assert.Equal(t, i, s.index(fmt.Sprintf("member-%03d", i)))
+			}
+			assert.Equal(t, -1, s.index("member-999"))
+			assert.Equal(t, -1, s.index(""))
+			assert.False(t, s.has("other"))
+		})
+	}
+}
+
+func TestGroupCounterMatchesAMap(t *testing.T) {
+	for _, groups := range []int{1, 10, 4 * smallLimit, 4*smallLimit + 1, 300} {
+		t.Run(fmt.Sprintf("%d groups", groups), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(3, uint64(groups)))
+			var g groupCounter
+			want := map[string]int{}
+			for range 2000 {
+				k := fmt.Sprintf("g%d", rng.IntN(groups))
+				g.add(k)
+				want[k]++
+			}
+			assert.Equal(t, len(want), g.len())
+			var wantSizes []int
+			for _, n := range want {
+				wantSizes = append(wantSizes, n)
+			}
+			got := slices.Clone(g.sizes())
+			slices.Sort(got)
+			slices.Sort(wantSizes)
+			assert.Equal(t, wantSizes, got)
+		})
+	}
+}
+
+// A long clusterNames list, a long exclude list, many schedule entries and a
+// spread label with many values take the map-backed paths; the answers stay
+// those of the small paths.
+func TestCheckWithLargeSets(t *testing.T) {
+	fleet := make([]failover.Cluster, 200)
+	var all, evens []string
+	for i := range fleet {
+		name := fmt.Sprintf("m%03d", i)
+		fleet[i] = failover.Cluster{Name: name, Region: fmt.Sprintf("r%d", i%50), Labels: map[string]string{"rack": fmt.Sprintf("rack-%d", i%100)}}
+		all = append(all, name)
+		if i%2 == 0 {
+			evens = append(evens, name)
+		}
+	}
+	var scheduled []failover.TargetCluster
+	for _, n := range all[:20] {
+		scheduled = append(scheduled, failover.TargetCluster{Name: n})
+	}
+	req := Request{
+		Placement: Placement{
+			ClusterAffinity:   &failover.ClusterAffinity{ClusterNames: evens, ExcludeClusters: all[100:]},
+			SpreadConstraints: []SpreadConstraint{{SpreadByLabel: "rack", MinGroups: 45}},
+		},
+		Scheduled: scheduled,
+		Evicting:  all[:10],
+	}
+	got := NewChecker().Check(req, fleet)
+	assert.True(t, got.Feasible, got.Reason)
+	assert.Equal(t, evens[10:50], got.Candidates, "even, below m100, not scheduled")
+
+	req.Placement.SpreadConstraints[0].MinGroups = 51
+	got = NewChecker().Check(req, fleet)
+	assert.False(t, got.Feasible)
+	assert.Contains(t, got.Reason, "spreadConstraints[0] needs at least 51 values of label rack, but the remaining and eligible clusters span only 50")
+
+	req.Scheduled = append(req.Scheduled, failover.TargetCluster{Name: "m005"})
+	got = NewChecker().Check(req, fleet)
+	assert.EqualError(t, got.Err, `prescheduling: request.scheduled[20].name: "m005" is also request.scheduled[5]`)
+}
+
+// The compiled matcher agrees with failover.ClusterAffinity.Matches on a
+// deterministic sample of generated affinities and clusters (the fuzz test
+// FuzzMatcherAgreesWithRoot explores further).
+func TestMatcherAgreesWithRoot(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	checked := 0
+	for range 3000 {
+		data := make([]byte, 24)
+		for i := range data {
+			data[i] = byte(rng.Uint32())
+		}
+		r := byteReader(data)
+		a := r.affinity()
+		m, err := compileAffinity(a, "clusterAffinity")
+		if (err == nil) != (a.Validate() == nil) {
+			t.Fatalf("compile error %v, root error %v for %+v", err, a.Validate(), a)
+		}
+		if err != nil {
+			continue
+		}
+		for i := range 4 {
+			c := r.cluster(i)
+			want, _ := a.Matches(c)
+			if m.matches(&c) != want {
+				t.Fatalf("matches(%+v) != root %v for %+v", c, want, a)
+			}
+			checked++
+		}
+	}
+	assert.Greater(t, checked, 1000)
+}
