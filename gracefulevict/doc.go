@@ -7,8 +7,8 @@
 //
 //   - Assess is pure: it reads a [Binding] and a time and returns which tasks
 //     to keep and which are done; it never mutates its input, never reads the
-//     wall clock and never loses or duplicates a task (Keep + Done is the
-//     input, in order).
+//     wall clock and never loses or duplicates a task: each input task is in
+//     exactly one of Keep and Done, both in input order.
 //   - A task whose cluster is back in the schedule result is done, so a
 //     cluster that recovers before its workload found a new home ends the
 //     eviction instead of deadlocking it.

@@ -106,6 +106,9 @@ func (c *Checker) Check(req Request, fleet []failover.Cluster) Result {
 		return invalid(err)
 	}
 	s := newScan(&req, p)
+	if err := s.duplicateScheduled(); err != nil {
+		return invalid(err)
+	}
 	if len(s.evicted) == 0 {
 		return Result{Reason: fmt.Sprintf("nothing to evict: %s %s not in the schedule result (%s)",
 			list(req.Evicting, 5), isAre(len(req.Evicting)), list(names(req.Scheduled), 5))}

@@ -122,3 +122,60 @@ func TestDocumentDividedExample(t *testing.T) {
 		assert.Equal(t, "the eligible clusters (member2) have spare capacity for 0 of the 1 replica evicted from member1", got.Reason)
 	})
 }
+
+// Every field of a Karmada placement decodes strictly into Placement, the
+// inline fields of clusterAffinities terms included.
+func TestPlacementDecodesEveryKarmadaField(t *testing.T) {
+	const doc = `
+clusterAffinities:
+- affinityName: primary
+  labelSelector:
+    matchLabels:
+      location: dc
+  fieldSelector:
+    matchExpressions:
+    - key: region
+      operator: In
+      values: [eu-west]
+  clusterNames: [dc-1, dc-2]
+  exclude: [dc-3]
+- affinityName: backup
+  clusterNames: [cloud-1]
+clusterTolerations:
+- key: cluster.karmada.io/not-ready
+  operator: Exists
+  effect: NoExecute
+  tolerationSeconds: 300
+spreadConstraints:
+- spreadByField: region
+  maxGroups: 2
+  minGroups: 1
+- spreadByLabel: rack
+  minGroups: 1
+replicaScheduling:
+  replicaSchedulingType: Divided
+  replicaDivisionPreference: Weighted
+  weightPreference:
+    dynamicWeight: AvailableReplicas
+`
+	p := decodePlacement(t, doc)
+	require.Len(t, p.ClusterAffinities, 2)
+	primary := p.ClusterAffinities[0]
+	assert.Equal(t, "primary", primary.AffinityName)
+	assert.Equal(t, map[string]string{"location": "dc"}, primary.LabelSelector.MatchLabels)
+	assert.Equal(t, "region", primary.FieldSelector.MatchExpressions[0].Key)
+	assert.Equal(t, []string{"dc-1", "dc-2"}, primary.ClusterNames)
+	assert.Equal(t, []string{"dc-3"}, primary.ExcludeClusters)
+	assert.Equal(t, int64(300), *p.ClusterTolerations[0].TolerationSeconds)
+	assert.Equal(t, []SpreadConstraint{{SpreadByField: SpreadByFieldRegion, MaxGroups: 2, MinGroups: 1}, {SpreadByLabel: "rack", MinGroups: 1}}, p.SpreadConstraints)
+	assert.Equal(t, DynamicWeightByAvailableReplicas, p.ReplicaScheduling.WeightPreference.DynamicWeight)
+
+	back, err := yaml.Marshal(p)
+	require.NoError(t, err)
+	var again Placement
+	require.NoError(t, yaml.UnmarshalStrict(back, &again))
+	assert.Equal(t, p, again)
+
+	var bad Placement
+	assert.ErrorContains(t, yaml.UnmarshalStrict([]byte("spreadConstraints:\n- minGroup: 2\n"), &bad), "minGroup")
+}

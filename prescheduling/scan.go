@@ -74,14 +74,19 @@ func newScan(req *Request, p *compiled) *scan {
 	return s
 }
 
-// run makes the one pass over the fleet.
-func (s *scan) run(fleet []failover.Cluster) error {
-	s.fleetSize = len(fleet)
+// duplicateScheduled reports a cluster listed twice in the schedule result.
+func (s *scan) duplicateScheduled() error {
 	for i, n := range s.schedNames {
 		if j := s.sched.index(n); j != i {
 			return fmt.Errorf("prescheduling: request.scheduled[%d].name: %q is also request.scheduled[%d]", i, n, j)
 		}
 	}
+	return nil
+}
+
+// run makes the one pass over the fleet.
+func (s *scan) run(fleet []failover.Cluster) error {
+	s.fleetSize = len(fleet)
 	remaining := newNameSet(s.remaining)
 	for i := range fleet {
 		c := &fleet[i]
