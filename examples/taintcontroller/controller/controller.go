@@ -371,7 +371,8 @@ func (c *Controller) loadPolicies(ctx context.Context) error {
 	if err := c.evaluator.SetPolicies(policies); err != nil {
 		return fmt.Errorf("controller: loading policies: %w", err)
 	}
-	c.metrics.invalidPolices.Set(float64(invalid))
+	c.metrics.policies.WithLabelValues("valid").Set(float64(len(policies)))
+	c.metrics.policies.WithLabelValues("invalid").Set(float64(invalid))
 	c.evaluatorGeneration.Store(gen)
 	logger.V(1).Info("Loaded ClusterTaintPolicies", "valid", len(policies), "invalid", invalid)
 	return nil

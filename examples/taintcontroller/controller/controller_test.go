@@ -195,7 +195,7 @@ func TestSyncWritesWhatTheEvaluatorDecides(t *testing.T) {
 					assert.Equal(t, "by-user", taint.Value, "the user's taint is sent back unchanged")
 				}
 			}
-			assert.Equal(t, tt.wantInvalid, testutil.ToFloat64(f.c.metrics.invalidPolices))
+			assert.Equal(t, tt.wantInvalid, testutil.ToFloat64(f.c.metrics.policies.WithLabelValues("invalid")))
 		})
 	}
 }

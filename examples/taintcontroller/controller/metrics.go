@@ -6,10 +6,10 @@ import "github.com/prometheus/client_golang/prometheus"
 // the Registerer given in Config, never globally, so two controllers in one
 // process (as in the end-to-end test) do not collide.
 type controllerMetrics struct {
-	syncs          *prometheus.CounterVec
-	taintChanges   *prometheus.CounterVec
-	conflicts      prometheus.Counter
-	invalidPolices prometheus.Gauge
+	syncs        *prometheus.CounterVec
+	taintChanges *prometheus.CounterVec
+	conflicts    prometheus.Counter
+	policies     *prometheus.GaugeVec
 }
 
 func newControllerMetrics(reg prometheus.Registerer) (*controllerMetrics, error) {
@@ -26,15 +26,15 @@ func newControllerMetrics(reg prometheus.Registerer) (*controllerMetrics, error)
 			Name: "taintcontroller_update_conflicts_total",
 			Help: "Cluster updates rejected because the object changed since it was read; each is re-read and retried.",
 		}),
-		invalidPolices: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "taintcontroller_invalid_policies",
-			Help: "ClusterTaintPolicies ignored because they failed validation.",
-		}),
+		policies: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "taintcontroller_policies",
+			Help: "ClusterTaintPolicies last loaded, by state: valid (in force) or invalid (ignored).",
+		}, []string{"state"}),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.syncs, m.taintChanges, m.conflicts, m.invalidPolices} {
+	for _, c := range []prometheus.Collector{m.syncs, m.taintChanges, m.conflicts, m.policies} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

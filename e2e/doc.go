@@ -1,0 +1,13 @@
+// Package e2e tests examples/taintcontroller against a real kube-apiserver
+// and etcd, built by hack/e2e-binaries.sh. It is its own module so the
+// library's users never inherit its test dependencies.
+//
+// Run from the repository root:
+//
+//	bash hack/e2e-binaries.sh
+//	(cd e2e && go test -race -count=1 ./...)
+//
+// The binaries are looked up in $FAILOVER_E2E_BIN_DIR, else in
+// ${FAILOVER_E2E_CACHE:-$HOME/.cache/failover-e2e}/v1.36.3, where the script
+// puts them. The tests fail, naming the script, when they are missing.
+package e2e

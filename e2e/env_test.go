@@ -1,0 +1,390 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/failoverkit/failover/examples/taintcontroller/controller"
+)
+
+// k8sVersion keys the binary cache; hack/e2e-binaries.sh builds this version.
+const k8sVersion = "v1.36.3"
+
+// leaseNamespace holds the leader election Leases of the tests.
+const leaseNamespace = "failover-e2e"
+
+// env is the API server every test talks to, started once by TestMain.
+var env *apiEnv
+
+type apiEnv struct {
+	dir     string
+	procs   []*process
+	config  *rest.Config
+	dynamic dynamic.Interface
+	kube    kubernetes.Interface
+}
+
+type process struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	bin, err := binDir()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	start := time.Now()
+	e, err := startEnv(bin)
+	if e != nil {
+		defer e.stop()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		if e != nil {
+			e.dumpLogs()
+		}
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "e2e: etcd and kube-apiserver %s ready at %s in %v\n", k8sVersion, e.config.Host, time.Since(start).Round(time.Millisecond))
+	env = e
+	code := m.Run()
+	if code != 0 {
+		e.dumpLogs()
+	}
+	return code
+}
+
+// binDir finds the binaries hack/e2e-binaries.sh builds. A missing binary is
+// an error, never a skip: CI must not pass without having run the suite.
+func binDir() (string, error) {
+	dir := os.Getenv("FAILOVER_E2E_BIN_DIR")
+	if dir == "" {
+		root := os.Getenv("FAILOVER_E2E_CACHE")
+		if root == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return "", fmt.Errorf("e2e: no home directory to find the binary cache in (set FAILOVER_E2E_CACHE): %w", err)
+			}
+			root = filepath.Join(home, ".cache", "failover-e2e")
+		}
+		dir = filepath.Join(root, k8sVersion)
+	}
+	for _, name := range []string{"etcd", "kube-apiserver"} {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+			return "", fmt.Errorf("e2e: %s %s not found in %s: run `bash hack/e2e-binaries.sh` from the repository root first "+
+				"(it builds kube-apiserver and etcd from the Go module proxy into that directory), "+
+				"or point FAILOVER_E2E_BIN_DIR at a directory holding both", name, k8sVersion, dir)
+		}
+	}
+	return dir, nil
+}
+
+func startEnv(bin string) (*apiEnv, error) {
+	dir, err := os.MkdirTemp("", "failover-e2e-")
+	if err != nil {
+		return nil, err
+	}
+	e := &apiEnv{dir: dir}
+
+	clientPort, peerPort, apiPort, err := freePorts()
+	if err != nil {
+		return e, err
+	}
+	etcdURL := "http://127.0.0.1:" + strconv.Itoa(clientPort)
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
+	if err := e.start("etcd", filepath.Join(bin, "etcd"),
+		"--name=e2e",
+		"--data-dir="+filepath.Join(dir, "etcd"),
+		"--listen-client-urls="+etcdURL,
+		"--advertise-client-urls="+etcdURL,
+		"--listen-peer-urls="+peerURL,
+		"--initial-advertise-peer-urls="+peerURL,
+		"--initial-cluster=e2e="+peerURL,
+		"--unsafe-no-fsync", // a throwaway store: durability only costs time
+		"--log-level=warn",
+	); err != nil {
+		return e, err
+	}
+	if err := e.waitHTTP("etcd", etcdURL+"/health", nil, ""); err != nil {
+		return e, err
+	}
+
+	const token = "failover-e2e-admin-token"
+	keyFile := filepath.Join(dir, "sa.key")
+	if err := writeServiceAccountKey(keyFile); err != nil {
+		return e, err
+	}
+	tokenFile := filepath.Join(dir, "tokens.csv")
+	if err := os.WriteFile(tokenFile, []byte(token+",e2e-admin,e2e-admin,system:masters\n"), 0o600); err != nil {
+		return e, err
+	}
+	apiURL := "https://127.0.0.1:" + strconv.Itoa(apiPort)
+	if err := e.start("kube-apiserver", filepath.Join(bin, "kube-apiserver"),
+		"--etcd-servers="+etcdURL,
+		"--cert-dir="+filepath.Join(dir, "certs"),
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		"--secure-port="+strconv.Itoa(apiPort),
+		"--service-cluster-ip-range=10.0.0.0/24",
+		"--service-account-issuer=https://failover-e2e.invalid",
+		"--service-account-key-file="+keyFile,
+		"--service-account-signing-key-file="+keyFile,
+		"--token-auth-file="+tokenFile,
+		"--authorization-mode=AlwaysAllow",
+		// Flow control only delays readiness here: one client, no tenants.
+		"--enable-priority-and-fairness=false",
+	); err != nil {
+		return e, err
+	}
+	insecure := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // a self-signed throwaway server on loopback
+	if err := e.waitHTTP("kube-apiserver", apiURL+"/readyz", insecure, token); err != nil {
+		return e, err
+	}
+
+	e.config = &rest.Config{
+		Host:            apiURL,
+		BearerToken:     token,
+		TLSClientConfig: rest.TLSClientConfig{Insecure: true},
+		QPS:             200,
+		Burst:           400,
+	}
+	if e.dynamic, err = dynamic.NewForConfig(e.config); err != nil {
+		return e, err
+	}
+	if e.kube, err = kubernetes.NewForConfig(e.config); err != nil {
+		return e, err
+	}
+	if err := e.writeKubeconfig(); err != nil {
+		return e, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: leaseNamespace}}, metav1.CreateOptions{}); err != nil {
+		return e, fmt.Errorf("e2e: creating namespace %s: %w", leaseNamespace, err)
+	}
+	if err := e.installCRDs(ctx, filepath.Join("..", "examples", "taintcontroller", "crds")); err != nil {
+		return e, err
+	}
+	return e, nil
+}
+
+// freePorts asks the kernel for three unused loopback ports. Another process
+// could take one before etcd or the API server binds it; that shows up as a
+// start failure in their log, not as a wrong result.
+func freePorts() (int, int, int, error) {
+	var ports [3]int
+	var lns []net.Listener
+	defer func() {
+		for _, ln := range lns {
+			_ = ln.Close()
+		}
+	}()
+	for i := range ports {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, 0, 0, fmt.Errorf("e2e: no free port: %w", err)
+		}
+		lns = append(lns, ln)
+		ports[i] = ln.Addr().(*net.TCPAddr).Port
+	}
+	return ports[0], ports[1], ports[2], nil
+}
+
+func writeServiceAccountKey(path string) error {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return err
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+}
+
+func (e *apiEnv) start(name, path string, args ...string) error {
+	logPath := filepath.Join(e.dir, name+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	killWithParent(cmd)
+	if err := cmd.Start(); err != nil {
+		_ = logFile.Close()
+		return fmt.Errorf("e2e: starting %s: %w", name, err)
+	}
+	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		_ = logFile.Close()
+		close(p.done)
+	}()
+	e.procs = append(e.procs, p)
+	return nil
+}
+
+// waitHTTP polls url until it answers 200, failing early if the process
+// behind it exits.
+func (e *apiEnv) waitHTTP(name, url string, tlsConfig *tls.Config, token string) error {
+	p := e.procs[len(e.procs)-1]
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig}}
+	defer client.CloseIdleConnections()
+	var last string
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		select {
+		case <-p.done:
+			return false, fmt.Errorf("e2e: %s exited: %v", name, p.err)
+		default:
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return false, err
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		body := new(bytes.Buffer)
+		_, _ = body.ReadFrom(resp.Body)
+		_ = resp.Body.Close()
+		last = fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(body.String()))
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		return fmt.Errorf("e2e: waiting for %s at %s (last answer: %s): %w", name, url, last, err)
+	}
+	return nil
+}
+
+// writeKubeconfig leaves a kubeconfig next to the logs, so a failed run can
+// be inspected with kubectl while debugging (see FAILOVER_E2E_KEEP).
+func (e *apiEnv) writeKubeconfig() error {
+	kubeconfig := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster:
+    server: %s
+    insecure-skip-tls-verify: true
+users:
+- name: e2e
+  user:
+    token: %s
+contexts:
+- name: e2e
+  context: {cluster: e2e, user: e2e}
+current-context: e2e
+`, e.config.Host, e.config.BearerToken)
+	return os.WriteFile(filepath.Join(e.dir, "kubeconfig"), []byte(kubeconfig), 0o600)
+}
+
+// installCRDs creates the example's CRDs and waits until both kinds are
+// served.
+func (e *apiEnv) installCRDs(ctx context.Context, dir string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil || len(files) == 0 {
+		return fmt.Errorf("e2e: no CRD manifests in %s: %v", dir, err)
+	}
+	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(data, &u.Object); err != nil {
+			return fmt.Errorf("e2e: %s: %w", f, err)
+		}
+		if _, err := e.dynamic.Resource(crdGVR).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("e2e: installing %s: %w", f, err)
+		}
+	}
+	for _, gvr := range []schema.GroupVersionResource{controller.ClusterGVR, controller.PolicyGVR} {
+		err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			_, err := e.dynamic.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
+			return err == nil, nil
+		})
+		if err != nil {
+			return fmt.Errorf("e2e: %s never served: %w", gvr, err)
+		}
+	}
+	return nil
+}
+
+// stop ends the API server, then etcd, and removes the temporary directory
+// unless FAILOVER_E2E_KEEP is set.
+func (e *apiEnv) stop() {
+	for i := len(e.procs) - 1; i >= 0; i-- {
+		p := e.procs[i]
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(15 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	}
+	if os.Getenv("FAILOVER_E2E_KEEP") != "" {
+		fmt.Fprintf(os.Stderr, "e2e: kept logs and kubeconfig in %s\n", e.dir)
+		return
+	}
+	_ = os.RemoveAll(e.dir)
+}
+
+// dumpLogs prints the end of each process's log, where a failed start or a
+// failed request leaves its reason.
+func (e *apiEnv) dumpLogs() {
+	for _, p := range e.procs {
+		data, err := os.ReadFile(p.log)
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		if len(lines) > 40 {
+			lines = lines[len(lines)-40:]
+		}
+		fmt.Fprintf(os.Stderr, "---- last lines of %s log ----\n%s\n", p.name, strings.Join(lines, "\n"))
+	}
+}
