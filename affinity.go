@@ -36,103 +36,171 @@ type ClusterAffinity struct {
 // is that of Karmada's policy/v1alpha1 FieldSelector.
 type FieldSelector struct {
 	// MatchExpressions are ANDed. Keys are "provider", "region" and "zone";
-	// operators In, NotIn, Exists and DoesNotExist.
+	// operators In, NotIn, Exists and DoesNotExist. A cluster whose field is
+	// empty does not have that field: In never matches it, NotIn and
+	// DoesNotExist always do.
 	MatchExpressions []corev1.NodeSelectorRequirement `json:"matchExpressions,omitempty"`
 }
 
 // Matches reports whether c is selected by a. A nil affinity matches every
 // cluster. A malformed selector is an error, never a panic, and never a match.
+//
+// Matches parses the selectors on every call; to test many clusters against
+// one affinity, [ClusterAffinity.Compile] it once.
 func (a *ClusterAffinity) Matches(c Cluster) (bool, error) {
-	if a == nil {
-		return true, nil
+	m, err := a.Compile()
+	if err != nil {
+		return false, err
 	}
-	if slices.Contains(a.ExcludeClusters, c.Name) {
-		// Still report a malformed selector, so that a typo is not hidden
-		// by the clusters it happens to exclude.
-		if err := a.Validate(); err != nil {
-			return false, err
-		}
-		return false, nil
-	}
-	if a.LabelSelector != nil {
-		s, err := metav1.LabelSelectorAsSelector(a.LabelSelector)
-		if err != nil {
-			return false, fmt.Errorf("failover: clusterAffinity.labelSelector: %w", err)
-		}
-		if !s.Matches(labels.Set(c.Labels)) {
-			return false, a.validateFields()
-		}
-	}
-	if a.FieldSelector != nil {
-		s, err := a.FieldSelector.selector()
-		if err != nil {
-			return false, err
-		}
-		fields := labels.Set{ProviderField: c.Provider, RegionField: c.Region, ZoneField: c.Zone}
-		for k, v := range fields {
-			if v == "" {
-				delete(fields, k) // an unset field does not exist
-			}
-		}
-		if !s.Matches(fields) {
-			return false, nil
-		}
-	}
-	if len(a.ClusterNames) > 0 && !slices.Contains(a.ClusterNames, c.Name) {
-		return false, nil
-	}
-	return true, nil
+	return m.Matches(&c), nil
 }
 
 // Validate returns an error naming the field and the value when a selector of
 // a cannot be parsed. A nil affinity is valid.
 func (a *ClusterAffinity) Validate() error {
-	if a == nil {
-		return nil
-	}
-	if a.LabelSelector != nil {
-		if _, err := metav1.LabelSelectorAsSelector(a.LabelSelector); err != nil {
-			return fmt.Errorf("failover: clusterAffinity.labelSelector: %w", err)
-		}
-	}
-	return a.validateFields()
-}
-
-func (a *ClusterAffinity) validateFields() error {
-	if a.FieldSelector == nil {
-		return nil
-	}
-	_, err := a.FieldSelector.selector()
+	_, err := a.Compile()
 	return err
 }
 
-func (f *FieldSelector) selector() (labels.Selector, error) {
-	s := labels.NewSelector()
-	for i, e := range f.MatchExpressions {
-		path := fmt.Sprintf("clusterAffinity.fieldSelector.matchExpressions[%d]", i)
-		switch e.Key {
-		case ProviderField, RegionField, ZoneField:
-		default:
-			return nil, fmt.Errorf("failover: %s.key: unknown field %q: want provider, region or zone", path, e.Key)
-		}
-		var op selection.Operator
-		switch e.Operator {
-		case corev1.NodeSelectorOpIn:
-			op = selection.In
-		case corev1.NodeSelectorOpNotIn:
-			op = selection.NotIn
-		case corev1.NodeSelectorOpExists:
-			op = selection.Exists
-		case corev1.NodeSelectorOpDoesNotExist:
-			op = selection.DoesNotExist
-		default:
-			return nil, fmt.Errorf("failover: %s.operator: unsupported operator %q: want In, NotIn, Exists or DoesNotExist", path, e.Operator)
-		}
-		r, err := labels.NewRequirement(e.Key, op, e.Values)
-		if err != nil {
-			return nil, fmt.Errorf("failover: %s: %w", path, err)
-		}
-		s = s.Add(*r)
+// Compile parses a's selectors once and returns a matcher that answers
+// exactly as [ClusterAffinity.Matches] does, without parsing or allocating
+// per cluster. A nil affinity compiles to a matcher that matches every
+// cluster. The matcher does not see later changes to a.
+func (a *ClusterAffinity) Compile() (*AffinityMatcher, error) {
+	if a == nil {
+		return &AffinityMatcher{all: true}, nil
 	}
-	return s, nil
+	m := &AffinityMatcher{
+		exclude: slices.Clone(a.ExcludeClusters),
+		names:   slices.Clone(a.ClusterNames),
+	}
+	if a.LabelSelector != nil {
+		s, err := metav1.LabelSelectorAsSelector(a.LabelSelector)
+		if err != nil {
+			return nil, fmt.Errorf("failover: clusterAffinity.labelSelector: %w", err)
+		}
+		if !s.Empty() {
+			m.labels = s
+		}
+	}
+	if a.FieldSelector != nil {
+		for i, e := range a.FieldSelector.MatchExpressions {
+			r, err := compileField(i, e)
+			if err != nil {
+				return nil, err
+			}
+			m.fields = append(m.fields, r)
+		}
+	}
+	return m, nil
+}
+
+// DeepCopy returns a copy of a that shares no memory with it.
+func (a *ClusterAffinity) DeepCopy() *ClusterAffinity {
+	if a == nil {
+		return nil
+	}
+	out := &ClusterAffinity{
+		LabelSelector:   a.LabelSelector.DeepCopy(),
+		ClusterNames:    slices.Clone(a.ClusterNames),
+		ExcludeClusters: slices.Clone(a.ExcludeClusters),
+	}
+	if a.FieldSelector != nil {
+		out.FieldSelector = &FieldSelector{}
+		if a.FieldSelector.MatchExpressions != nil {
+			out.FieldSelector.MatchExpressions = make([]corev1.NodeSelectorRequirement, len(a.FieldSelector.MatchExpressions))
+			for i := range a.FieldSelector.MatchExpressions {
+				a.FieldSelector.MatchExpressions[i].DeepCopyInto(&out.FieldSelector.MatchExpressions[i])
+			}
+		}
+	}
+	return out
+}
+
+// AffinityMatcher is a compiled [ClusterAffinity]. It is immutable and safe
+// for concurrent use.
+type AffinityMatcher struct {
+	all     bool // a nil affinity
+	exclude []string
+	names   []string
+	labels  labels.Selector // nil: no label restriction
+	fields  []fieldRequirement
+}
+
+// Matches reports whether c is selected.
+func (m *AffinityMatcher) Matches(c *Cluster) bool {
+	if m.all {
+		return true
+	}
+	if slices.Contains(m.exclude, c.Name) {
+		return false
+	}
+	if m.labels != nil && !m.labels.Matches(labels.Set(c.Labels)) {
+		return false
+	}
+	for i := range m.fields {
+		if !m.fields[i].matches(c) {
+			return false
+		}
+	}
+	return len(m.names) == 0 || slices.Contains(m.names, c.Name)
+}
+
+// fieldRequirement is one field selector expression, matched directly rather
+// than through labels.Selector so that matching a cluster allocates nothing.
+type fieldRequirement struct {
+	field  string
+	op     selection.Operator
+	values []string
+}
+
+func compileField(i int, e corev1.NodeSelectorRequirement) (fieldRequirement, error) {
+	path := fmt.Sprintf("clusterAffinity.fieldSelector.matchExpressions[%d]", i)
+	switch e.Key {
+	case ProviderField, RegionField, ZoneField:
+	default:
+		return fieldRequirement{}, fmt.Errorf("failover: %s.key: unknown field %q: want provider, region or zone", path, e.Key)
+	}
+	var op selection.Operator
+	switch e.Operator {
+	case corev1.NodeSelectorOpIn:
+		op = selection.In
+	case corev1.NodeSelectorOpNotIn:
+		op = selection.NotIn
+	case corev1.NodeSelectorOpExists:
+		op = selection.Exists
+	case corev1.NodeSelectorOpDoesNotExist:
+		op = selection.DoesNotExist
+	default:
+		return fieldRequirement{}, fmt.Errorf("failover: %s.operator: unsupported operator %q: want In, NotIn, Exists or DoesNotExist", path, e.Operator)
+	}
+	// labels.NewRequirement holds the rules on values (In needs some,
+	// Exists none, each a valid label value); it is built only for them.
+	if _, err := labels.NewRequirement(e.Key, op, e.Values); err != nil {
+		return fieldRequirement{}, fmt.Errorf("failover: %s: %w", path, err)
+	}
+	return fieldRequirement{field: e.Key, op: op, values: slices.Clone(e.Values)}, nil
+}
+
+func (r *fieldRequirement) matches(c *Cluster) bool {
+	var v string
+	switch r.field {
+	case ProviderField:
+		v = c.Provider
+	case RegionField:
+		v = c.Region
+	case ZoneField:
+		v = c.Zone
+	}
+	switch r.op {
+	case selection.In:
+		return v != "" && slices.Contains(r.values, v)
+	case selection.NotIn:
+		return v == "" || !slices.Contains(r.values, v)
+	case selection.Exists:
+		return v != ""
+	case selection.DoesNotExist:
+		return v == ""
+	}
+	return false
 }

@@ -158,3 +158,63 @@ func TestPurgeMode(t *testing.T) {
 		})
 	}
 }
+
+func TestAffinityFieldAbsentSemantics(t *testing.T) {
+	noZone := failover.Cluster{Name: "m", Region: "r1"}
+	req := func(op corev1.NodeSelectorOperator, values ...string) *failover.ClusterAffinity {
+		return &failover.ClusterAffinity{FieldSelector: &failover.FieldSelector{
+			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: failover.ZoneField, Operator: op, Values: values}}}}
+	}
+	cases := []struct {
+		name string
+		a    *failover.ClusterAffinity
+		want bool
+	}{
+		{"In never matches an absent field", req(corev1.NodeSelectorOpIn, "z1"), false},
+		{"NotIn matches an absent field", req(corev1.NodeSelectorOpNotIn, "z1"), true},
+		{"DoesNotExist matches an absent field", req(corev1.NodeSelectorOpDoesNotExist), true},
+		{"Exists does not match an absent field", req(corev1.NodeSelectorOpExists), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := tc.a.Compile()
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, m.Matches(&noZone))
+		})
+	}
+}
+
+func TestCompiledMatcherIgnoresLaterChanges(t *testing.T) {
+	a := &failover.ClusterAffinity{ClusterNames: []string{"member1"}}
+	m, err := a.Compile()
+	require.NoError(t, err)
+	a.ClusterNames[0] = "member2"
+	assert.True(t, m.Matches(&failover.Cluster{Name: "member1"}), "the matcher keeps the names it was compiled with")
+	assert.False(t, m.Matches(&failover.Cluster{Name: "member2"}))
+
+	var nilAffinity *failover.ClusterAffinity
+	all, err := nilAffinity.Compile()
+	require.NoError(t, err)
+	assert.True(t, all.Matches(&failover.Cluster{Name: "anything"}))
+}
+
+func TestClusterAffinityDeepCopySharesNothing(t *testing.T) {
+	orig := &failover.ClusterAffinity{
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}},
+		FieldSelector: &failover.FieldSelector{MatchExpressions: []corev1.NodeSelectorRequirement{
+			{Key: failover.RegionField, Operator: corev1.NodeSelectorOpIn, Values: []string{"r1"}}}},
+		ClusterNames:    []string{"a"},
+		ExcludeClusters: []string{"b"},
+	}
+	cp := orig.DeepCopy()
+	require.Equal(t, orig, cp)
+	cp.LabelSelector.MatchLabels["env"] = "dev"
+	cp.FieldSelector.MatchExpressions[0].Values[0] = "r2"
+	cp.ClusterNames[0] = "x"
+	cp.ExcludeClusters[0] = "y"
+	assert.Equal(t, "prod", orig.LabelSelector.MatchLabels["env"])
+	assert.Equal(t, "r1", orig.FieldSelector.MatchExpressions[0].Values[0])
+	assert.Equal(t, []string{"a"}, orig.ClusterNames)
+	assert.Equal(t, []string{"b"}, orig.ExcludeClusters)
+	assert.Nil(t, (*failover.ClusterAffinity)(nil).DeepCopy())
+}

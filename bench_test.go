@@ -1,0 +1,55 @@
+package failover_test
+
+import (
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/failoverkit/failover"
+)
+
+// benchAffinity selects by label and region, as a typical placement does.
+var benchAffinity = &failover.ClusterAffinity{
+	LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}},
+	FieldSelector: &failover.FieldSelector{MatchExpressions: []corev1.NodeSelectorRequirement{
+		{Key: failover.RegionField, Operator: corev1.NodeSelectorOpIn, Values: []string{"r1", "r2"}}}},
+}
+
+func benchFleet(n int) []failover.Cluster {
+	fleet := make([]failover.Cluster, n)
+	for i := range fleet {
+		fleet[i] = failover.Cluster{Name: fmt.Sprintf("member%d", i), Region: fmt.Sprintf("r%d", i%3),
+			Labels: map[string]string{"env": "prod"}}
+	}
+	return fleet
+}
+
+// BenchmarkAffinity compares matching a 1,000-cluster fleet through a
+// compiled matcher against calling Matches, which parses per cluster.
+func BenchmarkAffinity(b *testing.B) {
+	fleet := benchFleet(1000)
+	b.Run("Compile once, match 1000", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			m, err := benchAffinity.Compile()
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := range fleet {
+				m.Matches(&fleet[i])
+			}
+		}
+	})
+	b.Run("Matches per cluster, 1000", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for i := range fleet {
+				if _, err := benchAffinity.Matches(fleet[i]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}
