@@ -28,6 +28,9 @@ const (
 	ClusterLabel = "failover.example/cluster"
 	// EvictedFromAnnotation records the cluster a workload was last moved off.
 	EvictedFromAnnotation = "failover.example/evicted-from"
+	// FaultyLabel=true marks a Node faulty like a NoExecute taint does, so the
+	// example can be tried on a real cluster without evicting its pods.
+	FaultyLabel = "failover.example/faulty"
 
 	clusterIndex = "cluster"
 )
@@ -63,17 +66,17 @@ type Options struct {
 type Eviction struct {
 	Key      string    // the workload, "namespace/name"
 	From, To string    // the faulty cluster and the one it moved to
-	At       time.Time // on the Controller's clock
+	Permit   time.Time // when Limiter.Wait let it through, on the Controller's clock
+	At       time.Time // when the move was made
 }
 
 // Stats is a snapshot of what a Controller has done.
 type Stats struct {
-	Queued   int // items in the workqueue (waiting, ready or backing off)
-	Waiting  int // workers blocked in Limiter.Wait
-	Evicted  int // workloads moved
-	Failed   int // eviction attempts that failed and were retried
-	Skipped  int // items dropped unprocessed: their cluster recovered or they were gone
-	Requeues int // AddRateLimited calls (retries)
+	Queued  int // items in the workqueue (waiting, ready or backing off)
+	Waiting int // workers blocked in Limiter.Wait
+	Evicted int // workloads moved
+	Failed  int // eviction attempts that failed; each is retried with AddRateLimited
+	Skipped int // items dropped unprocessed: their cluster recovered or they were gone
 }
 
 // Controller moves workloads off faulty clusters at the rate the fleet's
@@ -281,6 +284,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	c.waiting.Add(1)
 	err := c.limiter.Wait(ctx)
 	c.waiting.Add(-1)
+	permit := c.clock.Now()
 	if err != nil {
 		// Shutting down. The item is not lost: it is derived from the API
 		// and the next Run lists it again.
@@ -296,7 +300,6 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	if err != nil {
 		c.mu.Lock()
 		c.stats.Failed++
-		c.stats.Requeues++
 		c.mu.Unlock()
 		if c.opts.OnError != nil {
 			c.opts.OnError(key, err)
@@ -309,7 +312,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	c.stats.Evicted++
 	c.mu.Unlock()
 	if c.opts.OnEvict != nil {
-		c.opts.OnEvict(Eviction{Key: key, From: from, To: to, At: c.clock.Now()})
+		c.opts.OnEvict(Eviction{Key: key, From: from, To: to, Permit: permit, At: c.clock.Now()})
 	}
 	return true
 }
@@ -429,15 +432,16 @@ func workloadCluster(obj any) ([]string, error) {
 }
 
 // isFaultyNode reads a Node as a member cluster: faulty when it carries a
-// NoExecute or PreferNoExecute taint (failover.IsFaulty). On a real cluster
-// the node lifecycle controller adds node.kubernetes.io/unreachable:NoExecute
-// to a node that stops reporting, so a lost node is a faulty cluster here.
+// NoExecute or PreferNoExecute taint (failover.IsFaulty), or FaultyLabel=true.
+// On a real cluster the node lifecycle controller adds
+// node.kubernetes.io/unreachable:NoExecute to a node that stops reporting, so
+// a lost node is a faulty cluster here.
 func isFaultyNode(obj any) bool {
 	n, ok := obj.(*corev1.Node)
 	if !ok {
 		return false
 	}
-	return failover.IsFaulty(failover.Cluster{
+	return n.Labels[FaultyLabel] == "true" || failover.IsFaulty(failover.Cluster{
 		Name:   n.Name,
 		Labels: n.Labels,
 		Region: n.Labels[corev1.LabelTopologyRegion],

@@ -265,3 +265,27 @@ func TestRunTwiceIsAnError(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Run called twice")
 }
+
+func TestFaultyNode(t *testing.T) {
+	tests := []struct {
+		name string
+		node *corev1.Node
+		want bool
+	}{
+		{"no taint", &corev1.Node{}, false},
+		{"NoExecute taint", &corev1.Node{Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoExecute}}}}, true},
+		{"NoSchedule only (cordoned) is not faulty", &corev1.Node{Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}}}, false},
+		{"faulty label", &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{FaultyLabel: "true"}}}, true},
+		{"faulty label false", &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{FaultyLabel: "false"}}}, false},
+		{"not a node", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var obj any = tt.node
+			if tt.node == nil {
+				obj = &corev1.ConfigMap{}
+			}
+			assert.Equal(t, tt.want, isFaultyNode(obj))
+		})
+	}
+}

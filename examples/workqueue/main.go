@@ -25,6 +25,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -46,6 +47,7 @@ func main() {
 
 // run parses args and runs the demo, or the controller against a real cluster.
 func run(ctx context.Context, args []string, out io.Writer) error {
+	out = &syncWriter{w: out} // workers report concurrently
 	fs := pflag.NewFlagSet("workqueue", pflag.ContinueOnError)
 	fs.SetOutput(out)
 	cfg := ratelimit.DefaultConfig()
@@ -89,4 +91,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintf(out, "watching Nodes and ConfigMaps labelled %s; rate %.2f/s, secondary %.2f/s, threshold %.2f, large fleet > %d\n",
 		ClusterLabel, cfg.ResourceEvictionRate, cfg.SecondaryResourceEvictionRate, cfg.UnhealthyClusterThreshold, cfg.LargeClusterNumThreshold)
 	return c.Run(ctx)
+}
+
+// syncWriter serialises writes from concurrent workers.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
