@@ -14,26 +14,34 @@ import (
 
 // report is the outcome of a run: what --json prints.
 type report struct {
-	Scenario    string           `json:"scenario"`
-	Source      string           `json:"source"`
-	Start       time.Time        `json:"start"`
-	Duration    string           `json:"duration"`
-	Clusters    int              `json:"clusters"`
-	Bindings    [2]int           `json:"bindings"` // ResourceBindings, ClusterResourceBindings
-	Rates       ratelimit.Config `json:"rates"`
-	Workers     int              `json:"workersPerQueue"`
-	Totals      counts           `json:"totals"`
-	TasksOpen   int              `json:"tasksOpen"`
-	TasksDoneBy map[string]int   `json:"tasksDoneBy"`
-	TasksOpenBy map[string]int   `json:"tasksOpenBy"`
-	Abandoned   map[string]int   `json:"abandonedBecause"`
-	Phases      []segment        `json:"phases"`
-	Lines       []progressLine   `json:"lines"`
-	Checks      []checkResult    `json:"checks"`
-	Pass        bool             `json:"pass"`
+	Scenario    string         `json:"scenario"`
+	Source      string         `json:"source"`
+	Start       time.Time      `json:"start"`
+	Duration    string         `json:"duration"`
+	Clusters    int            `json:"clusters"`
+	Bindings    [2]int         `json:"bindings"` // ResourceBindings, ClusterResourceBindings
+	Rates       rateJSON       `json:"rates"`
+	Workers     int            `json:"workersPerQueue"`
+	Totals      counts         `json:"totals"`
+	TasksOpen   int            `json:"tasksOpen"`
+	TasksDoneBy map[string]int `json:"tasksDoneBy"`
+	TasksOpenBy map[string]int `json:"tasksOpenBy"`
+	Abandoned   map[string]int `json:"abandonedBecause"`
+	Phases      []segment      `json:"phases"`
+	Lines       []progressLine `json:"lines"`
+	Checks      []checkResult  `json:"checks"`
+	Pass        bool           `json:"pass"`
 	// Unsettled counts clock steps taken before every worker was idle
 	// (should be 0; a busy machine can cause it, making the run less exact).
 	Unsettled int `json:"unsettled"`
+}
+
+// rateJSON is a ratelimit.Config under its flags' names.
+type rateJSON struct {
+	ResourceEvictionRate          float64 `json:"resource-eviction-rate"`
+	SecondaryResourceEvictionRate float64 `json:"secondary-resource-eviction-rate"`
+	UnhealthyClusterThreshold     float64 `json:"unhealthy-cluster-threshold"`
+	LargeClusterNumThreshold      int     `json:"large-cluster-num-threshold"`
 }
 
 type checkResult struct {
@@ -48,7 +56,7 @@ func (s *sim) report() *report {
 	w := s.w
 	r := &report{
 		Scenario: s.sc.Name, Source: s.sc.Source, Start: s.sc.Start, Duration: s.sc.Duration.String(),
-		Clusters: len(w.clusters), Rates: s.cfg, Workers: s.sc.Workers,
+		Clusters: len(w.clusters), Rates: rateJSON(s.cfg), Workers: s.sc.Workers,
 		Phases: segs, Lines: s.lines, Unsettled: s.settler.missed,
 	}
 	r.TasksOpenBy = map[string]int{}
@@ -87,6 +95,7 @@ func printHeader(out io.Writer, s *sim) {
 		for _, l := range wrap(sc.Description, 100) {
 			fmt.Fprintf(out, "  %s\n", l)
 		}
+		fmt.Fprintln(out)
 	}
 	groups := map[string]int{}
 	var order []string

@@ -40,7 +40,8 @@ type sim struct {
 
 // progressLine is one line of the progress table.
 type progressLine struct {
-	T         time.Duration `json:"t"`
+	T         time.Duration `json:"-"`
+	Clock     string        `json:"t"` // simulated time since the start, hh:mm:ss
 	Faulty    int           `json:"faulty"`
 	Total     int           `json:"total"`
 	Rate      float64       `json:"rate"`
@@ -293,6 +294,7 @@ func (s *sim) line(now time.Time) {
 	h, _ := w.tracker.Health()
 	l := progressLine{
 		T:      now.Sub(s.sc.Start),
+		Clock:  fmtClock(now.Sub(s.sc.Start)),
 		Faulty: h.Unhealthy, Total: h.Total,
 		Rate:   w.limiter.Rate(),
 		Queued: [2]int{w.queues[qRB].Len(), w.queues[qCRB].Len()},
