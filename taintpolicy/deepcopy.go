@@ -1,11 +1,8 @@
 package taintpolicy
 
 import (
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/failoverkit/failover"
 )
 
 // The policy types are runtime.Objects so that they fit client-go caches and
@@ -44,7 +41,7 @@ func (p *ClusterTaintPolicy) DeepCopyObject() runtime.Object {
 // DeepCopyInto copies s into out; out shares no memory with s.
 func (s *ClusterTaintPolicySpec) DeepCopyInto(out *ClusterTaintPolicySpec) {
 	*out = *s
-	out.TargetCluster = copyAffinity(s.TargetCluster)
+	out.TargetCluster = s.TargetCluster.DeepCopy()
 	out.MatchConditions = copyConditions(s.MatchConditions)
 	if s.TaintsToAdd != nil {
 		out.TaintsToAdd = make([]TaintToAdd, len(s.TaintsToAdd))
@@ -52,7 +49,7 @@ func (s *ClusterTaintPolicySpec) DeepCopyInto(out *ClusterTaintPolicySpec) {
 			s.TaintsToAdd[i].DeepCopyInto(&out.TaintsToAdd[i])
 		}
 	}
-	out.TargetClusters = copyAffinity(s.TargetClusters)
+	out.TargetClusters = s.TargetClusters.DeepCopy()
 	out.AddOnConditions = copyConditions(s.AddOnConditions)
 	out.RemoveOnConditions = copyConditions(s.RemoveOnConditions)
 	if s.Taints != nil {
@@ -151,37 +148,5 @@ func copyConditions(in []MatchCondition) []MatchCondition {
 	for i := range in {
 		in[i].DeepCopyInto(&out[i])
 	}
-	return out
-}
-
-// copyAffinity deep-copies a ClusterAffinity; the root package has no
-// DeepCopy of its own.
-func copyAffinity(in *failover.ClusterAffinity) *failover.ClusterAffinity {
-	if in == nil {
-		return nil
-	}
-	out := new(failover.ClusterAffinity)
-	*out = *in
-	out.LabelSelector = in.LabelSelector.DeepCopy()
-	out.ClusterNames = copyStrings(in.ClusterNames)
-	out.ExcludeClusters = copyStrings(in.ExcludeClusters)
-	if in.FieldSelector != nil {
-		out.FieldSelector = &failover.FieldSelector{}
-		if in.FieldSelector.MatchExpressions != nil {
-			out.FieldSelector.MatchExpressions = make([]corev1.NodeSelectorRequirement, len(in.FieldSelector.MatchExpressions))
-			for i := range in.FieldSelector.MatchExpressions {
-				in.FieldSelector.MatchExpressions[i].DeepCopyInto(&out.FieldSelector.MatchExpressions[i])
-			}
-		}
-	}
-	return out
-}
-
-func copyStrings(in []string) []string {
-	if in == nil {
-		return nil
-	}
-	out := make([]string, len(in))
-	copy(out, in)
 	return out
 }

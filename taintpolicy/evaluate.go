@@ -94,7 +94,7 @@ func (e *Evaluator) Evaluate(c failover.Cluster, now time.Time) Result {
 	anyTarget, needMemory := false, false
 	for pi := range cp.policies {
 		p := &cp.policies[pi]
-		if !p.target.matches(&c) {
+		if !p.target.Matches(&c) {
 			continue
 		}
 		s.targeting[pi] = true

@@ -11,6 +11,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/failoverkit/failover"
 )
 
 // Evaluator decides a cluster's taints from its conditions and a set of
@@ -143,7 +145,7 @@ type compiled struct {
 }
 
 type cpolicy struct {
-	target   target
+	target   *failover.AffinityMatcher
 	released bool
 	match    []ccond // windowed form
 	add      []ccond // released form
@@ -248,14 +250,14 @@ func (e *Evaluator) compile(in []ClusterTaintPolicy) (*compiled, error) {
 		var err error
 		if spec.Released() {
 			p.released = true
-			p.target, err = compileTarget(spec.TargetClusters)
+			p.target, err = spec.TargetClusters.Compile()
 			p.add = conds(p, spec.AddOnConditions)
 			p.remove = conds(p, spec.RemoveOnConditions)
 			for _, t := range spec.Taints {
 				addTaint(pi, t.Key, t.Effect, t.Value, 0, 0)
 			}
 		} else {
-			p.target, err = compileTarget(spec.TargetCluster)
+			p.target, err = spec.TargetCluster.Compile()
 			p.match = conds(p, spec.MatchConditions)
 			for _, t := range spec.TaintsToAdd {
 				addTaint(pi, t.Key, t.Effect, t.Value,
