@@ -103,8 +103,12 @@ func (a *Assessor) Assess(b Binding, now time.Time) Assessment {
 	var out Assessment
 	var earliest time.Time
 	haveDeadline := false
+	pass := pass{b: &b}
+	if len(b.Tasks) > 0 {
+		out.Keep = make([]Task, 0, len(b.Tasks)) // most tasks usually stay
+	}
 	for _, t := range b.Tasks {
-		v := a.assess(t, &b, now)
+		v := a.assess(t, &pass, now)
 		if v.done {
 			out.Done = append(out.Done, t)
 			continue
@@ -137,7 +141,31 @@ type verdict struct {
 	hasDeadline bool
 }
 
-func (a *Assessor) assess(t Task, b *Binding, now time.Time) verdict {
+// pass is what one Assess call learns about its binding along the way.
+type pass struct {
+	b *Binding
+	// healthy caches the built-in ResourceHealth plugin, whose answer does
+	// not depend on the task: 0 not yet asked, 1 passes, -1 fails. Without
+	// it, a binding with many tasks would check every cluster's health once
+	// per task (see BenchmarkAssess100Tasks).
+	healthy int8
+}
+
+func (p *pass) canCleanup(pl Plugin, t Task) bool {
+	if _, builtin := pl.(resourceHealth); !builtin {
+		return pl.CanCleanup(t, *p.b)
+	}
+	if p.healthy == 0 {
+		p.healthy = -1
+		if pl.CanCleanup(t, *p.b) {
+			p.healthy = 1
+		}
+	}
+	return p.healthy > 0
+}
+
+func (a *Assessor) assess(t Task, ps *pass, now time.Time) verdict {
+	b := ps.b
 	if b.inResult(t.FromCluster) {
 		return verdict{done: true}
 	}
@@ -157,7 +185,7 @@ func (a *Assessor) assess(t Task, b *Binding, now time.Time) verdict {
 		return verdict{}
 	}
 	for _, p := range a.plugins {
-		if p.CanCleanup(t, *b) {
+		if ps.canCleanup(p, t) {
 			return verdict{done: true}
 		}
 	}

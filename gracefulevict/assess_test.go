@@ -294,3 +294,27 @@ func cloneBinding(b Binding) Binding {
 	}
 	return b
 }
+
+// The built-in plugin is asked once per Assess, user plugins once per task
+// that reaches them, and both decide the same.
+func TestAssessAsksPluginsPerTask(t *testing.T) {
+	tasks := []Task{{FromCluster: "a", CreationTimestamp: at(0)}, {FromCluster: "b", CreationTimestamp: at(0)}, {FromCluster: "c", PurgeMode: failover.PurgeModeNever, CreationTimestamp: at(0)}}
+	for _, b := range []Binding{healthyBinding(tasks...), unhealthyBinding(tasks...)} {
+		builtin := NewAssessor().Assess(b, t0)
+		counter := &countingPlugin{p: ResourceHealthPlugin()}
+		user := NewAssessor(WithPlugins(counter)).Assess(b, t0)
+		assert.Equal(t, fromCluster(builtin.Done), fromCluster(user.Done))
+		assert.Equal(t, 2, counter.calls, "Never is decided before the plugins")
+	}
+}
+
+type countingPlugin struct {
+	p     Plugin
+	calls int
+}
+
+func (c *countingPlugin) Name() string { return "Counting" }
+func (c *countingPlugin) CanCleanup(t Task, b Binding) bool {
+	c.calls++
+	return c.p.CanCleanup(t, b)
+}
