@@ -96,7 +96,7 @@ type Stats struct {
 //
 // Nothing queued is state of its own: the queue is derived from the API
 // (faulty Nodes and the ConfigMaps labelled onto them), so items left when Run
-// returns are found again by the next Run's initial list.
+// returns are found again by the next controller's initial list.
 type Controller struct {
 	client    kubernetes.Interface
 	opts      Options
@@ -287,7 +287,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	permit := c.clock.Now()
 	if err != nil {
 		// Shutting down. The item is not lost: it is derived from the API
-		// and the next Run lists it again.
+		// and the next controller lists it again.
 		return false
 	}
 	// Health may have changed while we waited; the permit is spent either way.
@@ -361,6 +361,9 @@ func (c *Controller) evict(ctx context.Context, key string) (to string, err erro
 		cm.Annotations = map[string]string{}
 	}
 	cm.Annotations[EvictedFromAnnotation] = from
+	// The update carries the cached resourceVersion: if the cache is behind
+	// an earlier move of this workload, the API server refuses this one
+	// (Conflict), and the retry finds the workload already moved.
 	if _, err := c.client.CoreV1().ConfigMaps(cm.Namespace).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 		return "", err
 	}
