@@ -85,6 +85,12 @@ type Limiter struct {
 	nWaiters   int
 	// wake is closed (and replaced) to make blocked waiters re-read their slot.
 	wake chan struct{}
+	// epoch counts broadcasts; parked counts waiters blocked since the last
+	// one. A waiter parked in an older epoch has been told to wake, so it is
+	// no longer counted: parked == nWaiters means every waiter has seen the
+	// current state (tests wait for that before moving a fake clock).
+	epoch  uint64
+	parked int
 }
 
 // waiter is one blocked Wait call.
@@ -165,8 +171,13 @@ func (l *Limiter) Wait(ctx context.Context) error {
 // source change, poll) re-reads w.slot under the lock, so a re-timing by
 // another goroutine is never missed: it is always followed by a broadcast.
 func (l *Limiter) wait(ctx context.Context, w *waiter) error {
+	parkedEpoch, wasParked := uint64(0), false
 	for {
 		l.mu.Lock()
+		if wasParked && parkedEpoch == l.epoch {
+			l.parked--
+		}
+		wasParked = false
 		now := l.clock.Now()
 		if l.rate > 0 && !w.slot.After(now) {
 			l.removeLocked(w)
@@ -177,29 +188,38 @@ func (l *Limiter) wait(ctx context.Context, w *waiter) error {
 			return nil
 		}
 		deadline := l.deadlineLocked(w)
-		wake, changed := l.wake, l.changed
-		if l.notifier == nil {
-			changed = nil
-		}
-		l.mu.Unlock()
-
 		if !deadline.IsZero() && !deadline.After(now) {
 			// A poll or the end of a recovery hold is due: act on it now.
+			l.mu.Unlock()
 			l.sync(false)
 			continue
 		}
+		// The timer is set in the same critical section that read now and
+		// counts the waiter as parked, so once parked is observed the timer
+		// exists and measures from the right instant.
 		var timer clock.Timer
 		var timerC <-chan time.Time
 		if !deadline.IsZero() {
 			timer = l.clock.NewTimer(deadline.Sub(now))
 			timerC = timer.C()
 		}
+		wake, changed := l.wake, l.changed
+		if l.notifier == nil {
+			changed = nil
+		}
+		l.parked++
+		parkedEpoch, wasParked = l.epoch, true
+		l.mu.Unlock()
+
 		select {
 		case <-ctx.Done():
 			if timer != nil {
 				timer.Stop()
 			}
 			l.mu.Lock()
+			if parkedEpoch == l.epoch {
+				l.parked--
+			}
 			l.cancelLocked(w)
 			l.mu.Unlock()
 			return ctx.Err()
@@ -483,6 +503,8 @@ func (l *Limiter) cancelLocked(w *waiter) {
 func (l *Limiter) broadcastLocked() {
 	close(l.wake)
 	l.wake = make(chan struct{})
+	l.epoch++
+	l.parked = 0
 }
 
 // String describes the Limiter's state, for logs.

@@ -1,0 +1,116 @@
+package ratelimit
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+	fcache "k8s.io/client-go/tools/cache/testing"
+)
+
+// node stands in for a cluster object: faulty when it carries a NoExecute taint.
+func node(name string, faulty bool) *corev1.Node {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if faulty {
+		n.Spec.Taints = []corev1.Taint{{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoExecute}}
+	}
+	return n
+}
+
+func nodeFaulty(obj any) bool {
+	n, ok := obj.(*corev1.Node)
+	return ok && len(n.Spec.Taints) > 0
+}
+
+func TestNewInformerSourceRejectsNil(t *testing.T) {
+	src := fcache.NewFakeControllerSource()
+	defer src.Shutdown()
+	inf := cache.NewSharedIndexInformer(src, &corev1.Node{}, 0, cache.Indexers{})
+	_, err := NewInformerSource(nil, nodeFaulty)
+	assert.EqualError(t, err, "ratelimit: NewInformerSource: informer is nil")
+	_, err = NewInformerSource(inf, nil)
+	assert.EqualError(t, err, "ratelimit: NewInformerSource: faulty predicate is nil")
+}
+
+// waitHealth blocks on the Tracker's Changed channel until Health is want.
+func waitHealth(t *testing.T, tr *Tracker, want Health) {
+	t.Helper()
+	guard := time.After(30 * time.Second) // hang protection only
+	for {
+		ch := tr.Changed()
+		if h, err := tr.Health(); err == nil && h == want {
+			return
+		}
+		select {
+		case <-ch:
+		case <-guard:
+			h, err := tr.Health()
+			t.Fatalf("health stayed %+v (%v), want %+v", h, err, want)
+		}
+	}
+}
+
+func TestInformerSourceFollowsInformer(t *testing.T) {
+	src := fcache.NewFakeControllerSource()
+	src.Add(node("a", false))
+	src.Add(node("b", true))
+	inf := cache.NewSharedIndexInformer(src, &corev1.Node{}, 0, cache.Indexers{})
+	tr, err := NewInformerSource(inf, nodeFaulty)
+	require.NoError(t, err)
+
+	_, err = tr.Health()
+	assert.ErrorIs(t, err, ErrNotSynced, "before the initial list, health is unknown")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); inf.Run(ctx.Done()) }()
+	defer func() { cancel(); <-done; src.Shutdown() }()
+	require.True(t, cache.WaitForCacheSync(ctx.Done(), inf.HasSynced))
+
+	waitHealth(t, tr, Health{Total: 2, Unhealthy: 1}) // initial list
+	src.Add(node("c", true))
+	waitHealth(t, tr, Health{Total: 3, Unhealthy: 2}) // add
+	src.Modify(node("b", false))
+	waitHealth(t, tr, Health{Total: 3, Unhealthy: 1}) // update: recovered
+	src.Delete(node("c", true))
+	waitHealth(t, tr, Health{Total: 2, Unhealthy: 0}) // delete
+
+	// A delete the watch never reports is found on the next relist and
+	// delivered as a DeletedFinalStateUnknown tombstone.
+	src.DeleteDropWatch(node("a", false))
+	src.ResetWatch()
+	waitHealth(t, tr, Health{Total: 1, Unhealthy: 0})
+}
+
+func TestInformerHandler(t *testing.T) {
+	tr := NewTracker()
+	h := informerHandler{t: tr, faulty: nodeFaulty}
+	ns := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "x"}}
+
+	h.OnAdd(node("a", true), true)
+	h.OnAdd(node("b", false), false)
+	h.OnAdd(ns, false) // namespaced objects are keyed "ns/x"
+	h.OnUpdate(node("b", false), node("b", true))
+	got, err := tr.Health()
+	require.NoError(t, err)
+	assert.Equal(t, Health{Total: 3, Unhealthy: 2}, got)
+
+	h.OnDelete(cache.DeletedFinalStateUnknown{Key: "a", Obj: node("a", true)})
+	h.OnDelete(cache.DeletedFinalStateUnknown{Key: "ns/x", Obj: ns})
+	got, _ = tr.Health()
+	assert.Equal(t, Health{Total: 1, Unhealthy: 1}, got, "tombstones delete by their key")
+
+	h.OnDelete(node("b", true))
+	got, _ = tr.Health()
+	assert.Equal(t, Health{}, got, "plain deletes delete by the object's key")
+
+	h.OnAdd("not an object", false)
+	h.OnDelete(42)
+	got, _ = tr.Health()
+	assert.Equal(t, Health{}, got, "objects without metadata are skipped, not counted")
+}

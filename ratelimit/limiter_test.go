@@ -1,0 +1,444 @@
+package ratelimit
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/klog/v2/textlogger"
+	testingclock "k8s.io/utils/clock/testing"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// fleet sets tr to total clusters of which the first faulty ones are faulty.
+func fleet(tr *Tracker, total, faulty int) {
+	for i := range total {
+		tr.Set(fmt.Sprintf("c%03d", i), i < faulty)
+	}
+	for i := total; i < 1000; i++ {
+		tr.Delete(fmt.Sprintf("c%03d", i))
+	}
+}
+
+// fakeSource is a HealthSource that is not a Notifier: Limiters poll it.
+type fakeSource struct {
+	mu    sync.Mutex
+	h     Health
+	err   error
+	reads int
+}
+
+func (f *fakeSource) Health() (Health, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads++
+	return f.h, f.err
+}
+
+func (f *fakeSource) set(h Health, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.h, f.err = h, err
+}
+
+func (f *fakeSource) readCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reads
+}
+
+// recMetrics records every Metrics call.
+type recMetrics struct {
+	mu     sync.Mutex
+	health []Health
+	rates  []float64
+}
+
+func (m *recMetrics) FleetHealth(total, faulty int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.health = append(m.health, Health{Total: total, Unhealthy: faulty})
+}
+
+func (m *recMetrics) EvictionRate(r float64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.rates = append(m.rates, r)
+}
+
+func (m *recMetrics) calls() ([]Health, []float64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.health), slices.Clone(m.rates)
+}
+
+// waitUntil spins until cond holds. The real-time guard only turns a hang
+// into a failure; no assertion depends on real time.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	guard := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(guard) {
+			t.Fatalf("timed out waiting for: %s", what)
+		}
+		runtime.Gosched()
+	}
+}
+
+// settle waits until `parked` waiters are blocked having seen the current
+// state, with `timers` timers set on clk.
+func settle(t *testing.T, l *Limiter, clk *testingclock.FakeClock, parked, timers int) {
+	t.Helper()
+	waitUntil(t, fmt.Sprintf("%d parked waiters and %d timers", parked, timers), func() bool {
+		l.mu.Lock()
+		p := l.parked
+		l.mu.Unlock()
+		return p == parked && clk.Waiters() == timers
+	})
+}
+
+// waitAsync runs l.Wait(ctx) in a goroutine and returns its result channel.
+func waitAsync(l *Limiter, ctx context.Context, wg *sync.WaitGroup) <-chan error {
+	res := make(chan error, 1)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		res <- l.Wait(ctx)
+	}()
+	return res
+}
+
+func pending(ch <-chan error) bool {
+	select {
+	case err := <-ch:
+		panic(fmt.Sprintf("waiter returned early: %v", err))
+	default:
+		return true
+	}
+}
+
+func newTracked(t *testing.T, cfg Config, total, faulty int, opts ...Option) (*Limiter, *Tracker, *testingclock.FakeClock) {
+	t.Helper()
+	clk := testingclock.NewFakeClock(t0)
+	tr := NewTracker()
+	fleet(tr, total, faulty)
+	l, err := NewLimiter(cfg, tr, append([]Option{WithClock(clk)}, opts...)...)
+	require.NoError(t, err)
+	return l, tr, clk
+}
+
+func TestNewLimiterRejectsBadInput(t *testing.T) {
+	bad := DefaultConfig()
+	bad.ResourceEvictionRate = -1
+	_, err := NewLimiter(bad, nil, WithPollInterval(0), WithRecoveryHold(-time.Second), WithClock(nil))
+	require.Error(t, err)
+	for _, want := range []string{
+		"ratelimit: ResourceEvictionRate (--resource-eviction-rate) must not be negative, got -1",
+		"ratelimit: NewLimiter: health source is nil",
+		"ratelimit: WithPollInterval: interval must be positive, got 0s",
+		"ratelimit: WithRecoveryHold: hold must not be negative, got -1s",
+		"ratelimit: WithClock: clock is nil",
+	} {
+		assert.Contains(t, err.Error(), want)
+	}
+}
+
+func TestZeroLimiterHandsOutNothing(t *testing.T) {
+	var zero Limiter
+	var nilL *Limiter
+	for _, l := range []*Limiter{&zero, nilL} {
+		assert.Error(t, l.Wait(context.Background()))
+		assert.Zero(t, l.Rate())
+		l.Refresh() // no panic
+		_, ok := l.reserve()
+		assert.False(t, ok)
+	}
+}
+
+func TestLimiterThroughputEqualsRate(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.ResourceEvictionRate = 2 // one permit every 500ms
+	for _, workers := range []int{1, 16} {
+		t.Run(fmt.Sprintf("%d waiters", workers), func(t *testing.T) {
+			l, _, clk := newTracked(t, cfg, 20, 0)
+			ctx, cancel := context.WithCancel(context.Background())
+			var (
+				wg     sync.WaitGroup
+				mu     sync.Mutex
+				grants []time.Time
+			)
+			for range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for l.Wait(ctx) == nil {
+						mu.Lock()
+						grants = append(grants, clk.Now())
+						mu.Unlock()
+					}
+				}()
+			}
+			const step, total = 100 * time.Millisecond, 60 * time.Second
+			settle(t, l, clk, workers, workers)
+			for elapsed := time.Duration(0); elapsed < total; elapsed += step {
+				clk.Step(step)
+				settle(t, l, clk, workers, workers)
+			}
+			cancel()
+			wg.Wait()
+
+			// rate×t + 1 over the closed window [t0, t0+60s], and no fewer:
+			// the bucket never idles while someone waits.
+			assert.Len(t, grants, 2*60+1)
+			slices.SortFunc(grants, time.Time.Compare)
+			for i := 1; i < len(grants); i++ {
+				require.Equal(t, 500*time.Millisecond, grants[i].Sub(grants[i-1]), "permit %d", i)
+			}
+		})
+	}
+}
+
+func TestLimiterPauseAndResume(t *testing.T) {
+	// 10 clusters is a small fleet: 6 faulty (60% > 55%) pauses.
+	l, tr, clk := newTracked(t, DefaultConfig(), 10, 0)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+
+	require.NoError(t, l.Wait(ctx), "the first permit is immediate")
+	fleet(tr, 10, 6)
+	assert.Zero(t, l.Rate())
+
+	first := waitAsync(l, ctx, &wg)
+	settle(t, l, clk, 1, 0) // first in line
+	second := waitAsync(l, ctx, &wg)
+	settle(t, l, clk, 2, 0) // blocked with no timer at all: nothing can release them
+	clk.Step(time.Hour)
+	settle(t, l, clk, 2, 0)
+	assert.True(t, pending(first) && pending(second))
+
+	fleet(tr, 10, 5) // 50%: healthy again
+	// The first waiter in line goes through at once: no clock step. The hour
+	// spent paused left no debt, and no credit either: the next one waits a
+	// whole interval.
+	assert.NoError(t, <-first)
+	settle(t, l, clk, 1, 1)
+	clk.Step(2*time.Second - time.Nanosecond)
+	settle(t, l, clk, 1, 1)
+	assert.True(t, pending(second))
+	clk.Step(time.Nanosecond)
+	assert.NoError(t, <-second)
+}
+
+func TestLimiterPausedNeverGrantsWhilePolling(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	src := &fakeSource{h: Health{Total: 4, Unhealthy: 4}} // small and failing: paused
+	l, err := NewLimiter(DefaultConfig(), src, WithClock(clk), WithPollInterval(time.Second))
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+
+	res := waitAsync(l, context.Background(), &wg)
+	for range 100 { // every poll re-reads, finds the fleet still failing, re-parks
+		settle(t, l, clk, 1, 1)
+		clk.Step(time.Second)
+	}
+	settle(t, l, clk, 1, 1)
+	assert.True(t, pending(res))
+	assert.GreaterOrEqual(t, src.readCount(), 100)
+
+	src.set(Health{Total: 4}, nil)
+	clk.Step(time.Second)
+	assert.NoError(t, <-res, "the poll that sees recovery releases the waiter")
+}
+
+func TestLimiterRetimesWaitersWhenRateChanges(t *testing.T) {
+	// 4 clusters, large above 2: 3 faulty (75%) slows from 1/s to 0.1/s.
+	cfg := Config{ResourceEvictionRate: 1, SecondaryResourceEvictionRate: 0.1, UnhealthyClusterThreshold: 0.5, LargeClusterNumThreshold: 2}
+
+	t.Run("slower: pushed back", func(t *testing.T) {
+		l, tr, clk := newTracked(t, cfg, 4, 0)
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		require.NoError(t, l.Wait(context.Background()))
+		res := waitAsync(l, context.Background(), &wg)
+		settle(t, l, clk, 1, 1) // due at t0+1s
+
+		fleet(tr, 4, 3)
+		assert.Equal(t, 0.1, l.Rate())
+		settle(t, l, clk, 1, 1)
+		clk.Step(time.Second)
+		settle(t, l, clk, 1, 1)
+		assert.True(t, pending(res), "no longer due at t0+1s")
+		clk.Step(9 * time.Second)
+		assert.NoError(t, <-res, "due one slow interval after the last permit")
+	})
+
+	t.Run("faster: brought forward", func(t *testing.T) {
+		l, tr, clk := newTracked(t, cfg, 4, 3)
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		require.NoError(t, l.Wait(context.Background()))
+		a := waitAsync(l, context.Background(), &wg)
+		settle(t, l, clk, 1, 1) // due at t0+10s
+		b := waitAsync(l, context.Background(), &wg)
+		settle(t, l, clk, 2, 2) // due at t0+20s
+		clk.Step(500 * time.Millisecond)
+		settle(t, l, clk, 2, 2)
+
+		fleet(tr, 4, 0) // 1/s from now on: due at t0+1s and t0+2s
+		assert.Equal(t, 1.0, l.Rate())
+		settle(t, l, clk, 2, 2)
+		clk.Step(500 * time.Millisecond)
+		assert.NoError(t, <-a)
+		settle(t, l, clk, 1, 1)
+		assert.True(t, pending(b))
+		clk.Step(time.Second)
+		assert.NoError(t, <-b)
+	})
+}
+
+func TestLimiterSourceErrorPausesUntilItAnswers(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	src := &fakeSource{h: Health{Total: 3}}
+	var logs bytes.Buffer
+	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(&logs)))
+	l, err := NewLimiter(DefaultConfig(), src, WithClock(clk), WithPollInterval(time.Second), WithLogger(logger))
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+
+	require.NoError(t, l.Wait(context.Background()))
+	src.set(Health{}, errors.New("informer cache gone"))
+	res := waitAsync(l, context.Background(), &wg)
+	settle(t, l, clk, 1, 1) // due at t0+1s (next poll) or t0+2s (slot)
+	clk.Step(time.Second)
+	settle(t, l, clk, 1, 1)
+	assert.Zero(t, l.Rate())
+	for range 5 { // still failing: stays paused, logs once
+		clk.Step(time.Second)
+		settle(t, l, clk, 1, 1)
+	}
+	assert.True(t, pending(res))
+	assert.Equal(t, 1, bytes.Count(logs.Bytes(), []byte("informer cache gone")), "one log line per distinct error:\n%s", logs.String())
+
+	src.set(Health{Total: 3}, nil)
+	clk.Step(time.Second)
+	assert.NoError(t, <-res, "the first waiter goes through once the source answers")
+	assert.Equal(t, 0.5, l.Rate())
+	assert.Contains(t, logs.String(), "health source answers again")
+}
+
+func TestLimiterCancelGivesReservationBack(t *testing.T) {
+	l, _, clk := newTracked(t, DefaultConfig(), 3, 0) // 0.5/s: 2s apart
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	require.NoError(t, l.Wait(context.Background()))
+
+	ctxB, cancelB := context.WithCancel(context.Background())
+	b := waitAsync(l, ctxB, &wg) // due t0+2s
+	settle(t, l, clk, 1, 1)
+	c := waitAsync(l, context.Background(), &wg) // due t0+4s
+	settle(t, l, clk, 2, 2)
+
+	cancelB()
+	assert.ErrorIs(t, <-b, context.Canceled)
+	settle(t, l, clk, 1, 1)
+	clk.Step(2 * time.Second)
+	assert.NoError(t, <-c, "c moved up into b's slot")
+
+	// Cancelling the last waiter frees the tail: the next caller gets its slot.
+	ctxD, cancelD := context.WithCancel(context.Background())
+	d := waitAsync(l, ctxD, &wg) // due t0+4s
+	settle(t, l, clk, 1, 1)
+	cancelD()
+	assert.ErrorIs(t, <-d, context.Canceled)
+	e := waitAsync(l, context.Background(), &wg)
+	settle(t, l, clk, 1, 1)
+	clk.Step(2 * time.Second)
+	assert.NoError(t, <-e, "e got t0+4s, not t0+6s")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.ErrorIs(t, l.Wait(ctx), context.Canceled, "an ended context takes nothing")
+	f := waitAsync(l, context.Background(), &wg)
+	settle(t, l, clk, 1, 1)
+	clk.Step(2 * time.Second)
+	assert.NoError(t, <-f)
+}
+
+func TestLimiterRefresh(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	src := &fakeSource{h: Health{Total: 4, Unhealthy: 4}}
+	l, err := NewLimiter(DefaultConfig(), src, WithClock(clk), WithPollInterval(time.Hour))
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+
+	assert.Zero(t, l.Rate())
+	res := waitAsync(l, context.Background(), &wg)
+	settle(t, l, clk, 1, 1) // only the hourly poll could wake it
+	src.set(Health{Total: 4}, nil)
+	assert.Zero(t, l.Rate(), "not re-read before the poll is due")
+	l.Refresh()
+	assert.Equal(t, 0.5, l.Rate())
+	assert.NoError(t, <-res, "Refresh wakes the waiter without any clock step")
+}
+
+func TestLimiterRecoveryHold(t *testing.T) {
+	cfg := Config{ResourceEvictionRate: 1, SecondaryResourceEvictionRate: 0.1, UnhealthyClusterThreshold: 0.5, LargeClusterNumThreshold: 2}
+	l, tr, clk := newTracked(t, cfg, 4, 0, WithRecoveryHold(30*time.Second))
+	assert.Equal(t, 1.0, l.Rate(), "the first answer applies at once")
+
+	fleet(tr, 4, 3)
+	assert.Equal(t, 0.1, l.Rate(), "getting worse applies at once")
+
+	fleet(tr, 4, 0)
+	assert.Equal(t, 0.1, l.Rate(), "improvement is held")
+	clk.Step(20 * time.Second)
+	fleet(tr, 4, 3) // flaps back before the hold ends
+	assert.Equal(t, 0.1, l.Rate())
+	fleet(tr, 4, 0) // the hold starts again from here
+	assert.Equal(t, 0.1, l.Rate())
+	clk.Step(29 * time.Second)
+	assert.Equal(t, 0.1, l.Rate())
+
+	// A waiter is released by the end of the hold itself, with no health change.
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	require.NoError(t, l.Wait(context.Background()))
+	res := waitAsync(l, context.Background(), &wg)
+	settle(t, l, clk, 1, 1) // due in 10s at 0.1/s, or at the end of the hold in 1s
+	clk.Step(time.Second)
+	// The hold ends 30s after the last improvement; at 1/s the waiter is due
+	// one second after the previous permit, which is now.
+	assert.NoError(t, <-res)
+	assert.Equal(t, 1.0, l.Rate(), "the improvement lasted 30s")
+}
+
+func TestLimiterMetricsReportChangesOnly(t *testing.T) {
+	m := &recMetrics{}
+	l, tr, _ := newTracked(t, DefaultConfig(), 10, 0, WithMetrics(m))
+	for range 3 {
+		_ = l.Rate()
+	}
+	_, _ = l.reserve()
+	fleet(tr, 10, 2) // health changes, rate does not
+	_ = l.Rate()
+	fleet(tr, 10, 6) // paused
+	tr.Set("c000", true) // same state: nothing
+	_ = l.Rate()
+	_ = l.Rate()
+	health, rates := m.calls()
+	assert.Equal(t, []Health{{Total: 10}, {Total: 10, Unhealthy: 2}, {Total: 10, Unhealthy: 6}}, health)
+	assert.Equal(t, []float64{0.5, 0}, rates)
+}

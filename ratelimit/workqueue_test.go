@@ -1,0 +1,79 @@
+package ratelimit
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDynamicRateLimiterSpacesItemsAddedTogether(t *testing.T) {
+	l, _, _ := newTracked(t, DefaultConfig(), 5, 0) // 0.5/s
+	d := NewDynamicRateLimiter[string](l)
+	var got []time.Duration
+	for _, item := range []string{"a", "b", "c", "d"} {
+		got = append(got, d.When(item))
+	}
+	assert.Equal(t, []time.Duration{0, 2 * time.Second, 4 * time.Second, 6 * time.Second}, got)
+}
+
+func TestDynamicRateLimiterWhilePaused(t *testing.T) {
+	l, tr, clk := newTracked(t, DefaultConfig(), 5, 5) // small fleet, all faulty: paused
+	tests := []struct {
+		name string
+		d    *DynamicRateLimiter[string]
+		want time.Duration
+	}{
+		{"default re-check delay", NewDynamicRateLimiter[string](l), 30 * time.Second},
+		{"custom re-check delay", NewDynamicRateLimiter[string](l, WithRecheckDelay(5*time.Second)), 5 * time.Second},
+		{"a non-positive delay selects the default", NewDynamicRateLimiter[string](l, WithRecheckDelay(0)), 30 * time.Second},
+		{"a nil Limiter is always paused", NewDynamicRateLimiter[string](nil), 30 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for range 3 {
+				assert.Equal(t, tt.want, tt.d.When("x"))
+			}
+		})
+	}
+
+	// Nothing was reserved: on resume the first item goes at once.
+	clk.Step(time.Minute)
+	fleet(tr, 5, 0)
+	d := NewDynamicRateLimiter[string](l)
+	assert.Equal(t, time.Duration(0), d.When("x"))
+	assert.Equal(t, 2*time.Second, d.When("y"))
+}
+
+func TestDynamicRateLimiterSharesTheBucketWithWait(t *testing.T) {
+	l, _, clk := newTracked(t, DefaultConfig(), 5, 0) // 0.5/s
+	d := NewDynamicRateLimiter[string](l)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+
+	assert.Equal(t, time.Duration(0), d.When("a"))
+	res := waitAsync(l, context.Background(), &wg)
+	settle(t, l, clk, 1, 1)
+	clk.Step(2*time.Second - time.Nanosecond)
+	settle(t, l, clk, 1, 1)
+	assert.True(t, pending(res), "Wait queues behind the slot When promised")
+	assert.Equal(t, 2*time.Second+time.Nanosecond, d.When("b"), "When queues behind the waiter: t0+4s")
+	clk.Step(time.Nanosecond)
+	require.NoError(t, <-res)
+}
+
+func TestDynamicRateLimiterCountsRequeues(t *testing.T) {
+	l, _, _ := newTracked(t, DefaultConfig(), 5, 0)
+	d := NewDynamicRateLimiter[string](l)
+	d.When("a")
+	d.When("a")
+	d.When("b")
+	assert.Equal(t, 2, d.NumRequeues("a"))
+	assert.Equal(t, 1, d.NumRequeues("b"))
+	d.Forget("a")
+	assert.Equal(t, 0, d.NumRequeues("a"))
+	assert.Equal(t, 1, d.NumRequeues("b"), "Forget is per item")
+}
