@@ -16,7 +16,7 @@ import (
 	"github.com/failoverkit/failover/metrics"
 )
 
-func TestQueueGaugesBalanceUnderConcurrentCalls(t *testing.T) {
+func TestQueueGaugesBalanceUnderConcurrentCallsAndScrapesAgree(t *testing.T) {
 	m, reg := newMetrics(t)
 	const workers, perWorker = 8, 200
 	queues := []string{"resource-binding", "cluster-resource-binding"}
@@ -34,8 +34,21 @@ func TestQueueGaugesBalanceUnderConcurrentCalls(t *testing.T) {
 			case <-stopScrape:
 				return
 			default:
-				_, err := reg.Gather()
-				assert.NoError(t, err)
+				// Every item counts once in each gauge, and a scrape reads
+				// both at one moment: their sums agree in every scrape.
+				mfs, err := reg.Gather()
+				if !assert.NoError(t, err) {
+					return
+				}
+				sums := map[string]float64{}
+				for _, mf := range mfs {
+					for _, mt := range mf.GetMetric() {
+						sums[mf.GetName()] += mt.GetGauge().GetValue()
+					}
+				}
+				if !assert.Equal(t, sums["eviction_total"], sums["evict_kind_total"], "one scrape saw the two gauges at different moments") {
+					return
+				}
 			}
 		}
 	})
