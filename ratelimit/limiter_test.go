@@ -434,7 +434,7 @@ func TestLimiterMetricsReportChangesOnly(t *testing.T) {
 	_, _ = l.reserve()
 	fleet(tr, 10, 2) // health changes, rate does not
 	_ = l.Rate()
-	fleet(tr, 10, 6) // paused
+	fleet(tr, 10, 6)     // paused
 	tr.Set("c000", true) // same state: nothing
 	_ = l.Rate()
 	_ = l.Rate()
