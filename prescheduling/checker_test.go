@@ -91,7 +91,7 @@ func TestCheckRules(t *testing.T) {
 			sched("a1", "b1", "c1"), []string{"c1"}, threeRegionsUS, true, []string{"a2", "c2"}, ""},
 		{"region MinGroups lost when the only cluster of a region is faulty", Placement{SpreadConstraints: []SpreadConstraint{{SpreadByField: SpreadByFieldRegion, MinGroups: 3, MaxGroups: 3}}},
 			sched("a1", "b1", "c1"), []string{"c1"}, fleetWith(threeRegionsUS, 4, notReady), false, []string{"a2"},
-			"spreadConstraints[0] needs at least 3 regions, but the remaining and eligible clusters span only 2 when replacing the copy on c1"},
+			"spreadConstraints[0] needs at least 3 regions, but the remaining and eligible clusters span only 2 regions when replacing the copy on c1"},
 		{"region MaxGroups: the replacement would open a second region", Placement{SpreadConstraints: []SpreadConstraint{{SpreadByField: SpreadByFieldRegion, MinGroups: 1, MaxGroups: 1}}},
 			sched("c1", "c2"), []string{"c2"}, threeRegionsUS, false, []string{"a1", "a2", "b1"},
 			"spreadConstraints[0] allows at most 1 region, but the eligible clusters would make it 2 (the workload already runs in eu)"},
@@ -233,7 +233,8 @@ func TestCheckAffinityTerms(t *testing.T) {
 	assert.Empty(t, got.Candidates, "the first term's candidates")
 	assert.True(t, strings.HasPrefix(got.Reason, `no clusterAffinities term can take the workload: clusterAffinities term "primary": no eligible cluster`), got.Reason)
 	assert.Contains(t, got.Reason, `; clusterAffinities term "backup": no eligible cluster`)
-	assert.Contains(t, got.Reason, `b1 does not match clusterAffinities term "backup"`)
+	assert.Contains(t, got.Reason, `a2 (taint cluster.karmada.io/not-ready:NoExecute) is faulty; b1, c1 and c2 do not match clusterAffinities term "primary"`)
+	assert.Contains(t, got.Reason, `c1 (taint cluster.karmada.io/not-ready:NoExecute) and c2 (taint cluster.karmada.io/not-ready:NoExecute) are faulty; a2 and b1 do not match clusterAffinities term "backup"`)
 }
 
 func TestCheckBadInput(t *testing.T) {

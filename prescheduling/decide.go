@@ -107,8 +107,8 @@ func (s *scan) checkSpread(cands []*failover.Cluster, need int, checkMax bool) s
 		k := &s.p.spread[i]
 		rc := k.reachOf(s.remaining, s.remainingClusters, cands, need)
 		if rc.hi < k.min {
-			return fmt.Sprintf("spreadConstraints[%d] needs at least %s, but the remaining and eligible clusters span only %d",
-				k.index, k.noun(k.min), rc.hi)
+			return fmt.Sprintf("spreadConstraints[%d] needs at least %s, but the remaining and eligible clusters span only %s",
+				k.index, k.noun(k.min), k.noun(rc.hi))
 		}
 		if checkMax && k.max > 0 && rc.lo > k.max {
 			where := ""

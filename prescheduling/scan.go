@@ -26,14 +26,27 @@ type scan struct {
 
 	fleetSize int
 	// Exclusions that do not depend on the affinity term.
-	beingEvicted, alreadyRuns, faulty, untolerated, noGroup tally
-	terms                                                   []termScan
+	beingEvicted, alreadyRuns tally
+	terms                     []termScan
 }
 
+// termScan is the outcome of the scan for one affinity term. A cluster the
+// term does not select counts as not matching whatever else is wrong with it,
+// so that a Reason names only the problems of clusters the placement wants.
 type termScan struct {
-	cands                []*failover.Cluster
-	noMatch, notWeighted tally
+	cands                                              []*failover.Cluster
+	noMatch, faulty, untolerated, noGroup, notWeighted tally
 }
+
+// unfit says why a cluster the affinity selects cannot take the workload.
+type unfit uint8
+
+const (
+	fit unfit = iota
+	isFaulty
+	isUntolerated
+	hasNoGroup
+)
 
 // tally counts the clusters ruled out for one reason and keeps a few of them
 // to name in a Reason.
@@ -104,25 +117,32 @@ func (s *scan) run(fleet []failover.Cluster) error {
 				continue
 			}
 		}
-		if failover.IsFaulty(*c) {
-			s.faulty.add(c.Name, func() string { return "taint " + taintString(faultyTaint(c)) })
-			continue
-		}
-		if t, ok := tolerates(s.p.tols, c); !ok {
-			s.untolerated.add(c.Name, func() string { return taintString(t) })
-			continue
-		}
-		if k := s.missingGroup(c); k != nil {
-			s.noGroup.add(c.Name, func() string {
-				return fmt.Sprintf("no %s for spreadConstraints[%d]", k.singular(), k.index)
-			})
-			continue
+		why := fit
+		var taint *corev1.Taint
+		var group *spreadKey
+		switch {
+		case failover.IsFaulty(*c):
+			why = isFaulty
+		default:
+			if t, ok := tolerates(s.p.tols, c); !ok {
+				why, taint = isUntolerated, t
+			} else if group = s.missingGroup(c); group != nil {
+				why = hasNoGroup
+			}
 		}
 		for ti := range s.p.terms {
 			ts := &s.terms[ti]
 			switch {
 			case !s.p.terms[ti].m.matches(c):
 				ts.noMatch.add(c.Name, nil)
+			case why == isFaulty:
+				ts.faulty.add(c.Name, func() string { return "taint " + taintString(faultyTaint(c)) })
+			case why == isUntolerated:
+				ts.untolerated.add(c.Name, func() string { return taintString(taint) })
+			case why == hasNoGroup:
+				ts.noGroup.add(c.Name, func() string {
+					return fmt.Sprintf("no %s for spreadConstraints[%d]", group.singular(), group.index)
+				})
 			case s.p.weights != nil && !anyMatches(s.p.weights, c):
 				ts.notWeighted.add(c.Name, nil)
 			default:
@@ -193,9 +213,9 @@ func (s *scan) exclusions(ti int) string {
 	}
 	add(&s.beingEvicted, "is being evicted from", "are being evicted from")
 	add(&s.alreadyRuns, "already runs it", "already run it")
-	add(&s.faulty, "is faulty", "are faulty")
-	add(&s.untolerated, "has a NoSchedule taint the placement does not tolerate", "have NoSchedule taints the placement does not tolerate")
-	add(&s.noGroup, "cannot be put in a spread group", "cannot be put in spread groups")
+	add(&ts.faulty, "is faulty", "are faulty")
+	add(&ts.untolerated, "has a NoSchedule taint the placement does not tolerate", "have NoSchedule taints the placement does not tolerate")
+	add(&ts.noGroup, "cannot be put in a spread group", "cannot be put in spread groups")
 	add(&ts.noMatch, "does not match "+s.p.terms[ti].field, "do not match "+s.p.terms[ti].field)
 	add(&ts.notWeighted, "has no weight in replicaScheduling.weightPreference.staticWeightList", "have no weight in replicaScheduling.weightPreference.staticWeightList")
 	return strings.Join(parts, "; ")
