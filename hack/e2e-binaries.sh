@@ -7,8 +7,13 @@
 # k8s.io/apiserver, ...) with a local directory at v0.0.0. A scratch module
 # that requires k8s.io/kubernetes and replaces each of those v0.0.0 staging
 # requirements with the published v0.<minor>.<patch> tag resolves the same
-# code. etcd: the server module that k8s.io/kubernetes itself requires, built
-# in the same scratch module so both binaries share one dependency graph.
+# code. etcd: the server module that k8s.io/kubernetes itself requires
+# (v3.6.x for v1.36), built in the same scratch module so both binaries share
+# one dependency graph. Debian's etcd-server package would need root and is
+# 3.4, older than what this Kubernetes release is tested with.
+#
+# K8S_VERSION may be overridden to try another release; the e2e module looks
+# for the version in its k8sVersion constant, so change both together.
 #
 # Output: ${FAILOVER_E2E_CACHE:-$HOME/.cache/failover-e2e}/<k8s version>/
 # {kube-apiserver,etcd}. Both present: nothing is rebuilt. The script prints
@@ -85,13 +90,13 @@ done
 
 mkdir -p "$OUT"
 export CGO_ENABLED=0
-echo "e2e-binaries: building kube-apiserver $K8S_VERSION" >&2
-go build -trimpath -ldflags "$ldflags" -o "$work/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
-echo "e2e-binaries: building etcd $etcd_version" >&2
-go build -trimpath -ldflags "-s -w" -o "$work/etcd" go.etcd.io/etcd/server/v3
-
-# Move into place last so an interrupted build never leaves a half binary
+# Each binary is written under a temporary name in $OUT and renamed (atomic
+# within one directory), so an interrupted build never leaves a half binary
 # that the skip check above would trust.
-mv "$work/etcd" "$OUT/etcd"
-mv "$work/kube-apiserver" "$OUT/kube-apiserver"
+echo "e2e-binaries: building kube-apiserver $K8S_VERSION" >&2
+go build -trimpath -ldflags "$ldflags" -o "$OUT/.kube-apiserver.partial" k8s.io/kubernetes/cmd/kube-apiserver
+echo "e2e-binaries: building etcd $etcd_version" >&2
+go build -trimpath -ldflags "-s -w" -o "$OUT/.etcd.partial" go.etcd.io/etcd/server/v3
+mv -f "$OUT/.etcd.partial" "$OUT/etcd"
+mv -f "$OUT/.kube-apiserver.partial" "$OUT/kube-apiserver"
 echo "$OUT"
