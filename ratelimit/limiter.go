@@ -27,9 +27,12 @@ import (
 //     (WithPollInterval), and Refresh forces a re-read.
 //   - Rate 0 is a pause: no permit at all, and no debt or credit piles up.
 //     When the rate becomes positive again the first waiter goes through at
-//     once and the rest follow one interval apart.
+//     once (or one interval after a slot When promised before the pause, if
+//     that is later) and the rest follow one interval apart.
 //   - Waiters are served first come, first served. A waiter whose context ends
-//     gives its slot back: the waiters behind it move up, nothing is lost.
+//     gives its slot back: the waiters behind it move up, and the next caller
+//     can take the last slot. (A slot freed ahead of a delay When has already
+//     promised, with no waiter behind it, stays unused.)
 //
 // Wait and DynamicRateLimiter.When draw from the same bucket. A delay returned
 // by When is a promise that cannot be taken back, so a rate change re-times
@@ -79,7 +82,8 @@ type Limiter struct {
 	rateSet  bool          // rate has been decided at least once
 	interval time.Duration // 1/rate, rounded up so the rate is never exceeded
 	// last is the latest slot handed out for good (taken by a waiter or
-	// promised by When); zero after a pause, so that resuming starts afresh.
+	// promised by When); zero after a pause (unless When promised a later
+	// slot), so that resuming starts afresh.
 	last       time.Time
 	head, tail *waiter // blocked waiters in slot order
 	nWaiters   int
@@ -150,10 +154,7 @@ func (l *Limiter) Wait(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	l.sync(false)
-
-	l.mu.Lock()
-	now := l.clock.Now()
+	now := l.lockFresh(false)
 	if l.rate > 0 && l.head == nil {
 		if slot := l.nextSlotLocked(now); !slot.After(now) {
 			l.last = slot
@@ -173,12 +174,11 @@ func (l *Limiter) Wait(ctx context.Context) error {
 func (l *Limiter) wait(ctx context.Context, w *waiter) error {
 	parkedEpoch, wasParked := uint64(0), false
 	for {
-		l.mu.Lock()
+		now := l.lockFresh(false)
 		if wasParked && parkedEpoch == l.epoch {
 			l.parked--
 		}
 		wasParked = false
-		now := l.clock.Now()
 		if l.rate > 0 && !w.slot.After(now) {
 			l.removeLocked(w)
 			if w.slot.After(l.last) {
@@ -189,9 +189,8 @@ func (l *Limiter) wait(ctx context.Context, w *waiter) error {
 		}
 		deadline := l.deadlineLocked(w)
 		if !deadline.IsZero() && !deadline.After(now) {
-			// A poll or the end of a recovery hold is due: act on it now.
+			// A poll or the end of a recovery hold is due: lockFresh acts on it.
 			l.mu.Unlock()
-			l.sync(false)
 			continue
 		}
 		// The timer is set in the same critical section that read now and
@@ -230,7 +229,6 @@ func (l *Limiter) wait(ctx context.Context, w *waiter) error {
 		if timer != nil {
 			timer.Stop()
 		}
-		l.sync(false)
 	}
 }
 
@@ -240,8 +238,7 @@ func (l *Limiter) Rate() float64 {
 	if l == nil || l.src == nil {
 		return 0
 	}
-	l.sync(false)
-	l.mu.Lock()
+	l.lockFresh(false)
 	defer l.mu.Unlock()
 	return l.rate
 }
@@ -253,8 +250,7 @@ func (l *Limiter) Refresh() {
 	if l == nil || l.src == nil {
 		return
 	}
-	l.sync(true)
-	l.mu.Lock()
+	l.lockFresh(true)
 	l.broadcastLocked()
 	l.mu.Unlock()
 }
@@ -266,27 +262,25 @@ func (l *Limiter) reserve() (delay time.Duration, ok bool) {
 	if l == nil || l.src == nil {
 		return 0, false
 	}
-	l.sync(false)
-	l.mu.Lock()
+	now := l.lockFresh(false)
 	defer l.mu.Unlock()
 	if l.rate <= 0 {
 		return 0, false
 	}
-	now := l.clock.Now()
 	slot := l.nextSlotLocked(now)
 	l.last = slot
 	return slot.Sub(now), true
 }
 
-// sync reads the source if it is due (or if force) and applies the answer.
-// The read happens outside the lock: a source may be slow.
-func (l *Limiter) sync(force bool) {
+// lockFresh locks l.mu, first reading the source if it is due (or if force)
+// and applying the answer, and returns the time read under the lock. The read
+// itself happens outside the lock: a source may be slow.
+func (l *Limiter) lockFresh(force bool) time.Time {
 	l.mu.Lock()
 	now := l.clock.Now()
 	l.expireHoldLocked(now)
 	if !force && !l.needReadLocked(now) {
-		l.mu.Unlock()
-		return
+		return now
 	}
 	l.readSeq++
 	seq := l.readSeq
@@ -301,12 +295,13 @@ func (l *Limiter) sync(force bool) {
 	h, err := l.src.Health()
 
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if seq <= l.appliedSeq {
-		return // a read that started later has been applied already
+	now = l.clock.Now()
+	if seq > l.appliedSeq { // else a read that started later was applied already
+		l.appliedSeq = seq
+		l.applyLocked(h, err, ch, now)
 	}
-	l.appliedSeq = seq
-	l.applyLocked(h, err, ch, l.clock.Now())
+	l.expireHoldLocked(now)
+	return now
 }
 
 func (l *Limiter) needReadLocked(now time.Time) bool {
@@ -381,8 +376,12 @@ func (l *Limiter) setRateLocked(r float64, now time.Time) {
 		l.metrics.EvictionRate(r)
 	}
 	if r <= 0 {
-		// Paused: forget the past so that neither debt nor credit carries over.
-		l.last = time.Time{}
+		// Paused: forget the past so that neither debt nor credit carries
+		// over. A slot When promised for later is kept, so that on resume
+		// the first waiter keeps one interval from it and the bound holds.
+		if !l.last.After(now) {
+			l.last = time.Time{}
+		}
 		for w := l.head; w != nil; w = w.next {
 			w.slot = time.Time{}
 		}
