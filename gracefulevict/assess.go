@@ -196,6 +196,19 @@ func (a *Assessor) assess(t Task, ps *pass, now time.Time) verdict {
 	return verdict{deadline: d, hasDeadline: ok}
 }
 
+// Deadline returns when t's grace period (or the default timeout) ends, after
+// which rule 7 makes it done; false when t has no CreationTimestamp yet or
+// never times out (SuppressDeletion set, Directly, Never, or no grace period
+// and no default timeout). Callers that track tasks themselves, such as a
+// simulator or a metric of overdue tasks, use it instead of restating the
+// rules.
+func (a *Assessor) Deadline(t Task) (time.Time, bool) {
+	if t.CreationTimestamp == nil {
+		return time.Time{}, false
+	}
+	return a.deadline(t, t.CreationTimestamp.Time)
+}
+
 // deadline is when rule 7 ends a task created at created; false when the task
 // never times out. Only tasks that can reach rule 7 have one.
 func (a *Assessor) deadline(t Task, created time.Time) (time.Time, bool) {

@@ -318,3 +318,29 @@ func (c *countingPlugin) CanCleanup(t Task, b Binding) bool {
 	c.calls++
 	return c.p.CanCleanup(t, b)
 }
+
+func TestDeadline(t *testing.T) {
+	a := NewAssessor(WithDefaultTimeout(10 * time.Minute))
+	cases := []struct {
+		name string
+		task Task
+		want time.Time
+		ok   bool
+	}{
+		{"grace period", Task{GracePeriodSeconds: ptr.To[int32](100), CreationTimestamp: at(0)}, t0.Add(100 * time.Second), true},
+		{"default timeout", Task{CreationTimestamp: at(time.Minute)}, t0.Add(11 * time.Minute), true},
+		{"not stamped yet", Task{GracePeriodSeconds: ptr.To[int32](100)}, time.Time{}, false},
+		{"suppressed", Task{SuppressDeletion: ptr.To(false), CreationTimestamp: at(0)}, time.Time{}, false},
+		{"Directly", Task{PurgeMode: failover.PurgeModeImmediately, CreationTimestamp: at(0)}, time.Time{}, false},
+		{"Never", Task{PurgeMode: failover.PurgeModeNever, GracePeriodSeconds: ptr.To[int32](1), CreationTimestamp: at(0)}, time.Time{}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := a.Deadline(tc.task)
+			assert.Equal(t, tc.ok, ok)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+	_, ok := NewAssessor().Deadline(Task{CreationTimestamp: at(0)})
+	assert.False(t, ok, "no grace period and no default timeout")
+}
