@@ -127,10 +127,9 @@ func compile(p *Placement) (*compiled, error) {
 			}
 		}
 	}
-	if !c.duplicated && p.staticWeights() == nil {
-		c.weights = nil
-	}
-	if c.duplicated {
+	if c.duplicated || p.staticWeights() == nil {
+		// Validated above, but only a Weighted division by a static list
+		// restricts where replicas may go.
 		c.weights = nil
 	}
 	if err := errors.Join(errs...); err != nil {
