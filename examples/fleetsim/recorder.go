@@ -34,6 +34,7 @@ const (
 	entryPermit entryKind = iota
 	entryRate
 	entryCancel
+	entryComplete
 )
 
 // entry is one event in the order it happened: a handler call (one permit),
@@ -157,11 +158,17 @@ func (r *recorder) abandon(queue int, b *binding, cluster, reason string) {
 // evict records an eviction and checks that it had a target: a Duplicated
 // workload gained a healthy cluster, a Divided one kept its replicas, the
 // added ones on healthy clusters.
-func (r *recorder) evict(queue int, b *binding, from string, before, after []failover.TargetCluster, clusters map[string]*clusterState) {
+//
+// The phase table counts an eviction when its handler call accepted it:
+// permit says whether that call is the latest in the log (false when a
+// background eviction lands later; accepted marked its call then).
+func (r *recorder) evict(queue int, b *binding, from string, before, after []failover.TargetCluster, clusters map[string]*clusterState, permit bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.c.Evicted[queue]++
-	r.setResult("evicted")
+	if permit {
+		r.setResult("evicted")
+	}
 	old := map[string]int32{}
 	var total, newTotal int32
 	for _, t := range before {
@@ -183,6 +190,21 @@ func (r *recorder) evict(queue int, b *binding, from string, before, after []fai
 	if !gained || (b.spec.divided() && newTotal != total) {
 		r.violations[checkTarget] = append(r.violations[checkTarget], fmt.Sprintf("%s: evicted from %s without a replacement (%v → %v)", b.key(), from, before, after))
 	}
+}
+
+// accepted marks the latest handler call as an eviction accepted to finish
+// in the background.
+func (r *recorder) accepted() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.setResult("evicted")
+}
+
+// completed records that the driver told a queue Complete at t.
+func (r *recorder) completed(t time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.log = append(r.log, entry{kind: entryComplete, t: t})
 }
 
 // taskDone records why the Assessor let an old copy go.
@@ -251,6 +273,12 @@ func (r *recorder) analyse(phases []phaseMark, faulty []faultyMark, end time.Tim
 		permits = permits[:0]
 	}
 	var last *entry // the previous permit, for gaps
+	// freed is when a Complete last freed an in-flight slot. A permit taken
+	// at that very instant, after it, went to a worker that was waiting for
+	// the slot, not for the Limiter: the gap it ends says nothing of the
+	// rate. (Permits the Limiter times come first at an instant: the driver
+	// lets the workers run before it calls Complete.)
+	var freed time.Time
 	// A change of the faulty count at the instant a segment starts belongs
 	// to that segment, so marks at an entry's instant are applied after it.
 	applyFaulty := func(due func(time.Time) bool) {
@@ -295,6 +323,8 @@ func (r *recorder) analyse(phases []phaseMark, faulty []faultyMark, end time.Tim
 		case entryCancel:
 			cur.Cancelled += e.n
 			last = nil
+		case entryComplete:
+			freed = e.t
 		case entryPermit:
 			switch e.result {
 			case "evicted":
@@ -303,7 +333,7 @@ func (r *recorder) analyse(phases []phaseMark, faulty []faultyMark, end time.Tim
 				cur.Abandoned++
 			}
 			permits = append(permits, e.t)
-			if last != nil && last.backlog > 0 {
+			if last != nil && last.backlog > 0 && !e.t.Equal(freed) {
 				cur.Gaps++
 				cur.gapTime += e.t.Sub(last.t)
 			}

@@ -138,6 +138,13 @@ func printHeader(out io.Writer, s *sim) {
 		ratelimit.FlagUnhealthyClusterThreshold, s.cfg.UnhealthyClusterThreshold,
 		ratelimit.FlagLargeClusterNumThreshold, s.cfg.LargeClusterNumThreshold)
 	fmt.Fprintf(tw, "  queues:\t%s and %s, %d workers each, sharing one Limiter\n", queueNames[qRB], queueNames[qCRB], sc.Workers)
+	if sc.CompletesAfter > 0 {
+		limit := "unlimited"
+		if sc.MaxInFlight > 0 {
+			limit = fmt.Sprintf("at most %d per queue", sc.MaxInFlight)
+		}
+		fmt.Fprintf(tw, "  evictions:\tfinish in the background (ErrInProgress, Complete %v later), %s\n", sc.CompletesAfter, limit)
+	}
 	pace := "as fast as it goes"
 	if s.speed > 0 {
 		pace = fmt.Sprintf("%g simulated seconds per second", s.speed)

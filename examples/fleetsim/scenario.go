@@ -60,11 +60,16 @@ type scenario struct {
 	// GracefulEvictionTimeout is the grace period of tasks that carry none.
 	GracefulEvictionTimeout time.Duration
 	Workers                 int
-	Rates                   rateSpec
-	Clusters                []failover.Cluster
-	Bindings                []*bindingSpecResolved
-	Policies                []taintpolicy.ClusterTaintPolicy
-	Timeline                []timelineEvent
+	// CompletesAfter, when positive, makes evictions finish in the
+	// background: the handler returns ErrInProgress and the scheduler's
+	// answer, then Complete, come this long after.
+	CompletesAfter time.Duration
+	MaxInFlight    int
+	Rates          rateSpec
+	Clusters       []failover.Cluster
+	Bindings       []*bindingSpecResolved
+	Policies       []taintpolicy.ClusterTaintPolicy
+	Timeline       []timelineEvent
 }
 
 // scenarioDoc is the Scenario document: how long to run, how to report, the
@@ -84,9 +89,18 @@ type scenarioSpec struct {
 	ReplacementReadyAfter   *metav1.Duration `json:"replacementReadyAfter,omitempty"`
 	GracefulEvictionTimeout *metav1.Duration `json:"gracefulEvictionTimeout,omitempty"`
 	Workers                 *int             `json:"workers,omitempty"`
+	BackgroundEviction      *backgroundSpec  `json:"backgroundEviction,omitempty"`
 	Rates                   rateSpec         `json:"rates,omitempty"`
 	Fleet                   []fleetGroup     `json:"fleet,omitempty"`
 	Timeline                []timelineEvent  `json:"timeline,omitempty"`
+}
+
+// backgroundSpec makes evictions finish in the background: the handler
+// returns ErrInProgress, the scheduler places the replacement CompletesAfter
+// later and the queue is told Complete; at most MaxInFlight run at once.
+type backgroundSpec struct {
+	CompletesAfter metav1.Duration `json:"completesAfter"`
+	MaxInFlight    int             `json:"maxInFlight,omitempty"`
 }
 
 // rateSpec overrides the rate flags' defaults; a flag given on the command
@@ -431,6 +445,9 @@ func loadScenario(name string, r io.Reader) (*scenario, error) {
 	sc.ReadyAfter = spec.ReplacementReadyAfter.Duration
 	sc.GracefulEvictionTimeout = spec.GracefulEvictionTimeout.Duration
 	sc.Workers = *spec.Workers
+	if b := spec.BackgroundEviction; b != nil {
+		sc.CompletesAfter, sc.MaxInFlight = b.CompletesAfter.Duration, b.MaxInFlight
+	}
 	sc.Rates = spec.Rates
 	sc.Timeline = spec.Timeline
 	sort.SliceStable(sc.Timeline, func(i, j int) bool { return sc.Timeline[i].At.Duration < sc.Timeline[j].At.Duration })
@@ -483,6 +500,14 @@ func validateSpec(s *scenarioSpec) error {
 	}
 	if *s.Workers < 1 || *s.Workers > 64 {
 		return fmt.Errorf("spec.workers: %d: want 1 to 64 workers per queue", *s.Workers)
+	}
+	if b := s.BackgroundEviction; b != nil {
+		if b.CompletesAfter.Duration <= 0 || b.CompletesAfter.Duration >= 10*time.Minute {
+			return fmt.Errorf("spec.backgroundEviction.completesAfter: %v: want more than 0 and less than the queue's InFlightTTL (10m)", b.CompletesAfter.Duration)
+		}
+		if b.MaxInFlight < 0 {
+			return fmt.Errorf("spec.backgroundEviction.maxInFlight: %d: must not be negative (0: unlimited)", b.MaxInFlight)
+		}
 	}
 	for name, v := range map[string]*float64{
 		"resourceEvictionRate":          s.Rates.ResourceEvictionRate,

@@ -50,6 +50,7 @@ type progressLine struct {
 	Abandoned int           `json:"abandoned"`
 	Cancelled int           `json:"cancelled"`
 	TasksOpen int           `json:"tasksOpen"`
+	InFlight  int           `json:"inFlight"` // background evictions awaiting Complete
 }
 
 func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out io.Writer, speed float64) (*sim, error) {
@@ -90,12 +91,13 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 	}
 	for i := range 2 {
 		q, err := evictionqueue.New(evictionqueue.Config{
-			Name:      queueNames[i],
-			Workers:   sc.Workers,
-			Pacer:     limiter,
-			Metrics:   m,
-			Clock:     clk,
-			OnOutcome: func(o evictionqueue.Outcome) { w.rec.outcome(i, o) },
+			Name:        queueNames[i],
+			Workers:     sc.Workers,
+			Pacer:       limiter,
+			MaxInFlight: sc.MaxInFlight,
+			Metrics:     m,
+			Clock:       clk,
+			OnOutcome:   func(o evictionqueue.Outcome) { w.rec.outcome(i, o) },
 		}, w.handler(i))
 		if err != nil {
 			return nil, err
@@ -202,7 +204,13 @@ func (s *sim) step(now time.Time, nextEvent *int) {
 		s.note(now, "taints: %s", summarizeTaints(changes))
 	}
 	due := w.taintManager(now)
+	completed := w.completeDue(now)
 	w.mu.Unlock()
+
+	for _, c := range completed {
+		w.queues[c.queue].Complete(c.item)
+		s.settler.settle()
+	}
 
 	// The workers are all blocked now, and each of the changes below wakes
 	// some of them: the driver lets them settle after each, so that they
@@ -302,6 +310,7 @@ func (s *sim) line(now time.Time) {
 	for _, b := range w.bindings {
 		l.TasksOpen += len(b.gb.Tasks)
 	}
+	l.InFlight = len(w.inFlight)
 	w.mu.Unlock()
 	c := w.rec.snapshot()
 	l.Evicted, l.Abandoned, l.Cancelled = sum2(c.Evicted), sum2(c.Abandoned), sum2(c.Cancelled)
@@ -313,12 +322,21 @@ func (s *sim) line(now time.Time) {
 	if s.out == nil {
 		return
 	}
+	background := s.sc.CompletesAfter > 0
 	if len(s.lines) == 1 {
-		fmt.Fprintln(s.out, lineHeader)
+		if background {
+			fmt.Fprintln(s.out, lineHeader+"  in flight")
+		} else {
+			fmt.Fprintln(s.out, lineHeader)
+		}
 	}
-	fmt.Fprintf(s.out, "%8s  %6s  %7s  %8d  %9d  %7s  %9s  %9s  %10d\n",
+	fmt.Fprintf(s.out, "%8s  %6s  %7s  %8d  %9d  %7s  %9s  %9s  %10d",
 		fmtClock(l.T), fmt.Sprintf("%d/%d", l.Faulty, l.Total), fmtRate(l.Rate), l.Queued[0], l.Queued[1],
 		delta(l.Evicted, prev.Evicted), delta(l.Abandoned, prev.Abandoned), delta(l.Cancelled, prev.Cancelled), l.TasksOpen)
+	if background {
+		fmt.Fprintf(s.out, "  %9d", l.InFlight)
+	}
+	fmt.Fprintln(s.out)
 }
 
 // delta shows an interval's count as +n, or a dot when nothing happened.

@@ -98,7 +98,59 @@ type world struct {
 	scanAt time.Time
 	scan   bool
 
+	// inFlight are the evictions accepted in the background, in the order
+	// they finish.
+	inFlight []*completion
+
 	rec *recorder
+}
+
+// completion is a background eviction: at `at` the scheduler's answer
+// lands and the queue is told Complete.
+type completion struct {
+	at    time.Time
+	queue int
+	item  evictionqueue.Item
+	b     *binding
+	// added is what the scheduler adds to the schedule result: new
+	// clusters, or more replicas on a cluster. It is merged into the
+	// result as it is when the answer lands, which other evictions of the
+	// same binding may have changed meanwhile.
+	added []failover.TargetCluster
+	ready func(string) time.Time
+}
+
+// scheduleDelta is what result adds to base.
+func scheduleDelta(base, result []failover.TargetCluster) []failover.TargetCluster {
+	had := map[string]int32{}
+	for _, t := range base {
+		had[t.Name] = t.Replicas
+	}
+	var out []failover.TargetCluster
+	for _, t := range result {
+		r, ok := had[t.Name]
+		switch {
+		case !ok:
+			out = append(out, t)
+		case t.Replicas > r:
+			out = append(out, failover.TargetCluster{Name: t.Name, Replicas: t.Replicas - r})
+		}
+	}
+	return out
+}
+
+// mergeSchedule adds added to result.
+func mergeSchedule(result, added []failover.TargetCluster) []failover.TargetCluster {
+	out := slices.Clone(result)
+	for _, a := range added {
+		if i := slices.IndexFunc(out, func(t failover.TargetCluster) bool { return t.Name == a.Name }); i >= 0 {
+			out[i].Replicas += a.Replicas
+		} else {
+			out = append(out, a)
+		}
+	}
+	sortTargets(out)
+	return out
 }
 
 type itemID struct{ cluster, key string }
@@ -397,6 +449,9 @@ func (w *world) nextWake(now time.Time) (time.Time, bool) {
 		take(c.nextEval)
 	}
 	take(w.scanAt)
+	if len(w.inFlight) > 0 {
+		take(w.inFlight[0].at)
+	}
 	for _, b := range w.bindings {
 		take(b.assessAt)
 	}
@@ -448,8 +503,12 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 		}
 		before := slices.Clone(b.gb.Clusters)
 		gb := gracefulevict.Evict(b.gb, it.Cluster, task)
-		result := w.reschedule(&binding{spec: b.spec, gb: gb}, it.Cluster, evicted, res.Candidates)
-		w.setSchedule(b, result, func(cluster string) time.Time {
+		// The scheduler knows the answers it has not written yet: a second
+		// eviction of a binding must not pick the target of the first.
+		view := gb
+		view.Clusters = mergeSchedule(gb.Clusters, w.pendingAdditions(b))
+		result := w.reschedule(&binding{spec: b.spec, gb: view}, it.Cluster, evicted, res.Candidates)
+		ready := func(cluster string) time.Time {
 			// Going back where an old copy still runs needs no start-up.
 			if slices.ContainsFunc(gb.Tasks, func(t gracefulevict.Task) bool { return t.FromCluster == cluster }) {
 				return now
@@ -458,15 +517,75 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 				return now.Add(d)
 			}
 			return never
-		})
+		}
+		if w.sc.CompletesAfter > 0 {
+			// The eviction is written (the task exists, the cluster has left
+			// the schedule result) but the scheduler answers later: until
+			// then the binding is not scheduled, so no task can pass the
+			// health check.
+			w.setSchedule(b, gb.Clusters, ready)
+			b.gb.Tasks, b.gb.Generation = gb.Tasks, gb.Generation
+			b.dirty = true
+			w.inFlight = append(w.inFlight, &completion{
+				at: now.Add(w.sc.CompletesAfter), queue: queue, item: it, b: b, added: scheduleDelta(view.Clusters, result), ready: ready,
+			})
+			w.rec.accepted()
+			return evictionqueue.ErrInProgress
+		}
+		w.setSchedule(b, result, ready)
 		b.gb.Tasks, b.gb.Generation = gb.Tasks, gb.Generation
 		// The simulated scheduler answers at once.
 		b.gb.ObservedGeneration = b.gb.Generation
 		b.dirty = true
-		w.rec.evict(queue, b, it.Cluster, before, result, w.byName)
+		w.rec.evict(queue, b, it.Cluster, before, result, w.byName, true)
 		w.checkCopies(b)
 		return nil
 	}
+}
+
+// pendingAdditions are the scheduler's answers for b not landed yet.
+func (w *world) pendingAdditions(b *binding) []failover.TargetCluster {
+	var out []failover.TargetCluster
+	for _, c := range w.inFlight {
+		if c.b == b {
+			out = mergeSchedule(out, c.added)
+		}
+	}
+	return out
+}
+
+// completeDue lands the scheduler's answer for the background evictions due
+// by now and returns them; the caller tells their queues Complete.
+func (w *world) completeDue(now time.Time) []*completion {
+	var done []*completion
+	for len(w.inFlight) > 0 && !w.inFlight[0].at.After(now) {
+		c := w.inFlight[0]
+		w.inFlight = w.inFlight[1:]
+		b := c.b
+		before := slices.Clone(b.gb.Clusters)
+		// The evicted copy left the result when the eviction was accepted;
+		// count it again so that the check sees the move as a whole.
+		before = append(before, failover.TargetCluster{Name: c.item.Cluster, Replicas: sumReplicas(c.added)})
+		result := mergeSchedule(b.gb.Clusters, c.added)
+		w.setSchedule(b, result, c.ready)
+		if !slices.ContainsFunc(w.inFlight, func(o *completion) bool { return o.b == b }) {
+			b.gb.ObservedGeneration = b.gb.Generation
+		}
+		b.dirty = true
+		w.rec.evict(c.queue, b, c.item.Cluster, before, result, w.byName, false)
+		w.checkCopies(b)
+		w.rec.completed(now)
+		done = append(done, c)
+	}
+	return done
+}
+
+func sumReplicas(ts []failover.TargetCluster) int32 {
+	var n int32
+	for _, t := range ts {
+		n += t.Replicas
+	}
+	return n
 }
 
 // checkCopies records a workload left without a copy in its schedule
