@@ -81,7 +81,11 @@ func NewChecker(opts ...Option) *Checker {
 // as many eligible clusters not already running the workload as evicted
 // copies, and every spread constraint can still be met by the remaining
 // clusters plus some of them: at least MinGroups groups, and at most MaxGroups
-// when that many replacements are added.
+// when that many replacements are added (the copies on remaining clusters
+// stay where they are, so a replacement that opens a group beyond MaxGroups
+// cannot be scheduled). Each spread constraint is checked on its own; a
+// combination of constraints that no single choice satisfies is the
+// scheduler's to find.
 //
 // Divided: feasible when some eligible cluster can take the evicted replicas;
 // a cluster the workload already runs on counts, and a Weighted division with
