@@ -265,11 +265,11 @@ func (r *recorder) analyse(phases []phaseMark, faulty []faultyMark, end time.Tim
 	}
 	phase := "steady state"
 	rate := 0.0
-	var permits []time.Time // of the current segment, for the bound
+	// permits are those since the rate last changed, for the bound; a
+	// phase boundary does not interrupt a window.
+	var permits []time.Time
 	flush := func() {
-		if cur != nil {
-			r.checkBound(cur, permits)
-		}
+		r.checkBound(rate, permits)
 		permits = permits[:0]
 	}
 	var last *entry // the previous permit, for gaps
@@ -296,7 +296,6 @@ func (r *recorder) analyse(phases []phaseMark, faulty []faultyMark, end time.Tim
 	}
 	advance := func(t time.Time) {
 		for pi < len(phases) && !phases[pi].t.After(t) {
-			flush()
 			phase = phases[pi].name
 			open(phases[pi].t, phase, rate)
 			pi++
@@ -312,11 +311,11 @@ func (r *recorder) analyse(phases []phaseMark, faulty []faultyMark, end time.Tim
 		}
 		switch e.kind {
 		case entryRate:
+			flush()
 			rate = e.rate
 			if cur.Evicted+cur.Abandoned+cur.Cancelled == 0 && cur.From.Equal(e.t) {
 				cur.Rate = rate
 			} else {
-				flush()
 				open(e.t, phase, rate)
 			}
 			last = nil
@@ -371,10 +370,10 @@ func (r *recorder) analyse(phases []phaseMark, faulty []faultyMark, end time.Tim
 	return slices.DeleteFunc(segs, func(s segment) bool { return !s.To.After(s.From) })
 }
 
-// checkBound verifies that no window within a segment of constant rate held
+// checkBound verifies that no window within a stretch of constant rate held
 // more than rate×t+1 handler calls. Called with r.mu held.
-func (r *recorder) checkBound(s *segment, permits []time.Time) {
-	if s.Rate == 0 && len(permits) > 0 {
+func (r *recorder) checkBound(rate float64, permits []time.Time) {
+	if rate == 0 && len(permits) > 0 {
 		r.violations[checkRateBound] = append(r.violations[checkRateBound],
 			fmt.Sprintf("%d evictions while paused, the first at %s", len(permits), permits[0].Format(time.TimeOnly)))
 		return
@@ -382,9 +381,9 @@ func (r *recorder) checkBound(s *segment, permits []time.Time) {
 	for i := range permits {
 		for j := i + 1; j < len(permits); j++ {
 			window := permits[j].Sub(permits[i]).Seconds()
-			if float64(j-i+1) > s.Rate*window+1+1e-9 {
+			if float64(j-i+1) > rate*window+1+1e-9 {
 				r.violations[checkRateBound] = append(r.violations[checkRateBound],
-					fmt.Sprintf("%d evictions in %.1fs from %s at %.2f/s", j-i+1, window, permits[i].Format(time.TimeOnly), s.Rate))
+					fmt.Sprintf("%d evictions in %.1fs from %s at %.2f/s", j-i+1, window, permits[i].Format(time.TimeOnly), rate))
 				return
 			}
 		}

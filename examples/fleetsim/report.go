@@ -28,7 +28,8 @@ type report struct {
 	TasksOpenBy map[string]int `json:"tasksOpenBy"`
 	Abandoned   map[string]int `json:"abandonedBecause"`
 	Phases      []segment      `json:"phases"`
-	Lines       []progressLine `json:"lines"`
+	Lines       []progressLine `json:"lines"` // counts are running totals
+	Events      []string       `json:"events"`
 	Checks      []checkResult  `json:"checks"`
 	Pass        bool           `json:"pass"`
 	// Unsettled counts clock steps taken before every worker was idle
@@ -57,7 +58,7 @@ func (s *sim) report() *report {
 	r := &report{
 		Scenario: s.sc.Name, Source: s.sc.Source, Start: s.sc.Start, Duration: s.sc.Duration.String(),
 		Clusters: len(w.clusters), Rates: rateJSON(s.cfg), Workers: s.sc.Workers,
-		Phases: segs, Lines: s.lines, Unsettled: s.settler.missed,
+		Phases: segs, Lines: s.lines, Events: s.notes, Unsettled: s.settler.missed,
 	}
 	r.TasksOpenBy = map[string]int{}
 	for _, b := range w.bindings {
