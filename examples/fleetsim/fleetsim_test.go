@@ -21,6 +21,8 @@ import (
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
+	"github.com/failoverkit/failover/gracefulevict"
+	"github.com/failoverkit/failover/prescheduling"
 	"github.com/failoverkit/failover/ratelimit"
 )
 
@@ -473,5 +475,40 @@ func TestReportExitStatus(t *testing.T) {
 	printSummary(&out, r)
 	if !strings.Contains(out.String(), "FAIL no workload lost its last copy") || !strings.Contains(out.String(), "verdict: FAIL") {
 		t.Errorf("summary does not show the failure:\n%s", out.String())
+	}
+}
+
+func TestCheckCopies(t *testing.T) {
+	divided := &bindingSpecResolved{Name: "web", Namespace: "shop", Replicas: 3,
+		Placement: prescheduling.Placement{ReplicaScheduling: &prescheduling.ReplicaSchedulingStrategy{}}}
+	duplicated := &bindingSpecResolved{Name: "api", Namespace: "shop"}
+	task := gracefulevict.Task{FromCluster: "c1"}
+	for _, tc := range []struct {
+		name     string
+		spec     *bindingSpecResolved
+		clusters []failover.TargetCluster
+		tasks    []gracefulevict.Task
+		incoming []failover.TargetCluster
+		lost     bool
+	}{
+		{"scheduled", duplicated, []failover.TargetCluster{{Name: "c2"}}, nil, nil, false},
+		{"only the old copy, kept by its task", duplicated, nil, []gracefulevict.Task{task}, nil, false},
+		{"only an answer on its way", duplicated, nil, nil, []failover.TargetCluster{{Name: "c2"}}, false},
+		{"nothing anywhere", duplicated, nil, nil, nil, true},
+		{"divided, all replicas", divided, []failover.TargetCluster{{Name: "c2", Replicas: 3}}, nil, nil, false},
+		{"divided, replicas incoming", divided, []failover.TargetCluster{{Name: "c2", Replicas: 1}}, nil, []failover.TargetCluster{{Name: "c3", Replicas: 2}}, false},
+		{"divided, a replica lost", divided, []failover.TargetCluster{{Name: "c2", Replicas: 2}}, []gracefulevict.Task{task}, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &world{rec: newRecorder()}
+			b := &binding{spec: tc.spec, gb: gracefulevict.Binding{Clusters: tc.clusters, Tasks: tc.tasks}}
+			if tc.incoming != nil {
+				w.inFlight = []*completion{{b: b, added: tc.incoming}}
+			}
+			w.checkCopies(b)
+			if lost := len(w.rec.violations[checkLastCopy]) > 0; lost != tc.lost {
+				t.Errorf("lost = %v, want %v (%v)", lost, tc.lost, w.rec.violations)
+			}
+		})
 	}
 }

@@ -16,7 +16,7 @@ import (
 const (
 	checkRateBound    = "rate never above the allowed rate (at most rate×t+1 evictions in any window t)"
 	checkAchieved     = "achieved rate within 5% of the rate in force while the queues were backlogged"
-	checkLastCopy     = "no workload lost its last copy (schedule results never empty, divided replicas kept)"
+	checkLastCopy     = "no workload lost its last copy (always one scheduled, incoming or kept by a task; divided replicas kept)"
 	checkTarget       = "no eviction without a target (every evicted copy replaced on a healthy cluster)"
 	checkCancelled    = "recovered clusters' queued items cancelled, never handled"
 	checkTaskDeadline = "graceful eviction tasks cleared by their grace period"

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -160,6 +161,50 @@ func TestUnknownFieldPath(t *testing.T) {
 	} {
 		if got := unknownFieldPath(typeOf(&outer{}), tc.doc, ""); got != tc.want {
 			t.Errorf("%v: got %q, want %q", tc.doc, got, tc.want)
+		}
+	}
+}
+
+// A scenario in which a check fails for a real reason: the pre-scheduling
+// check finds a target, but the eviction finishes in the background and the
+// target fails before the scheduler's answer lands.
+const targetFailsMeanwhile = `apiVersion: fleetsim.failoverkit.dev/v1alpha1
+kind: Scenario
+metadata: {name: target-fails-meanwhile}
+spec:
+  duration: 10m
+  interval: 1m
+  backgroundEviction: {completesAfter: 5m}
+  fleet:
+  - {region: r1, clusters: 4}
+  timeline:
+  - {at: 1m, clusters: {clusterNames: [r1-01]}, conditions: [{type: Ready, status: "False"}]}
+  - {at: 2m, clusters: {clusterNames: [r1-02, r1-03, r1-04]}, conditions: [{type: Ready, status: "False"}]}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterTaintPolicy
+metadata: {name: not-ready}
+spec:
+  matchConditions: [{conditionType: Ready, operator: In, statusValues: ["False"]}]
+  taintsToAdd: [{key: cluster.karmada.io/not-ready, effect: NoExecute, addOnMatchSeconds: 1}]
+---
+apiVersion: work.karmada.io/v1alpha2
+kind: ResourceBinding
+metadata: {name: web, namespace: shop}
+spec:
+  resource: {apiVersion: apps/v1, kind: Deployment, name: web}
+  clusters: [{name: r1-01}]
+`
+
+func TestAFailedCheckFailsTheRun(t *testing.T) {
+	var out strings.Builder
+	err := run(t.Context(), []string{"--scenario", writeScenario(t, targetFailsMeanwhile)}, &out)
+	if !errors.Is(err, errChecksFailed) {
+		t.Fatalf("got %v, want errChecksFailed (exit status 1)\n%s", err, out.String())
+	}
+	for _, want := range []string{"FAIL no eviction without a target", "web: evicted from r1-01 onto r1-02, which is not eligible", "verdict: FAIL"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
 }

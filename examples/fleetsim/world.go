@@ -401,6 +401,10 @@ func (w *world) gracefulEvictionController(now time.Time) {
 			}
 		}
 		b.gb.Tasks = a.Keep
+		if len(a.Done) > 0 {
+			// The old copies of the done tasks are deleted now.
+			w.checkCopies(b)
+		}
 		b.assessAt = time.Time{}
 		if a.RequeueAfter > 0 {
 			b.assessAt = now.Add(a.RequeueAfter)
@@ -530,6 +534,7 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 				at: now.Add(w.sc.CompletesAfter), queue: queue, item: it, b: b, added: scheduleDelta(view.Clusters, result), ready: ready,
 			})
 			w.rec.accepted()
+			w.checkCopies(b)
 			return evictionqueue.ErrInProgress
 		}
 		w.setSchedule(b, result, ready)
@@ -588,14 +593,17 @@ func sumReplicas(ts []failover.TargetCluster) int32 {
 	return n
 }
 
-// checkCopies records a workload left without a copy in its schedule
-// result, or a divided workload that lost replicas.
+// checkCopies records a workload left with no copy anywhere: none in its
+// schedule result, none on its way there (a background eviction's answer
+// not landed yet) and none kept by an open graceful eviction task; or a
+// divided workload whose scheduled and incoming replicas do not add up.
 func (w *world) checkCopies(b *binding) {
-	if len(b.gb.Clusters) == 0 {
-		w.rec.violation(checkLastCopy, b.key()+": schedule result is empty")
+	pending := w.pendingAdditions(b)
+	if len(b.gb.Clusters)+len(pending)+len(b.gb.Tasks) == 0 {
+		w.rec.violation(checkLastCopy, b.key()+": no copy left anywhere")
 	}
-	if b.spec.divided() && b.replicas() != b.spec.Replicas {
-		w.rec.violation(checkLastCopy, fmt.Sprintf("%s: %d replicas scheduled, want %d", b.key(), b.replicas(), b.spec.Replicas))
+	if n := b.replicas() + sumReplicas(pending); b.spec.divided() && n != b.spec.Replicas {
+		w.rec.violation(checkLastCopy, fmt.Sprintf("%s: %d replicas scheduled or incoming, want %d", b.key(), n, b.spec.Replicas))
 	}
 }
 
