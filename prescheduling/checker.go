@@ -182,11 +182,7 @@ func sortCandidates(cs []*failover.Cluster) ([]string, error) {
 	if len(cs) == 0 {
 		return nil, nil
 	}
-	out := make([]string, len(cs))
-	for i, c := range cs {
-		out[i] = c.Name
-	}
-	sortNames(out)
+	out := sortedNames(len(cs), func(i int) string { return cs[i].Name })
 	for i := 1; i < len(out); i++ {
 		if out[i] == out[i-1] {
 			return nil, fmt.Errorf("prescheduling: fleet lists cluster %q more than once", out[i])

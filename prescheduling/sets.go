@@ -9,13 +9,30 @@ const smallLimit = 8
 // schedule result, an exclude list) hold a handful of names.
 type nameSet struct {
 	small []string
-	big   map[string]int
+	// mask has the bit sig(n) set for every n in small, so that most names
+	// outside the set are rejected without comparing strings.
+	mask uint64
+	big  map[string]int
+}
+
+// sig folds a name's length and last two bytes, where names of one fleet
+// usually differ, into 0..63.
+func sig(name string) uint {
+	n := len(name)
+	if n < 2 {
+		return uint(n)
+	}
+	return (uint(name[n-1])*31 + uint(name[n-2])*7 + uint(n)) & 63
 }
 
 // newNameSet indexes names; index returns a name's position in names.
 func newNameSet(names []string) nameSet {
 	if len(names) <= smallLimit {
-		return nameSet{small: names}
+		s := nameSet{small: names}
+		for _, n := range names {
+			s.mask |= 1 << sig(n)
+		}
+		return s
 	}
 	m := make(map[string]int, len(names))
 	for i, n := range names {
@@ -31,6 +48,9 @@ func (s *nameSet) index(name string) int {
 		if i, ok := s.big[name]; ok {
 			return i
 		}
+		return -1
+	}
+	if s.mask&(1<<sig(name)) == 0 {
 		return -1
 	}
 	for i, n := range s.small {

@@ -2,41 +2,47 @@ package prescheduling
 
 import (
 	"slices"
-	"strings"
 )
 
-// sortNames sorts cluster names as slices.Sort does, faster on many names.
-// Fleet names tend to share a long prefix ("member-0…") that every string
-// comparison walks again; instead, the eight bytes after the common prefix
-// become an integer key, the keys are radix-sorted (one pass per byte that
-// varies), and only names whose keys tie are compared as strings (see
-// BenchmarkSortNames).
-func sortNames(xs []string) {
-	if len(xs) < 64 {
-		slices.Sort(xs)
-		return
+// sortedNames returns the n names name(0) … name(n-1) sorted as slices.Sort
+// sorts strings, faster when there are many. Fleet names tend to share a long
+// prefix ("member-0…") that every string comparison walks again; instead,
+// the eight bytes after the common prefix become an integer key, the keys are
+// radix-sorted (one pass per byte that varies), and only names whose keys tie
+// are compared as strings (see BenchmarkSortNames).
+func sortedNames(n int, name func(i int) string) []string {
+	out := make([]string, n)
+	if n < 64 {
+		for i := range out {
+			out[i] = name(i)
+		}
+		slices.Sort(out)
+		return out
 	}
-	p := len(xs[0])
-	for _, x := range xs[1:] {
-		p = min(p, commonPrefix(xs[0][:p], x))
+	first := name(0)
+	p := len(first)
+	for i := 1; i < n; i++ {
+		p = commonPrefix(first[:p], name(i))
 	}
-	keys := make([]keyedName, 2*len(xs))
-	a, b := keys[:len(xs)], keys[len(xs):]
-	for i, x := range xs {
-		a[i] = keyedName{key: pack8(x[p:]), name: x}
+	keys := make([]keyedIndex, 2*n)
+	a, b := keys[:n], keys[n:]
+	var varies uint64 // the bits in which some key differs from the first
+	for i := range a {
+		a[i] = keyedIndex{key: pack8(name(i)[p:]), index: uint32(i)}
+		varies |= a[i].key ^ a[0].key
 	}
 	for shift := uint(0); shift < 64; shift += 8 {
+		if byte(varies>>shift) == 0 {
+			continue
+		}
 		var count [256]int
 		for i := range a {
 			count[byte(a[i].key>>shift)]++
 		}
-		if count[byte(a[0].key>>shift)] == len(a) {
-			continue // every key has the same byte here
-		}
 		pos := 0
-		for i, n := range count {
+		for i, c := range count {
 			count[i] = pos
-			pos += n
+			pos += c
 		}
 		for i := range a {
 			d := byte(a[i].key >> shift)
@@ -45,24 +51,30 @@ func sortNames(xs []string) {
 		}
 		a, b = b, a
 	}
-	for i := 0; i < len(a); {
+	for i := range a {
+		out[i] = name(int(a[i].index))
+	}
+	for i := 0; i < n; {
 		j := i + 1
-		for j < len(a) && a[j].key == a[i].key {
+		for j < n && a[j].key == a[i].key {
 			j++
 		}
 		if j-i > 1 {
-			slices.SortFunc(a[i:j], func(x, y keyedName) int { return strings.Compare(x.name, y.name) })
+			slices.Sort(out[i:j]) // the keys tie: the names decide
 		}
 		i = j
 	}
-	for i := range a {
-		xs[i] = a[i].name
-	}
+	return out
 }
 
-type keyedName struct {
-	key  uint64
-	name string
+// sortNames sorts xs in place with sortedNames.
+func sortNames(xs []string) {
+	copy(xs, sortedNames(len(xs), func(i int) string { return xs[i] }))
+}
+
+type keyedIndex struct {
+	key   uint64
+	index uint32
 }
 
 func commonPrefix(a, b string) int {

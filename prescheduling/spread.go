@@ -92,7 +92,7 @@ func (k *spreadKey) reachOf(remaining []string, remainingClusters []*failover.Cl
 		if c == nil {
 			continue
 		}
-		if g := k.of(c); g != "" && !slices.Contains(r.have, g) {
+		if g := k.of(c); g != "" && !containsName(r.have, g) {
 			r.have = append(r.have, g)
 		}
 	}
@@ -102,7 +102,7 @@ func (k *spreadKey) reachOf(remaining []string, remainingClusters []*failover.Cl
 	var fresh groupCounter
 	for _, c := range candidates {
 		g := k.of(c)
-		if slices.Contains(r.have, g) {
+		if containsName(r.have, g) {
 			covered++
 			continue
 		}
@@ -121,4 +121,13 @@ func (k *spreadKey) reachOf(remaining []string, remainingClusters []*failover.Cl
 		}
 	}
 	return r
+}
+
+func containsName(xs []string, x string) bool {
+	for _, y := range xs {
+		if sameName(y, x) {
+			return true
+		}
+	}
+	return false
 }
