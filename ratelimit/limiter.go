@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"sort"
 	"sync"
 	"time"
 
@@ -27,16 +29,15 @@ import (
 //     (WithPollInterval), and Refresh forces a re-read.
 //   - Rate 0 is a pause: no permit at all, and no debt or credit piles up.
 //     When the rate becomes positive again the first waiter goes through at
-//     once (or one interval after a slot When promised before the pause, if
-//     that is later) and the rest follow one interval apart.
+//     once (unless a delay When promised before the pause ends within one
+//     interval of now) and the rest follow one interval apart.
 //   - Waiters are served first come, first served. A waiter whose context ends
 //     gives its slot back: the waiters behind it move up, and the next caller
-//     can take the last slot. (A slot freed ahead of a delay When has already
-//     promised, with no waiter behind it, stays unused.)
+//     can take the last slot.
 //
 // Wait and DynamicRateLimiter.When draw from the same bucket. A delay returned
 // by When is a promise that cannot be taken back, so a rate change re-times
-// only blocked waiters, and those wait behind slots already promised.
+// only blocked waiters, fitting them around the slots already promised.
 //
 // The Limiter starts no goroutine: health is read by the callers themselves,
 // when the source's Changed channel has closed, when the poll interval has
@@ -81,10 +82,13 @@ type Limiter struct {
 	rate     float64       // in force: 0 while paused or while the source errs
 	rateSet  bool          // rate has been decided at least once
 	interval time.Duration // 1/rate, rounded up so the rate is never exceeded
-	// last is the latest slot handed out for good (taken by a waiter or
-	// promised by When); zero after a pause (unless When promised a later
-	// slot), so that resuming starts afresh.
-	last       time.Time
+	// last is the latest slot a waiter has taken (or a promise that has
+	// come); zero after a pause, so that resuming starts afresh.
+	last time.Time
+	// promises are the slots When has promised that are still to come, in
+	// increasing order. They cannot be moved: re-timed waiters fit around
+	// them, and they outlive a pause.
+	promises   []time.Time
 	head, tail *waiter // blocked waiters in slot order
 	nWaiters   int
 	// wake is closed (and replaced) to make blocked waiters re-read their slot.
@@ -156,7 +160,7 @@ func (l *Limiter) Wait(ctx context.Context) error {
 	}
 	now := l.lockFresh(false)
 	if l.rate > 0 && l.head == nil {
-		if slot := l.nextSlotLocked(now); !slot.After(now) {
+		if slot, _ := l.nextSlotLocked(now); !slot.After(now) {
 			l.last = slot
 			l.mu.Unlock()
 			return nil
@@ -267,8 +271,9 @@ func (l *Limiter) reserve() (delay time.Duration, ok bool) {
 	if l.rate <= 0 {
 		return 0, false
 	}
-	slot := l.nextSlotLocked(now)
-	l.last = slot
+	l.prunePromisesLocked(now)
+	slot, i := l.nextSlotLocked(now)
+	l.promises = slices.Insert(l.promises, i, slot)
 	return slot.Sub(now), true
 }
 
@@ -377,26 +382,15 @@ func (l *Limiter) setRateLocked(r float64, now time.Time) {
 	}
 	if r <= 0 {
 		// Paused: forget the past so that neither debt nor credit carries
-		// over. A slot When promised for later is kept, so that on resume
-		// the first waiter keeps one interval from it and the bound holds.
-		if !l.last.After(now) {
-			l.last = time.Time{}
-		}
+		// over. Promised slots stay: the first waiter after a resume keeps
+		// one interval from them, so the bound holds across the pause.
+		l.last = time.Time{}
 		for w := l.head; w != nil; w = w.next {
 			w.slot = time.Time{}
 		}
 	} else {
 		l.interval = intervalFor(r)
-		next := now
-		if !l.last.IsZero() {
-			if t := l.last.Add(l.interval); t.After(now) {
-				next = t
-			}
-		}
-		for w := l.head; w != nil; w = w.next {
-			w.slot = next
-			next = next.Add(l.interval)
-		}
+		l.retimeLocked(now)
 	}
 	l.broadcastLocked()
 }
@@ -417,21 +411,72 @@ func intervalFor(r float64) time.Duration {
 	return time.Duration(iv)
 }
 
-// nextSlotLocked is when a new reservation made now would be due: one
-// interval after the latest slot taken, promised or queued, and not before now.
-// Only meaningful while rate > 0.
-func (l *Limiter) nextSlotLocked(now time.Time) time.Time {
-	prev := l.last
-	if l.tail != nil && l.tail.slot.After(prev) {
-		prev = l.tail.slot
+// retimeLocked gives every waiter, in order, the earliest slot one interval
+// after the previous permit (or now) that keeps one interval from every
+// promised slot.
+func (l *Limiter) retimeLocked(now time.Time) {
+	l.prunePromisesLocked(now)
+	from := now
+	if !l.last.IsZero() {
+		from = later(from, l.last.Add(l.interval))
 	}
-	if prev.IsZero() {
-		return now
+	for w := l.head; w != nil; w = w.next {
+		w.slot, _ = l.fitLocked(from)
+		from = w.slot.Add(l.interval)
 	}
-	if t := prev.Add(l.interval); t.After(now) {
-		return t
+}
+
+// nextSlotLocked is when a new reservation made now is due: the earliest
+// slot, not before now, one interval after the last permit taken and after
+// every waiter, that keeps one interval from every promised slot. idx is
+// where the slot goes in l.promises if it becomes a promise. Newcomers queue
+// behind waiters but may fill a gap between promises that a faster rate has
+// opened. Only meaningful while rate > 0.
+func (l *Limiter) nextSlotLocked(now time.Time) (slot time.Time, idx int) {
+	from := now
+	if !l.last.IsZero() {
+		from = later(from, l.last.Add(l.interval))
 	}
-	return now
+	if l.tail != nil {
+		from = later(from, l.tail.slot.Add(l.interval))
+	}
+	return l.fitLocked(from)
+}
+
+// fitLocked returns the earliest t ≥ from at least one interval away from
+// every promised slot, and the index in l.promises at which t keeps them
+// sorted. Promises are sorted, so this is a binary search plus a walk over
+// the promises t has to step past.
+func (l *Limiter) fitLocked(from time.Time) (time.Time, int) {
+	p, iv := l.promises, l.interval
+	i := sort.Search(len(p), func(i int) bool { return p[i].After(from.Add(-iv)) })
+	t := from
+	for ; i < len(p) && p[i].Before(t.Add(iv)); i++ {
+		t = later(t, p[i].Add(iv))
+	}
+	return t, i
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// prunePromisesLocked retires promised slots that have come: they count as
+// taken permits from now on.
+func (l *Limiter) prunePromisesLocked(now time.Time) {
+	i := 0
+	for i < len(l.promises) && !l.promises[i].After(now) {
+		l.last = later(l.last, l.promises[i])
+		i++
+	}
+	if i == len(l.promises) {
+		l.promises = l.promises[:0] // keep the array
+	} else if i > 0 {
+		l.promises = l.promises[i:]
+	}
 }
 
 // deadlineLocked is when w must wake up by itself: its slot, the end of a
@@ -457,7 +502,7 @@ func (l *Limiter) deadlineLocked(w *waiter) time.Time {
 
 func (l *Limiter) pushLocked(w *waiter, now time.Time) {
 	if l.rate > 0 {
-		w.slot = l.nextSlotLocked(now)
+		w.slot, _ = l.nextSlotLocked(now)
 	}
 	w.prev = l.tail
 	if l.tail != nil {
