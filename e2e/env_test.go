@@ -36,8 +36,15 @@ import (
 // k8sVersion keys the binary cache; hack/e2e-binaries.sh builds this version.
 const k8sVersion = "v1.36.3"
 
-// leaseNamespace holds the leader election Leases of the tests.
+// leaseNamespace holds the leader election Leases of the in-process tests.
 const leaseNamespace = "failover-e2e"
+
+// controllerUser authenticates with controllerToken and has no rights but
+// those deploy/rbac.yaml grants it.
+const (
+	controllerUser  = "e2e-taintcontroller"
+	controllerToken = "failover-e2e-controller-token"
+)
 
 // env is the API server every test talks to, started once by TestMain.
 var env *apiEnv
@@ -150,8 +157,12 @@ func startEnv(bin string) (*apiEnv, error) {
 	if err := writeServiceAccountKey(keyFile); err != nil {
 		return e, err
 	}
+	// Two identities: an admin for the tests, and a user with no rights of
+	// its own, bound by the binary test to the example's deploy/rbac.yaml.
 	tokenFile := filepath.Join(dir, "tokens.csv")
-	if err := os.WriteFile(tokenFile, []byte(token+",e2e-admin,e2e-admin,system:masters\n"), 0o600); err != nil {
+	tokens := token + ",e2e-admin,e2e-admin,system:masters\n" +
+		controllerToken + "," + controllerUser + "," + controllerUser + "\n"
+	if err := os.WriteFile(tokenFile, []byte(tokens), 0o600); err != nil {
 		return e, err
 	}
 	apiURL := "https://127.0.0.1:" + strconv.Itoa(apiPort)
@@ -166,8 +177,8 @@ func startEnv(bin string) (*apiEnv, error) {
 		"--service-account-key-file="+keyFile,
 		"--service-account-signing-key-file="+keyFile,
 		"--token-auth-file="+tokenFile,
-		"--authorization-mode=AlwaysAllow",
-		// Flow control only delays readiness here: one client, no tenants.
+		"--authorization-mode=RBAC",
+		// Flow control only delays readiness here: a handful of clients.
 		"--enable-priority-and-fairness=false",
 	); err != nil {
 		return e, err
@@ -190,7 +201,10 @@ func startEnv(bin string) (*apiEnv, error) {
 	if e.kube, err = kubernetes.NewForConfig(e.config); err != nil {
 		return e, err
 	}
-	if err := e.writeKubeconfig(); err != nil {
+	if err := e.writeKubeconfig("kubeconfig", token); err != nil {
+		return e, err
+	}
+	if err := e.writeKubeconfig("kubeconfig-controller", controllerToken); err != nil {
 		return e, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -298,9 +312,10 @@ func (e *apiEnv) waitHTTP(name, url string, tlsConfig *tls.Config, token string)
 	return nil
 }
 
-// writeKubeconfig leaves a kubeconfig next to the logs, so a failed run can
-// be inspected with kubectl while debugging (see FAILOVER_E2E_KEEP).
-func (e *apiEnv) writeKubeconfig() error {
+// writeKubeconfig writes a kubeconfig for token into the temporary
+// directory: the binary test runs with one, and after a run with
+// FAILOVER_E2E_KEEP the admin's is there for kubectl.
+func (e *apiEnv) writeKubeconfig(name, token string) error {
 	kubeconfig := fmt.Sprintf(`apiVersion: v1
 kind: Config
 clusters:
@@ -316,8 +331,8 @@ contexts:
 - name: e2e
   context: {cluster: e2e, user: e2e}
 current-context: e2e
-`, e.config.Host, e.config.BearerToken)
-	return os.WriteFile(filepath.Join(e.dir, "kubeconfig"), []byte(kubeconfig), 0o600)
+`, e.config.Host, token)
+	return os.WriteFile(filepath.Join(e.dir, name), []byte(kubeconfig), 0o600)
 }
 
 // installCRDs creates the example's CRDs and waits until both kinds are
