@@ -74,14 +74,18 @@ type recorder struct {
 	tasksBy    map[string]int // why tasks were done
 	violations map[string][]string
 	reasons    map[string]int // why evictions were abandoned
+	// abandonedBy counts abandoned evictions per binding group, with the
+	// first reason given for the group.
+	abandonedBy map[string]*abandonedGroup
 }
 
 func newRecorder() *recorder {
 	return &recorder{
-		outcomes:   [2]map[evictionqueue.OutcomeKind]int{{}, {}},
-		tasksBy:    map[string]int{},
-		violations: map[string][]string{},
-		reasons:    map[string]int{},
+		outcomes:    [2]map[evictionqueue.OutcomeKind]int{{}, {}},
+		tasksBy:     map[string]int{},
+		violations:  map[string][]string{},
+		reasons:     map[string]int{},
+		abandonedBy: map[string]*abandonedGroup{},
 	}
 }
 
@@ -149,6 +153,12 @@ func (r *recorder) abandon(queue int, b *binding, cluster, reason string) {
 	defer r.mu.Unlock()
 	r.c.Abandoned[queue]++
 	r.reasons[reason]++
+	g := r.abandonedBy[b.spec.Group]
+	if g == nil {
+		g = &abandonedGroup{Example: b.key() + " from " + cluster + ": " + reason}
+		r.abandonedBy[b.spec.Group] = g
+	}
+	g.Count++
 	r.setResult("abandoned")
 	if !slices.ContainsFunc(b.gb.Clusters, func(t failover.TargetCluster) bool { return t.Name == cluster }) {
 		r.violations[checkTarget] = append(r.violations[checkTarget], b.key()+": abandoned but gone from "+cluster)
@@ -222,6 +232,13 @@ func (r *recorder) taskDone(b *binding, t gracefulevict.Task, now time.Time, dea
 		why = "grace period elapsed"
 	}
 	r.tasksBy[why]++
+}
+
+// abandonedGroup is what the summary says of the abandoned evictions of one
+// group of bindings.
+type abandonedGroup struct {
+	Count   int    `json:"count"`
+	Example string `json:"example"` // the first one, with its reason
 }
 
 // segment is a stretch of the run with one phase and one rate in force.

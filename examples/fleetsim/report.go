@@ -14,24 +14,25 @@ import (
 
 // report is the outcome of a run: what --json prints.
 type report struct {
-	Scenario    string         `json:"scenario"`
-	Source      string         `json:"source"`
-	Start       time.Time      `json:"start"`
-	Duration    string         `json:"duration"`
-	Clusters    int            `json:"clusters"`
-	Bindings    [2]int         `json:"bindings"` // ResourceBindings, ClusterResourceBindings
-	Rates       rateJSON       `json:"rates"`
-	Workers     int            `json:"workersPerQueue"`
-	Totals      counts         `json:"totals"`
-	TasksOpen   int            `json:"tasksOpen"`
-	TasksDoneBy map[string]int `json:"tasksDoneBy"`
-	TasksOpenBy map[string]int `json:"tasksOpenBy"`
-	Abandoned   map[string]int `json:"abandonedBecause"`
-	Phases      []segment      `json:"phases"`
-	Lines       []progressLine `json:"lines"` // counts are running totals
-	Events      []string       `json:"events"`
-	Checks      []checkResult  `json:"checks"`
-	Pass        bool           `json:"pass"`
+	Scenario    string                     `json:"scenario"`
+	Source      string                     `json:"source"`
+	Start       time.Time                  `json:"start"`
+	Duration    string                     `json:"duration"`
+	Clusters    int                        `json:"clusters"`
+	Bindings    [2]int                     `json:"bindings"` // ResourceBindings, ClusterResourceBindings
+	Rates       rateJSON                   `json:"rates"`
+	Workers     int                        `json:"workersPerQueue"`
+	Totals      counts                     `json:"totals"`
+	TasksOpen   int                        `json:"tasksOpen"`
+	TasksDoneBy map[string]int             `json:"tasksDoneBy"`
+	TasksOpenBy map[string]int             `json:"tasksOpenBy"`
+	Abandoned   map[string]int             `json:"abandonedBecause"`
+	AbandonedBy map[string]*abandonedGroup `json:"abandonedByGroup"`
+	Phases      []segment                  `json:"phases"`
+	Lines       []progressLine             `json:"lines"` // counts are running totals
+	Events      []string                   `json:"events"`
+	Checks      []checkResult              `json:"checks"`
+	Pass        bool                       `json:"pass"`
 	// Unsettled counts clock steps taken before every worker was idle
 	// (should be 0; a busy machine can cause it, making the run less exact).
 	Unsettled int `json:"unsettled"`
@@ -74,6 +75,7 @@ func (s *sim) report() *report {
 	r.Totals = rec.c
 	r.TasksDoneBy = rec.tasksBy
 	r.Abandoned = rec.reasons
+	r.AbandonedBy = rec.abandonedBy
 	r.Pass = true
 	for _, name := range checkOrder {
 		v := rec.violations[name]
@@ -120,11 +122,7 @@ func printHeader(out io.Writer, s *sim) {
 		nb[b.queue]++
 		kinds[b.spec.Resource.Kind]++
 	}
-	var kindList []string
-	for k, n := range kinds {
-		kindList = append(kindList, fmt.Sprintf("%d %s", n, k))
-	}
-	sort.Strings(kindList)
+	kindList := sortedByCount(kinds)
 	var policies []string
 	for _, p := range sc.Policies {
 		policies = append(policies, p.Name)
@@ -179,18 +177,21 @@ func printSummary(out io.Writer, r *report) {
 	fmt.Fprintf(out, "totals: %d queued (%d rb, %d crb), %d evicted, %d abandoned, %d cancelled, %d failed\n",
 		sum2(t.Queued), t.Queued[qRB], t.Queued[qCRB], sum2(t.Evicted), sum2(t.Abandoned), sum2(t.Cancelled), sum2(t.Failed))
 	fmt.Fprintf(out, "graceful eviction tasks: %d done (%s); %d still open (%s)\n", t.TasksDone, fmtMap(r.TasksDoneBy), r.TasksOpen, fmtMap(r.TasksOpenBy))
-	if len(r.Abandoned) > 0 {
-		fmt.Fprintln(out, "abandoned by the pre-scheduling check (most frequent reasons):")
-		lines := sortedByCount(r.Abandoned)
-		for i, line := range lines {
-			if i == maxReasons {
-				fmt.Fprintf(out, "  … and %d more distinct reasons (--json lists them all)\n", len(lines)-maxReasons)
-				break
+	if len(r.AbandonedBy) > 0 {
+		fmt.Fprintln(out, "abandoned by the pre-scheduling check (nowhere to go), by workload, with the first reason:")
+		counts := map[string]int{}
+		for g, a := range r.AbandonedBy {
+			counts[g] = a.Count
+		}
+		for _, g := range sortedKeysByCount(counts) {
+			a := r.AbandonedBy[g]
+			fmt.Fprintf(out, "  %3d %s\n", a.Count, g)
+			for i, l := range wrap("e.g. "+a.Example, 100) {
+				if i > 0 {
+					l = "     " + l
+				}
+				fmt.Fprintf(out, "      %s\n", l)
 			}
-			if len(line) > 150 {
-				line = line[:149] + "…"
-			}
-			fmt.Fprintf(out, "  %s\n", line)
 		}
 	}
 	fmt.Fprintln(out)
@@ -217,9 +218,6 @@ func printSummary(out io.Writer, r *report) {
 	fmt.Fprintf(out, "verdict: %s (%d of %d checks passed)\n", verdict, passed, len(r.Checks))
 }
 
-// maxReasons is how many abandon reasons the text summary shows.
-const maxReasons = 4
-
 func printJSON(out io.Writer, r *report) error {
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
@@ -234,6 +232,16 @@ func fmtMap(m map[string]int) string {
 }
 
 func sortedByCount(m map[string]int) []string {
+	keys := sortedKeysByCount(m)
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = fmt.Sprintf("%d %s", m[k], k)
+	}
+	return out
+}
+
+// sortedKeysByCount returns m's keys, the largest count first.
+func sortedKeysByCount(m map[string]int) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -244,11 +252,7 @@ func sortedByCount(m map[string]int) []string {
 		}
 		return keys[i] < keys[j]
 	})
-	out := make([]string, len(keys))
-	for i, k := range keys {
-		out[i] = fmt.Sprintf("%d %s", m[k], k)
-	}
-	return out
+	return keys
 }
 
 func wrap(text string, width int) []string {

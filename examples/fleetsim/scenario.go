@@ -203,9 +203,12 @@ type clusterFailover struct {
 // bindingSpecResolved is one binding of the fleet as the scenario describes
 // it, after count stamping and defaulting.
 type bindingSpecResolved struct {
-	Kind       string // ResourceBinding or ClusterResourceBinding
-	Namespace  string
-	Name       string
+	Kind      string // ResourceBinding or ClusterResourceBinding
+	Namespace string
+	Name      string
+	// Group names the document the binding was stamped from, e.g.
+	// "shop/web" for shop/web-00 ... shop/web-59.
+	Group      string
 	Resource   objectReference
 	Replicas   int32
 	Placement  prescheduling.Placement
@@ -720,6 +723,7 @@ func decodeBinding(data []byte, firstLine int) ([]*bindingSpecResolved, string, 
 		}
 		count = n
 	}
+	b.Group = strings.TrimPrefix(m.Namespace+"/"+m.Name, "/")
 	if count == 1 {
 		b.Name = m.Name
 		return []*bindingSpecResolved{&b}, what, nil
