@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/examples/taintcontroller/controller"
@@ -247,5 +248,38 @@ func TestTwoReplicasOneLeader(t *testing.T) {
 	_, u = getCluster(t, name)
 	assert.Contains(t, managers(u), "taintcontroller-"+followerID)
 	assert.Equal(t, leaderSyncs, leader.syncs(t), "the old leader evaluated after it stopped")
+	requireUserTaint(t, c)
+}
+
+// TestReleasedFormPolicy applies a policy in Karmada's released form
+// (targetClusters, addOnConditions, removeOnConditions, taints; no windows)
+// through the shipped CRD, which must store those fields, and checks that
+// its taint follows Ready at once in both directions.
+func TestReleasedFormPolicy(t *testing.T) {
+	noLeaks(t)
+	const name = "released"
+	createCluster(t, name, metav1.ConditionTrue, time.Now().Add(-time.Hour), userTaint)
+	startController(t, name, env.dynamic)
+	_, err := env.dynamic.Resource(controller.PolicyGVR).Create(ctxFor(t), &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "policy.karmada.io/v1alpha1", "kind": "ClusterTaintPolicy",
+		"metadata": map[string]any{"name": name + "-not-ready"},
+		"spec": map[string]any{
+			"targetClusters":     map[string]any{"clusterNames": []any{name}},
+			"addOnConditions":    []any{map[string]any{"conditionType": "Ready", "operator": "In", "statusValues": []any{"False", "Unknown"}}},
+			"removeOnConditions": []any{map[string]any{"conditionType": "Ready", "operator": "In", "statusValues": []any{"True"}}},
+			"taints":             []any{map[string]any{"key": notReadyKey, "effect": "NoSchedule"}},
+		},
+	}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	tainted := func() bool {
+		c, _ := getCluster(t, name)
+		return findTaint(c.Taints, notReadyKey, corev1.TaintEffectNoSchedule) != nil
+	}
+	setReady(t, name, metav1.ConditionFalse, time.Now())
+	eventually(t, 2*slack, "the released-form taint", tainted)
+	setReady(t, name, metav1.ConditionTrue, time.Now())
+	eventually(t, 2*slack, "the released-form taint to be removed", func() bool { return !tainted() })
+	c, _ := getCluster(t, name)
 	requireUserTaint(t, c)
 }
