@@ -55,7 +55,7 @@ type Options struct {
 	// failed eviction. Defaults 1s and 5m.
 	BaseBackoff, MaxBackoff time.Duration
 	// OnEvict, if set, is called after every successful eviction, from the
-	// worker that made it.
+	// worker that made it, before that worker takes its next item.
 	OnEvict func(Eviction)
 	// OnError, if set, is called after every failed eviction attempt; the item
 	// is then retried with backoff.
@@ -298,13 +298,15 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	}
 	to, err := c.evict(ctx, key)
 	if err != nil {
+		// Requeue first, so that whoever OnError tells sees the retry
+		// already scheduled.
+		c.queue.AddRateLimited(key)
 		c.mu.Lock()
 		c.stats.Failed++
 		c.mu.Unlock()
 		if c.opts.OnError != nil {
 			c.opts.OnError(key, err)
 		}
-		c.queue.AddRateLimited(key)
 		return true
 	}
 	c.queue.Forget(key)

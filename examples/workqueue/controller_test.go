@@ -103,9 +103,23 @@ func (h *harness) eventually(msg string, cond func() bool, args ...any) {
 func (h *harness) settle(evicted, waiting int) {
 	h.t.Helper()
 	h.eventually("want %d evicted and %d workers in Limiter.Wait", func() bool {
-		s := h.c.Stats()
-		return s.Evicted == evicted && s.Waiting == waiting
+		// Counted from OnEvict, which runs after Stats counts the move.
+		return len(h.evictedAt()) == evicted && h.c.Stats().Waiting == waiting && h.cacheCaughtUp()
 	}, evicted, waiting)
+}
+
+// cacheCaughtUp reports whether the controller's informer cache shows every
+// move made so far, so that its next choice of target sees the real load.
+func (h *harness) cacheCaughtUp() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, e := range h.evictions {
+		obj, ok, err := h.c.workloads.GetIndexer().GetByKey(e.Key)
+		if err != nil || !ok || obj.(*corev1.ConfigMap).Labels[ClusterLabel] != e.To {
+			return false
+		}
+	}
+	return true
 }
 
 func (h *harness) evictedAt() []time.Duration {

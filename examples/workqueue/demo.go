@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -44,20 +45,31 @@ func demoObjects() []runtime.Object {
 // runDemo plays a short outage on a fake clientset, in real time:
 //  1. member-1 fails: 1 of 5 clusters faulty, its workloads move at the
 //     primary rate;
-//  2. member-2 and member-3 fail as well: 3 of 5 is above the threshold in a
-//     small fleet, so evictions pause, and nothing moves however long it lasts;
+//  2. right after its third workload has moved, member-2 and member-3 fail as
+//     well: 3 of 5 is above the threshold in a small fleet, so evictions
+//     pause, and nothing moves however long it lasts;
 //  3. member-2 and member-3 recover: their queued workloads are dropped
 //     without taking a permit, and member-1's remaining ones move at the
 //     primary rate again.
 func runDemo(ctx context.Context, out io.Writer, opts Options) error {
 	clk := clock.RealClock{}
 	client := fake.NewClientset(demoObjects()...)
-	evicted := make(chan Eviction, 64)
 	start := clk.Now()
+	var c *Controller
+
+	// The outage widens from inside the third eviction's callback: the worker
+	// that made it takes no next item until the pause is in force. (Another
+	// worker may hold a permit granted before; the pause check allows that.)
+	evicted := make(chan Eviction, 64)
+	widened := make(chan error, 1)
+	var moves atomic.Int32
 	opts.Clock = clk
 	opts.OnEvict = func(e Eviction) {
 		fmt.Fprintf(out, "%6.1fs  evicted %-20s %s -> %s\n", e.At.Sub(start).Seconds(), e.Key, e.From, e.To)
 		evicted <- e
+		if moves.Add(1) == 3 {
+			widened <- failClusters(ctx, client, c, true, 3, "member-2", "member-3")
+		}
 	}
 	opts.OnError = func(key string, err error) {
 		fmt.Fprintf(out, "%6.1fs  retrying %s: %v\n", clk.Since(start).Seconds(), key, err)
@@ -93,8 +105,8 @@ func runDemo(ctx context.Context, out io.Writer, opts Options) error {
 		strings.Join(placed, " "), opts.Rate.ResourceEvictionRate, opts.Rate.SecondaryResourceEvictionRate,
 		opts.Rate.UnhealthyClusterThreshold, opts.Rate.LargeClusterNumThreshold)
 
-	// Waits for n evictions; the faulty cluster must be member-1's.
-	var moved int
+	// awaitEvictions waits for n moves, all off member-1.
+	moved := 0
 	awaitEvictions := func(n int) error {
 		for range n {
 			select {
@@ -112,10 +124,7 @@ func runDemo(ctx context.Context, out io.Writer, opts Options) error {
 		return nil
 	}
 
-	if err := setTaint(ctx, client, "member-1", true); err != nil {
-		return err
-	}
-	if err := waitFor(ctx, c, func(h int) bool { return h == 1 }); err != nil {
+	if err := failClusters(ctx, client, c, true, 1, "member-1"); err != nil {
 		return err
 	}
 	say("member-1 fails")
@@ -123,48 +132,42 @@ func runDemo(ctx context.Context, out io.Writer, opts Options) error {
 	if err := awaitEvictions(3); err != nil {
 		return err
 	}
-	phase1Rate := 2 / clk.Since(phase1).Seconds() // 3 evictions span 2 intervals
-
-	for _, n := range []string{"member-2", "member-3"} {
-		if err := setTaint(ctx, client, n, true); err != nil {
+	phase1Rate := 2 / clk.Since(phase1).Seconds() // the first goes at once: 3 span 2 intervals
+	select {
+	case err := <-widened:
+		if err != nil {
 			return err
 		}
-	}
-	if err := waitFor(ctx, c, func(h int) bool { return h == 3 }); err != nil {
-		return err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	pausedAt := clk.Now()
 	say("member-2 and member-3 fail too: evictions paused")
-	// A worker whose permit came before the pause may still finish its move;
-	// no permit may be granted after it, however long the pause lasts.
-	hold := clk.After(3 * interval)
-	for held := false; !held; {
+
+	// A move whose permit came before the pause may still finish; no permit
+	// may be granted after it, however long the pause lasts.
+	for hold := clk.After(3 * interval); hold != nil; {
 		select {
 		case e := <-evicted:
-			if e.Permit.After(pausedAt) {
-				return fmt.Errorf("demo: %s was let through while paused", e.Key)
+			if e.Permit.After(pausedAt) || e.From != "member-1" {
+				return fmt.Errorf("demo: %s let through from %s while paused", e.Key, e.From)
 			}
 			moved++
 		case <-hold:
-			held = true
+			hold = nil
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
 	s := c.Stats()
-	say("after %v paused: %d queued, %d workers holding in Limiter.Wait, 0 let through", (3 * interval).Round(time.Millisecond), s.Queued, s.Waiting)
+	say("after %v paused: %d queued, %d held by workers in Limiter.Wait, 0 let through",
+		clk.Since(pausedAt).Round(100*time.Millisecond), s.Queued, s.Waiting)
 
 	fmt.Fprintf(out, "%6.1fs  member-2 and member-3 recover\n", clk.Since(start).Seconds())
 	phase3 := clk.Now()
-	for _, n := range []string{"member-2", "member-3"} {
-		if err := setTaint(ctx, client, n, false); err != nil {
-			return err
-		}
-	}
-	if err := waitFor(ctx, c, func(h int) bool { return h == 1 }); err != nil {
+	if err := failClusters(ctx, client, c, false, 1, "member-2", "member-3"); err != nil {
 		return err
 	}
-	say("evictions resume")
 	rest := demoWorkloads["member-1"] - moved
 	if err := awaitEvictions(rest); err != nil {
 		return err
@@ -176,11 +179,22 @@ func runDemo(ctx context.Context, out io.Writer, opts Options) error {
 	s = c.Stats()
 	fmt.Fprintf(out, "done: %d workloads moved off member-1, none off the recovered clusters; %d queued items dropped unprocessed\n",
 		moved, s.Skipped)
-	if rest >= 2 {
+	if rest >= 2 { // a rate needs two moves after the pause
 		fmt.Fprintf(out, "rate achieved: %.2f/s before the pause, %.2f/s after it (configured %.2f/s)\n",
 			phase1Rate, phase3Rate, opts.Rate.ResourceEvictionRate)
 	}
 	return nil
+}
+
+// failClusters taints (or untaints) the named clusters and waits until the
+// controller's Tracker counts wantFaulty faulty clusters.
+func failClusters(ctx context.Context, client kubernetes.Interface, c *Controller, faulty bool, wantFaulty int, names ...string) error {
+	for _, n := range names {
+		if err := setTaint(ctx, client, n, faulty); err != nil {
+			return err
+		}
+	}
+	return waitFor(ctx, c, func(h int) bool { return h == wantFaulty })
 }
 
 // waitFor waits until the Tracker's faulty count satisfies ok.
