@@ -70,10 +70,7 @@ func (a *ClusterAffinity) Compile() (*AffinityMatcher, error) {
 	if a == nil {
 		return &AffinityMatcher{all: true}, nil
 	}
-	m := &AffinityMatcher{
-		exclude: slices.Clone(a.ExcludeClusters),
-		names:   slices.Clone(a.ClusterNames),
-	}
+	m := &AffinityMatcher{exclude: newNameSet(a.ExcludeClusters), names: newNameSet(a.ClusterNames)}
 	if a.LabelSelector != nil {
 		s, err := metav1.LabelSelectorAsSelector(a.LabelSelector)
 		if err != nil {
@@ -121,8 +118,8 @@ func (a *ClusterAffinity) DeepCopy() *ClusterAffinity {
 // for concurrent use.
 type AffinityMatcher struct {
 	all     bool // a nil affinity
-	exclude []string
-	names   []string
+	exclude nameSet
+	names   nameSet // empty: any name
 	labels  labels.Selector // nil: no label restriction
 	fields  []fieldRequirement
 }
@@ -132,7 +129,7 @@ func (m *AffinityMatcher) Matches(c *Cluster) bool {
 	if m.all {
 		return true
 	}
-	if slices.Contains(m.exclude, c.Name) {
+	if m.exclude.has(c.Name) {
 		return false
 	}
 	if m.labels != nil && !m.labels.Matches(labels.Set(c.Labels)) {
@@ -143,7 +140,38 @@ func (m *AffinityMatcher) Matches(c *Cluster) bool {
 			return false
 		}
 	}
-	return len(m.names) == 0 || slices.Contains(m.names, c.Name)
+	return m.names.empty() || m.names.has(c.Name)
+}
+
+// nameSet holds cluster names: a slice while short, where a scan beats
+// hashing, and a map beyond, so that a placement listing thousands of
+// clusters does not make matching a fleet quadratic.
+type nameSet struct {
+	list []string
+	set  map[string]struct{}
+}
+
+const shortNameList = 8
+
+func newNameSet(names []string) nameSet {
+	if len(names) <= shortNameList {
+		return nameSet{list: slices.Clone(names)}
+	}
+	set := make(map[string]struct{}, len(names))
+	for _, n := range names {
+		set[n] = struct{}{}
+	}
+	return nameSet{set: set}
+}
+
+func (s *nameSet) empty() bool { return len(s.list) == 0 && len(s.set) == 0 }
+
+func (s *nameSet) has(name string) bool {
+	if s.set != nil {
+		_, ok := s.set[name]
+		return ok
+	}
+	return slices.Contains(s.list, name)
 }
 
 // fieldRequirement is one field selector expression, matched directly rather

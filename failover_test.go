@@ -218,3 +218,17 @@ func TestClusterAffinityDeepCopySharesNothing(t *testing.T) {
 	assert.Equal(t, []string{"b"}, orig.ExcludeClusters)
 	assert.Nil(t, (*failover.ClusterAffinity)(nil).DeepCopy())
 }
+
+func TestAffinityLongNameLists(t *testing.T) {
+	var names, exclude []string
+	for i := range 100 {
+		names = append(names, "member"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+string(rune('a'+i/26)))
+	}
+	exclude = append(exclude, names[:20]...)
+	a := &failover.ClusterAffinity{ClusterNames: names, ExcludeClusters: exclude}
+	m, err := a.Compile()
+	require.NoError(t, err)
+	assert.False(t, m.Matches(&failover.Cluster{Name: names[0]}), "excluded by a long exclude list")
+	assert.True(t, m.Matches(&failover.Cluster{Name: names[50]}), "listed in a long clusterNames list")
+	assert.False(t, m.Matches(&failover.Cluster{Name: "unlisted"}))
+}
