@@ -21,7 +21,10 @@ import (
 //
 // Guarantees:
 //   - Over any window t in which the rate r stays the same, at most r×t + 1
-//     permits are handed out, whatever the number of callers.
+//     permits are handed out, whatever the number of callers (delays that
+//     When returned before a slowdown are kept, see below). Slots are fixed
+//     on the clock, not counted from when a waiter wakes, so wake-up latency
+//     does not lower the rate either.
 //   - When the rate changes, callers already blocked in Wait are re-timed at
 //     once against the new rate: a slower rate pushes them back, a faster one
 //     brings them forward. A source that is a Notifier (such as Tracker) wakes
@@ -71,12 +74,12 @@ type Limiter struct {
 	health              Health
 	healthKnown         bool
 
-	// The rule's rate from the last good read, after the recovery hold.
-	healthRate    float64
-	healthRateSet bool
-	held          bool // a faster rate is waiting out the recovery hold
-	heldRate      float64
-	heldSince     time.Time
+	// history holds the rule's rate after each good read that changed it,
+	// oldest first, trimmed to the recovery hold: history[0] was in force at
+	// the start of the hold window. The health rate is the slowest of them,
+	// so a slowdown applies at once and a speed-up once it has lasted the
+	// hold. Without a hold only the latest entry is kept.
+	history []rateChange
 
 	// The bucket.
 	rate     float64       // in force: 0 while paused or while the source errs
@@ -313,11 +316,15 @@ func (l *Limiter) needReadLocked(now time.Time) bool {
 	if !l.read {
 		return true
 	}
-	if l.notifier != nil && l.srcErr == nil && l.changed != nil {
+	if l.notifier != nil && l.changed != nil {
 		select {
 		case <-l.changed:
+			// Also while the source errs: waiters select on this channel,
+			// and leaving it closed and unread would spin them.
 			return true
 		default:
+		}
+		if l.srcErr == nil {
 			return false
 		}
 	}
@@ -346,29 +353,54 @@ func (l *Limiter) applyLocked(h Health, err error, ch <-chan struct{}, now time.
 	l.health, l.healthKnown = h, true
 
 	c := l.cfg.RateFor(h)
-	switch {
-	case !l.healthRateSet || c <= l.healthRate || l.hold <= 0:
-		l.healthRate, l.healthRateSet, l.held = c, true, false
-	case !l.held:
-		l.held, l.heldRate, l.heldSince = true, c, now
-		l.broadcastLocked() // waiters add the end of the hold to their deadlines
-	case c < l.heldRate:
-		// The fleet has been at least this healthy since heldSince.
-		l.heldRate = c
+	if n := len(l.history); n == 0 || l.history[n-1].rate != c {
+		if l.hold <= 0 {
+			l.history = l.history[:0]
+		}
+		l.history = append(l.history, rateChange{at: now, rate: c})
+		// A new entry may move the end of the hold: waiters re-read it.
+		l.broadcastLocked()
 	}
-	l.setRateLocked(l.healthRate, now)
+	l.setRateLocked(l.healthRateLocked(now), now)
 }
 
-// expireHoldLocked applies a held improvement once it has lasted l.hold.
+// rateChange is one entry of Limiter.history.
+type rateChange struct {
+	at   time.Time
+	rate float64
+}
+
+// healthRateLocked trims history to the hold window ending at now and
+// returns the slowest rate in it.
+func (l *Limiter) healthRateLocked(now time.Time) float64 {
+	start := now.Add(-l.hold)
+	i := 0
+	for i+1 < len(l.history) && !l.history[i+1].at.After(start) {
+		i++ // history[i+1] was already in force at the window's start
+	}
+	l.history = l.history[i:]
+	r := math.Inf(1)
+	for _, c := range l.history {
+		r = min(r, c.rate)
+	}
+	return r
+}
+
+// holdEndLocked is when the slowest rate in the hold window next drops out
+// of it; zero when nothing is held.
+func (l *Limiter) holdEndLocked() time.Time {
+	if len(l.history) < 2 {
+		return time.Time{}
+	}
+	return l.history[1].at.Add(l.hold)
+}
+
+// expireHoldLocked applies a held speed-up once it has lasted l.hold.
 func (l *Limiter) expireHoldLocked(now time.Time) {
-	if !l.held || now.Before(l.heldSince.Add(l.hold)) {
+	if end := l.holdEndLocked(); end.IsZero() || now.Before(end) || l.srcErr != nil {
 		return
 	}
-	l.held = false
-	l.healthRate = l.heldRate
-	if l.srcErr == nil {
-		l.setRateLocked(l.healthRate, now)
-	}
+	l.setRateLocked(l.healthRateLocked(now), now)
 }
 
 // setRateLocked puts r in force and re-times the waiters.
@@ -491,8 +523,8 @@ func (l *Limiter) deadlineLocked(w *waiter) time.Time {
 	if l.rate > 0 {
 		earliest(w.slot)
 	}
-	if l.held {
-		earliest(l.heldSince.Add(l.hold))
+	if end := l.holdEndLocked(); !end.IsZero() && l.srcErr == nil {
+		earliest(end)
 	}
 	if l.notifier == nil || l.srcErr != nil || l.changed == nil {
 		earliest(l.lastRead.Add(l.poll))

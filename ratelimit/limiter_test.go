@@ -442,3 +442,20 @@ func TestLimiterMetricsReportChangesOnly(t *testing.T) {
 	assert.Equal(t, []Health{{Total: 10}, {Total: 10, Unhealthy: 2}, {Total: 10, Unhealthy: 6}}, health)
 	assert.Equal(t, []float64{0.5, 0}, rates)
 }
+
+func TestLimiterRecoveryHoldStepwise(t *testing.T) {
+	// 2 clusters is small (paused when failing); 4 is large (0.1/s when failing).
+	cfg := Config{ResourceEvictionRate: 1, SecondaryResourceEvictionRate: 0.1, UnhealthyClusterThreshold: 0.5, LargeClusterNumThreshold: 2}
+	l, tr, clk := newTracked(t, cfg, 2, 2, WithRecoveryHold(30*time.Second))
+	assert.Zero(t, l.Rate())
+
+	fleet(tr, 4, 4) // would be 0.1/s
+	assert.Zero(t, l.Rate())
+	clk.Step(10 * time.Second)
+	fleet(tr, 4, 0) // would be 1/s
+	assert.Zero(t, l.Rate())
+	clk.Step(20 * time.Second)
+	assert.Equal(t, 0.1, l.Rate(), "0.1/s has lasted 30s")
+	clk.Step(10 * time.Second)
+	assert.Equal(t, 1.0, l.Rate(), "1/s has lasted 30s, with no further health change")
+}

@@ -71,11 +71,12 @@ func WithPollInterval(d time.Duration) Option {
 // WithRecoveryHold keeps the slower rate after the fleet's health improves
 // until the improvement has lasted d, so that a fleet flapping around a
 // threshold does not flap the eviction rate. Getting worse always applies at
-// once. The hold compares health, not source errors: when a source answers
-// again after an error, the rate its answer gives is held only if it is
-// faster than the rate before the error. The improvement is timed from when
-// the Limiter sees it: at once while anyone waits (a Notifier wakes them),
-// otherwise at the next Wait, When or Rate. Default 0: off.
+// once. Precisely, the rate in force is the slowest rate the rule gave over
+// the last d. Source errors do not count as health: while the source errs
+// the Limiter is paused, and its first answer is held only if faster than a
+// rate seen within d. A change is timed from when the Limiter sees it: at
+// once while anyone waits (a Notifier wakes them), otherwise at the next
+// Wait, When or Rate. Default 0: off.
 func WithRecoveryHold(d time.Duration) Option {
 	return func(s *settings) {
 		if d < 0 {
