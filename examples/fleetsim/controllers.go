@@ -1,0 +1,266 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/evictionqueue"
+	"github.com/failoverkit/failover/gracefulevict"
+)
+
+// The controllers of the simulated control plane that run on the driver
+// goroutine: cluster status (the timeline), the taint controller, the taint
+// manager and the graceful eviction controller.
+
+// applyEvent is the timeline changing cluster conditions, as a cluster
+// status controller would on losing or regaining contact.
+func (w *world) applyEvent(e timelineEvent, now time.Time) []string {
+	var names []string
+	for _, c := range w.clusters {
+		if ok, _ := e.Clusters.Matches(c.Cluster); !ok {
+			continue
+		}
+		changed := false
+		for _, cc := range e.Conditions {
+			cond := c.Condition(cc.Type)
+			if cond == nil {
+				c.Conditions = append(c.Conditions, metav1.Condition{Type: cc.Type})
+				cond = &c.Conditions[len(c.Conditions)-1]
+			}
+			if cond.Status != cc.Status {
+				cond.LastTransitionTime = metav1.NewTime(now)
+				changed = true
+			}
+			cond.Status, cond.Reason, cond.Message = cc.Status, cc.Reason, cc.Message
+		}
+		if changed {
+			c.dirty = true
+			names = append(names, c.Name)
+		}
+	}
+	// Copies' health follows their cluster: every open task may be decided.
+	for _, b := range w.bindings {
+		if len(b.gb.Tasks) > 0 {
+			b.dirty = true
+		}
+	}
+	return names
+}
+
+// taintController evaluates the clusters whose conditions changed or whose
+// window has run out, and writes their taints. It returns the clusters that
+// became faulty and those that recovered.
+func (w *world) taintController(now time.Time) (failed, recovered []string, changes []string) {
+	for _, c := range w.clusters {
+		if !c.dirty && (c.nextEval.IsZero() || c.nextEval.After(now)) {
+			continue
+		}
+		c.dirty = false
+		res := w.evaluator.Evaluate(c.Cluster, now)
+		c.Taints = res.Taints
+		c.nextEval = time.Time{}
+		if res.RequeueAfter > 0 {
+			c.nextEval = now.Add(res.RequeueAfter)
+		}
+		for _, t := range res.Added {
+			changes = append(changes, "+"+t.Key+":"+string(t.Effect)+" "+c.Name)
+		}
+		for _, t := range res.Removed {
+			changes = append(changes, "-"+t.Key+":"+string(t.Effect)+" "+c.Name)
+		}
+		if len(res.Added)+len(res.Removed) > 0 {
+			w.scan = true
+		}
+		if len(res.Removed) > 0 {
+			w.improvements++
+		}
+		switch faulty := failover.IsFaulty(c.Cluster); {
+		case faulty && !c.faulty:
+			failed = append(failed, c.Name)
+		case !faulty && c.faulty:
+			recovered = append(recovered, c.Name)
+		}
+		c.faulty = failover.IsFaulty(c.Cluster)
+	}
+	return failed, recovered, changes
+}
+
+// evictAt says when binding b must leave cluster c because of c's taints,
+// and false when it may stay. NoExecute evicts what does not tolerate it
+// (after the toleration's tolerationSeconds); PreferNoExecute evicts only
+// workloads that opted in to cluster failover (after its tolerationSeconds).
+func evictAt(b *binding, c *clusterState) (time.Time, bool) {
+	var at time.Time
+	found := false
+	take := func(t time.Time) {
+		if !found || t.Before(at) {
+			at, found = t, true
+		}
+	}
+	for i := range c.Taints {
+		t := &c.Taints[i]
+		added := time.Time{}
+		if t.TimeAdded != nil {
+			added = t.TimeAdded.Time
+		}
+		switch t.Effect {
+		case corev1.TaintEffectNoExecute:
+			tolerated, forever := false, false
+			var seconds int64
+			for _, tol := range b.spec.Placement.ClusterTolerations {
+				if !tol.ToleratesTaint(klog.Background(), t, false) {
+					continue
+				}
+				if tol.TolerationSeconds == nil {
+					forever = true
+					break
+				}
+				if !tolerated || *tol.TolerationSeconds < seconds {
+					seconds = *tol.TolerationSeconds
+				}
+				tolerated = true
+			}
+			switch {
+			case forever:
+			case tolerated:
+				take(added.Add(time.Duration(seconds) * time.Second))
+			default:
+				take(added)
+			}
+		case failover.TaintEffectPreferNoExecute:
+			if f := b.spec.Failover; f != nil {
+				d := time.Duration(0)
+				if f.TolerationSeconds != nil {
+					d = time.Duration(*f.TolerationSeconds) * time.Second
+				}
+				take(added.Add(d))
+			}
+		}
+	}
+	return at, found
+}
+
+// taintManager returns, per queue, the evictions due now: every binding
+// that must leave a faulty cluster. It notes when the next toleration runs
+// out. The caller adds them to the queues.
+func (w *world) taintManager(now time.Time) (due [2][]evictionqueue.Item) {
+	if !w.scan && (w.scanAt.IsZero() || w.scanAt.After(now)) {
+		return due
+	}
+	w.scan, w.scanAt = false, time.Time{}
+	for _, b := range w.bindings {
+		for _, t := range b.gb.Clusters {
+			c := w.byName[t.Name]
+			if !c.faulty {
+				continue
+			}
+			at, ok := evictAt(b, c)
+			if !ok {
+				continue
+			}
+			if at.After(now) {
+				if w.scanAt.IsZero() || at.Before(w.scanAt) {
+					w.scanAt = at
+				}
+				continue
+			}
+			id := itemID{c.Name, b.key()}
+			if r, ok := w.abandoned[id]; ok && r == w.improvements {
+				continue
+			}
+			delete(w.abandoned, id)
+			due[b.queue] = append(due[b.queue], evictionqueue.Item{Cluster: c.Name, Key: b.key(), ResourceKind: b.spec.resourceKind(), Priority: b.spec.Priority})
+		}
+	}
+	return due
+}
+
+// gracefulEvictionController assesses the tasks of the bindings that
+// changed or whose deadline came, and removes the old copies of done tasks.
+func (w *world) gracefulEvictionController(now time.Time) {
+	for _, b := range w.bindings {
+		if len(b.gb.Tasks) == 0 {
+			b.dirty, b.assessAt = false, time.Time{}
+			continue
+		}
+		if !b.dirty && (b.assessAt.IsZero() || b.assessAt.After(now)) {
+			continue
+		}
+		b.dirty = false
+		b.gb.Health = w.health(b, now)
+		a := w.assessor.Assess(b.gb, now)
+		for _, t := range a.Done {
+			d, ok := w.taskDeadline(t)
+			w.rec.taskDone(b, t, now, d, ok)
+		}
+		for _, t := range a.Keep {
+			if d, ok := w.taskDeadline(t); ok && !d.After(now) {
+				w.rec.violation(checkTaskDeadline, fmt.Sprintf("%s: task from %s kept past its deadline %s", b.key(), t.FromCluster, d.Format(time.TimeOnly)))
+			}
+		}
+		b.gb.Tasks = a.Keep
+		if len(a.Done) > 0 {
+			// The old copies of the done tasks are deleted now.
+			w.checkCopies(b)
+		}
+		b.assessAt = time.Time{}
+		if a.RequeueAfter > 0 {
+			b.assessAt = now.Add(a.RequeueAfter)
+		}
+		// A copy that turns Healthy later is a change the Assessor cannot
+		// foresee: look again then.
+		for _, t := range b.gb.Clusters {
+			if r := b.readyAt[t.Name]; r.After(now) && r != never && (b.assessAt.IsZero() || r.Before(b.assessAt)) {
+				b.assessAt = r
+			}
+		}
+	}
+}
+
+// taskDeadline is when a task's grace period (or the default timeout) ends.
+func (w *world) taskDeadline(t gracefulevict.Task) (time.Time, bool) {
+	if t.CreationTimestamp == nil {
+		return time.Time{}, false
+	}
+	switch t.PurgeMode.Canonical() {
+	case failover.PurgeModeNever, failover.PurgeModeDirectly:
+		return time.Time{}, false
+	}
+	if t.SuppressDeletion != nil {
+		return time.Time{}, false
+	}
+	switch {
+	case t.GracePeriodSeconds != nil:
+		return t.CreationTimestamp.Add(time.Duration(*t.GracePeriodSeconds) * time.Second), true
+	case w.sc.GracefulEvictionTimeout > 0:
+		return t.CreationTimestamp.Add(w.sc.GracefulEvictionTimeout), true
+	}
+	return time.Time{}, false
+}
+
+// nextWake is the earliest time after now at which a controller has work.
+func (w *world) nextWake(now time.Time) (time.Time, bool) {
+	var next time.Time
+	found := false
+	take := func(t time.Time) {
+		if !t.IsZero() && t.After(now) && (!found || t.Before(next)) {
+			next, found = t, true
+		}
+	}
+	for _, c := range w.clusters {
+		take(c.nextEval)
+	}
+	take(w.scanAt)
+	if len(w.inFlight) > 0 {
+		take(w.inFlight[0].at)
+	}
+	for _, b := range w.bindings {
+		take(b.assessAt)
+	}
+	return next, found
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/evictionqueue"
+	"github.com/failoverkit/failover/gracefulevict"
+	"github.com/failoverkit/failover/prescheduling"
+)
+
+// handler is the eviction queue's handler: the pre-scheduling check, then
+// the eviction (the cluster leaves the schedule result and becomes a graceful
+// eviction task) and the scheduler's answer.
+func (w *world) handler(queue int) evictionqueue.Handler {
+	return func(ctx context.Context, it evictionqueue.Item) error {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		now := w.clk.Now()
+		w.rec.permit(queue, now, w.observeRate(now), w.queues[qRB].Len()+w.queues[qCRB].Len())
+		b := w.byKey[queue][it.Key]
+		c := w.byName[it.Cluster]
+		if b == nil || c == nil {
+			return evictionqueue.Abandon(fmt.Errorf("fleetsim: unknown binding %q or cluster %q", it.Key, it.Cluster))
+		}
+		if !c.faulty {
+			w.rec.violation(checkCancelled, fmt.Sprintf("%s on %s handled at %s although the cluster had recovered", it.Key, it.Cluster, now.Format(time.TimeOnly)))
+			return evictionqueue.Abandon(errors.New("cluster recovered"))
+		}
+		idx := slices.IndexFunc(b.gb.Clusters, func(t failover.TargetCluster) bool { return t.Name == it.Cluster })
+		if idx < 0 {
+			return nil // already gone from there
+		}
+		res := w.checker.Check(prescheduling.Request{
+			Placement: b.spec.Placement,
+			Scheduled: b.gb.Clusters,
+			Evicting:  []string{it.Cluster},
+		}, w.fleet())
+		if !res.Feasible {
+			w.abandoned[itemID{it.Cluster, it.Key}] = w.improvements
+			w.rec.abandon(queue, b, it.Cluster, res.Reason)
+			return evictionqueue.Abandon(errors.New(res.Reason))
+		}
+		evicted := b.gb.Clusters[idx].Replicas
+		task := gracefulevict.Task{
+			Reason:            "TaintUntolerated",
+			Producer:          "TaintManager",
+			Message:           "cluster " + it.Cluster + " is faulty",
+			CreationTimestamp: &metav1.Time{Time: now},
+		}
+		if f := b.spec.Failover; f != nil {
+			task.PurgeMode = f.PurgeMode
+			task.GracePeriodSeconds = f.GracePeriodSeconds
+		}
+		before := slices.Clone(b.gb.Clusters)
+		gb := gracefulevict.Evict(b.gb, it.Cluster, task)
+		// The scheduler knows the answers it has not written yet: a second
+		// eviction of a binding must not pick the target of the first.
+		view := gb
+		view.Clusters = mergeSchedule(gb.Clusters, w.pendingAdditions(b))
+		result := w.reschedule(&binding{spec: b.spec, gb: view}, it.Cluster, evicted, res.Candidates)
+		ready := func(cluster string) time.Time {
+			// Going back where an old copy still runs needs no start-up.
+			if slices.ContainsFunc(gb.Tasks, func(t gracefulevict.Task) bool { return t.FromCluster == cluster }) {
+				return now
+			}
+			if d := w.readyAfter(b); d >= 0 {
+				return now.Add(d)
+			}
+			return never
+		}
+		if w.sc.CompletesAfter > 0 {
+			// The eviction is written (the task exists, the cluster has left
+			// the schedule result) but the scheduler answers later: until
+			// then the binding is not scheduled, so no task can pass the
+			// health check.
+			w.setSchedule(b, gb.Clusters, ready)
+			b.gb.Tasks, b.gb.Generation = gb.Tasks, gb.Generation
+			b.dirty = true
+			w.inFlight = append(w.inFlight, &completion{
+				at: now.Add(w.sc.CompletesAfter), queue: queue, item: it, b: b, added: scheduleDelta(view.Clusters, result), ready: ready,
+			})
+			w.rec.accepted()
+			w.checkCopies(b)
+			return evictionqueue.ErrInProgress
+		}
+		w.setSchedule(b, result, ready)
+		b.gb.Tasks, b.gb.Generation = gb.Tasks, gb.Generation
+		// The simulated scheduler answers at once.
+		b.gb.ObservedGeneration = b.gb.Generation
+		b.dirty = true
+		w.rec.evict(queue, b, it.Cluster, before, result, w.byName, true)
+		w.checkCopies(b)
+		return nil
+	}
+}
