@@ -87,7 +87,7 @@ type world struct {
 	// since (a target may have appeared), so that a hopeless item does not
 	// spend a permit on every change of the fleet.
 	improvements int
-	abandoned  map[itemID]int
+	abandoned    map[itemID]int
 	// scanAt is when a toleration runs out and the taint manager must look
 	// again; scan asks for a look now.
 	scanAt time.Time
