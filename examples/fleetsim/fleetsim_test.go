@@ -189,16 +189,24 @@ func TestBuiltinScenarioWorkloads(t *testing.T) {
 	}
 }
 
-func TestBuiltinScenarioIsReproducible(t *testing.T) {
-	var a, b bytes.Buffer
-	if err := run(context.Background(), nil, &a); err != nil {
-		t.Fatal(err)
-	}
-	if err := run(context.Background(), nil, &b); err != nil {
-		t.Fatal(err)
-	}
-	if a.String() != b.String() {
-		t.Errorf("two runs of the built-in scenario differ:\n%s\n---\n%s", a.String(), b.String())
+func TestScenariosAreReproducible(t *testing.T) {
+	for _, args := range [][]string{
+		nil, // the built-in scenario
+		{"--scenario", "scenarios/small-fleet-pause.yaml"},
+		{"--scenario", "scenarios/flapping-region.yaml"},
+	} {
+		t.Run(strings.Join(append([]string{"fleetsim"}, args...), " "), func(t *testing.T) {
+			var a, b bytes.Buffer
+			if err := run(context.Background(), args, &a); err != nil {
+				t.Fatal(err)
+			}
+			if err := run(context.Background(), args, &b); err != nil {
+				t.Fatal(err)
+			}
+			if a.String() != b.String() {
+				t.Errorf("two runs differ:\n%s\n---\n%s", a.String(), b.String())
+			}
+		})
 	}
 }
 
@@ -511,4 +519,19 @@ func TestCheckCopies(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkBuiltinScenario measures a whole run of the built-in scenario
+// against the 30 simulated minutes it covers: sim-s/wall-s is how many times
+// faster than real time it plays.
+func BenchmarkBuiltinScenario(b *testing.B) {
+	b.ReportAllocs()
+	var simulated time.Duration
+	for b.Loop() {
+		if err := run(context.Background(), nil, io.Discard); err != nil {
+			b.Fatal(err)
+		}
+		simulated += 30 * time.Minute
+	}
+	b.ReportMetric(simulated.Seconds()/b.Elapsed().Seconds(), "sim-s/wall-s")
 }
