@@ -18,6 +18,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
@@ -534,4 +536,78 @@ func BenchmarkBuiltinScenario(b *testing.B) {
 		simulated += 30 * time.Minute
 	}
 	b.ReportMetric(simulated.Seconds()/b.Elapsed().Seconds(), "sim-s/wall-s")
+}
+
+func TestEvictAt(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	added := &metav1.Time{Time: t0}
+	noExecute := corev1.Taint{Key: "cluster.karmada.io/unreachable", Effect: corev1.TaintEffectNoExecute, TimeAdded: added}
+	preferNoExecute := corev1.Taint{Key: "cluster.karmada.io/not-ready", Effect: failover.TaintEffectPreferNoExecute, TimeAdded: added}
+	sixty := int64(60)
+	thirty := int32(30)
+	tolerate := func(seconds *int64) []corev1.Toleration {
+		return []corev1.Toleration{{Key: noExecute.Key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: seconds}}
+	}
+	for _, tc := range []struct {
+		name        string
+		taints      []corev1.Taint
+		tolerations []corev1.Toleration
+		failover    *clusterFailover
+		want        time.Duration
+		evicted     bool
+	}{
+		{"NoExecute not tolerated: at once", []corev1.Taint{noExecute}, nil, nil, 0, true},
+		{"NoExecute tolerated for ever: stays", []corev1.Taint{noExecute}, tolerate(nil), nil, 0, false},
+		{"NoExecute tolerated 60s", []corev1.Taint{noExecute}, tolerate(&sixty), nil, time.Minute, true},
+		{"PreferNoExecute without failover: stays", []corev1.Taint{preferNoExecute}, nil, nil, 0, false},
+		{"PreferNoExecute with failover: at once", []corev1.Taint{preferNoExecute}, nil, &clusterFailover{}, 0, true},
+		{"PreferNoExecute with failover tolerating 30s", []corev1.Taint{preferNoExecute}, nil, &clusterFailover{TolerationSeconds: &thirty}, 30 * time.Second, true},
+		{"PreferNoExecute ignores clusterTolerations", []corev1.Taint{preferNoExecute}, tolerate(nil), &clusterFailover{}, 0, true},
+		{"both: the earliest", []corev1.Taint{noExecute, preferNoExecute}, tolerate(&sixty), &clusterFailover{TolerationSeconds: &thirty}, 30 * time.Second, true},
+		{"NoSchedule never evicts", []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule, TimeAdded: added}}, nil, &clusterFailover{}, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &binding{spec: &bindingSpecResolved{Placement: prescheduling.Placement{ClusterTolerations: tc.tolerations}, Failover: tc.failover}}
+			c := &clusterState{Cluster: failover.Cluster{Name: "c1", Taints: tc.taints}}
+			at, ok := evictAt(b, c)
+			if ok != tc.evicted || (ok && !at.Equal(t0.Add(tc.want))) {
+				t.Errorf("got (%v, %v), want (%v, %v)", at, ok, t0.Add(tc.want), tc.evicted)
+			}
+		})
+	}
+}
+
+func TestReschedule(t *testing.T) {
+	w := &world{byName: map[string]*clusterState{}, load: map[string]int{"a1": 5, "a2": 1, "b1": 3, "b2": 0}}
+	for _, c := range []failover.Cluster{{Name: "a1", Region: "a"}, {Name: "a2", Region: "a"}, {Name: "b1", Region: "b"}, {Name: "b2", Region: "b"}, {Name: "x", Region: "x"}} {
+		w.byName[c.Name] = &clusterState{Cluster: c}
+	}
+	all := []string{"a1", "a2", "b1", "b2"}
+	byRegion := prescheduling.Placement{SpreadConstraints: []prescheduling.SpreadConstraint{{SpreadByField: prescheduling.SpreadByFieldRegion, MinGroups: 2, MaxGroups: 2}}}
+	divided := prescheduling.Placement{ReplicaScheduling: &prescheduling.ReplicaSchedulingStrategy{ReplicaSchedulingType: prescheduling.ReplicaSchedulingTypeDivided}}
+	dividedMin2 := divided
+	dividedMin2.SpreadConstraints = []prescheduling.SpreadConstraint{{MinGroups: 2}}
+	tc := func(name string, placement prescheduling.Placement, remaining []failover.TargetCluster, tasks []string, from string, evicted int32, candidates []string, want []failover.TargetCluster) {
+		t.Run(name, func(t *testing.T) {
+			b := &binding{spec: &bindingSpecResolved{Placement: placement}, gb: gracefulevict.Binding{Clusters: remaining}}
+			for _, f := range tasks {
+				b.gb.Tasks = append(b.gb.Tasks, gracefulevict.Task{FromCluster: f})
+			}
+			if got := w.reschedule(b, from, evicted, candidates); !slices.Equal(got, want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
+		})
+	}
+	tc("duplicated: least loaded", prescheduling.Placement{}, []failover.TargetCluster{{Name: "a1"}}, nil, "x", 0, all,
+		[]failover.TargetCluster{{Name: "a1"}, {Name: "b2"}})
+	tc("duplicated: back where an old copy runs", prescheduling.Placement{}, []failover.TargetCluster{{Name: "a2"}}, []string{"x", "b1"}, "x", 0, all,
+		[]failover.TargetCluster{{Name: "a2"}, {Name: "b1"}})
+	tc("duplicated: a region the copies do not cover", byRegion, []failover.TargetCluster{{Name: "b2"}}, nil, "x", 0, all,
+		[]failover.TargetCluster{{Name: "a2"}, {Name: "b2"}})
+	tc("duplicated: no candidate left, result unchanged", prescheduling.Placement{}, []failover.TargetCluster{{Name: "a1"}}, nil, "x", 0, []string{"a1", "x"},
+		[]failover.TargetCluster{{Name: "a1"}})
+	tc("divided: to the cluster it still runs on (Karmada's member1/member2)", divided, []failover.TargetCluster{{Name: "a1", Replicas: 2}}, nil, "x", 1, all,
+		[]failover.TargetCluster{{Name: "a1", Replicas: 3}})
+	tc("divided: a new cluster to keep two", dividedMin2, []failover.TargetCluster{{Name: "a1", Replicas: 2}}, nil, "x", 2, all,
+		[]failover.TargetCluster{{Name: "a1", Replicas: 3}, {Name: "b2", Replicas: 1}})
 }
