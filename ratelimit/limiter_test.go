@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -458,4 +459,47 @@ func TestLimiterRecoveryHoldStepwise(t *testing.T) {
 	assert.Equal(t, 0.1, l.Rate(), "0.1/s has lasted 30s")
 	clk.Step(10 * time.Second)
 	assert.Equal(t, 1.0, l.Rate(), "1/s has lasted 30s, with no further health change")
+}
+
+// countingTracker counts the Limiter's reads of a Tracker.
+type countingTracker struct {
+	*Tracker
+	reads atomic.Int64
+}
+
+func (c *countingTracker) Health() (Health, error) {
+	c.reads.Add(1)
+	return c.Tracker.Health()
+}
+
+func TestLimiterNotifierErrorsArePolled(t *testing.T) {
+	var synced atomic.Bool
+	tr := NewTracker()
+	tr.synced = synced.Load // as NewInformerSource does: ErrNotSynced until the informer lists
+	fleet(tr, 3, 0)
+	src := &countingTracker{Tracker: tr}
+	clk := testingclock.NewFakeClock(t0)
+	l, err := NewLimiter(DefaultConfig(), src, WithClock(clk), WithPollInterval(time.Second))
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+
+	res := waitAsync(l, context.Background(), &wg)
+	settle(t, l, clk, 1, 1) // paused, polling
+	assert.Zero(t, l.Rate())
+
+	// A change while the source errs wakes the waiter, which must read the
+	// source (taking a fresh Changed channel) rather than spin on the closed one.
+	before := src.reads.Load()
+	tr.Set("late", false)
+	waitUntil(t, "a read after the change", func() bool { return src.reads.Load() > before })
+	settle(t, l, clk, 1, 1)
+	clk.Step(time.Second)
+	settle(t, l, clk, 1, 1)
+	assert.True(t, pending(res))
+
+	synced.Store(true)
+	clk.Step(time.Second)
+	require.NoError(t, <-res, "the first poll after the sync releases the waiter")
+	assert.Equal(t, 0.5, l.Rate())
 }
