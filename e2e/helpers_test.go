@@ -42,8 +42,6 @@ func noLeaks(t *testing.T) {
 		goleak.IgnoreCurrent(),
 		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
 		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
-		goleak.IgnoreTopFunction("golang.org/x/net/http2.(*ClientConn).readLoop"),
-		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
 	}
 	t.Cleanup(func() { goleak.VerifyNone(t, opts...) })
 }
