@@ -59,8 +59,9 @@ type Tracker struct {
 	// allocate nothing; nil means no one holds the current channel.
 	changed chan struct{}
 
-	// synced, when set, gates Health until it first reports true.
-	synced     func() bool
+	// synced, when set, is closed once the feeding informer has delivered
+	// its initial list; until then Health fails with ErrNotSynced.
+	synced     <-chan struct{}
 	syncedDone atomic.Bool
 }
 
@@ -113,19 +114,34 @@ func (t *Tracker) notifyLocked() {
 // Health returns the fleet's size and faulty count. It fails only for a
 // Tracker fed by an informer that has not synced yet (ErrNotSynced).
 func (t *Tracker) Health() (Health, error) {
-	if t.synced != nil && !t.syncedDone.Load() {
-		if !t.synced() {
-			return Health{}, ErrNotSynced
-		}
-		t.syncedDone.Store(true)
+	if !t.isSynced() {
+		return Health{}, ErrNotSynced
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return Health{Total: len(t.faulty), Unhealthy: t.nFaulty}, nil
 }
 
+func (t *Tracker) isSynced() bool {
+	if t.synced == nil || t.syncedDone.Load() {
+		return true
+	}
+	select {
+	case <-t.synced:
+		t.syncedDone.Store(true)
+		return true
+	default:
+		return false
+	}
+}
+
 // Changed returns a channel that is closed at the next change of Health.
+// Before its informer has synced, that change is the sync itself: Health
+// answers ErrNotSynced whatever the events, so they change nothing.
 func (t *Tracker) Changed() <-chan struct{} {
+	if !t.isSynced() {
+		return t.synced
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.changed == nil {

@@ -18,10 +18,11 @@ import (
 // failover.IsFaulty. It runs on the informer's delivery goroutine, so it must
 // be quick and must not block.
 //
-// Until the informer has delivered its initial list the Tracker's Health
-// returns ErrNotSynced, which pauses a Limiter: a half-listed fleet says nothing
-// about the failure rate. The handler stays registered for the informer's
-// lifetime.
+// Until the informer has delivered its initial list to this handler the
+// Tracker's Health returns ErrNotSynced, which pauses a Limiter: a half-listed
+// fleet says nothing about the failure rate. The sync closes the Changed
+// channel, so a waiting Limiter resumes at once. The handler stays registered
+// for the informer's lifetime.
 func NewInformerSource(inf cache.SharedIndexInformer, faulty func(obj any) bool) (*Tracker, error) {
 	if inf == nil {
 		return nil, errors.New("ratelimit: NewInformerSource: informer is nil")
@@ -34,7 +35,7 @@ func NewInformerSource(inf cache.SharedIndexInformer, faulty func(obj any) bool)
 	if err != nil {
 		return nil, fmt.Errorf("ratelimit: NewInformerSource: adding event handler: %w", err)
 	}
-	t.synced = reg.HasSynced
+	t.synced = reg.HasSyncedChecker().Done()
 	return t, nil
 }
 

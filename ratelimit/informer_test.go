@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	fcache "k8s.io/client-go/tools/cache/testing"
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 // node stands in for a cluster object: faulty when it carries a NoExecute taint.
@@ -85,6 +87,34 @@ func TestInformerSourceFollowsInformer(t *testing.T) {
 	src.DeleteDropWatch(node("a", false))
 	src.ResetWatch()
 	waitHealth(t, tr, Health{Total: 1, Unhealthy: 0})
+}
+
+func TestInformerSourceSyncReleasesLimiter(t *testing.T) {
+	src := fcache.NewFakeControllerSource()
+	src.Add(node("a", false))
+	src.Add(node("b", false))
+	inf := cache.NewSharedIndexInformer(src, &corev1.Node{}, 0, cache.Indexers{})
+	tr, err := NewInformerSource(inf, nodeFaulty)
+	require.NoError(t, err)
+	clk := testingclock.NewFakeClock(t0)
+	l, err := NewLimiter(DefaultConfig(), tr, WithClock(clk))
+	require.NoError(t, err)
+
+	var wg sync.WaitGroup
+	res := waitAsync(l, context.Background(), &wg)
+	settle(t, l, clk, 1, 1) // paused until the informer syncs (the poll timer is set)
+	assert.Zero(t, l.Rate())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); inf.Run(ctx.Done()) }()
+	defer func() { cancel(); <-done; src.Shutdown() }()
+
+	// The sync closes the Changed channel the waiter selects on: it goes
+	// through at once, with no clock step and no poll.
+	require.NoError(t, <-res)
+	wg.Wait()
+	assert.Equal(t, 0.5, l.Rate())
 }
 
 func TestInformerHandler(t *testing.T) {

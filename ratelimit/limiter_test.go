@@ -461,23 +461,27 @@ func TestLimiterRecoveryHoldStepwise(t *testing.T) {
 	assert.Equal(t, 1.0, l.Rate(), "1/s has lasted 30s, with no further health change")
 }
 
-// countingTracker counts the Limiter's reads of a Tracker.
-type countingTracker struct {
+// flakyTracker is a Tracker (so a Notifier) whose Health can be made to
+// fail, counting the Limiter's reads.
+type flakyTracker struct {
 	*Tracker
-	reads atomic.Int64
+	failing atomic.Bool
+	reads   atomic.Int64
 }
 
-func (c *countingTracker) Health() (Health, error) {
-	c.reads.Add(1)
-	return c.Tracker.Health()
+func (f *flakyTracker) Health() (Health, error) {
+	f.reads.Add(1)
+	if f.failing.Load() {
+		return Health{}, errors.New("cache unavailable")
+	}
+	return f.Tracker.Health()
 }
 
 func TestLimiterNotifierErrorsArePolled(t *testing.T) {
-	var synced atomic.Bool
 	tr := NewTracker()
-	tr.synced = synced.Load // as NewInformerSource does: ErrNotSynced until the informer lists
 	fleet(tr, 3, 0)
-	src := &countingTracker{Tracker: tr}
+	src := &flakyTracker{Tracker: tr}
+	src.failing.Store(true)
 	clk := testingclock.NewFakeClock(t0)
 	l, err := NewLimiter(DefaultConfig(), src, WithClock(clk), WithPollInterval(time.Second))
 	require.NoError(t, err)
@@ -498,8 +502,8 @@ func TestLimiterNotifierErrorsArePolled(t *testing.T) {
 	settle(t, l, clk, 1, 1)
 	assert.True(t, pending(res))
 
-	synced.Store(true)
+	src.failing.Store(false)
 	clk.Step(time.Second)
-	require.NoError(t, <-res, "the first poll after the sync releases the waiter")
+	require.NoError(t, <-res, "the first poll after the source answers releases the waiter")
 	assert.Equal(t, 0.5, l.Rate())
 }
