@@ -42,8 +42,9 @@ type Notifier interface {
 var ErrNotSynced = errors.New("ratelimit: informer has not synced yet")
 
 // Tracker is an incremental HealthSource: callers tell it when a cluster
-// appears, changes or goes away, and Health answers in O(1) whatever the size
-// of the fleet, without listing anything.
+// appears, changes or goes away (typically Set(name, failover.IsFaulty(c))),
+// and Set, Delete and Health are O(1) whatever the size of the fleet: nothing
+// is ever listed.
 //
 // Tracker is a Notifier: the channel from Changed is closed on every Set or
 // Delete that alters Health. Setting a cluster to the state it already has
