@@ -507,3 +507,28 @@ func TestLimiterNotifierErrorsArePolled(t *testing.T) {
 	require.NoError(t, <-res, "the first poll after the source answers releases the waiter")
 	assert.Equal(t, 0.5, l.Rate())
 }
+
+func TestIntervalFor(t *testing.T) {
+	tests := []struct {
+		name string
+		rate float64
+		want time.Duration
+	}{
+		{"exact", 0.5, 2 * time.Second},
+		{"rounded up, so never faster than the rate", 3, 333333334},
+		{"rates above 1e9/s are capped at one permit per nanosecond", 1e12, 1},
+		{"tiny rates are capped at a century", 1e-12, maxInterval},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, intervalFor(tt.rate))
+		})
+	}
+}
+
+func TestLimiterString(t *testing.T) {
+	l, _, _ := newTracked(t, DefaultConfig(), 3, 0)
+	_ = l.Rate()
+	assert.Equal(t, "ratelimit.Limiter(rate=0.5/s, waiters=0)", l.String())
+	assert.Equal(t, "ratelimit.Limiter(unconfigured)", new(Limiter).String())
+}
