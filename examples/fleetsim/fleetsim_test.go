@@ -268,6 +268,11 @@ func TestFlappingRegion(t *testing.T) {
 	if rec := findPhase(t, r, "recovered", 0.1); rec.Cancelled == 0 {
 		t.Errorf("recovery must cancel what is still queued, got %+v", rec)
 	}
+	// The survivors (21 replicas each) fill up: the check abandons the last
+	// divided frontends for want of capacity.
+	if g := r.AbandonedBy["web/frontend"]; g == nil || !strings.Contains(g.Example, "spare capacity") {
+		t.Errorf("want frontends abandoned for capacity, got %+v", r.AbandonedBy)
+	}
 }
 
 func TestBackgroundEvictionsComplete(t *testing.T) {
@@ -578,7 +583,12 @@ func TestEvictAt(t *testing.T) {
 }
 
 func TestReschedule(t *testing.T) {
-	w := &world{byName: map[string]*clusterState{}, load: map[string]int{"a1": 5, "a2": 1, "b1": 3, "b2": 0}}
+	w := &world{
+		sc:     &scenario{Capacity: map[string]int32{"a1": 4, "b2": 10}},
+		byName: map[string]*clusterState{},
+		load:   map[string]int{"a1": 5, "a2": 1, "b1": 3, "b2": 0},
+		used:   map[string]int32{"a1": 3},
+	}
 	for _, c := range []failover.Cluster{{Name: "a1", Region: "a"}, {Name: "a2", Region: "a"}, {Name: "b1", Region: "b"}, {Name: "b2", Region: "b"}, {Name: "x", Region: "x"}} {
 		w.byName[c.Name] = &clusterState{Cluster: c}
 	}
@@ -606,8 +616,10 @@ func TestReschedule(t *testing.T) {
 		[]failover.TargetCluster{{Name: "a2"}, {Name: "b2"}})
 	tc("duplicated: no candidate left, result unchanged", prescheduling.Placement{}, []failover.TargetCluster{{Name: "a1"}}, nil, "x", 0, []string{"a1", "x"},
 		[]failover.TargetCluster{{Name: "a1"}})
-	tc("divided: to the cluster it still runs on (Karmada's member1/member2)", divided, []failover.TargetCluster{{Name: "a1", Replicas: 2}}, nil, "x", 1, all,
-		[]failover.TargetCluster{{Name: "a1", Replicas: 3}})
-	tc("divided: a new cluster to keep two", dividedMin2, []failover.TargetCluster{{Name: "a1", Replicas: 2}}, nil, "x", 2, all,
-		[]failover.TargetCluster{{Name: "a1", Replicas: 3}, {Name: "b2", Replicas: 1}})
+	tc("divided: to the cluster it still runs on (Karmada's member1/member2)", divided, []failover.TargetCluster{{Name: "a2", Replicas: 2}}, nil, "x", 1, all,
+		[]failover.TargetCluster{{Name: "a2", Replicas: 3}})
+	tc("divided: a new cluster to keep two", dividedMin2, []failover.TargetCluster{{Name: "a2", Replicas: 2}}, nil, "x", 2, all,
+		[]failover.TargetCluster{{Name: "a2", Replicas: 3}, {Name: "b2", Replicas: 1}})
+	tc("divided: what does not fit spills onto a new cluster", divided, []failover.TargetCluster{{Name: "a1", Replicas: 3}}, nil, "x", 3, all,
+		[]failover.TargetCluster{{Name: "a1", Replicas: 4}, {Name: "b2", Replicas: 2}})
 }

@@ -41,6 +41,9 @@ const (
 	// annotationCount stamps out that many copies of a binding document,
 	// named <name>-00, <name>-01, ...
 	annotationCount = "fleetsim.failoverkit.dev/count"
+	// annotationCapacity on a Cluster document is how many replicas the
+	// cluster can run (spec.fleet[].capacity for generated clusters).
+	annotationCapacity = "fleetsim.failoverkit.dev/capacity"
 	// annotationReadyAfter overrides spec.replacementReadyAfter for the
 	// binding's new copies; "never" means they never turn Healthy.
 	annotationReadyAfter = "fleetsim.failoverkit.dev/replacement-ready-after"
@@ -67,9 +70,12 @@ type scenario struct {
 	MaxInFlight    int
 	Rates          rateSpec
 	Clusters       []failover.Cluster
-	Bindings       []*bindingSpecResolved
-	Policies       []taintpolicy.ClusterTaintPolicy
-	Timeline       []timelineEvent
+	// Capacity is how many replicas each cluster can run; a cluster it does
+	// not list has no known limit.
+	Capacity map[string]int32
+	Bindings []*bindingSpecResolved
+	Policies []taintpolicy.ClusterTaintPolicy
+	Timeline []timelineEvent
 }
 
 // scenarioDoc is the Scenario document: how long to run, how to report, the
@@ -121,6 +127,9 @@ type fleetGroup struct {
 	Clusters   int               `json:"clusters"`
 	NamePrefix string            `json:"namePrefix,omitempty"` // default: region + "-"
 	Labels     map[string]string `json:"labels,omitempty"`
+	// Capacity is how many replicas each cluster can run; 0: unknown, which
+	// the pre-scheduling check assumes is enough.
+	Capacity int32 `json:"capacity,omitempty"`
 }
 
 // timelineEvent sets conditions on the clusters it selects at time At after
@@ -345,7 +354,7 @@ func loadScenario(name string, r io.Reader) (*scenario, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fleetsim: %s: %w", name, err)
 	}
-	sc := &scenario{Source: name}
+	sc := &scenario{Source: name, Capacity: map[string]int32{}}
 	var specDoc *document
 	var spec scenarioSpec
 	names := map[string]bool{}
@@ -380,17 +389,25 @@ func loadScenario(name string, r io.Reader) (*scenario, error) {
 			if err := validateSpec(&spec); err != nil {
 				return nil, fail(kindScenario+" "+sc.Name, err)
 			}
-			for _, c := range generateFleet(spec.Fleet) {
-				if names[c.Name] {
-					return nil, fail(kindScenario+" "+sc.Name, fmt.Errorf("spec.fleet: cluster name %q generated twice: set namePrefix", c.Name))
+			for _, g := range spec.Fleet {
+				for _, c := range generateFleet([]fleetGroup{g}) {
+					if names[c.Name] {
+						return nil, fail(kindScenario+" "+sc.Name, fmt.Errorf("spec.fleet: cluster name %q generated twice: set namePrefix", c.Name))
+					}
+					names[c.Name] = true
+					sc.Clusters = append(sc.Clusters, c)
+					if g.Capacity > 0 {
+						sc.Capacity[c.Name] = g.Capacity
+					}
 				}
-				names[c.Name] = true
-				sc.Clusters = append(sc.Clusters, c)
 			}
 		case kindCluster:
-			c, err := decodeCluster(d.data, d.line)
+			c, capacity, err := decodeCluster(d.data, d.line)
 			if err != nil {
 				return nil, fail(kindCluster+" "+c.Name, err)
+			}
+			if capacity > 0 {
+				sc.Capacity[c.Name] = capacity
 			}
 			if names[c.Name] {
 				return nil, fail(kindCluster+" "+c.Name, fmt.Errorf("metadata.name: duplicate cluster %q", c.Name))
@@ -532,6 +549,9 @@ func validateSpec(s *scenarioSpec) error {
 		if g.Clusters < 1 || g.Clusters > 10000 {
 			return fmt.Errorf("%s.clusters: %d: want 1 to 10000", p, g.Clusters)
 		}
+		if g.Capacity < 0 {
+			return fmt.Errorf("%s.capacity: %d: must not be negative (0: unknown)", p, g.Capacity)
+		}
 	}
 	for i, e := range s.Timeline {
 		p := fmt.Sprintf("spec.timeline[%d]", i)
@@ -611,10 +631,10 @@ func generateFleet(groups []fleetGroup) []failover.Cluster {
 	return out
 }
 
-func decodeCluster(data []byte, firstLine int) (failover.Cluster, error) {
+func decodeCluster(data []byte, firstLine int) (failover.Cluster, int32, error) {
 	var doc clusterDoc
 	if err := decodeStrict(data, &doc, firstLine); err != nil {
-		return failover.Cluster{Name: doc.Metadata.Name}, err
+		return failover.Cluster{Name: doc.Metadata.Name}, 0, err
 	}
 	c := failover.Cluster{
 		Name:       doc.Metadata.Name,
@@ -629,19 +649,27 @@ func decodeCluster(data []byte, firstLine int) (failover.Cluster, error) {
 		c.Zone = doc.Spec.Zones[0]
 	}
 	if doc.APIVersion != clusterAPIVersion {
-		return c, fmt.Errorf("apiVersion: %q: want %q", doc.APIVersion, clusterAPIVersion)
+		return c, 0, fmt.Errorf("apiVersion: %q: want %q", doc.APIVersion, clusterAPIVersion)
 	}
 	if c.Name == "" {
-		return c, errors.New("metadata.name: missing")
+		return c, 0, errors.New("metadata.name: missing")
 	}
 	for i, cond := range c.Conditions {
 		switch cond.Status {
 		case metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown:
 		default:
-			return c, fmt.Errorf("status.conditions[%d].status: %q: want True, False or Unknown", i, cond.Status)
+			return c, 0, fmt.Errorf("status.conditions[%d].status: %q: want True, False or Unknown", i, cond.Status)
 		}
 	}
-	return c, nil
+	var capacity int32
+	if v, ok := doc.Metadata.Annotations[annotationCapacity]; ok {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n < 1 {
+			return c, 0, fmt.Errorf("metadata.annotations[%s]: %q: want a number of replicas ≥ 1", annotationCapacity, v)
+		}
+		capacity = int32(n)
+	}
+	return c, capacity, nil
 }
 
 func decodeBinding(data []byte, firstLine int) ([]*bindingSpecResolved, string, error) {

@@ -105,6 +105,8 @@ func TestBadScenariosNameFileDocumentAndField(t *testing.T) {
 			[]string{"document 3", "spec.placement", "rack"}},
 		{"bad rate", "  duration: 5m\n", "  duration: 5m\n  rates: {resourceEvictionRate: -1}\n",
 			[]string{"document 1", "spec.rates.resourceEvictionRate: -1"}},
+		{"negative capacity", "{provider: aws, region: r1, clusters: 3}", "{provider: aws, region: r1, clusters: 3, capacity: -1}",
+			[]string{"document 1", "spec.fleet[0].capacity: -1"}},
 		{"bad workers", "  duration: 5m\n", "  duration: 5m\n  workers: 0\n",
 			[]string{"document 1", "spec.workers: 0"}},
 		{"malformed YAML", "metadata: {name: web, namespace: shop}", "metadata: {name: web, namespace: shop",
@@ -128,6 +130,16 @@ func TestBadScenariosNameFileDocumentAndField(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestInitialPlacementOverCapacityIsRejected(t *testing.T) {
+	body := strings.Replace(goodScenario, "clusters: 3}", "clusters: 3, capacity: 2}", 1)
+	body = strings.Replace(body, "  placement:\n", "  replicas: 3\n  placement:\n", 1)
+	path := writeScenario(t, body)
+	err := run(t.Context(), []string{"--scenario", path}, &strings.Builder{})
+	if err == nil || !strings.Contains(err.Error(), "puts 3 replicas on r1-01, whose capacity is 2") || !strings.Contains(err.Error(), path) {
+		t.Fatalf("got %v", err)
 	}
 }
 

@@ -164,9 +164,11 @@ func spreadReplicas(targets []failover.TargetCluster, n int32, load map[string]i
 // Duplicated: one new cluster, preferring (1) a cluster where an open
 // graceful eviction task says an old copy still runs, since going back there
 // ends that task, (2) a spread group the remaining copies do not cover yet,
-// (3) the least loaded. Divided: the evicted replicas go to the clusters the
+// (3) the least loaded; capacity is not consulted, as the check does not for
+// duplicated workloads. Divided: the evicted replicas go to the clusters the
 // binding still runs on when they meet the spread minimum (Karmada's
-// member1/member2 example), else to the least loaded new clusters.
+// member1/member2 example), else to the least loaded new clusters too, each
+// within its spare capacity.
 func (w *world) reschedule(b *binding, from string, evicted int32, candidates []string) []failover.TargetCluster {
 	result := slices.Clone(b.gb.Clusters)
 	scheduled := map[string]bool{}
@@ -213,37 +215,47 @@ func (w *world) reschedule(b *binding, from string, evicted int32, candidates []
 		sortTargets(result)
 		return result
 	}
+	// Divided: the clusters it still runs on when they are enough for the
+	// spread minimum, else the least loaded new ones up to it; each takes
+	// the evicted replicas one at a time, round robin, as far as its spare
+	// capacity goes; what does not fit spills onto further new clusters.
 	need := max(minG, 1)
-	var into []string
-	if len(kept) >= need {
-		into = kept
-	} else {
-		into = slices.Clone(kept)
-		for _, name := range fresh {
-			if len(into) >= need {
-				break
-			}
-			into = append(into, name)
-			result = append(result, failover.TargetCluster{Name: name})
-		}
+	into := slices.Clone(kept)
+	rest := fresh
+	for len(into) < need && len(rest) > 0 {
+		into, rest = append(into, rest[0]), rest[1:]
 	}
-	if len(into) == 0 {
-		return result
+	byLoad(into, w.load)
+	adds := map[string]int32{}
+	room := func(name string) bool {
+		spare, known := w.spare(name)
+		return !known || spare-adds[name] > 0
 	}
-	targets := make([]failover.TargetCluster, len(into))
-	for i, name := range into {
-		targets[i].Name = name
-	}
-	spreadReplicas(targets, evicted, w.load)
-	for _, t := range targets {
-		for i := range result {
-			if result[i].Name == t.Name {
-				result[i].Replicas += t.Replicas
+	remaining := evicted
+	fill := func(names []string) {
+		for progress := true; remaining > 0 && progress; {
+			progress = false
+			for _, name := range names {
+				if remaining > 0 && room(name) {
+					adds[name]++
+					remaining--
+					progress = true
+				}
 			}
 		}
 	}
-	sortTargets(result)
-	return result
+	fill(into)
+	for _, name := range rest {
+		if remaining == 0 {
+			break
+		}
+		fill([]string{name})
+	}
+	var added []failover.TargetCluster
+	for name, n := range adds {
+		added = append(added, failover.TargetCluster{Name: name, Replicas: n})
+	}
+	return mergeSchedule(result, added)
 }
 
 func sortTargets(ts []failover.TargetCluster) {

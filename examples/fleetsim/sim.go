@@ -74,14 +74,17 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		byName:    map[string]*clusterState{},
 		byKey:     [2]map[string]*binding{{}, {}},
 		load:      map[string]int{},
+		used:      map[string]int32{},
 		evaluator: evaluator,
 		tracker:   tracker,
 		limiter:   limiter,
-		checker:   prescheduling.NewChecker(),
 		assessor:  gracefulevict.NewAssessor(gracefulevict.WithDefaultTimeout(sc.GracefulEvictionTimeout)),
 		abandoned: map[itemID]int{},
 		rec:       newRecorder(),
 	}
+	// The check is called with w.mu held, so the capacity function reads
+	// the world directly.
+	w.checker = prescheduling.NewChecker(prescheduling.WithCapacity(w.spare))
 	for i := range sc.Clusters {
 		c := &clusterState{Cluster: sc.Clusters[i], dirty: true}
 		c.Conditions = append(c.Conditions[:0:0], c.Conditions...)
@@ -122,6 +125,12 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		b.gb.Generation, b.gb.ObservedGeneration = 1, 1
 		w.bindings = append(w.bindings, b)
 		w.byKey[b.queue][b.key()] = b
+	}
+	for _, c := range w.clusters {
+		if spare, known := w.spare(c.Name); known && spare < 0 {
+			return nil, fmt.Errorf("fleetsim: %s: the initial placement puts %d replicas on %s, whose capacity is %d: raise it or place fewer",
+				sc.Source, w.used[c.Name], c.Name, sc.Capacity[c.Name])
+		}
 	}
 	return &sim{sc: sc, cfg: cfg, w: w, clk: clk, settler: newSettler(), out: out, speed: speed}, nil
 }

@@ -74,6 +74,8 @@ type world struct {
 	bindings []*binding
 	byKey    [2]map[string]*binding
 	load     map[string]int // copies scheduled per cluster
+	// used is the replicas scheduled per cluster, against sc.Capacity.
+	used map[string]int32
 
 	evaluator *taintpolicy.Evaluator
 	tracker   *ratelimit.Tracker
@@ -116,9 +118,35 @@ func (w *world) addCopy(b *binding, cluster string, readyAt time.Time) {
 	b.readyAt[cluster] = readyAt
 }
 
+// replicasOn is how many replicas b runs on target t: its share when
+// divided, all of them when duplicated (at least one, for kinds without
+// replicas).
+func replicasOn(b *binding, t failover.TargetCluster) int32 {
+	if b.spec.divided() {
+		return t.Replicas
+	}
+	return max(b.spec.Replicas, 1)
+}
+
+// spare is how many more replicas cluster can take, and whether its
+// capacity is known: the pre-scheduling check's capacity function.
+func (w *world) spare(cluster string) (int32, bool) {
+	c, ok := w.sc.Capacity[cluster]
+	if !ok {
+		return 0, false
+	}
+	return c - w.used[cluster], true
+}
+
 // setSchedule replaces b's schedule result; new copies turn Healthy at
 // readyAt(cluster).
 func (w *world) setSchedule(b *binding, result []failover.TargetCluster, readyAt func(string) time.Time) {
+	for _, t := range b.gb.Clusters {
+		w.used[t.Name] -= replicasOn(b, t)
+	}
+	for _, t := range result {
+		w.used[t.Name] += replicasOn(b, t)
+	}
 	old := map[string]bool{}
 	for _, t := range b.gb.Clusters {
 		old[t.Name] = true
