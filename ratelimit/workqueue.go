@@ -21,12 +21,20 @@ const DefaultRecheckDelay = 30 * time.Second
 // (WithRecheckDelay, default 30s), so the item comes back and asks again.
 //
 // A delay handed to a workqueue cannot be taken back: if the fleet gets worse
-// or pauses after When returned, the item is still released at its time. To
-// enforce a pause strictly in a plain workqueue, also call Limiter.Wait in the
-// worker before evicting (or use package evictionqueue, which does so).
+// or pauses after When returned, the item is still released at its time. So
+// pick one pacing point per item, never both (each would take a slot, and the
+// queue would run at half the rate):
 //
-// To add per-item exponential backoff for failed items, combine it with
-// client-go's with
+//   - Paced at enqueue: AddRateLimited through this limiter. Simple, and the
+//     rate holds, but a pause only stops new reservations; items already
+//     delayed still come out.
+//   - Paced at processing (strict): Add new items with the plain Add and call
+//     Limiter.Wait in the worker before evicting. A pause then holds every
+//     item, however long it has been queued. Package evictionqueue works this
+//     way; examples/workqueue shows it in a plain workqueue.
+//
+// For per-item exponential backoff of failed items, combine it with
+// client-go's:
 //
 //	workqueue.NewTypedMaxOfRateLimiter[T](
 //	    workqueue.NewTypedItemExponentialFailureRateLimiter[T](5*time.Millisecond, 1000*time.Second),
@@ -35,7 +43,8 @@ const DefaultRecheckDelay = 30 * time.Second
 //
 // MaxOf asks every limiter, so each retry also takes a slot of the bucket: a
 // retry never jumps the fleet-wide rate, it only waits longer when its backoff
-// is the larger delay.
+// is the larger delay. Paced at processing, such a retry pays a second slot in
+// Wait; use the exponential limiter alone for retries if that matters.
 //
 // NumRequeues counts When calls per item until Forget. A DynamicRateLimiter is
 // safe for concurrent use.
