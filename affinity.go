@@ -119,7 +119,7 @@ func (a *ClusterAffinity) DeepCopy() *ClusterAffinity {
 type AffinityMatcher struct {
 	all     bool // a nil affinity
 	exclude nameSet
-	names   nameSet // empty: any name
+	names   nameSet         // empty: any name
 	labels  labels.Selector // nil: no label restriction
 	fields  []fieldRequirement
 }
