@@ -8,11 +8,14 @@ import (
 	"k8s.io/client-go/util/workqueue"
 )
 
-// items returns n distinct items spread over 100 clusters.
+// benchItems returns n distinct items of 100 clusters, grouped by cluster as
+// a taint manager adds them: when a cluster fails, its bindings are listed
+// and added together.
 func benchItems(n int) []Item {
 	its := make([]Item, n)
+	per := max(n/100, 1)
 	for i := range its {
-		its[i] = Item{Cluster: fmt.Sprintf("member-%d", i%100), Key: fmt.Sprintf("ns-%d/binding-%d", i%37, i), ResourceKind: "apps/v1/Deployment"}
+		its[i] = Item{Cluster: fmt.Sprintf("member-%d", i/per), Key: fmt.Sprintf("ns-%d/binding-%d", i%37, i), ResourceKind: "apps/v1/Deployment"}
 	}
 	return its
 }
@@ -20,9 +23,12 @@ func benchItems(n int) []Item {
 // BenchmarkAddProcess adds 20,000 items and waits until one unpaced worker
 // has handled them all: the queue's own overhead per item. The client-go
 // case does the same with a workqueue (Add, then Get and Done in a worker).
+// Rounds alternate between two sets of keys: the last item of a round may
+// still be in its handler when the next round starts adding.
 func BenchmarkAddProcess(b *testing.B) {
 	const n = 20000
-	its := benchItems(n)
+	all := benchItems(2 * n)
+	sets := [2][]Item{all[:n], all[n:]}
 	b.Run("evictionqueue", func(b *testing.B) {
 		done := make(chan struct{})
 		count := 0
@@ -40,11 +46,13 @@ func BenchmarkAddProcess(b *testing.B) {
 		ran := make(chan error)
 		go func() { ran <- q.Run(ctx) }()
 		b.ReportAllocs()
+		round := 0
 		for b.Loop() {
-			for _, it := range its {
+			for _, it := range sets[round%2] {
 				q.Add(it)
 			}
 			<-done
+			round++
 		}
 		b.StopTimer()
 		cancel()
@@ -53,9 +61,11 @@ func BenchmarkAddProcess(b *testing.B) {
 		}
 	})
 	b.Run("client-go-workqueue", func(b *testing.B) {
-		keys := make([]string, n)
-		for i, it := range its {
-			keys[i] = it.Cluster + "/" + it.Key
+		var keys [2][]string
+		for r, set := range sets {
+			for _, it := range set {
+				keys[r] = append(keys[r], it.Cluster+"/"+it.Key)
+			}
 		}
 		q := workqueue.NewTyped[string]()
 		done := make(chan struct{})
@@ -76,11 +86,13 @@ func BenchmarkAddProcess(b *testing.B) {
 			}
 		}()
 		b.ReportAllocs()
+		round := 0
 		for b.Loop() {
-			for _, k := range keys {
+			for _, k := range keys[round%2] {
 				q.Add(k)
 			}
 			<-done
+			round++
 		}
 		b.StopTimer()
 		q.ShutDown()

@@ -26,10 +26,10 @@ type entry struct {
 	state    state
 	loc      uint8 // where in q.pending's bucket: locFIFO or locRetry
 
-	// prev and next link the entries of one cluster in list, so CancelCluster
-	// visits only that cluster's entries.
+	// ci is the entry's cluster in the index; prev and next link the
+	// cluster's entries, so CancelCluster visits only those.
+	ci         *clusterIndex
 	prev, next *entry
-	list       *clusterList
 	// cancelled is set when CancelCluster finds the item running or in flight:
 	// those cannot be taken back, but if the handler fails or the TTL passes,
 	// retrying would evict from a cluster that has recovered, so the item is

@@ -316,24 +316,28 @@ func checkBalanced(t *testing.T, q *Queue, m *recMetrics) {
 func holds(q *Queue, cluster, key string) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.items[ident{cluster, key}] != nil
+	return q.index.get(cluster, key) != nil
 }
 
 // clusterLen returns how many entries q holds for cluster, in any state, and
-// checks that the cluster index agrees with the identity map.
+// checks that the cluster's list agrees with its map.
 func clusterLen(t *testing.T, q *Queue, cluster string) int {
 	t.Helper()
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	ci := q.index.clusters[cluster]
+	if ci == nil {
+		return 0
+	}
 	n := 0
-	for e := q.clusters[cluster].first(); e != nil; e = e.next {
-		if q.items[ident{cluster, e.item.Key}] != e {
-			t.Errorf("cluster index lists %s/%s, which the identity map does not hold", cluster, e.item.Key)
+	for e := ci.head; e != nil; e = e.next {
+		if ci.keys[e.item.Key] != e || e.ci != ci {
+			t.Errorf("cluster %s lists %s, which its map does not hold", cluster, e.item.Key)
 		}
 		n++
 	}
-	if cl := q.clusters[cluster]; cl != nil && cl.n != n {
-		t.Errorf("cluster %s counts %d entries, lists %d", cluster, cl.n, n)
+	if n != len(ci.keys) {
+		t.Errorf("cluster %s lists %d entries, maps %d", cluster, n, len(ci.keys))
 	}
 	return n
 }

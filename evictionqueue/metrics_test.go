@@ -93,15 +93,18 @@ func TestMetricsBalanceAndNothingIsLostUnderConcurrentUse(t *testing.T) {
 	checkBalanced(t, q, m)
 
 	q.mu.Lock()
-	held := len(q.items)
-	listed := 0
-	for _, cl := range q.clusters {
-		for e := cl.first(); e != nil; e = e.next {
+	held := q.index.n
+	listed, empty := 0, 0
+	for _, ci := range q.index.clusters {
+		for e := ci.head; e != nil; e = e.next {
 			listed++
 		}
+		if ci.isEmpty {
+			empty++
+		}
 	}
-	if listed != held {
-		t.Errorf("cluster index lists %d entries, identity map holds %d", listed, held)
+	if listed != held || empty != q.index.empty {
+		t.Errorf("index: %d entries listed, %d counted; %d empty clusters, %d counted", listed, held, empty, q.index.empty)
 	}
 	if q.running != 0 || q.claims != 0 {
 		t.Errorf("after Run: %d running, %d claims", q.running, q.claims)

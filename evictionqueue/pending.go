@@ -111,7 +111,7 @@ func (q *pendingQueue) drop(b *bucket) {
 	b.fifo, b.head, b.dead, b.tailSeq = b.fifo[:0], 0, 0, 0
 	// Keep the FIFO's memory for the next bucket, unless a burst made it
 	// large: then let it go.
-	if cap(b.fifo) <= 1<<14 {
+	if cap(b.fifo) <= 1<<16 {
 		q.spare = b
 	}
 }

@@ -1,6 +1,7 @@
 package evictionqueue
 
 import (
+	"cmp"
 	"errors"
 	"slices"
 	"sync"
@@ -77,13 +78,8 @@ type Queue struct {
 	metrics Metrics
 	clock   clock.WithTicker
 
-	mu sync.Mutex
-	// items holds every entry the queue holds, in any state: the identity
-	// check. clusters lists them by cluster, which makes CancelCluster
-	// O(items of that cluster).
-	items      map[ident]*entry
-	clusters   map[string]*clusterList
-	lastList   *clusterList // the list Add linked to last
+	mu         sync.Mutex
+	index      index        // every entry, in any state: identity and cluster lists
 	pending    pendingQueue // statePending, in processing order
 	delayed    entryHeap    // stateBackingOff and stateInFlight, by due time
 	backingOff int          // entries in stateBackingOff
@@ -128,14 +124,12 @@ func New(cfg Config, h Handler) (*Queue, error) {
 		return nil, err
 	}
 	q := &Queue{
-		cfg:      cfg,
-		handler:  h,
-		metrics:  cfg.Metrics,
-		clock:    cfg.Clock,
-		items:    make(map[ident]*entry),
-		clusters: make(map[string]*clusterList),
-		delayed:  entryHeap{byDue: true},
-		wake:     make(chan struct{}, 1),
+		cfg:     cfg,
+		handler: h,
+		metrics: cfg.Metrics,
+		clock:   cfg.Clock,
+		delayed: entryHeap{byDue: true},
+		wake:    make(chan struct{}, 1),
 	}
 	if q.metrics == nil {
 		q.metrics = nopMetrics{}
@@ -157,8 +151,8 @@ func (q *Queue) Name() string { return q.cfg.Name }
 func (q *Queue) Add(it Item) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	id := ident{it.Cluster, it.Key}
-	if e := q.items[id]; e != nil {
+	ci := q.index.cluster(it.Cluster, true)
+	if e := ci.keys[it.Key]; e != nil {
 		e.cancelled = false
 		return false
 	}
@@ -171,17 +165,7 @@ func (q *Queue) Add(it Item) bool {
 	if q.cfg.Metrics != nil { // only the latency metric reads it
 		e.enqueued = q.clock.Now()
 	}
-	q.items[id] = e
-	cl := q.lastList // adds come in bursts per failed cluster
-	if cl == nil || cl.cluster != it.Cluster {
-		cl = q.clusters[it.Cluster]
-	}
-	if cl == nil {
-		cl = &clusterList{cluster: it.Cluster}
-		q.clusters[it.Cluster] = cl
-	}
-	q.lastList = cl
-	cl.link(e)
+	q.index.insert(ci, e)
 	q.pending.push(e)
 	q.metrics.Added(q.cfg.Name, it.Cluster, it.ResourceKind)
 	q.kickLocked()
@@ -196,9 +180,13 @@ func (q *Queue) Add(it Item) bool {
 // The cost is proportional to the cluster's items, not to the queue's length.
 func (q *Queue) CancelCluster(cluster string) int {
 	q.mu.Lock()
-	cl := q.clusters[cluster]
+	ci := q.index.cluster(cluster, false)
 	n := 0
-	for e, next := cl.first(), (*entry)(nil); e != nil; e = next {
+	var first *entry
+	if ci != nil {
+		first = ci.head
+	}
+	for e, next := first, (*entry)(nil); e != nil; e = next {
 		next = e.next
 		switch e.state {
 		case statePending:
@@ -214,6 +202,7 @@ func (q *Queue) CancelCluster(cluster string) int {
 		q.metrics.Removed(q.cfg.Name, e.item.Cluster, e.item.ResourceKind)
 		q.leaveLocked(e, Cancelled, nil)
 	}
+	q.index.release(ci) // the cluster recovered: its index may go
 	if n > 0 {
 		q.metrics.Cancelled(q.cfg.Name, n)
 	}
@@ -228,7 +217,7 @@ func (q *Queue) CancelCluster(cluster string) int {
 // then it returns true and the item leaves as soon as the handler returns.
 func (q *Queue) Complete(it Item) bool {
 	q.mu.Lock()
-	e := q.items[ident{it.Cluster, it.Key}]
+	e := q.index.get(it.Cluster, it.Key)
 	switch {
 	case e == nil:
 		q.mu.Unlock()
@@ -269,105 +258,57 @@ func (q *Queue) InFlight() int {
 // their backoff ends. After Run has returned, this is every item not yet
 // handled, for a caller that hands the work over.
 func (q *Queue) Pending() []Item {
+	// Copy under the lock: entries are recycled once they leave the queue.
 	q.mu.Lock()
-	ready := make([]*entry, 0, q.pending.Len())
-	q.pending.each(func(e *entry) { ready = append(ready, e) })
-	waiting := make([]*entry, 0, q.backingOff)
+	ready := make([]waitingItem, 0, q.pending.Len())
+	q.pending.each(func(e *entry) { ready = append(ready, waitingItem{e.item, e.seq, e.due}) })
+	backingOff := make([]waitingItem, 0, q.backingOff)
 	for _, e := range q.delayed.s {
 		if e.state == stateBackingOff {
-			waiting = append(waiting, e)
+			backingOff = append(backingOff, waitingItem{e.item, e.seq, e.due})
 		}
 	}
 	q.mu.Unlock()
-	// The entries' order fields (Priority, seq, due) never change while an
-	// entry is pending or backing off, and a stale entry is still sorted
-	// consistently, so sorting outside the lock is safe.
-	slices.SortFunc(ready, func(a, b *entry) int { return cmpBool(before(a, b), before(b, a)) })
-	slices.SortFunc(waiting, func(a, b *entry) int {
+
+	slices.SortFunc(ready, compareOrder)
+	slices.SortFunc(backingOff, func(a, b waitingItem) int {
 		if c := a.due.Compare(b.due); c != 0 {
 			return c
 		}
-		return cmpBool(before(a, b), before(b, a))
+		return compareOrder(a, b)
 	})
-	out := make([]Item, 0, len(ready)+len(waiting))
-	for _, e := range ready {
-		out = append(out, e.item)
+	out := make([]Item, 0, len(ready)+len(backingOff))
+	for _, w := range ready {
+		out = append(out, w.item)
 	}
-	for _, e := range waiting {
-		out = append(out, e.item)
+	for _, w := range backingOff {
+		out = append(out, w.item)
 	}
 	return out
 }
 
-func cmpBool(less, greater bool) int {
-	switch {
-	case less:
-		return -1
-	case greater:
-		return 1
+// waitingItem is what Pending needs of an entry.
+type waitingItem struct {
+	item Item
+	seq  uint64
+	due  time.Time
+}
+
+// compareOrder is the processing order: higher Priority first, then lower seq.
+func compareOrder(a, b waitingItem) int {
+	if c := cmp.Compare(b.item.Priority, a.item.Priority); c != 0 {
+		return c
 	}
-	return 0
+	return cmp.Compare(a.seq, b.seq)
 }
 
 // leaveLocked reports the item's last outcome and forgets it: it has left the
 // queue for good. e must not be used afterwards; it is recycled.
 func (q *Queue) leaveLocked(e *entry, kind OutcomeKind, err error) {
 	q.noteLocked(e, kind, err)
-	q.forgetLocked(e)
+	q.index.remove(e)
 	*e = entry{}
 	q.free.Put(e)
-}
-
-// forgetLocked drops e's identity and its place in its cluster's list.
-func (q *Queue) forgetLocked(e *entry) {
-	delete(q.items, ident{e.item.Cluster, e.item.Key})
-	if cl := e.list; cl.unlink(e) {
-		delete(q.clusters, cl.cluster)
-		if q.lastList == cl {
-			q.lastList = nil
-		}
-	}
-}
-
-// ident is an item's identity.
-type ident struct{ cluster, key string }
-
-// clusterList is the doubly linked list of one cluster's entries.
-type clusterList struct {
-	cluster string
-	head    *entry
-	n       int
-}
-
-func (l *clusterList) first() *entry {
-	if l == nil {
-		return nil
-	}
-	return l.head
-}
-
-func (l *clusterList) link(e *entry) {
-	e.prev, e.next, e.list = nil, l.head, l
-	if l.head != nil {
-		l.head.prev = e
-	}
-	l.head = e
-	l.n++
-}
-
-// unlink removes e and reports whether the list is now empty.
-func (l *clusterList) unlink(e *entry) bool {
-	if e.prev != nil {
-		e.prev.next = e.next
-	} else {
-		l.head = e.next
-	}
-	if e.next != nil {
-		e.next.prev = e.prev
-	}
-	e.prev, e.next, e.list = nil, nil, nil
-	l.n--
-	return l.n == 0
 }
 
 func (q *Queue) setInFlightLocked(n int) {

@@ -164,7 +164,7 @@ func TestCancelClusterRemovesOnlyThatClustersWaitingItems(t *testing.T) {
 	if !f.q.Add(item("down", "d0")) {
 		t.Error("Add after cancel = false")
 	}
-	if _, ok := f.q.clusters["unknown"]; ok {
+	if _, ok := f.q.index.clusters["unknown"]; ok {
 		t.Error("CancelCluster of an unknown cluster left an index entry behind")
 	}
 	f.balanced(t)

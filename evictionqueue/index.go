@@ -1,0 +1,122 @@
+package evictionqueue
+
+// index finds entries by identity and lists them by cluster. Every entry the
+// queue holds, in any state, is in it.
+//
+// Keys are looked up per cluster, in one small map per cluster, rather than
+// by (cluster, key) in one large map: adds come in bursts per failed cluster,
+// so the cluster is usually the one used last and a lookup hashes only the
+// key, in a map small enough to stay in cache. Each cluster also links its
+// entries, so CancelCluster visits exactly that cluster's entries.
+type index struct {
+	clusters map[string]*clusterIndex
+	last     *clusterIndex // the cluster looked up last
+	// empty counts clusters with no entries that are kept for reuse: a
+	// cluster's items often drain and return (a failure wave is handled, the
+	// next one comes), and re-creating its map each time costs. They are
+	// swept once there are more than keepEmpty of them and more than twice
+	// as many as clusters with entries.
+	empty int
+	n     int // entries
+}
+
+// keepEmpty is how many empty cluster indexes are always allowed to stay.
+const keepEmpty = 128
+
+// clusterIndex holds one cluster's entries.
+type clusterIndex struct {
+	name    string
+	keys    map[string]*entry
+	head    *entry // the entries, linked through entry.prev and entry.next
+	isEmpty bool   // counted in index.empty
+}
+
+// cluster returns the cluster's index, creating it when create is set.
+func (x *index) cluster(name string, create bool) *clusterIndex {
+	if ci := x.last; ci != nil && ci.name == name {
+		return ci
+	}
+	ci := x.clusters[name]
+	if ci == nil {
+		if !create {
+			return nil
+		}
+		if x.clusters == nil {
+			x.clusters = make(map[string]*clusterIndex)
+		}
+		ci = &clusterIndex{name: name, keys: make(map[string]*entry)}
+		x.clusters[name] = ci
+	}
+	x.last = ci
+	return ci
+}
+
+// get returns the entry of (cluster, key), or nil.
+func (x *index) get(cluster, key string) *entry {
+	if ci := x.cluster(cluster, false); ci != nil {
+		return ci.keys[key]
+	}
+	return nil
+}
+
+// insert adds e, whose identity ci does not hold yet.
+func (x *index) insert(ci *clusterIndex, e *entry) {
+	if ci.isEmpty {
+		ci.isEmpty = false
+		x.empty--
+	}
+	ci.keys[e.item.Key] = e
+	e.ci, e.prev, e.next = ci, nil, ci.head
+	if ci.head != nil {
+		ci.head.prev = e
+	}
+	ci.head = e
+	x.n++
+}
+
+// remove drops e.
+func (x *index) remove(e *entry) {
+	ci := e.ci
+	delete(ci.keys, e.item.Key)
+	if e.prev != nil {
+		e.prev.next = e.next
+	} else {
+		ci.head = e.next
+	}
+	if e.next != nil {
+		e.next.prev = e.prev
+	}
+	e.ci, e.prev, e.next = nil, nil, nil
+	x.n--
+	if len(ci.keys) == 0 {
+		ci.isEmpty = true
+		x.empty++
+		if x.empty > keepEmpty && x.empty > 2*(len(x.clusters)-x.empty) {
+			x.sweep()
+		}
+	}
+}
+
+// release drops ci when it holds nothing, as after its cluster recovered.
+func (x *index) release(ci *clusterIndex) {
+	if ci == nil || len(ci.keys) > 0 || x.clusters[ci.name] != ci {
+		return
+	}
+	delete(x.clusters, ci.name)
+	if ci.isEmpty {
+		ci.isEmpty = false
+		x.empty--
+	}
+	if x.last == ci {
+		x.last = nil
+	}
+}
+
+// sweep drops every empty cluster index.
+func (x *index) sweep() {
+	for _, ci := range x.clusters {
+		if ci.isEmpty {
+			x.release(ci)
+		}
+	}
+}
