@@ -1,7 +1,5 @@
 package evictionqueue
 
-import "time"
-
 // state is where an entry is in its life. Only pending and backingOff entries
 // count in Len; every state holds the entry's identity, so Add of the same
 // (Cluster, Key) is refused in all of them.
@@ -14,22 +12,18 @@ const (
 	stateInFlight                    // in q.delayed until due (TTL), or until Complete
 )
 
-// entry is the queue's record of one item.
+// entry is the queue's record of one item. It is kept small (128 bytes):
+// times are offsets from the queue's epoch, counters are 32-bit.
 type entry struct {
 	item     Item
-	seq      uint64    // order of first enqueue; a retried item keeps it
-	enqueued time.Time // first enqueue, for the latency metric
-	due      time.Time // stateBackingOff: end of backoff; stateInFlight: TTL deadline
-	index    int       // position in q.delayed, or in q.pending's bucket (see loc)
-	calls    int32     // handler calls so far
-	failures int32     // errors and TTL expiries so far, counted against MaxRetries
+	seq      uint64 // order of first enqueue; a retried item keeps it
+	enqueued int64  // first enqueue (since the queue's epoch), for the latency metric
+	due      int64  // stateBackingOff: end of backoff; stateInFlight: TTL deadline
+	index    int32  // position in q.delayed, or in q.pending's bucket (see loc)
+	calls    int32  // handler calls so far
+	failures int32  // errors and TTL expiries so far, counted against MaxRetries
 	state    state
 	loc      uint8 // where in q.pending's bucket: locFIFO or locRetry
-
-	// ci is the entry's cluster in the index; prev and next link the
-	// cluster's entries, so CancelCluster visits only those.
-	ci         *clusterIndex
-	prev, next *entry
 	// cancelled is set when CancelCluster finds the item running or in flight:
 	// those cannot be taken back, but if the handler fails or the TTL passes,
 	// retrying would evict from a cluster that has recovered, so the item is
@@ -40,6 +34,11 @@ type entry struct {
 	// ErrInProgress, and without this flag the item would then wait in flight
 	// for the whole TTL and be evicted again.
 	completed bool
+
+	// ci is the entry's cluster in the index; prev and next link the
+	// cluster's entries, so CancelCluster visits only those.
+	ci         *clusterIndex
+	prev, next *entry
 }
 
 // entryHeap is a binary heap of entries that keeps each entry's index, so an
@@ -54,8 +53,8 @@ type entryHeap struct {
 func (h *entryHeap) Len() int { return len(h.s) }
 
 func (h *entryHeap) less(a, b *entry) bool {
-	if h.byDue && !a.due.Equal(b.due) {
-		return a.due.Before(b.due)
+	if h.byDue && a.due != b.due {
+		return a.due < b.due
 	}
 	return before(a, b)
 }
@@ -69,9 +68,9 @@ func before(a, b *entry) bool {
 }
 
 func (h *entryHeap) push(e *entry) {
-	e.index = len(h.s)
+	e.index = int32(len(h.s))
 	h.s = append(h.s, e)
-	h.up(e.index)
+	h.up(len(h.s) - 1)
 }
 
 // peek returns the first entry, or nil.
@@ -91,7 +90,7 @@ func (h *entryHeap) remove(i int) *entry {
 	last := len(h.s) - 1
 	if i != last {
 		h.s[i] = h.s[last]
-		h.s[i].index = i
+		h.s[i].index = int32(i)
 	}
 	h.s[last] = nil // let the entry be collected
 	h.s = h.s[:last]
@@ -116,11 +115,11 @@ func (h *entryHeap) up(i int) {
 			break
 		}
 		h.s[i] = h.s[p]
-		h.s[i].index = i
+		h.s[i].index = int32(i)
 		i = p
 	}
 	h.s[i] = e
-	e.index = i
+	e.index = int32(i)
 }
 
 // down moves the entry at i toward the leaves and reports whether it moved.
@@ -139,10 +138,10 @@ func (h *entryHeap) down(i int) bool {
 			break
 		}
 		h.s[i] = h.s[c]
-		h.s[i].index = i
+		h.s[i].index = int32(i)
 		i = c
 	}
 	h.s[i] = e
-	e.index = i
+	e.index = int32(i)
 	return i > start
 }

@@ -60,7 +60,7 @@ func (q *pendingQueue) push(e *entry) {
 	q.n++
 	b.n++
 	if b.head == len(b.fifo) || e.seq > b.tailSeq {
-		e.loc, e.index = locFIFO, len(b.fifo)
+		e.loc, e.index = locFIFO, int32(len(b.fifo))
 		b.fifo = append(b.fifo, e)
 		b.tailSeq = e.seq
 		return
@@ -84,7 +84,7 @@ func (q *pendingQueue) pop() *entry {
 func (q *pendingQueue) remove(e *entry) {
 	b := q.buckets[e.item.Priority]
 	if e.loc == locRetry {
-		b.retry.remove(e.index)
+		b.retry.remove(int(e.index))
 	} else {
 		b.fifo[e.index] = nil
 		b.dead++
@@ -162,7 +162,7 @@ func (b *bucket) compact() {
 	live := make([]*entry, 0, len(b.fifo)-b.head-b.dead)
 	for _, e := range b.fifo[b.head:] {
 		if e != nil {
-			e.index = len(live)
+			e.index = int32(len(live))
 			live = append(live, e)
 		}
 	}

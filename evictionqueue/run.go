@@ -111,7 +111,7 @@ func (q *Queue) work(ctx context.Context) error {
 		q.metrics.Removed(q.cfg.Name, e.item.Cluster, e.item.ResourceKind)
 		var latency time.Duration
 		if q.cfg.Metrics != nil {
-			latency = q.clock.Since(e.enqueued)
+			latency = time.Duration(q.nowLocked() - e.enqueued)
 		}
 		q.kickLocked()
 		q.mu.Unlock()
@@ -171,7 +171,7 @@ func (q *Queue) handle(ctx context.Context, e *entry, latency time.Duration) {
 			break
 		}
 		e.state = stateInFlight
-		e.due = q.clock.Now().Add(q.cfg.InFlightTTL)
+		e.due = after(q.nowLocked(), q.cfg.InFlightTTL)
 		q.delayLocked(e)
 		q.setInFlightLocked(q.inFlight + 1)
 		q.noteLocked(e, InProgress, nil)
@@ -206,7 +206,7 @@ func (q *Queue) failLocked(e *entry, err error) {
 		return
 	}
 	e.state = stateBackingOff
-	e.due = q.clock.Now().Add(q.cfg.backoff(int(e.failures)))
+	e.due = after(q.nowLocked(), q.cfg.backoff(int(e.failures)))
 	q.delayLocked(e)
 	q.backingOff++
 	q.metrics.Added(q.cfg.Name, e.item.Cluster, e.item.ResourceKind)
@@ -256,9 +256,9 @@ func (q *Queue) schedule(ctx context.Context) {
 		if next := q.delayed.peek(); next != nil {
 			// Created under the lock so that q.armed, which tests wait on
 			// before moving a fake clock, is set only once the timer exists.
-			timer = q.clock.NewTimer(next.due.Sub(q.clock.Now()))
+			timer = q.clock.NewTimer(time.Duration(next.due - q.nowLocked()))
 			tc = timer.C()
-			q.armed = next.due
+			q.armed = q.at(next.due)
 		}
 		q.unlockAndDeliver()
 
@@ -277,10 +277,10 @@ func (q *Queue) schedule(ctx context.Context) {
 // be under way, so there is nothing to back off from), or dropped as failed
 // when out of retries, or as cancelled when its cluster was cancelled.
 func (q *Queue) fireDueLocked() {
-	now := q.clock.Now()
+	now := q.nowLocked()
 	for {
 		e := q.delayed.peek()
-		if e == nil || e.due.After(now) {
+		if e == nil || e.due > now {
 			return
 		}
 		q.delayed.pop()

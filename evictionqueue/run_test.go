@@ -3,6 +3,7 @@ package evictionqueue
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -512,5 +513,25 @@ func TestOutcomeCallbackMayCallTheQueue(t *testing.T) {
 	}
 	if !slices.Equal(lens, []int{0, 0, 0}) {
 		t.Errorf("Len seen from OnOutcome = %v", lens)
+	}
+}
+
+func TestHugeTTLAndBackoffNeverFireEarly(t *testing.T) {
+	forever := time.Duration(math.MaxInt64)
+	f := newFixture(t, Config{InFlightTTL: forever, BackoffBase: forever, BackoffMax: forever})
+	start(t, f.q)
+	f.q.Add(item("a", "inflight"))
+	f.h.expect(t, "inflight", ErrInProgress)
+	f.q.Add(item("a", "failing"))
+	f.h.expect(t, "failing", errBoom)
+	f.out.waitKinds(t, "failing", Retrying)
+	f.clock.Step(100 * 365 * 24 * time.Hour)
+	quiet(t, f.q, nil)
+	f.h.none(t)
+	if f.q.InFlight() != 1 || f.q.Len() != 1 {
+		t.Errorf("after 100 years: InFlight %d, Len %d", f.q.InFlight(), f.q.Len())
+	}
+	if !f.q.Complete(item("a", "inflight")) {
+		t.Error("Complete = false")
 	}
 }
