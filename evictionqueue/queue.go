@@ -216,10 +216,11 @@ func (q *Queue) CancelCluster(cluster string) int {
 }
 
 // Complete reports that the background eviction of it finished: the item
-// leaves the queue, frees its in-flight slot and is reported Completed. It returns
-// false when the queue holds no such item in flight. Complete may arrive
-// before the handler that started the eviction has returned ErrInProgress;
-// then it returns true and the item leaves as soon as the handler returns.
+// leaves the queue, frees its in-flight slot and is reported Completed. It
+// returns false when the queue holds no such item in flight. Complete may
+// arrive before the handler that started the eviction has returned
+// ErrInProgress; then it returns true and the item leaves as soon as the
+// handler returns, whatever the handler returns.
 func (q *Queue) Complete(it Item) bool {
 	q.mu.Lock()
 	e := q.index.get(it.Cluster, it.Key)

@@ -197,8 +197,8 @@ func (q *Queue) handle(ctx context.Context, e *entry, latency time.Duration) {
 	q.unlockAndDeliver()
 }
 
-// failLocked counts a failure of e (a handler error or a TTL expiry): e
-// backs off before its next attempt, or is dropped when out of retries.
+// failLocked counts a handler failure of e: e backs off before its next
+// attempt, or is dropped when out of retries.
 func (q *Queue) failLocked(e *entry, err error) {
 	e.failures++
 	if int(e.failures) > q.cfg.MaxRetries {
