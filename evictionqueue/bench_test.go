@@ -143,6 +143,7 @@ func BenchmarkQueuedItem(b *testing.B) {
 		var retained, allocated uint64
 		var before, after runtime.MemStats
 		rounds := 0
+		b.ReportAllocs()
 		for b.Loop() {
 			runtime.GC()
 			runtime.ReadMemStats(&before)

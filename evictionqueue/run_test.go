@@ -535,3 +535,27 @@ func TestHugeTTLAndBackoffNeverFireEarly(t *testing.T) {
 		t.Error("Complete = false")
 	}
 }
+
+func TestPendingListsBackingOffItemsAfterPendingOnesByEndOfBackoff(t *testing.T) {
+	f := newFixture(t, Config{})
+	start(t, f.q)
+	f.q.Add(item("a", "early"))
+	f.h.expect(t, "early", errBoom) // backs off until t0+1s
+	waitArmed(t, f.q, t0.Add(time.Second))
+	f.q.Add(item("a", "late"))
+	c := f.h.next(t)
+	f.clock.Step(500 * time.Millisecond)
+	c.reply <- errBoom // backs off until t0+1.5s
+	f.out.waitKinds(t, "late", Retrying)
+	quiet(t, f.q, nil)
+	f.q.Add(Item{Cluster: "b", Key: "waiting", Priority: -5})
+	c = f.h.next(t) // the worker takes it: hold it there
+	f.q.Add(Item{Cluster: "b", Key: "next", Priority: -5})
+	if got := keys(f.q.Pending()); !slices.Equal(got, []string{"next", "early", "late"}) {
+		t.Errorf("Pending = %v, want the pending item, then the backoffs by end", got)
+	}
+	if f.q.Len() != 3 {
+		t.Errorf("Len = %d, want 3", f.q.Len())
+	}
+	c.reply <- nil
+}
