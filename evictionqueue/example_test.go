@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/failoverkit/failover/evictionqueue"
+	"github.com/failoverkit/failover/ratelimit"
 )
 
 // A queue evicts the highest-priority items first, and among equals the
@@ -95,4 +97,51 @@ func ExampleConfig_onOutcome() {
 	// default/pinned Abandoned evictionqueue: abandoned: no feasible cluster
 	// default/web InProgress <nil>
 	// default/web Completed <nil>
+}
+
+// The ResourceBinding and ClusterResourceBinding queues share one
+// ratelimit.Limiter, so together they evict at the fleet's rate whatever
+// their number of workers.
+func ExampleConfig_sharedLimiter() {
+	health := ratelimit.NewTracker()
+	health.Set("member1", true) // faulty: its bindings are being evicted
+	health.Set("member2", false)
+	health.Set("member3", false)
+	cfg := ratelimit.DefaultConfig()
+	cfg.ResourceEvictionRate = 200 // per second, to keep the example short
+	limiter, err := ratelimit.NewLimiter(cfg, health)
+	if err != nil {
+		panic(err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	handled := 0
+	evict := func(ctx context.Context, it evictionqueue.Item) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if handled++; handled == 6 {
+			cancel()
+		}
+		return nil
+	}
+	var wg sync.WaitGroup
+	for _, name := range []string{"resource-binding", "cluster-resource-binding"} {
+		q, err := evictionqueue.New(evictionqueue.Config{Name: name, Workers: 4, Pacer: limiter}, evict)
+		if err != nil {
+			panic(err)
+		}
+		for i := range 3 {
+			q.Add(evictionqueue.Item{Cluster: "member1", Key: fmt.Sprintf("default/app-%d", i)})
+		}
+		wg.Go(func() {
+			if err := q.Run(ctx); err != nil {
+				panic(err)
+			}
+		})
+	}
+	wg.Wait()
+	fmt.Println("evicted:", handled, "at", limiter.Rate(), "per second")
+	// Output:
+	// evicted: 6 at 200 per second
 }
