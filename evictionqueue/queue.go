@@ -361,6 +361,16 @@ func (q *Queue) unlockAndDeliver() {
 		return
 	}
 	q.delivering = true
+	finished := false
+	defer func() {
+		if !finished {
+			// OnOutcome panicked. Whoever recovers may go on using the
+			// queue: let the next caller deliver what is left.
+			q.mu.Lock()
+			q.delivering = false
+			q.mu.Unlock()
+		}
+	}()
 	for len(q.outbox) > 0 {
 		batch := q.outbox
 		q.outbox = nil
@@ -372,6 +382,7 @@ func (q *Queue) unlockAndDeliver() {
 	}
 	q.delivering = false
 	q.mu.Unlock()
+	finished = true
 }
 
 type nopMetrics struct{}

@@ -206,3 +206,31 @@ func TestAbandonAndPanicErrorsUnwrap(t *testing.T) {
 		t.Error("a panic with a string unwraps to an error")
 	}
 }
+
+func TestAPanickingOutcomeCallbackDoesNotStopLaterOutcomes(t *testing.T) {
+	var got []OutcomeKind
+	calls := 0
+	q, err := New(Config{Name: "q", OnOutcome: func(o Outcome) {
+		if calls++; calls == 1 {
+			panic("callback bug")
+		}
+		got = append(got, o.Kind)
+	}}, func(context.Context, Item) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Add(item("a", "x"))
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the callback's panic did not reach the caller")
+			}
+		}()
+		q.CancelCluster("a")
+	}()
+	q.Add(item("b", "y"))
+	q.CancelCluster("b")
+	if !slices.Equal(got, []OutcomeKind{Cancelled}) {
+		t.Errorf("outcomes after the panic = %v, want [Cancelled]", got)
+	}
+}
