@@ -126,6 +126,27 @@ func TestEvaluateWindowsAtTheirBoundaries(t *testing.T) {
 			now:   t0,
 			want:  "taints=[] added=[] removed=[] requeue=6m0s",
 		},
+		{
+			// Clock skew on the removal side: the taint stays and the
+			// requeue counts from the skewed time, never negative.
+			name:   "an unmatched lastTransitionTime in the future keeps the taint until its window after it",
+			conds:  []metav1.Condition{cond("Ready", condTrue, at(sec(60)))},
+			taints: []corev1.Taint{taint(notReady, prefer, "", at(-time.Hour))},
+			now:    t0,
+			want:   "taints=[cluster.karmada.io/not-ready:PreferNoExecute@-1h0m0s] added=[] removed=[] requeue=4m0s",
+		},
+		{
+			name:  "a lastTransitionTime centuries ahead neither overflows nor goes negative",
+			conds: []metav1.Condition{cond("Ready", condFalse, time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC))},
+			now:   t0,
+			want:  "taints=[] added=[] removed=[] requeue=2562047h47m16.854775807s",
+		},
+		{
+			name:  "a lastTransitionTime from year 1 counts as long ago",
+			conds: []metav1.Condition{cond("Ready", condFalse, time.Date(1, 1, 1, 0, 0, 1, 0, time.UTC))},
+			now:   t0,
+			want:  "taints=[cluster.karmada.io/not-ready:PreferNoExecute@0s] added=[cluster.karmada.io/not-ready:PreferNoExecute@0s] removed=[] requeue=0s",
+		},
 	})
 }
 
@@ -450,6 +471,32 @@ func runTimeline(t *testing.T, e *Evaluator, steps []step) {
 			t.Errorf("at t0+%s:\n got  %s\n want %s", s.now, got, s.want)
 		}
 		taints = r.Taints
+	}
+}
+
+// DESIGN: only taints listed by a policy targeting the cluster are touched.
+// A policy that stops targeting a cluster therefore leaves the taint it added
+// there; removing it is the operator's call, not the Evaluator's.
+func TestEvaluatePolicyThatStopsTargetingLeavesItsTaint(t *testing.T) {
+	p := notReadyPolicy()
+	p.Spec.TargetCluster = &failover.ClusterAffinity{ClusterNames: []string{"member1"}}
+	e := mustEvaluator(t, p)
+	const added = "cluster.karmada.io/not-ready:PreferNoExecute@5m0s"
+	notReadySince0 := []metav1.Condition{cond("Ready", condFalse, t0)}
+	runTimeline(t, e, []step{
+		{300 * time.Second, notReadySince0, "taints=[" + added + "] added=[" + added + "] removed=[] requeue=0s"},
+	})
+
+	p.Spec.TargetCluster.ClusterNames = []string{"member2"}
+	if err := e.SetPolicies([]ClusterTaintPolicy{p}); err != nil {
+		t.Fatal(err)
+	}
+	present := []corev1.Taint{taint(notReady, prefer, "", at(300*time.Second))}
+	for _, now := range []time.Duration{301 * time.Second, time.Hour} {
+		r := e.Evaluate(failover.Cluster{Name: "member1", Conditions: []metav1.Condition{cond("Ready", condTrue, at(301*time.Second))}, Taints: present}, at(now))
+		if got, want := showResult(r), "taints=["+added+"] added=[] removed=[] requeue=0s"; got != want {
+			t.Errorf("at t0+%s, no longer targeted:\n got  %s\n want %s", now, got, want)
+		}
 	}
 }
 

@@ -226,6 +226,12 @@ func FuzzEvaluate(f *testing.F) {
 				t.Fatalf("at now+%s the applied result changed again: %s\n first %s", tm.Sub(now), showResult(again), showResult(r))
 			}
 		}
+		// RequeueAfter is exact: when it comes, the result does change.
+		if r.RequeueAfter > 0 {
+			if again := e.Evaluate(applied, now.Add(r.RequeueAfter)); !again.Changed() {
+				t.Fatalf("at the requeue time now+%s nothing changed: %s\n first %s", r.RequeueAfter, showResult(again), showResult(r))
+			}
+		}
 
 		// With every read condition timed, history does not matter.
 		for typ := range referenced {
