@@ -34,8 +34,10 @@ type Item struct {
 type Handler func(ctx context.Context, it Item) error
 
 // Pacer hands out processing permits; *ratelimit.Limiter satisfies it. Wait
-// blocks until one permit is granted, or returns an error when ctx ends.
-// Queues that share one Pacer share its rate.
+// blocks until one permit is granted, or returns an error when ctx ends; it
+// must give the waiter's place back then, as *ratelimit.Limiter does, since
+// the queue also ends the wait of a worker whose item was cancelled. Queues
+// that share one Pacer share its rate.
 type Pacer interface {
 	Wait(ctx context.Context) error
 }

@@ -20,16 +20,81 @@ func TestItemCancelledWhileAWorkerWaitsForAPermitIsNeverHandledAndTakesNoPermit(
 	if n := f.q.CancelCluster("down"); n != 1 {
 		t.Fatalf("CancelCluster = %d", n)
 	}
-	p.grant(t)
+	// The worker stops waiting: a shared Pacer gives its place to others.
+	waitUntil(t, "the worker has left the pacer", func() bool { return p.waitingNow() == 0 })
 	quiet(t, f.q, p)
-	f.h.none(t) // the permit found no item: x is never handled
+	f.h.none(t) // x is never handled
 
-	// The permit is kept for the next item: y is handled without a new Wait.
 	f.q.Add(item("up", "y"))
+	p.grant(t)
 	f.h.expect(t, "y", nil)
 	quiet(t, f.q, p)
-	if calls, granted := p.counts(); calls != 1 || granted != 1 {
-		t.Errorf("pacer: %d waits, %d permits; want 1 and 1", calls, granted)
+	if calls, granted := p.counts(); calls != 2 || granted != 1 {
+		t.Errorf("pacer: %d waits, %d permits; want 2 (one withdrawn) and 1", calls, granted)
+	}
+	f.out.waitKinds(t, "x", Cancelled)
+	f.balanced(t)
+}
+
+func TestCancellingSomeItemsWithdrawsOnlyTheExcessPacerWaits(t *testing.T) {
+	p := newFakePacer()
+	f := newFixture(t, Config{Workers: 4, Pacer: p})
+	start(t, f.q)
+	for _, k := range []string{"a", "b", "c"} {
+		f.q.Add(item("down", k))
+	}
+	f.q.Add(item("up", "d"))
+	quiet(t, f.q, p)
+	if w := p.waitingNow(); w != 4 {
+		t.Fatalf("%d of 4 workers wait for a permit with 4 items pending", w)
+	}
+	f.q.CancelCluster("down")
+	f.q.CancelCluster("down") // again: nothing more to withdraw
+	waitUntil(t, "three workers have left the pacer", func() bool { return p.waitingNow() == 1 })
+	quiet(t, f.q, p)
+	p.grant(t)
+	f.h.expect(t, "d", nil)
+	quiet(t, f.q, p)
+	if w := p.waitingNow(); w != 0 {
+		t.Errorf("%d workers wait for a permit with nothing pending", w)
+	}
+	f.balanced(t)
+}
+
+// stubbornPacer grants permits whatever the context, like a Pacer whose
+// permit was granted just as its waiter was withdrawn.
+type stubbornPacer struct{ permits chan struct{} }
+
+func (p stubbornPacer) Wait(context.Context) error {
+	<-p.permits
+	return nil
+}
+
+func TestAPermitGrantedForACancelledItemIsKeptForTheNext(t *testing.T) {
+	p := stubbornPacer{permits: make(chan struct{})}
+	f := newFixture(t, Config{Pacer: p})
+	start(t, f.q)
+	f.q.Add(item("down", "x"))
+	waitUntil(t, "the worker waits for a permit", func() bool {
+		f.q.mu.Lock()
+		defer f.q.mu.Unlock()
+		return len(f.q.pacing) == 1
+	})
+	f.q.CancelCluster("down")
+	p.permits <- struct{}{} // granted although withdrawn
+	quiet(t, f.q, nil)
+	f.h.none(t)
+
+	// The permit is kept: y is handled without another Wait (which would
+	// block this stubborn pacer and the test).
+	f.q.Add(item("up", "y"))
+	f.h.expect(t, "y", nil)
+	quiet(t, f.q, nil)
+	f.q.mu.Lock()
+	claims, withdrawn, pacing := f.q.claims, f.q.withdrawn, len(f.q.pacing)
+	f.q.mu.Unlock()
+	if claims != 0 || withdrawn != 0 || pacing != 0 {
+		t.Errorf("claims %d, withdrawn %d, pacing %d after the queue emptied; want 0", claims, withdrawn, pacing)
 	}
 	f.out.waitKinds(t, "x", Cancelled)
 	f.balanced(t)

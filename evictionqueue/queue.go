@@ -31,8 +31,11 @@ import (
 // Run starts Config.Workers workers. A worker that sees more pending items
 // than workers already going for them first takes a permit from the Pacer and
 // only then takes the head pending item, so an item cancelled while workers
-// wait for permits takes no permit and is never handled; a permit for which
-// no item is left is kept for the next item. Every handler call costs one
+// wait for permits takes no permit and is never handled. CancelCluster
+// withdraws the Pacer waits that no pending item backs any more, so a shared
+// Limiter hands their slots to other waiters instead of to a worker with
+// nothing to do; a permit granted just before its wait was withdrawn is kept
+// for the next item. Every handler call costs one
 // permit, retries included, so the queue's throughput is the Pacer's rate
 // whatever the number of workers, and queues sharing one Pacer share its rate.
 //
@@ -102,6 +105,11 @@ type Queue struct {
 	holdCond     sync.Cond // workers holding a permit, waiting for an item
 	claimWaiters int
 	holdWaiters  int
+	// pacing are the claims now waiting in Pacer.Wait, oldest first;
+	// withdrawn counts claims whose wait withdrawLocked cancelled and whose
+	// worker has not yet returned from Pacer.Wait.
+	pacing    []*pacerWait
+	withdrawn int
 
 	// outbox holds outcomes not yet passed to OnOutcome; delivering is set
 	// while some goroutine passes them on, in order, outside the lock.
@@ -210,6 +218,7 @@ func (q *Queue) CancelCluster(cluster string) int {
 	q.index.release(ci) // the cluster recovered: its index may go
 	if n > 0 {
 		q.metrics.Cancelled(q.cfg.Name, n)
+		q.withdrawLocked()
 	}
 	q.unlockAndDeliver()
 	return n

@@ -3,6 +3,7 @@ package evictionqueue_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -92,4 +93,92 @@ func TestThroughputUnderARealLimiterIsItsRate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestACancelledItemsWorkerGivesItsLimiterSlotBack: two queues share one
+// Limiter. Queue A's only item is cancelled while A's worker waits for a
+// permit. That worker must leave the Limiter at once: queue B's waiter moves
+// up into the freed slot, and A is left with no banked permit that would let
+// a later item through while the Limiter is paused.
+func TestACancelledItemsWorkerGivesItsLimiterSlotBack(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	health := ratelimit.NewTracker()
+	for i := range 5 { // small fleet: more than 55% faulty pauses
+		health.Set(fmt.Sprintf("member%d", i), false)
+	}
+	lim, err := ratelimit.NewLimiter(ratelimit.DefaultConfig(), health, ratelimit.WithClock(clk)) // 0.5/s
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	if err := lim.Wait(ctx); err != nil { // the bucket's one permit: the next slot is 2s away
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	handled := map[string]bool{}
+	h := func(_ context.Context, it evictionqueue.Item) error {
+		mu.Lock()
+		defer mu.Unlock()
+		handled[it.Key] = true
+		return nil
+	}
+	wasHandled := func(key string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return handled[key]
+	}
+	newQueue := func(name string) *evictionqueue.Queue {
+		q, err := evictionqueue.New(evictionqueue.Config{Name: name, Pacer: lim, Clock: clk}, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			if err := q.Run(ctx); err != nil {
+				t.Error(err)
+			}
+		})
+		return q
+	}
+	until := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting until %s (%v)", what, lim)
+			}
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
+	a, b := newQueue("a"), newQueue("b")
+
+	a.Add(evictionqueue.Item{Cluster: "member1", Key: "a1"})
+	until("A's worker waits for the slot at 2s", func() bool { return clk.Waiters() == 1 })
+	b.Add(evictionqueue.Item{Cluster: "member2", Key: "b1"})
+	until("B's worker waits for the slot at 4s", func() bool { return clk.Waiters() == 2 })
+
+	a.CancelCluster("member1")
+	until("A's worker has left the Limiter", func() bool { return strings.Contains(lim.String(), "waiters=1)") })
+	clk.Step(2 * time.Second)
+	until("B's item is handled in the slot A gave back", func() bool { return wasHandled("b1") })
+
+	// Pause (3 of 5 faulty). A new item of A must wait for the resume.
+	for i := range 3 {
+		health.Set(fmt.Sprintf("member%d", i), true)
+	}
+	a.Add(evictionqueue.Item{Cluster: "member3", Key: "a2"})
+	until("A's worker waits in the paused Limiter", func() bool {
+		return strings.Contains(lim.String(), "rate=0/s, waiters=1)")
+	})
+	if wasHandled("a2") {
+		t.Fatal("an item was handled while the Limiter was paused")
+	}
+	for i := range 3 {
+		health.Set(fmt.Sprintf("member%d", i), false)
+	}
+	until("A's item is handled once the Limiter resumes", func() bool { return wasHandled("a2") })
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -73,26 +74,40 @@ func (q *Queue) work(ctx context.Context) error {
 			return nil
 		}
 		q.claims++
+		var pw *pacerWait
+		waitCtx := ctx
+		if q.cfg.Pacer != nil {
+			pw = &pacerWait{}
+			waitCtx, pw.cancel = context.WithCancel(ctx)
+			q.pacing = append(q.pacing, pw)
+		}
 		q.kickLocked()
 		q.mu.Unlock()
 
-		if q.cfg.Pacer != nil {
-			if err := q.cfg.Pacer.Wait(ctx); err != nil {
-				q.mu.Lock()
+		if pw != nil {
+			err := q.cfg.Pacer.Wait(waitCtx)
+			pw.cancel()
+			q.mu.Lock()
+			q.donePacingLocked(pw)
+			if err != nil {
 				q.claims--
 				q.kickLocked()
 				q.mu.Unlock()
 				if ctx.Err() != nil {
 					return nil
 				}
+				if pw.withdrawn {
+					continue // the items it came for were cancelled
+				}
 				return fmt.Errorf("evictionqueue: queue %q: pacer: %w", q.cfg.Name, err)
 			}
+		} else {
+			q.mu.Lock()
 		}
 
 		// Holding a permit: take the head item, or keep the permit until one
 		// is pending (the item this worker claimed for may have been
-		// cancelled meanwhile).
-		q.mu.Lock()
+		// cancelled after the permit was granted).
 		for !q.stopping && q.pending.Len() == 0 {
 			q.holdWaiters++ // the waker decrements: see kickLocked
 			q.holdCond.Wait()
@@ -117,6 +132,40 @@ func (q *Queue) work(ctx context.Context) error {
 		q.mu.Unlock()
 
 		q.handle(ctx, e, latency)
+	}
+}
+
+// pacerWait is a worker's claim while it waits in Pacer.Wait.
+type pacerWait struct {
+	cancel    context.CancelFunc
+	withdrawn bool // withdrawLocked cancelled the wait
+}
+
+// withdrawLocked cancels the Pacer waits of claims that no pending item
+// backs any more (CancelCluster removed them), newest first. A worker that
+// kept waiting would take a permit for nothing: a shared Limiter would hand
+// it a slot another queue's worker is waiting for, and the worker would bank
+// it and evict a later item at once, even while the Limiter is paused. A
+// permit granted before the cancel lands is still kept (see work).
+func (q *Queue) withdrawLocked() {
+	for len(q.pacing) > 0 && q.claims-q.withdrawn > q.pending.Len() {
+		pw := q.pacing[len(q.pacing)-1]
+		q.pacing[len(q.pacing)-1] = nil
+		q.pacing = q.pacing[:len(q.pacing)-1]
+		pw.withdrawn = true
+		q.withdrawn++
+		pw.cancel()
+	}
+}
+
+// donePacingLocked forgets pw once its Pacer.Wait has returned.
+func (q *Queue) donePacingLocked(pw *pacerWait) {
+	if pw.withdrawn {
+		q.withdrawn--
+		return
+	}
+	if i := slices.Index(q.pacing, pw); i >= 0 {
+		q.pacing = slices.Delete(q.pacing, i, i+1)
 	}
 }
 
