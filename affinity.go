@@ -65,7 +65,8 @@ func (a *ClusterAffinity) Validate() error {
 // Compile parses a's selectors once and returns a matcher that answers
 // exactly as [ClusterAffinity.Matches] does, without parsing or allocating
 // per cluster. A nil affinity compiles to a matcher that matches every
-// cluster. The matcher does not see later changes to a.
+// cluster. The matcher does not see later changes to a. A selector that does
+// not parse is an [*AffinityError].
 func (a *ClusterAffinity) Compile() (*AffinityMatcher, error) {
 	if a == nil {
 		return &AffinityMatcher{all: true}, nil
@@ -74,7 +75,7 @@ func (a *ClusterAffinity) Compile() (*AffinityMatcher, error) {
 	if a.LabelSelector != nil {
 		s, err := metav1.LabelSelectorAsSelector(a.LabelSelector)
 		if err != nil {
-			return nil, fmt.Errorf("failover: clusterAffinity.labelSelector: %w", err)
+			return nil, &AffinityError{Field: "labelSelector", Err: err}
 		}
 		if !s.Empty() {
 			m.labels = s
@@ -124,15 +125,18 @@ type AffinityMatcher struct {
 	fields  []fieldRequirement
 }
 
-// Matches reports whether c is selected.
+// Matches reports whether c is selected. A nil matcher, like a nil
+// affinity, selects every cluster.
 func (m *AffinityMatcher) Matches(c *Cluster) bool {
-	if m.all {
+	if m == nil || m.all {
 		return true
 	}
+	// Every part must hold, so the order is free: cheapest first, the label
+	// selector (map lookups per requirement) last.
 	if m.exclude.has(c.Name) {
 		return false
 	}
-	if m.labels != nil && !m.labels.Matches(labels.Set(c.Labels)) {
+	if !m.names.empty() && !m.names.has(c.Name) {
 		return false
 	}
 	for i := range m.fields {
@@ -140,14 +144,37 @@ func (m *AffinityMatcher) Matches(c *Cluster) bool {
 			return false
 		}
 	}
-	return m.names.empty() || m.names.has(c.Name)
+	return m.labels == nil || m.labels.Matches(labels.Set(c.Labels))
 }
+
+// AffinityError is the error of a selector that does not parse, from
+// [ClusterAffinity.Compile], Matches and Validate. Field is the path of the
+// offending part within the affinity, so that a type embedding a
+// ClusterAffinity can report it under its own path.
+type AffinityError struct {
+	// Field is the path below the affinity, as in "labelSelector" or
+	// "fieldSelector.matchExpressions[1].operator".
+	Field string
+	// Err says what is wrong and quotes the offending value.
+	Err error
+}
+
+func (e *AffinityError) Error() string {
+	return "failover: clusterAffinity." + e.Field + ": " + e.Err.Error()
+}
+
+// Unwrap returns Err.
+func (e *AffinityError) Unwrap() error { return e.Err }
 
 // nameSet holds cluster names: a slice while short, where a scan beats
 // hashing, and a map beyond, so that a placement listing thousands of
 // clusters does not make matching a fleet quadratic.
 type nameSet struct {
 	list []string
+	// mask has bit sig(n) set for every n in list, so that most names
+	// outside a short list are rejected without comparing strings: a fleet
+	// is matched against an exclude list of a few names cluster by cluster.
+	mask uint64
 	set  map[string]struct{}
 }
 
@@ -155,7 +182,11 @@ const shortNameList = 8
 
 func newNameSet(names []string) nameSet {
 	if len(names) <= shortNameList {
-		return nameSet{list: slices.Clone(names)}
+		s := nameSet{list: slices.Clone(names)}
+		for _, n := range names {
+			s.mask |= 1 << sig(n)
+		}
+		return s
 	}
 	set := make(map[string]struct{}, len(names))
 	for _, n := range names {
@@ -164,14 +195,34 @@ func newNameSet(names []string) nameSet {
 	return nameSet{set: set}
 }
 
-func (s *nameSet) empty() bool { return len(s.list) == 0 && len(s.set) == 0 }
+// sig folds a name's length and last two bytes, where the names of one fleet
+// usually differ ("member-00042"), into 0..63.
+func sig(name string) uint {
+	n := len(name)
+	if n < 2 {
+		return uint(n)
+	}
+	return (uint(name[n-1])*31 + uint(name[n-2])*7 + uint(n)) & 63
+}
+
+func (s *nameSet) empty() bool { return len(s.list) == 0 && s.set == nil }
 
 func (s *nameSet) has(name string) bool {
 	if s.set != nil {
 		_, ok := s.set[name]
 		return ok
 	}
-	return slices.Contains(s.list, name)
+	if s.mask&(1<<sig(name)) == 0 {
+		return false
+	}
+	for _, n := range s.list {
+		// Names of one fleet often share their length and differ at the
+		// end, where == would reach them last.
+		if len(n) == len(name) && (len(n) == 0 || n[len(n)-1] == name[len(n)-1]) && n == name {
+			return true
+		}
+	}
+	return false
 }
 
 // fieldRequirement is one field selector expression, matched directly rather
@@ -183,11 +234,11 @@ type fieldRequirement struct {
 }
 
 func compileField(i int, e corev1.NodeSelectorRequirement) (fieldRequirement, error) {
-	path := fmt.Sprintf("clusterAffinity.fieldSelector.matchExpressions[%d]", i)
+	path := fmt.Sprintf("fieldSelector.matchExpressions[%d]", i)
 	switch e.Key {
 	case ProviderField, RegionField, ZoneField:
 	default:
-		return fieldRequirement{}, fmt.Errorf("failover: %s.key: unknown field %q: want provider, region or zone", path, e.Key)
+		return fieldRequirement{}, &AffinityError{Field: path + ".key", Err: fmt.Errorf("unknown field %q: want provider, region or zone", e.Key)}
 	}
 	var op selection.Operator
 	switch e.Operator {
@@ -200,12 +251,12 @@ func compileField(i int, e corev1.NodeSelectorRequirement) (fieldRequirement, er
 	case corev1.NodeSelectorOpDoesNotExist:
 		op = selection.DoesNotExist
 	default:
-		return fieldRequirement{}, fmt.Errorf("failover: %s.operator: unsupported operator %q: want In, NotIn, Exists or DoesNotExist", path, e.Operator)
+		return fieldRequirement{}, &AffinityError{Field: path + ".operator", Err: fmt.Errorf("unsupported operator %q: want In, NotIn, Exists or DoesNotExist", e.Operator)}
 	}
 	// labels.NewRequirement holds the rules on values (In needs some,
 	// Exists none, each a valid label value); it is built only for them.
 	if _, err := labels.NewRequirement(e.Key, op, e.Values); err != nil {
-		return fieldRequirement{}, fmt.Errorf("failover: %s: %w", path, err)
+		return fieldRequirement{}, &AffinityError{Field: path, Err: err}
 	}
 	return fieldRequirement{field: e.Key, op: op, values: slices.Clone(e.Values)}, nil
 }

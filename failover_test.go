@@ -1,6 +1,10 @@
 package failover_test
 
 import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -8,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/yaml"
 
 	"github.com/failoverkit/failover"
@@ -231,4 +237,222 @@ func TestAffinityLongNameLists(t *testing.T) {
 	assert.False(t, m.Matches(&failover.Cluster{Name: names[0]}), "excluded by a long exclude list")
 	assert.True(t, m.Matches(&failover.Cluster{Name: names[50]}), "listed in a long clusterNames list")
 	assert.False(t, m.Matches(&failover.Cluster{Name: "unlisted"}))
+}
+
+// A selector that does not parse is an *AffinityError whose Field is the path
+// inside the affinity, so that a type embedding the affinity can name it by
+// its own path; its message keeps the root package's prefix.
+func TestAffinityErrorNamesTheField(t *testing.T) {
+	expr := func(es ...corev1.NodeSelectorRequirement) *failover.FieldSelector {
+		return &failover.FieldSelector{MatchExpressions: es}
+	}
+	region := corev1.NodeSelectorRequirement{Key: failover.RegionField, Operator: corev1.NodeSelectorOpIn, Values: []string{"eu"}}
+	cases := []struct {
+		name      string
+		a         failover.ClusterAffinity
+		wantField string
+		wantErr   string
+	}{
+		{"label selector", failover.ClusterAffinity{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"bad key!": "v"}}},
+			"labelSelector", `failover: clusterAffinity.labelSelector: key: Invalid value: "bad key!"`},
+		{"second expression's key", failover.ClusterAffinity{FieldSelector: expr(region, corev1.NodeSelectorRequirement{Key: "country", Operator: corev1.NodeSelectorOpIn, Values: []string{"fr"}})},
+			"fieldSelector.matchExpressions[1].key", `failover: clusterAffinity.fieldSelector.matchExpressions[1].key: unknown field "country": want provider, region or zone`},
+		{"operator", failover.ClusterAffinity{FieldSelector: expr(corev1.NodeSelectorRequirement{Key: failover.ZoneField, Operator: corev1.NodeSelectorOpGt, Values: []string{"1"}})},
+			"fieldSelector.matchExpressions[0].operator", `failover: clusterAffinity.fieldSelector.matchExpressions[0].operator: unsupported operator "Gt": want In, NotIn, Exists or DoesNotExist`},
+		{"In without values", failover.ClusterAffinity{FieldSelector: expr(corev1.NodeSelectorRequirement{Key: failover.RegionField, Operator: corev1.NodeSelectorOpIn})},
+			"fieldSelector.matchExpressions[0]", `failover: clusterAffinity.fieldSelector.matchExpressions[0]: values: Invalid value`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.a.Compile()
+			var ae *failover.AffinityError
+			require.ErrorAs(t, err, &ae)
+			assert.Equal(t, tc.wantField, ae.Field)
+			assert.ErrorContains(t, err, tc.wantErr)
+			assert.Equal(t, "failover: clusterAffinity."+ae.Field+": "+ae.Err.Error(), err.Error())
+			assert.ErrorAs(t, tc.a.Validate(), &ae)
+		})
+	}
+}
+
+// Short name lists take a scan that first rejects names by a signature of
+// their length and last bytes; names sharing it, empty names and one-byte
+// names must still be told apart exactly, at every list size on either side
+// of the switch to a map.
+func TestAffinityNameListsOfEverySize(t *testing.T) {
+	pool := []string{"", "a", "b", "ab", "xa1", "ya1", "member-00001", "xember-00001", "member-00011", "member-10001", "m"}
+	for n := range len(pool) + 1 {
+		listed := pool[:n]
+		m, err := (&failover.ClusterAffinity{ClusterNames: listed}).Compile()
+		require.NoError(t, err)
+		ex, err := (&failover.ClusterAffinity{ExcludeClusters: listed}).Compile()
+		require.NoError(t, err)
+		for _, name := range append(pool, "c", "zz", "member-00002") {
+			in := slices.Contains(listed, name)
+			assert.Equal(t, in || n == 0, m.Matches(&failover.Cluster{Name: name}), "%q in clusterNames %q", name, listed)
+			assert.Equal(t, !in, ex.Matches(&failover.Cluster{Name: name}), "%q in exclude %q", name, listed)
+		}
+	}
+}
+
+// affinityBytes builds affinities and clusters from fuzz bytes; zero once
+// they run out. Names, selectors and values are drawn from small pools so
+// that matches are frequent, and include malformed ones.
+type affinityBytes []byte
+
+func (r *affinityBytes) next() byte {
+	if len(*r) == 0 {
+		return 0
+	}
+	b := (*r)[0]
+	*r = (*r)[1:]
+	return b
+}
+
+func (r *affinityBytes) pick(xs ...string) string { return xs[int(r.next())%len(xs)] }
+
+var fuzzNames = []string{"", "a", "b", "xa1", "ya1", "member-00001", "member-00002", "member-00011", "xember-00001", "member-10001", "m"}
+
+func (r *affinityBytes) names() []string {
+	out := make([]string, int(r.next())%(len(fuzzNames)+2)) // up to 12: both nameSet forms
+	for i := range out {
+		out[i] = r.pick(fuzzNames...)
+	}
+	return out
+}
+
+func (r *affinityBytes) affinity() *failover.ClusterAffinity {
+	flags := r.next()
+	if flags&1 == 0 {
+		return nil
+	}
+	a := &failover.ClusterAffinity{}
+	if flags&2 != 0 {
+		a.LabelSelector = &metav1.LabelSelector{}
+		if flags&4 != 0 {
+			a.LabelSelector.MatchLabels = map[string]string{r.pick("env", "tier", "bad key!"): r.pick("prod", "gold", "")}
+		}
+		if flags&8 != 0 {
+			a.LabelSelector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: r.pick("env", "tier"),
+				Operator: metav1.LabelSelectorOperator(r.pick("In", "NotIn", "Exists", "DoesNotExist", "Near")),
+				Values:   []string{r.pick("prod", "gold", "silver"), "dev"}[:r.next()%3]}}
+		}
+	}
+	if flags&16 != 0 {
+		a.FieldSelector = &failover.FieldSelector{}
+		for range int(r.next() % 3) {
+			a.FieldSelector.MatchExpressions = append(a.FieldSelector.MatchExpressions, corev1.NodeSelectorRequirement{
+				Key:      r.pick(failover.ProviderField, failover.RegionField, failover.ZoneField, "country", ""),
+				Operator: corev1.NodeSelectorOperator(r.pick("In", "NotIn", "Exists", "DoesNotExist", "Gt", "")),
+				Values:   []string{r.pick("eu", "us", "aws", "eu-1a", "", "bad value!"), "gcp"}[:r.next()%3]})
+		}
+	}
+	if flags&32 != 0 {
+		a.ClusterNames = r.names()
+	}
+	if flags&64 != 0 {
+		a.ExcludeClusters = r.names()
+	}
+	return a
+}
+
+func (r *affinityBytes) cluster() failover.Cluster {
+	return failover.Cluster{
+		Name:     r.pick(append(fuzzNames, "c", "member-00003")...),
+		Provider: r.pick("aws", "gcp", ""),
+		Region:   r.pick("eu", "us", ""),
+		Zone:     r.pick("eu-1a", "us-1a", ""),
+		Labels:   map[string]string{"env": r.pick("prod", "dev"), "tier": r.pick("gold", "silver", "")},
+	}
+}
+
+// referenceMatches is the documented semantics spelled out with
+// apimachinery's own selectors, as Karmada evaluates an affinity: the field
+// selector is a label selector over the fields a cluster has (non-empty
+// ones), and the name lists are plain lists.
+func referenceMatches(a *failover.ClusterAffinity, c failover.Cluster) (bool, error) {
+	if a == nil {
+		return true, nil
+	}
+	byLabel := labels.Everything()
+	if a.LabelSelector != nil {
+		s, err := metav1.LabelSelectorAsSelector(a.LabelSelector)
+		if err != nil {
+			return false, err
+		}
+		byLabel = s
+	}
+	byField := labels.NewSelector()
+	if a.FieldSelector != nil {
+		ops := map[corev1.NodeSelectorOperator]selection.Operator{corev1.NodeSelectorOpIn: selection.In, corev1.NodeSelectorOpNotIn: selection.NotIn,
+			corev1.NodeSelectorOpExists: selection.Exists, corev1.NodeSelectorOpDoesNotExist: selection.DoesNotExist}
+		for _, e := range a.FieldSelector.MatchExpressions {
+			op, ok := ops[e.Operator]
+			if !ok || (e.Key != failover.ProviderField && e.Key != failover.RegionField && e.Key != failover.ZoneField) {
+				return false, fmt.Errorf("bad expression %v", e)
+			}
+			req, err := labels.NewRequirement(e.Key, op, e.Values)
+			if err != nil {
+				return false, err
+			}
+			byField = byField.Add(*req)
+		}
+	}
+	fields := labels.Set{}
+	for k, v := range map[string]string{failover.ProviderField: c.Provider, failover.RegionField: c.Region, failover.ZoneField: c.Zone} {
+		if v != "" {
+			fields[k] = v
+		}
+	}
+	return !slices.Contains(a.ExcludeClusters, c.Name) &&
+		(len(a.ClusterNames) == 0 || slices.Contains(a.ClusterNames, c.Name)) &&
+		byLabel.Matches(labels.Set(c.Labels)) && byField.Matches(fields), nil
+}
+
+// checkAgainstReference: Compile accepts exactly the affinities the
+// reference accepts, its errors are *AffinityError, and the compiled matcher
+// and Matches decide every cluster as the reference does.
+func checkAgainstReference(t *testing.T, data []byte) {
+	r := affinityBytes(data)
+	a := r.affinity()
+	m, err := a.Compile()
+	_, refErr := referenceMatches(a, failover.Cluster{})
+	if (err == nil) != (refErr == nil) {
+		t.Fatalf("Compile error %v, reference error %v for %+v", err, refErr, a)
+	}
+	if err != nil {
+		if _, ok := errors.AsType[*failover.AffinityError](err); !ok {
+			t.Fatalf("Compile error %v is not an *AffinityError", err)
+		}
+		return
+	}
+	for range 8 {
+		c := r.cluster()
+		want, _ := referenceMatches(a, c)
+		if got := m.Matches(&c); got != want {
+			t.Fatalf("compiled Matches(%+v) = %v, reference %v for %+v", c, got, want, a)
+		}
+		if got, err := a.Matches(c); err != nil || got != want {
+			t.Fatalf("Matches(%+v) = %v, %v; reference %v for %+v", c, got, err, want, a)
+		}
+	}
+}
+
+func FuzzAffinityAgreesWithReference(f *testing.F) {
+	f.Add([]byte{0xff, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})
+	f.Add([]byte{0x71, 2, 0, 1, 2, 3, 1, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 3, 5})
+	f.Fuzz(checkAgainstReference)
+}
+
+// The fuzz test's property on a fixed pseudo-random sample, so that every
+// plain test run covers it.
+func TestAffinityAgreesWithReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	data := make([]byte, 64)
+	for range 5000 {
+		for i := range data {
+			data[i] = byte(rng.Uint32())
+		}
+		checkAgainstReference(t, data)
+	}
 }

@@ -3,13 +3,9 @@ package prescheduling
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
 
@@ -24,13 +20,13 @@ func (p *Placement) Validate() error {
 }
 
 // compiled is a placement with its selectors parsed, so that matching a
-// cluster costs map lookups and no parsing.
+// cluster costs no parsing and no allocation.
 type compiled struct {
 	terms      []term
 	duplicated bool
 	// weights select the clusters a static weight list allows; nil when
 	// there is no such restriction.
-	weights []*matcher
+	weights []*failover.AffinityMatcher
 	spread  []spreadKey
 	tols    []corev1.Toleration
 }
@@ -40,7 +36,7 @@ type compiled struct {
 type term struct {
 	name  string // the affinityName; empty for clusterAffinity
 	field string // how a Reason names it
-	m     *matcher
+	m     *failover.AffinityMatcher
 }
 
 func compile(p *Placement) (*compiled, error) {
@@ -120,9 +116,6 @@ func compile(p *Placement) (*compiled, error) {
 				}
 				m, err := compileAffinity(&w.TargetCluster, path+".targetCluster")
 				errs = append(errs, err)
-				if m == nil {
-					m = &matcher{} // an empty targetCluster selects every cluster
-				}
 				c.weights = append(c.weights, m)
 			}
 		}
@@ -164,114 +157,18 @@ func validateToleration(t *corev1.Toleration, path string) error {
 	return nil
 }
 
-// matcher is a ClusterAffinity with its selectors parsed. It decides exactly
-// as failover.ClusterAffinity.Matches does.
-type matcher struct {
-	label   labels.Selector // nil: no label restriction
-	fields  []fieldReq
-	names   *nameSet // nil: any name
-	exclude nameSet
-}
-
-type fieldReq struct {
-	key    string
-	op     selection.Operator
-	values []string
-}
-
-// compileAffinity parses a; a nil affinity gives a nil matcher, which matches
-// every cluster.
-func compileAffinity(a *failover.ClusterAffinity, path string) (*matcher, error) {
-	if a == nil {
-		return nil, nil
+// compileAffinity compiles a with the root package, the one definition of
+// what an affinity selects; a nil affinity selects every cluster. A selector
+// that does not parse is named by its path in the placement.
+func compileAffinity(a *failover.ClusterAffinity, path string) (*failover.AffinityMatcher, error) {
+	m, err := a.Compile()
+	if err == nil {
+		return m, nil
 	}
-	m := &matcher{}
-	if a.LabelSelector != nil {
-		s, err := metav1.LabelSelectorAsSelector(a.LabelSelector)
-		if err != nil {
-			return nil, fmt.Errorf("prescheduling: placement.%s.labelSelector: %w", path, err)
-		}
-		if !s.Empty() {
-			m.label = s
-		}
+	if ae, ok := errors.AsType[*failover.AffinityError](err); ok {
+		return nil, fmt.Errorf("prescheduling: placement.%s.%s: %w", path, ae.Field, ae.Err)
 	}
-	if a.FieldSelector != nil {
-		for i, e := range a.FieldSelector.MatchExpressions {
-			epath := fmt.Sprintf("%s.fieldSelector.matchExpressions[%d]", path, i)
-			switch e.Key {
-			case failover.ProviderField, failover.RegionField, failover.ZoneField:
-			default:
-				return nil, fmt.Errorf("prescheduling: placement.%s.key: unknown field %q: want provider, region or zone", epath, e.Key)
-			}
-			var op selection.Operator
-			switch e.Operator {
-			case corev1.NodeSelectorOpIn:
-				op = selection.In
-			case corev1.NodeSelectorOpNotIn:
-				op = selection.NotIn
-			case corev1.NodeSelectorOpExists:
-				op = selection.Exists
-			case corev1.NodeSelectorOpDoesNotExist:
-				op = selection.DoesNotExist
-			default:
-				return nil, fmt.Errorf("prescheduling: placement.%s.operator: unsupported value %q: want In, NotIn, Exists or DoesNotExist", epath, e.Operator)
-			}
-			// The same validation the root package applies, so that both
-			// accept and reject the same selectors.
-			if _, err := labels.NewRequirement(e.Key, op, e.Values); err != nil {
-				return nil, fmt.Errorf("prescheduling: placement.%s: %w", epath, err)
-			}
-			m.fields = append(m.fields, fieldReq{key: e.Key, op: op, values: e.Values})
-		}
-	}
-	if len(a.ClusterNames) > 0 {
-		s := newNameSet(a.ClusterNames)
-		m.names = &s
-	}
-	m.exclude = newNameSet(a.ExcludeClusters)
-	return m, nil
-}
-
-// matches reports whether c is selected. A nil matcher selects everything.
-func (m *matcher) matches(c *failover.Cluster) bool {
-	if m == nil {
-		return true
-	}
-	if m.names != nil && !m.names.has(c.Name) {
-		return false
-	}
-	if m.exclude.has(c.Name) {
-		return false
-	}
-	for i := range m.fields {
-		if !m.fields[i].matches(c) {
-			return false
-		}
-	}
-	return m.label == nil || m.label.Matches(labels.Set(c.Labels))
-}
-
-// matches follows labels.Requirement: an empty field does not exist.
-func (r *fieldReq) matches(c *failover.Cluster) bool {
-	var v string
-	switch r.key {
-	case failover.ProviderField:
-		v = c.Provider
-	case failover.RegionField:
-		v = c.Region
-	default:
-		v = c.Zone
-	}
-	switch r.op {
-	case selection.In:
-		return v != "" && slices.Contains(r.values, v)
-	case selection.NotIn:
-		return v == "" || !slices.Contains(r.values, v)
-	case selection.Exists:
-		return v != ""
-	default: // DoesNotExist
-		return v == ""
-	}
+	return nil, fmt.Errorf("prescheduling: placement.%s: %w", path, err)
 }
 
 // discard is the logger ToleratesTaint gets; it logs only for the Lt and Gt

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -78,34 +80,105 @@ func (r *byteReader) cluster(i int) failover.Cluster {
 	return c
 }
 
-// FuzzMatcherAgreesWithRoot checks that the compiled matcher Check uses
-// decides every cluster exactly as failover.ClusterAffinity.Matches, and
-// rejects exactly the affinities that it rejects.
-func FuzzMatcherAgreesWithRoot(f *testing.F) {
-	f.Add([]byte{0xff, 1, 2, 3, 4, 5, 6, 7, 8})
-	f.Add([]byte{0x13, 0, 0, 0, 1, 1})
-	f.Fuzz(func(t *testing.T, data []byte) {
-		r := byteReader(data)
-		a := r.affinity()
-		m, err := compileAffinity(a, "clusterAffinity")
-		rootErr := a.Validate()
-		if (err == nil) != (rootErr == nil) {
-			t.Fatalf("compile error %v, root error %v for %+v", err, rootErr, a)
+// checkSelectsAsRoot builds a placement from fuzz bytes (a clusterAffinity,
+// or two clusterAffinities terms, and sometimes a static weight list) and a
+// fleet of uniquely named clusters, and checks that Check selects exactly as
+// failover.ClusterAffinity.Matches, the one definition of an affinity: its
+// candidates are the healthy, tolerating clusters the first term with any
+// selects (and a weight's targetCluster selects), and an affinity the root
+// rejects makes Check fail with an error naming the placement field.
+func checkSelectsAsRoot(t *testing.T, data []byte) {
+	r := byteReader(data)
+	var p Placement
+	var terms []*failover.ClusterAffinity
+	termPaths := []string{"clusterAffinity"}
+	if r.next()%2 == 0 {
+		p.ClusterAffinity = r.affinity()
+		terms = []*failover.ClusterAffinity{p.ClusterAffinity}
+	} else {
+		termPaths = []string{"clusterAffinities[0]", "clusterAffinities[1]"}
+		for _, name := range []string{"x", "y"} {
+			term := ClusterAffinityTerm{AffinityName: name}
+			if a := r.affinity(); a != nil {
+				term.ClusterAffinity = *a
+			}
+			p.ClusterAffinities = append(p.ClusterAffinities, term)
 		}
-		if err != nil {
+		terms = []*failover.ClusterAffinity{&p.ClusterAffinities[0].ClusterAffinity, &p.ClusterAffinities[1].ClusterAffinity}
+	}
+	var weight *failover.ClusterAffinity
+	if r.next()%3 == 0 {
+		w := StaticClusterWeight{Weight: 1}
+		if a := r.affinity(); a != nil {
+			w.TargetCluster = *a
+		}
+		p.ReplicaScheduling = &ReplicaSchedulingStrategy{ReplicaSchedulingType: ReplicaSchedulingTypeDivided,
+			ReplicaDivisionPreference: ReplicaDivisionPreferenceWeighted, WeightPreference: &ClusterPreferences{StaticWeightList: []StaticClusterWeight{w}}}
+		weight = &p.ReplicaScheduling.WeightPreference.StaticWeightList[0].TargetCluster
+	}
+	var fleet []failover.Cluster
+	for i := range 10 {
+		c := r.cluster(i)
+		if !slices.ContainsFunc(fleet, func(x failover.Cluster) bool { return x.Name == c.Name }) {
+			fleet = append(fleet, c)
+		}
+	}
+	// The evicted cluster is not in the fleet, so every fleet cluster is a
+	// possible target for either replica scheduling type.
+	req := Request{Placement: p, Scheduled: []failover.TargetCluster{{Name: "gone", Replicas: 1}}, Evicting: []string{"gone"}}
+	got := NewChecker().Check(req, fleet)
+
+	paths := append(termPaths, "replicaScheduling.weightPreference.staticWeightList[0].targetCluster")
+	for i, a := range append(terms, weight) {
+		if err := a.Validate(); err != nil {
+			if got.Err == nil {
+				t.Fatalf("placement.%s: root rejects it (%v) but Check accepts", paths[i], err)
+			}
+			var ae *failover.AffinityError
+			require.ErrorAs(t, err, &ae)
+			assert.Contains(t, got.Err.Error(), "prescheduling: placement."+paths[i]+"."+ae.Field+": "+ae.Err.Error())
+			assert.NotContains(t, got.Err.Error(), "failover:", "the placement path replaces the root's")
 			return
 		}
-		for i := range 8 {
-			c := r.cluster(i)
-			want, err := a.Matches(c)
-			if err != nil {
-				t.Fatalf("root Matches: %v", err)
-			}
-			if got := m.matches(&c); got != want {
-				t.Fatalf("matches(%+v) = %v, root says %v for %+v", c, got, want, a)
+	}
+	require.NoError(t, got.Err)
+
+	var want []string
+	term := 0
+	for ti, a := range terms {
+		want = want[:0]
+		for _, c := range fleet {
+			ok, err := a.Matches(c)
+			require.NoError(t, err)
+			inWeight, err := weight.Matches(c)
+			require.NoError(t, err)
+			if ok && inWeight && !failover.IsFaulty(c) && !slices.ContainsFunc(c.Taints, func(x corev1.Taint) bool { return x.Effect == corev1.TaintEffectNoSchedule }) {
+				want = append(want, c.Name)
 			}
 		}
-	})
+		if len(want) > 0 {
+			term = ti
+			break
+		}
+	}
+	slices.Sort(want)
+	if len(want) == 0 {
+		want = nil
+	}
+	if !slices.Equal(got.Candidates, want) {
+		t.Fatalf("candidates %q, root selects %q\nplacement %+v\nfleet %+v", got.Candidates, want, p, fleet)
+	}
+	if len(p.ClusterAffinities) > 0 && len(want) > 0 {
+		assert.Equal(t, p.ClusterAffinities[term].AffinityName, got.AffinityName)
+	}
+}
+
+// FuzzCheckSelectsAsRoot explores checkSelectsAsRoot; TestCheckSelectsAsRoot
+// runs it on a fixed sample.
+func FuzzCheckSelectsAsRoot(f *testing.F) {
+	f.Add([]byte{0, 0xff, 1, 2, 3, 4, 5, 6, 7, 8})
+	f.Add([]byte{1, 0x13, 0, 0, 0, 1, 1, 0x61, 3, 0, 0})
+	f.Fuzz(checkSelectsAsRoot)
 }
 
 // FuzzCheck builds requests and fleets from arbitrary bytes: Check never

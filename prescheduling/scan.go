@@ -113,7 +113,7 @@ func (s *scan) run(fleet []failover.Cluster) error {
 		for ti := range s.p.terms {
 			ts := &s.terms[ti]
 			switch {
-			case !s.p.terms[ti].m.matches(c):
+			case !s.p.terms[ti].m.Matches(c):
 				ts.noMatch.add(c.Name, nil)
 			case why == isFaulty:
 				ts.faulty.add(c.Name, func() string { return "taint " + taintString(faultyTaint(c)) })
@@ -142,9 +142,9 @@ func (s *scan) missingGroup(c *failover.Cluster) *spreadKey {
 	return nil
 }
 
-func anyMatches(ms []*matcher, c *failover.Cluster) bool {
+func anyMatches(ms []*failover.AffinityMatcher, c *failover.Cluster) bool {
 	for _, m := range ms {
-		if m.matches(c) {
+		if m.Matches(c) {
 			return true
 		}
 	}

@@ -96,34 +96,19 @@ func TestCheckWithLargeSets(t *testing.T) {
 	assert.EqualError(t, got.Err, `prescheduling: request.scheduled[20].name: "m005" is also request.scheduled[5]`)
 }
 
-// The compiled matcher agrees with failover.ClusterAffinity.Matches on a
-// deterministic sample of generated affinities and clusters (the fuzz test
-// FuzzMatcherAgreesWithRoot explores further).
-func TestMatcherAgreesWithRoot(t *testing.T) {
+// Check selects exactly as failover.ClusterAffinity.Matches on a fixed
+// pseudo-random sample of placements and fleets (FuzzCheckSelectsAsRoot
+// explores further).
+func TestCheckSelectsAsRoot(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 8))
-	checked := 0
-	for range 3000 {
-		data := make([]byte, 24)
+	data := make([]byte, 96)
+	for range 2000 {
 		for i := range data {
 			data[i] = byte(rng.Uint32())
 		}
-		r := byteReader(data)
-		a := r.affinity()
-		m, err := compileAffinity(a, "clusterAffinity")
-		if (err == nil) != (a.Validate() == nil) {
-			t.Fatalf("compile error %v, root error %v for %+v", err, a.Validate(), a)
-		}
-		if err != nil {
-			continue
-		}
-		for i := range 4 {
-			c := r.cluster(i)
-			want, _ := a.Matches(c)
-			if m.matches(&c) != want {
-				t.Fatalf("matches(%+v) != root %v for %+v", c, want, a)
-			}
-			checked++
+		checkSelectsAsRoot(t, data)
+		if t.Failed() {
+			return
 		}
 	}
-	assert.Greater(t, checked, 1000)
 }
