@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 )
@@ -21,8 +22,20 @@ func (h Health) FailureRate() float64 {
 	return float64(h.Unhealthy) / float64(h.Total)
 }
 
+// check rejects counts no fleet can have. A source that answers them (say,
+// faulty clusters counted before the fleet list is loaded) would otherwise
+// read as a healthy fleet: 5 faulty of 0 is a failure rate of 0.
+func (h Health) check() error {
+	if h.Total < 0 || h.Unhealthy < 0 || h.Unhealthy > h.Total {
+		return fmt.Errorf("ratelimit: health source answered an impossible Health{Total: %d, Unhealthy: %d}; want 0 <= Unhealthy <= Total",
+			h.Total, h.Unhealthy)
+	}
+	return nil
+}
+
 // HealthSource reports the fleet's health. An error means "unknown", and a
-// Limiter pauses until the source answers again.
+// Limiter pauses until the source answers again; so does an impossible
+// Health (a negative count, or more unhealthy clusters than clusters).
 type HealthSource interface {
 	Health() (Health, error)
 }

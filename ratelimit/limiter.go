@@ -17,7 +17,8 @@ import (
 // Limiter is one token bucket of burst 1 for the whole fleet: every goroutine,
 // worker and queue that shares a Limiter shares its rate, so adding workers
 // never multiplies it. The rate in force is cfg.RateFor of the source's
-// current Health (0 while the source returns an error).
+// current Health (0 while the source returns an error or an impossible
+// Health, such as more unhealthy clusters than clusters).
 //
 // Guarantees:
 //   - Over any window t in which the rate r stays the same, at most r×t + 1
@@ -301,6 +302,9 @@ func (l *Limiter) lockFresh(force bool) time.Time {
 		ch = l.notifier.Changed()
 	}
 	h, err := l.src.Health()
+	if err == nil {
+		err = h.check() // paused like any source error
+	}
 
 	l.mu.Lock()
 	now = l.clock.Now()

@@ -532,3 +532,32 @@ func TestLimiterString(t *testing.T) {
 	assert.Equal(t, "ratelimit.Limiter(rate=0.5/s, waiters=0)", l.String())
 	assert.Equal(t, "ratelimit.Limiter(unconfigured)", new(Limiter).String())
 }
+
+// TestLimiterTreatsImpossibleHealthAsAnError: a custom HealthSource that
+// counts faulty clusters before its fleet list is loaded may answer more
+// unhealthy clusters than clusters, or negative counts. The rule would read
+// 5 faulty of 0 as a healthy fleet (failure rate 0: full rate); the Limiter
+// pauses instead, as for a source error, and resumes once the answer is
+// possible again.
+func TestLimiterTreatsImpossibleHealthAsAnError(t *testing.T) {
+	for _, h := range []Health{
+		{Total: 0, Unhealthy: 5},
+		{Total: 3, Unhealthy: 4},
+		{Total: 3, Unhealthy: -1},
+		{Total: -1, Unhealthy: 0},
+	} {
+		t.Run(fmt.Sprintf("%+v", h), func(t *testing.T) {
+			clk := testingclock.NewFakeClock(t0)
+			src := &fakeSource{h: h}
+			var logs bytes.Buffer
+			logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(&logs)))
+			l, err := NewLimiter(DefaultConfig(), src, WithClock(clk), WithLogger(logger))
+			require.NoError(t, err)
+			assert.Zero(t, l.Rate(), "rate for an impossible %+v", h)
+			assert.Contains(t, logs.String(), "Unhealthy")
+			src.set(Health{Total: 3}, nil)
+			clk.Step(DefaultPollInterval)
+			assert.Equal(t, 0.5, l.Rate(), "rate once the source answers a possible Health")
+		})
+	}
+}
