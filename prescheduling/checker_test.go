@@ -119,6 +119,15 @@ func TestCheckRules(t *testing.T) {
 		{"divided: nothing eligible", Placement{ReplicaScheduling: divided},
 			[]failover.TargetCluster{{Name: "a1", Replicas: 2}}, []string{"a1"},
 			fleetWith(threeRegionsUS, 1, notReady, 2, 3, 4), false, nil, "no eligible cluster can take the 2 replicas evicted from a1: of 5 clusters, a1 is being evicted from"},
+		{"divided: empty fleet", Placement{ReplicaScheduling: divided},
+			[]failover.TargetCluster{{Name: "a1", Replicas: 2}}, []string{"a1"}, nil, false, nil,
+			"no eligible cluster can take the 2 replicas evicted from a1: the fleet is empty"},
+		// DESIGN applies the toleration rule to every cluster; Karmada's
+		// scheduler skips it for clusters already in the result.
+		{"divided: a cluster it runs on needs its NoSchedule taints tolerated too", Placement{ReplicaScheduling: divided},
+			[]failover.TargetCluster{{Name: "a1", Replicas: 2}, {Name: "a2", Replicas: 2}}, []string{"a1"},
+			fleetWith(fleetWith(threeRegionsUS, 2, notReady, 3, 4), 1, noSchedule), false, nil,
+			"a2 (maintenance=true:NoSchedule) has a NoSchedule taint the placement does not tolerate"},
 		{"divided: static weights allow only weighted clusters", Placement{ReplicaScheduling: &ReplicaSchedulingStrategy{
 			ReplicaSchedulingType: ReplicaSchedulingTypeDivided, ReplicaDivisionPreference: ReplicaDivisionPreferenceWeighted,
 			WeightPreference: &ClusterPreferences{StaticWeightList: []StaticClusterWeight{
