@@ -83,7 +83,11 @@ type Config struct {
 	// held, so it may call the queue, and one call at a time, in the order the
 	// events happened; the call may come from another of the queue's
 	// goroutines than the one that caused the event, shortly after it. A slow
-	// OnOutcome delays the worker that delivers, not the queue's state.
+	// OnOutcome delays the worker that delivers, not the queue's state. A
+	// panic in OnOutcome reaches the caller of the queue method that was
+	// delivering (CancelCluster, Complete); in a worker or Run's scheduler,
+	// where nothing could recover it, it is logged instead. Either way the
+	// later outcomes are still delivered.
 	OnOutcome func(Outcome)
 }
 

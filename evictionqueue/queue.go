@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"errors"
 	"math"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
 
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 )
 
@@ -363,35 +365,64 @@ func (q *Queue) noteLocked(e *entry, kind OutcomeKind, err error) {
 // a time; one that finds another delivering leaves its outcomes to it. So
 // OnOutcome sees each item's events in order, is never called concurrently,
 // and may call the queue: a call it makes records outcomes that this loop
-// delivers after it returns.
+// delivers after it returns. A panic in OnOutcome reaches the caller; the
+// outcomes after the one that panicked stay for the next delivery.
 func (q *Queue) unlockAndDeliver() {
 	if q.delivering || len(q.outbox) == 0 {
 		q.mu.Unlock()
 		return
 	}
 	q.delivering = true
+	var batch []Outcome
+	next := 0 // batch[next:] is not delivered yet
 	finished := false
 	defer func() {
 		if !finished {
 			// OnOutcome panicked. Whoever recovers may go on using the
 			// queue: let the next caller deliver what is left.
 			q.mu.Lock()
+			q.outbox = append(batch[next:len(batch):len(batch)], q.outbox...)
 			q.delivering = false
 			q.mu.Unlock()
 		}
 	}()
 	for len(q.outbox) > 0 {
-		batch := q.outbox
+		batch, next = q.outbox, 0
 		q.outbox = nil
 		q.mu.Unlock()
-		for _, o := range batch {
-			q.cfg.OnOutcome(o)
+		for next < len(batch) {
+			next++
+			q.cfg.OnOutcome(batch[next-1])
 		}
 		q.mu.Lock()
 	}
 	q.delivering = false
 	q.mu.Unlock()
 	finished = true
+}
+
+// unlockAndDeliverOwn is unlockAndDeliver for the queue's own goroutines
+// (workers and Run's scheduler). No caller there could recover a panic in
+// OnOutcome: it would crash the process and lose every queued item. So it is
+// logged, and delivery goes on with the next outcome.
+func (q *Queue) unlockAndDeliverOwn() {
+	for q.deliverRecovering() {
+		q.mu.Lock()
+	}
+}
+
+// deliverRecovering runs unlockAndDeliver and reports whether OnOutcome
+// panicked.
+func (q *Queue) deliverRecovering() (panicked bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			panicked = true
+			klog.ErrorS(&PanicError{Value: r}, "evictionqueue: OnOutcome panicked; the outcome was dropped",
+				"queue", q.cfg.Name, "stack", string(debug.Stack()))
+		}
+	}()
+	q.unlockAndDeliver()
+	return false
 }
 
 type nopMetrics struct{}

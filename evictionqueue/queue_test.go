@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -233,4 +234,55 @@ func TestAPanickingOutcomeCallbackDoesNotStopLaterOutcomes(t *testing.T) {
 	if !slices.Equal(got, []OutcomeKind{Cancelled}) {
 		t.Errorf("outcomes after the panic = %v, want [Cancelled]", got)
 	}
+}
+
+func TestOutcomesAfterAPanickingOneInTheSameBatchAreStillDelivered(t *testing.T) {
+	var got []string
+	panicked := false
+	q, err := New(Config{Name: "q", OnOutcome: func(o Outcome) {
+		if !panicked {
+			panicked = true
+			panic("callback bug")
+		}
+		got = append(got, o.Item.Key)
+	}}, func(context.Context, Item) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Add(item("a", "x"))
+	q.Add(item("a", "y"))
+	func() {
+		defer func() { _ = recover() }()
+		q.CancelCluster("a") // one batch: the first outcome panics
+	}()
+	q.Add(item("b", "z"))
+	q.CancelCluster("b")
+	if len(got) != 2 || got[1] != "z" {
+		t.Errorf("outcomes delivered after the panic = %v, want the one left of the batch, then z", got)
+	}
+}
+
+func TestAPanickingOutcomeCallbackInAWorkerDoesNotCrashTheQueue(t *testing.T) {
+	var mu sync.Mutex
+	var got []OutcomeKind
+	f := newFixture(t, Config{})
+	f.q.cfg.OnOutcome = func(o Outcome) {
+		if o.Kind == Succeeded && o.Item.Key == "x" {
+			panic("callback bug")
+		}
+		mu.Lock()
+		got = append(got, o.Kind)
+		mu.Unlock()
+	}
+	start(t, f.q)
+	f.q.Add(item("a", "x"))
+	f.h.expect(t, "x", nil) // the worker delivers Succeeded, which panics
+	f.q.Add(item("a", "y"))
+	f.h.expect(t, "y", nil) // the worker lives on
+	waitUntil(t, "y's outcome is delivered", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) == 1
+	})
+	f.balanced(t)
 }

@@ -243,7 +243,7 @@ func (q *Queue) handle(ctx context.Context, e *entry, latency time.Duration) {
 	}
 	q.metrics.Processed(q.cfg.Name, result, latency)
 	q.kickLocked() // the call's slot is free
-	q.unlockAndDeliver()
+	q.unlockAndDeliverOwn()
 }
 
 // failLocked counts a handler failure of e: e backs off before its next
@@ -309,7 +309,7 @@ func (q *Queue) schedule(ctx context.Context) {
 			tc = timer.C()
 			q.armed = q.at(next.due)
 		}
-		q.unlockAndDeliver()
+		q.unlockAndDeliverOwn()
 
 		select {
 		case <-ctx.Done():
