@@ -142,14 +142,30 @@ func TestLoadPoliciesRejects(t *testing.T) {
 			want:  []string{`unknown field "spec.taints[0].addOnMatchSeconds"`},
 		},
 		{
+			name:  "a wrong-case field name points at the right one",
+			input: strings.Replace(doc("a"), "effect: NoSchedule", "Effect: NoSchedule", 1),
+			want:  []string{`document 1 (line 1): unknown field "spec.taintsToAdd[0].Effect" (did you mean "effect"?)`},
+		},
+		{
+			name: "unknown fields of several list items are named together, with their indexes",
+			input: "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(strings.TrimSpace(strings.Replace(doc("a"), "spec:", "spex:", 1)), "\n", "\n  ") +
+				"\n- " + strings.ReplaceAll(strings.TrimSpace(strings.Replace(doc("b"), "key: k", "key: k, valu: v", 1)), "\n", "\n  ") + "\n",
+			want: []string{`document 1 (line 1): unknown field "items[0].spex", "items[1].spec.taintsToAdd[0].valu"`},
+		},
+		{
+			name:  "a list metadata field that is unknown",
+			input: "apiVersion: v1\nkind: List\nmetadata: {resourceVersion: \"\", owner: me}\nitems: []\n",
+			want:  []string{`document 1 (line 1): unknown field "metadata.owner"`},
+		},
+		{
 			name:  "a duplicated field",
 			input: strings.Replace(doc("a"), "spec:", "spec: {}\nspec:", 1),
 			want:  []string{`document 1 (line 1):`, `"spec" already set`},
 		},
 		{
-			name:  "a value of the wrong type",
+			name:  "a value of the wrong type: its full path, list index included",
 			input: strings.Replace(doc("a"), "effect: NoSchedule", "effect: NoSchedule, addOnMatchSeconds: soon", 1),
-			want:  []string{`document 1 (line 1): spec.taintsToAdd.addOnMatchSeconds: cannot use JSON string as int32`},
+			want:  []string{`document 1 (line 1): spec.taintsToAdd[0].addOnMatchSeconds: "soon": want an integer (int32), not a string`},
 		},
 		{
 			name:  "malformed YAML",
