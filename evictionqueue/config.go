@@ -18,6 +18,10 @@ const (
 	DefaultBackoffMax  = 5 * time.Minute
 )
 
+// MaxWorkers bounds Config.Workers: Run starts one goroutine per worker, and
+// a paced queue never needs more workers than evictions in progress at once.
+const MaxWorkers = 10000
+
 // Item is one resource to evict from one cluster. Its identity is (Cluster,
 // Key): the queue holds at most one item per identity.
 type Item struct {
@@ -65,7 +69,7 @@ const (
 // and means the default stated beside it.
 type Config struct {
 	Name        string        // the queue_name metric label, e.g. "resource-binding"; required
-	Workers     int           // handler goroutines Run starts; default 1
+	Workers     int           // handler goroutines Run starts; default 1, at most MaxWorkers
 	Pacer       Pacer         // one permit per handler call; nil: unpaced
 	MaxRetries  int           // attempts after the first before an item is dropped as failed; default 5
 	MaxInFlight int           // handler calls plus background evictions allowed at once; 0: unlimited
@@ -108,6 +112,9 @@ func (c Config) withDefaults() (Config, error) {
 		}
 	}
 	negInt("Workers", c.Workers)
+	if c.Workers > MaxWorkers {
+		errs = append(errs, fmt.Errorf("evictionqueue: Workers must not exceed %d, got %d", MaxWorkers, c.Workers))
+	}
 	negInt("MaxRetries", c.MaxRetries)
 	negInt("MaxInFlight", c.MaxInFlight)
 	negDur("InFlightTTL", c.InFlightTTL)

@@ -21,6 +21,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"nil handler", Config{Name: "q"}, nil, []string{"handler must not be nil"}},
 		{"empty name", Config{}, h, []string{"Name must not be empty"}},
 		{"negative workers", Config{Name: "q", Workers: -1}, h, []string{"Workers", "-1"}},
+		{"more workers than goroutines can be started", Config{Name: "q", Workers: 1 << 40}, h, []string{"Workers", "1099511627776", "10000"}},
 		{"negative retries", Config{Name: "q", MaxRetries: -2}, h, []string{"MaxRetries", "-2"}},
 		{"negative in-flight budget", Config{Name: "q", MaxInFlight: -3}, h, []string{"MaxInFlight", "-3"}},
 		{"negative TTL", Config{Name: "q", InFlightTTL: -time.Second}, h, []string{"InFlightTTL", "-1s"}},
