@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,9 +13,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/internal/strictyaml"
 	"github.com/failoverkit/failover/prescheduling"
 	"github.com/failoverkit/failover/taintpolicy"
 )
@@ -248,17 +245,10 @@ func (b *bindingSpecResolved) divided() bool {
 	return rs != nil && rs.ReplicaSchedulingType != prescheduling.ReplicaSchedulingTypeDuplicated
 }
 
-// document is one YAML document of a scenario file.
-type document struct {
-	n    int // 1-based; empty documents count, as an editor shows them
-	line int // where it starts
-	data []byte
-}
-
 // docError names the file, the document and, through err, the field.
 type docError struct {
 	file string
-	doc  document
+	doc  strictyaml.Document
 	what string // e.g. "ResourceBinding shop/web"
 	err  error
 }
@@ -268,85 +258,20 @@ func (e *docError) Error() string {
 	if e.what != "" {
 		what = ", " + e.what
 	}
-	return fmt.Sprintf("fleetsim: %s: document %d (line %d%s): %v", e.file, e.doc.n, e.doc.line, what, e.err)
+	return fmt.Sprintf("fleetsim: %s: document %d (line %d%s): %v", e.file, e.doc.Index, e.doc.Line, what, e.err)
 }
 
 func (e *docError) Unwrap() error { return e.err }
 
-// splitDocuments splits a multi-document YAML stream on "---" lines.
-func splitDocuments(data []byte) []document {
-	var docs []document
-	cur := document{n: 1, line: 1}
-	var buf bytes.Buffer
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := sc.Text()
-		if t := strings.TrimRight(text, " \t"); t == "---" || strings.HasPrefix(t, "--- ") {
-			cur.data = slices.Clone(buf.Bytes())
-			docs = append(docs, cur)
-			buf.Reset()
-			cur = document{n: cur.n + 1, line: line + 1}
-			continue
-		}
-		buf.WriteString(text)
-		buf.WriteByte('\n')
+// decode decodes d strictly into v. docError names the document, so the
+// error is only the cause, which names the field.
+func decode(d strictyaml.Document, v any) error {
+	err := strictyaml.Decode(d, v)
+	if se := (*strictyaml.Error)(nil); errors.As(err, &se) {
+		return se.Err
 	}
-	cur.data = slices.Clone(buf.Bytes())
-	return append(docs, cur)
+	return err
 }
-
-// empty reports whether a document holds nothing but comments and blanks.
-func (d document) empty() bool {
-	for _, l := range strings.Split(string(d.data), "\n") {
-		l = strings.TrimSpace(l)
-		if l != "" && !strings.HasPrefix(l, "#") {
-			return false
-		}
-	}
-	return true
-}
-
-// decodeStrict decodes a document into v, rejecting unknown and duplicated
-// fields, and names the field at fault. firstLine is where the document
-// starts in its file, so that YAML syntax errors give the file's line.
-func decodeStrict(data []byte, v any, firstLine int) error {
-	err := yaml.UnmarshalStrict(data, v)
-	if err == nil {
-		return nil
-	}
-	var generic any
-	if yaml.Unmarshal(data, &generic) == nil {
-		if strings.Contains(err.Error(), "unknown field") {
-			if path := unknownFieldPath(typeOf(v), generic, ""); path != "" {
-				return fmt.Errorf("%s: unknown field", path)
-			}
-		}
-		// A value a type's own UnmarshalJSON rejects (a duration, a time)
-		// comes back without the field's name: find it.
-		if path, why := badValuePath(typeOf(v), generic, ""); path != "" {
-			return fmt.Errorf("%s: %s", path, why)
-		}
-	}
-	return yamlError(err, firstLine)
-}
-
-// yamlError drops the YAML library's prefixes and turns the line numbers it
-// counts from the document's start into the file's.
-func yamlError(err error, firstLine int) error {
-	msg := err.Error()
-	msg = strings.TrimPrefix(msg, "error unmarshaling JSON: while decoding JSON: ")
-	msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
-	msg = yamlLine.ReplaceAllStringFunc(msg, func(m string) string {
-		n, _ := strconv.Atoi(strings.TrimPrefix(m, "line "))
-		return fmt.Sprintf("line %d", n+firstLine-1)
-	})
-	return errors.New(msg)
-}
-
-var yamlLine = regexp.MustCompile(`line \d+`)
 
 // LoadScenario reads and validates a scenario file.
 func loadScenario(name string, r io.Reader) (*scenario, error) {
@@ -355,28 +280,30 @@ func loadScenario(name string, r io.Reader) (*scenario, error) {
 		return nil, fmt.Errorf("fleetsim: %s: %w", name, err)
 	}
 	sc := &scenario{Source: name, Capacity: map[string]int32{}}
-	var specDoc *document
+	var specDoc *strictyaml.Document
 	var spec scenarioSpec
 	names := map[string]bool{}
 	bindingKeys := map[string]bool{}
-	for _, d := range splitDocuments(data) {
-		if d.empty() {
-			continue
-		}
+	for _, d := range strictyaml.Split(data) {
 		fail := func(what string, err error) error {
 			return &docError{file: name, doc: d, what: what, err: err}
 		}
-		var tm metav1.TypeMeta
-		if err := yaml.Unmarshal(d.data, &tm); err != nil {
-			return nil, fail("", yamlError(err, d.line))
+		// The kind says which type to decode the document into.
+		var head map[string]any
+		if err := decode(d, &head); err != nil {
+			return nil, fail("", err)
 		}
-		switch tm.Kind {
+		kind, _ := head["kind"].(string)
+		if v := head["kind"]; v != nil && kind == "" {
+			kind = fmt.Sprint(v) // kind: 5 is a wrong kind, not a missing one
+		}
+		switch kind {
 		case kindScenario:
 			if specDoc != nil {
-				return nil, fail(kindScenario, fmt.Errorf("a second Scenario document (the first is document %d)", specDoc.n))
+				return nil, fail(kindScenario, fmt.Errorf("a second Scenario document (the first is document %d)", specDoc.Index))
 			}
 			var doc scenarioDoc
-			if err := decodeStrict(d.data, &doc, d.line); err != nil {
+			if err := decode(d, &doc); err != nil {
 				return nil, fail(kindScenario, err)
 			}
 			if doc.APIVersion != scenarioAPIVersion {
@@ -402,7 +329,7 @@ func loadScenario(name string, r io.Reader) (*scenario, error) {
 				}
 			}
 		case kindCluster:
-			c, capacity, err := decodeCluster(d.data, d.line)
+			c, capacity, err := decodeCluster(d)
 			if err != nil {
 				return nil, fail(kindCluster+" "+c.Name, err)
 			}
@@ -415,7 +342,7 @@ func loadScenario(name string, r io.Reader) (*scenario, error) {
 			names[c.Name] = true
 			sc.Clusters = append(sc.Clusters, c)
 		case kindResourceBinding, kindClusterResourceBinding:
-			bs, what, err := decodeBinding(d.data, d.line)
+			bs, what, err := decodeBinding(d)
 			if err != nil {
 				return nil, fail(what, err)
 			}
@@ -428,7 +355,7 @@ func loadScenario(name string, r io.Reader) (*scenario, error) {
 			}
 			sc.Bindings = append(sc.Bindings, bs...)
 		case kindClusterTaintPolicy:
-			ps, err := taintpolicy.LoadPolicies(bytes.NewReader(d.data))
+			ps, err := taintpolicy.LoadPolicies(bytes.NewReader(d.Data))
 			if err != nil {
 				// The package numbers documents within what it was given,
 				// which here is this one document: keep only the cause.
@@ -446,7 +373,7 @@ func loadScenario(name string, r io.Reader) (*scenario, error) {
 		case "":
 			return nil, fail("", errors.New("kind: missing: want Scenario, Cluster, ResourceBinding, ClusterResourceBinding or ClusterTaintPolicy"))
 		default:
-			return nil, fail("", fmt.Errorf("kind: %q: want Scenario, Cluster, ResourceBinding, ClusterResourceBinding or ClusterTaintPolicy", tm.Kind))
+			return nil, fail("", fmt.Errorf("kind: %q: want Scenario, Cluster, ResourceBinding, ClusterResourceBinding or ClusterTaintPolicy", kind))
 		}
 	}
 	if specDoc == nil {
@@ -584,7 +511,7 @@ func validateSpec(s *scenarioSpec) error {
 
 // checkTimelineSelectors rejects timeline events that select no cluster:
 // almost always a typo in a region or cluster name.
-func checkTimelineSelectors(file string, d document, sc *scenario) error {
+func checkTimelineSelectors(file string, d strictyaml.Document, sc *scenario) error {
 	for i, e := range sc.Timeline {
 		n := 0
 		for _, c := range sc.Clusters {
@@ -631,9 +558,9 @@ func generateFleet(groups []fleetGroup) []failover.Cluster {
 	return out
 }
 
-func decodeCluster(data []byte, firstLine int) (failover.Cluster, int32, error) {
+func decodeCluster(d strictyaml.Document) (failover.Cluster, int32, error) {
 	var doc clusterDoc
-	if err := decodeStrict(data, &doc, firstLine); err != nil {
+	if err := decode(d, &doc); err != nil {
 		return failover.Cluster{Name: doc.Metadata.Name}, 0, err
 	}
 	c := failover.Cluster{
@@ -672,9 +599,9 @@ func decodeCluster(data []byte, firstLine int) (failover.Cluster, int32, error) 
 	return c, capacity, nil
 }
 
-func decodeBinding(data []byte, firstLine int) ([]*bindingSpecResolved, string, error) {
+func decodeBinding(d strictyaml.Document) ([]*bindingSpecResolved, string, error) {
 	var doc bindingDoc
-	err := decodeStrict(data, &doc, firstLine)
+	err := decode(d, &doc)
 	what := doc.Kind
 	if doc.Metadata.Name != "" {
 		what += " " + strings.TrimPrefix(doc.Metadata.Namespace+"/"+doc.Metadata.Name, "/")

@@ -68,11 +68,21 @@ func TestBadScenariosNameFileDocumentAndField(t *testing.T) {
 		want []string
 	}{
 		{"unknown nested field", "replicaScheduling: {replicaSchedulingType: Duplicated}", "replicaScheduling: {replicaSchedulingType: Duplicated, replica: 2}",
-			[]string{"document 3", "line 20", "ResourceBinding shop/web", "spec.placement.replicaScheduling.replica: unknown field"}},
+			[]string{"document 3", "line 20", "ResourceBinding shop/web", `unknown field "spec.placement.replicaScheduling.replica"`}},
 		{"unknown top-level field of the scenario", "  duration: 5m\n", "  duration: 5m\n  durations: 6m\n",
-			[]string{"document 1", "Scenario", "spec.durations: unknown field"}},
+			[]string{"document 1", "Scenario", `unknown field "spec.durations"`}},
 		{"wrong type", "minGroups: 1,", "minGroups: one,",
-			[]string{"document 3", "spec.placement.spreadConstraints.minGroups"}},
+			[]string{"document 3", "line 20", `spec.placement.spreadConstraints[0].minGroups: "one": want an integer`}},
+		{"a field name in the wrong case", "  duration: 5m\n", "  Duration: 5m\n",
+			[]string{"document 1", "line 1", "Scenario", `unknown field "spec.Duration" (did you mean "duration"?)`}},
+		{"a bad value deep in a list names its index", "conditions: [{type: Ready, status: \"False\"}]", "conditions: [{type: Ready, status: [\"False\"]}]",
+			[]string{"document 1", `spec.timeline[0].conditions[0].status: ["False"]: want a string, not a list`}},
+		{"malformed YAML in a taint policy gives the file's line", "operator: In,", "operator: [In,",
+			[]string{"document 2", "line 13", "yaml: line 16"}},
+		{"a duplicated key", "metadata: {name: tiny}", "metadata: {name: tiny}\nmetadata: {name: huge}",
+			[]string{"document 1", "line 4", `key "metadata" already set`}},
+		{"a document that is not a mapping", goodScenario[strings.LastIndex(goodScenario, "---\n")+4:], "- a list\n",
+			[]string{"document 3", "line 20", "the document is a list, want a mapping"}},
 		{"bad duration", "duration: 5m", "duration: five minutes",
 			[]string{"document 1", `spec.duration: "five minutes": time: invalid duration`}},
 		{"duration not positive", "duration: 5m", "duration: 0s",
@@ -148,32 +158,6 @@ func TestBadBindingScheduleIsRejected(t *testing.T) {
 	err := run(t.Context(), []string{"--scenario", path}, &strings.Builder{})
 	if err == nil || !strings.Contains(err.Error(), `no cluster "nowhere"`) || !strings.Contains(err.Error(), path) {
 		t.Fatalf("got %v", err)
-	}
-}
-
-func TestUnknownFieldPath(t *testing.T) {
-	type inner struct {
-		A []struct {
-			B int `json:"b"`
-		} `json:"a"`
-	}
-	type outer struct {
-		Inline struct {
-			X string `json:"x"`
-		} `json:",inline"`
-		In inner `json:"in"`
-	}
-	for _, tc := range []struct {
-		doc  map[string]any
-		want string
-	}{
-		{map[string]any{"x": "ok", "in": map[string]any{"a": []any{map[string]any{"b": 1}}}}, ""},
-		{map[string]any{"in": map[string]any{"a": []any{map[string]any{"b": 1}, map[string]any{"c": 2}}}}, "in.a[1].c"},
-		{map[string]any{"y": 1}, "y"},
-	} {
-		if got := unknownFieldPath(typeOf(&outer{}), tc.doc, ""); got != tc.want {
-			t.Errorf("%v: got %q, want %q", tc.doc, got, tc.want)
-		}
 	}
 }
 
