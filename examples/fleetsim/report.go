@@ -33,9 +33,6 @@ type report struct {
 	Events      []string                   `json:"events"`
 	Checks      []checkResult              `json:"checks"`
 	Pass        bool                       `json:"pass"`
-	// Unsettled counts clock steps taken before every worker was idle
-	// (should be 0; a busy machine can cause it, making the run less exact).
-	Unsettled int `json:"unsettled"`
 }
 
 // rateJSON is a ratelimit.Config under its flags' names.
@@ -59,7 +56,7 @@ func (s *sim) report() *report {
 	r := &report{
 		Scenario: s.sc.Name, Source: s.sc.Source, Start: s.sc.Start, Duration: s.sc.Duration.String(),
 		Clusters: len(w.clusters), Rates: rateJSON(s.cfg), Workers: s.sc.Workers,
-		Phases: segs, Lines: s.lines, Events: s.notes, Unsettled: s.settler.missed,
+		Phases: segs, Lines: s.lines, Events: s.notes,
 	}
 	r.TasksOpenBy = map[string]int{}
 	for _, b := range w.bindings {
@@ -207,9 +204,6 @@ func printSummary(out io.Writer, r *report) {
 		for _, d := range c.Details {
 			fmt.Fprintf(out, "         %s\n", d)
 		}
-	}
-	if r.Unsettled > 0 {
-		fmt.Fprintf(out, "note: %d clock steps were taken before the workers were idle (a busy machine); timings may be off by a step\n", r.Unsettled)
 	}
 	verdict := "PASS"
 	if !r.Pass {

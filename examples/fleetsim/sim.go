@@ -132,11 +132,23 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 				sc.Source, w.used[c.Name], c.Name, sc.Capacity[c.Name])
 		}
 	}
-	return &sim{sc: sc, cfg: cfg, w: w, clk: clk, settler: newSettler(), out: out, speed: speed}, nil
+	st, err := newSettler()
+	if err != nil {
+		return nil, err
+	}
+	return &sim{sc: sc, cfg: cfg, w: w, clk: clk, settler: st, out: out, speed: speed}, nil
 }
 
-// run plays the scenario to its end, or until ctx ends.
+// run plays the scenario to its end, or until ctx ends. It drives under the
+// run's label, so that every goroutine it starts, and every goroutine those
+// start, is one the settler waits for.
 func (s *sim) run(ctx context.Context) error {
+	var err error
+	s.settler.do(ctx, func(ctx context.Context) { err = s.drive(ctx) })
+	return err
+}
+
+func (s *sim) drive(ctx context.Context) error {
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 2)
 	for _, q := range s.w.queues {
@@ -156,6 +168,9 @@ func (s *sim) run(ctx context.Context) error {
 	for {
 		now := s.clk.Now()
 		s.step(now, &nextEvent)
+		if err = s.settler.err; err != nil {
+			break
+		}
 		if !now.Before(nextLine) {
 			s.line(now)
 			nextLine = nextLine.Add(s.sc.Interval)
@@ -179,7 +194,9 @@ func (s *sim) run(ctx context.Context) error {
 			break
 		}
 		s.clk.SetTime(next)
-		s.settler.settle()
+		if err = s.settler.settle(); err != nil {
+			break
+		}
 	}
 	s.w.mu.Lock()
 	s.w.observeRate(s.clk.Now())
@@ -218,7 +235,7 @@ func (s *sim) step(now time.Time, nextEvent *int) {
 
 	for _, c := range completed {
 		w.queues[c.queue].Complete(c.item)
-		s.settler.settle()
+		_ = s.settler.settle() // a failure sticks: drive stops after this step
 	}
 
 	// The workers are all blocked now, and each of the changes below wakes
@@ -237,7 +254,7 @@ func (s *sim) step(now time.Time, nextEvent *int) {
 	for _, name := range append(failed, recovered...) {
 		w.tracker.Set(name, w.byName[name].faulty)
 	}
-	s.settler.settle()
+	_ = s.settler.settle() // a failure sticks: drive stops after this step
 	w.mu.Lock()
 	if len(failed)+len(recovered) > 0 {
 		h, _ := w.tracker.Health()
@@ -261,7 +278,7 @@ func (s *sim) step(now time.Time, nextEvent *int) {
 				w.rec.queued(i)
 			}
 		}
-		s.settler.settle()
+		_ = s.settler.settle() // a failure sticks: drive stops after this step
 	}
 	if queued > 0 {
 		s.note(now, "taint manager queued %d evictions", queued)

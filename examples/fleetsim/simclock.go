@@ -3,9 +3,15 @@ package main
 import (
 	"bytes"
 	"container/heap"
+	"context"
+	"fmt"
+	"os"
 	"runtime"
+	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -159,55 +165,133 @@ func (h *timeHeap) Pop() any {
 	return x
 }
 
-// settler waits until the goroutines the simulation drives (the queues'
-// workers and whatever they call) are all blocked, so that the driver moves
-// the clock only when nothing is left to happen at the current instant. That
-// is what makes a run on the FakeClock reproducible: a worker that is still
-// running when the clock jumps would take its next permit at the wrong time.
+// settler waits until the goroutines of one run (the driver's own children:
+// the queues' Run, their workers and scheduler, whatever they start) are all
+// blocked, so that the driver moves the clock only when nothing is left to
+// happen at the current instant. That is what makes a run on the FakeClock
+// reproducible: a worker that is still running when the clock jumps would
+// take its next permit at the wrong time.
 //
 // There is no API that says "this goroutine is blocked for good", but the
 // runtime's goroutine dump says what each one is doing. A goroutine blocked on
-// a channel, a select or a condition variable only runs again when another
-// goroutine (or a FakeClock step, which the driver makes) wakes it, and being
-// woken makes it runnable at once; so once every goroutine we drive is blocked
-// in such a wait, the system is quiescent until the driver acts. Goroutines
-// waiting for a mutex are counted as busy: a lock is held only briefly.
+// a channel, a select, a condition variable or a WaitGroup only runs again
+// when another goroutine (or a FakeClock step, which the driver makes) wakes
+// it, and being woken makes it runnable at once; so once every goroutine of
+// the run is blocked in such a wait, the run is quiescent until the driver
+// acts. Every other state counts as busy: running, runnable, waiting for a
+// mutex (held only briefly), sleeping or in I/O (which wake by themselves),
+// and any state this code does not know.
+//
+// The run's goroutines are told apart by a pprof label that the driver's
+// goroutine carries and that every goroutine inherits from the one that
+// starts it, from the moment it is created. Matching on the function names
+// in a stack instead would couple the clock to the library's internals, and
+// miss a goroutine created but not yet started: its stack shows only its
+// entry function, such as sync.(*WaitGroup).Go's, so the driver would race
+// ahead of workers that had not run yet.
 type settler struct {
-	// markers select the goroutines to wait for: those with one of these
-	// strings in their stack.
-	markers []string
-	// limit bounds the wall time spent waiting in one call, so that a
-	// goroutine spinning outside our control slows the run instead of
-	// hanging it. Calls that hit it are counted.
-	limit  time.Duration
-	buf    []byte
-	missed int
+	label string // this run's value of labelKey
+	// mark is the label as a traceback header prints it.
+	mark []byte
+	// limit bounds the wall time one call may wait: a goroutine of the run
+	// that never blocks is a bug, reported by err, not a reason to hang.
+	limit time.Duration
+	buf   []byte
+	// err is set when a call hits limit; later calls return at once and
+	// the driver stops.
+	err error
 }
 
-func newSettler() *settler {
-	return &settler{
-		markers: []string{
-			"github.com/failoverkit/failover/evictionqueue.",
-			"github.com/failoverkit/failover/ratelimit.",
-		},
-		limit: 2 * time.Second,
-		buf:   make([]byte, 64<<10),
+// labelKey is the pprof label that marks the goroutines of a run.
+const labelKey = "fleetsim-run"
+
+// runs numbers the settlers, so that two simulations in one process (tests)
+// do not wait for each other.
+var runs atomic.Uint64
+
+func newSettler() (*settler, error) {
+	if err := enableTracebackLabels(); err != nil {
+		return nil, err
 	}
+	label := strconv.FormatUint(runs.Add(1), 10)
+	return &settler{
+		label: label,
+		mark:  []byte(strconv.Quote(labelKey) + ": " + strconv.Quote(label)),
+		limit: 30 * time.Second,
+		buf:   make([]byte, 64<<10),
+	}, nil
 }
 
-// settle returns once every goroutine of interest is blocked.
-func (s *settler) settle() {
+// do calls f with the run's label on the calling goroutine, and so on every
+// goroutine f starts.
+func (s *settler) do(ctx context.Context, f func(context.Context)) {
+	pprof.Do(ctx, pprof.Labels(labelKey, s.label), f)
+}
+
+var tracebackLabels struct {
+	once sync.Once
+	err  error
+}
+
+// enableTracebackLabels makes goroutine dumps show pprof labels (Go 1.26's
+// GODEBUG tracebacklabels, which the runtime re-reads when the environment
+// variable changes) and checks that they do.
+func enableTracebackLabels() error {
+	tracebackLabels.once.Do(func() {
+		if labelsInTraceback() {
+			return
+		}
+		godebug := "tracebacklabels=1"
+		if cur := os.Getenv("GODEBUG"); cur != "" {
+			godebug = cur + "," + godebug // the last setting of a key wins
+		}
+		if err := os.Setenv("GODEBUG", godebug); err != nil {
+			tracebackLabels.err = fmt.Errorf("fleetsim: simulated clock: setting GODEBUG: %w", err)
+			return
+		}
+		if !labelsInTraceback() {
+			tracebackLabels.err = fmt.Errorf("fleetsim: simulated clock: this Go runtime (%s) does not show pprof labels in goroutine dumps even with GODEBUG=%s; the simulated clock needs them to know when the run's goroutines are idle", runtime.Version(), godebug)
+		}
+	})
+	return tracebackLabels.err
+}
+
+// labelsInTraceback reports whether a labelled goroutine's dump shows its
+// label. It looks from a goroutine of its own, so that no caller's labels
+// are touched.
+func labelsInTraceback() bool {
+	found := make(chan bool)
+	go func() {
+		pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(labelKey, "probe")))
+		buf := make([]byte, 4<<10)
+		header, _, _ := bytes.Cut(buf[:runtime.Stack(buf, false)], []byte("\n"))
+		found <- bytes.Contains(header, []byte(strconv.Quote(labelKey)+": "+strconv.Quote("probe")))
+	}()
+	return <-found
+}
+
+// settle returns once every goroutine of the run other than the caller is
+// blocked, or, after limit, with an error naming those that are not.
+func (s *settler) settle() error {
+	if s.err != nil {
+		return s.err
+	}
 	var start time.Time
 	for i := 0; ; i++ {
-		if !s.busy() {
-			return
+		busy := s.busy()
+		if len(busy) == 0 {
+			return nil
 		}
 		switch {
 		case i == 0:
 			start = time.Now()
 		case time.Since(start) > s.limit:
-			s.missed++
-			return
+			if len(busy) > 3 {
+				busy = append(busy[:3], fmt.Sprintf("and %d more", len(busy)-3))
+			}
+			s.err = fmt.Errorf("fleetsim: simulated clock: after %s, goroutines of the run still neither block nor end, so the clock cannot move on: %s",
+				s.limit, strings.Join(busy, "; "))
+			return s.err
 		case i > 50:
 			// Another process may hold the CPU the runnable goroutine needs.
 			time.Sleep(20 * time.Microsecond)
@@ -216,9 +300,9 @@ func (s *settler) settle() {
 	}
 }
 
-// busy reports whether a goroutine of interest other than the caller is
-// running, runnable or about to take a lock.
-func (s *settler) busy() bool {
+// busy describes the goroutines of the run, other than the caller, that are
+// not blocked: each as its trace header and innermost call.
+func (s *settler) busy() []string {
 	var dump []byte
 	for {
 		n := runtime.Stack(s.buf, true)
@@ -228,54 +312,62 @@ func (s *settler) busy() bool {
 		}
 		s.buf = make([]byte, 2*len(s.buf))
 	}
-	// Skip the caller's own trace, which comes first.
-	if i := bytes.Index(dump, []byte("\n\ngoroutine ")); i >= 0 {
-		dump = dump[i+2:]
-	} else {
-		return false
-	}
-	for len(dump) > 0 {
+	var busy []string
+	// The caller's own trace comes first: skip it.
+	for first := true; len(dump) > 0; first = false {
 		var g []byte
 		if i := bytes.Index(dump, []byte("\n\ngoroutine ")); i >= 0 {
 			g, dump = dump[:i], dump[i+2:]
 		} else {
 			g, dump = dump, nil
 		}
-		if !s.ours(g) {
+		header, frames, _ := bytes.Cut(g, []byte("\n"))
+		if first || !bytes.Contains(header, s.mark) || !goroutineBusy(header) {
 			continue
 		}
-		if goroutineBusy(g) {
-			return true
-		}
+		busy = append(busy, fmt.Sprintf("%s in %s", bytes.TrimSuffix(header, []byte(":")), innermost(frames)))
 	}
-	return false
+	return busy
 }
 
-func (s *settler) ours(g []byte) bool {
-	for _, m := range s.markers {
-		if bytes.Contains(g, []byte(m)) {
-			return true
+// innermost is the innermost call of a trace outside the runtime, such as
+// "main.spin(...)", the code that keeps a goroutine busy.
+func innermost(frames []byte) []byte {
+	var first []byte
+	for line := range bytes.Lines(frames) {
+		if len(line) == 0 || line[0] == '\t' {
+			continue // a file:line
+		}
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		if first == nil {
+			first = line
+		}
+		if !bytes.HasPrefix(line, []byte("runtime.")) {
+			return line
 		}
 	}
-	return false
+	return first
 }
 
 // goroutineBusy reads the state from a trace header such as
-// "goroutine 7 [select, 2 minutes]:".
-func goroutineBusy(g []byte) bool {
-	open := bytes.IndexByte(g, '[')
-	end := bytes.IndexByte(g, ']')
-	if open < 0 || end < open {
+// `goroutine 7 [select, 2 minutes labels:{"fleetsim-run": "1"}]:` and
+// reports whether it may run again without another goroutine waking it.
+func goroutineBusy(header []byte) bool {
+	open := bytes.IndexByte(header, '[')
+	if open < 0 {
 		return true
 	}
-	state := string(g[open+1 : end])
-	if i := strings.IndexByte(state, ','); i >= 0 {
+	state := header[open+1:]
+	if i := bytes.Index(state, []byte(" labels:{")); i >= 0 {
 		state = state[:i]
 	}
-	switch state {
-	case "running", "runnable", "syscall", "preempted", "semacquire",
-		"sync.Mutex.Lock", "sync.RWMutex.Lock", "sync.RWMutex.RLock":
-		return true
+	if i := bytes.IndexAny(state, ",]"); i >= 0 {
+		state = state[:i]
 	}
-	return strings.HasPrefix(state, "GC ") || strings.HasPrefix(state, "stopping")
+	switch string(state) {
+	case "chan receive", "chan send", "select", "sync.Cond.Wait", "sync.WaitGroup.Wait",
+		"chan receive (nil chan)", "chan send (nil chan)", "select (no cases)":
+		return false
+	}
+	return true
 }
