@@ -14,7 +14,8 @@ import (
 // FuzzAssess builds a binding and tasks from arbitrary bytes and checks that
 // Assess never panics, never mutates its input, and returns every task
 // exactly once (Keep + Done equals the input as a multiset by FromCluster,
-// and each in input order).
+// and each in input order), and that each task's fate and RequeueAfter are
+// those DESIGN's eight rules give when applied one after the other.
 func FuzzAssess(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, int64(0), uint8(3))
 	f.Add([]byte{255, 254, 3, 3, 3, 0, 0, 7}, int64(-50), uint8(0))
@@ -91,6 +92,69 @@ func FuzzAssess(f *testing.F) {
 		}
 		if stamped < got.Stamped {
 			t.Fatalf("Stamped=%d but only %d kept tasks carry now", got.Stamped, stamped)
+		}
+
+		// Each task's fate and the requeue time follow DESIGN's rules, read
+		// here the plain way, one after the other.
+		var timeout time.Duration
+		if nClusters&16 != 0 {
+			timeout = max(time.Duration(nowOffset%3600)*time.Second, 0)
+		}
+		healthy := len(b.Clusters) > 0 && b.Generation == b.ObservedGeneration
+		for _, c := range b.Clusters {
+			healthy = healthy && b.Health[c.Name] == Healthy
+		}
+		pluginPasses := nClusters&32 != 0 || healthy
+		var wantKeep, wantDone []string
+		var wantRequeue time.Duration
+		for _, task := range b.Tasks {
+			created, deadline, hasDeadline := now, time.Time{}, false
+			if task.CreationTimestamp != nil {
+				created = task.CreationTimestamp.Time
+			}
+			mode := task.PurgeMode.Canonical()
+			if task.SuppressDeletion == nil && mode != failover.PurgeModeDirectly && mode != failover.PurgeModeNever {
+				switch {
+				case task.GracePeriodSeconds != nil:
+					deadline, hasDeadline = created.Add(time.Duration(*task.GracePeriodSeconds)*time.Second), true
+				case timeout > 0:
+					deadline, hasDeadline = created.Add(timeout), true
+				}
+			}
+			var done bool
+			switch {
+			case slices.ContainsFunc(b.Clusters, func(c failover.TargetCluster) bool { return c.Name == task.FromCluster }):
+				done = true
+			case task.CreationTimestamp == nil:
+				done = false
+			case task.SuppressDeletion != nil:
+				done, hasDeadline = !*task.SuppressDeletion, false
+			case mode == failover.PurgeModeDirectly:
+				done = true
+			case mode == failover.PurgeModeNever:
+				done = false
+			case pluginPasses:
+				done = true
+			default:
+				done = hasDeadline && !now.Before(deadline)
+			}
+			if done {
+				wantDone = append(wantDone, task.FromCluster)
+				continue
+			}
+			wantKeep = append(wantKeep, task.FromCluster)
+			if hasDeadline {
+				d := max(deadline.Sub(now), time.Nanosecond)
+				if wantRequeue == 0 || d < wantRequeue {
+					wantRequeue = d
+				}
+			}
+		}
+		if k, d := fromCluster(got.Keep), fromCluster(got.Done); !slices.Equal(k, wantKeep) || !slices.Equal(d, wantDone) {
+			t.Fatalf("keep %v done %v, the rules give keep %v done %v", k, d, wantKeep, wantDone)
+		}
+		if got.RequeueAfter != wantRequeue {
+			t.Fatalf("RequeueAfter %v, the earliest deadline among kept tasks is in %v", got.RequeueAfter, wantRequeue)
 		}
 	})
 }
