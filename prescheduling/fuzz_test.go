@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 
 	"github.com/failoverkit/failover"
 )
@@ -233,12 +234,20 @@ func FuzzCheck(f *testing.F) {
 			req.Evicting = append(req.Evicting, r.pick("a1", "a2", "b1", "c1", "c2", "", "x"))
 		}
 		var opts []Option
+		var capacity func(string) (int32, bool)
 		if r.next()%2 == 0 {
 			cap := int32(int8(r.next()))
-			opts = append(opts, WithCapacity(func(c string) (int32, bool) { return cap, c != "a2" }))
+			capacity = func(c string) (int32, bool) { return cap, c != "a2" }
+			opts = append(opts, WithCapacity(capacity))
 		}
 
 		got := NewChecker(opts...).Check(req, fleet)
+
+		if got.Err == nil && uniqueNames(fleet) {
+			if want := plainFeasible(req, fleet, capacity); got.Feasible != want {
+				t.Fatalf("Feasible %v, DESIGN's rules read plainly give %v: %s", got.Feasible, want, got.Reason)
+			}
+		}
 
 		if got.Reason == "" {
 			t.Fatal("empty Reason")
@@ -274,4 +283,165 @@ func FuzzCheck(f *testing.F) {
 			}
 		}
 	})
+}
+
+func uniqueNames(fleet []failover.Cluster) bool {
+	seen := map[string]bool{}
+	for _, c := range fleet {
+		if seen[c.Name] {
+			return false
+		}
+		seen[c.Name] = true
+	}
+	return true
+}
+
+// plainFeasible restates DESIGN's feasibility rules the plain way, trying
+// every choice of replacements where MaxGroups needs it, for a fleet of
+// uniquely named clusters and a valid request.
+func plainFeasible(req Request, fleet []failover.Cluster, capacity func(string) (int32, bool)) bool {
+	p := req.Placement
+	scheduled, evicting := map[string]bool{}, map[string]bool{}
+	for _, e := range req.Evicting {
+		evicting[e] = true
+	}
+	var evicted []failover.TargetCluster
+	var remaining []string
+	for _, s := range req.Scheduled {
+		scheduled[s.Name] = true
+		if evicting[s.Name] {
+			evicted = append(evicted, s)
+		} else {
+			remaining = append(remaining, s.Name)
+		}
+	}
+	if len(evicted) == 0 {
+		return false
+	}
+	byName := map[string]failover.Cluster{}
+	for _, c := range fleet {
+		byName[c.Name] = c
+	}
+	groupOf := func(sc SpreadConstraint, c failover.Cluster) string {
+		if sc.SpreadByLabel != "" {
+			return c.Labels[sc.SpreadByLabel]
+		}
+		switch sc.SpreadByField {
+		case SpreadByFieldRegion:
+			return c.Region
+		case SpreadByFieldZone:
+			return c.Zone
+		case SpreadByFieldProvider:
+			return c.Provider
+		}
+		return c.Name
+	}
+	groups := func(sc SpreadConstraint, picked []failover.Cluster) int {
+		seen := map[string]bool{}
+		for _, n := range remaining {
+			if c, ok := byName[n]; ok && groupOf(sc, c) != "" {
+				seen[groupOf(sc, c)] = true
+			} else if !ok && sc.SpreadByLabel == "" && (sc.SpreadByField == "" || sc.SpreadByField == SpreadByFieldCluster) {
+				seen[n] = true
+			}
+		}
+		for _, c := range picked {
+			seen[groupOf(sc, c)] = true
+		}
+		return len(seen)
+	}
+	// fewestGroups is the least number of groups with exactly need of cands added.
+	var fewestGroups func(sc SpreadConstraint, cands, picked []failover.Cluster, need int) int
+	fewestGroups = func(sc SpreadConstraint, cands, picked []failover.Cluster, need int) int {
+		if need == 0 {
+			return groups(sc, picked)
+		}
+		best := -1
+		for i := range cands {
+			n := fewestGroups(sc, cands[i+1:], append(slices.Clip(picked), cands[i]), need-1)
+			if n >= 0 && (best < 0 || n < best) {
+				best = n
+			}
+		}
+		return best
+	}
+
+	duplicated := p.ReplicaScheduling == nil || p.ReplicaScheduling.ReplicaSchedulingType == ReplicaSchedulingTypeDuplicated
+	var weights []StaticClusterWeight
+	if rs := p.ReplicaScheduling; !duplicated && rs.ReplicaDivisionPreference == ReplicaDivisionPreferenceWeighted &&
+		rs.WeightPreference != nil && rs.WeightPreference.DynamicWeight == "" {
+		weights = rs.WeightPreference.StaticWeightList
+	}
+	terms := []*failover.ClusterAffinity{p.ClusterAffinity}
+	if len(p.ClusterAffinities) > 0 {
+		terms = nil
+		for i := range p.ClusterAffinities {
+			terms = append(terms, &p.ClusterAffinities[i].ClusterAffinity)
+		}
+	}
+	for _, term := range terms {
+		var cands []failover.Cluster
+	fleet:
+		for _, c := range fleet {
+			if evicting[c.Name] || failover.IsFaulty(c) || (duplicated && scheduled[c.Name]) {
+				continue
+			}
+			if ok, _ := term.Matches(c); !ok {
+				continue
+			}
+			for _, taint := range c.Taints {
+				if taint.Effect == corev1.TaintEffectNoSchedule && !slices.ContainsFunc(p.ClusterTolerations, func(tol corev1.Toleration) bool {
+					return tol.ToleratesTaint(klog.Logger{}, &taint, false)
+				}) {
+					continue fleet
+				}
+			}
+			for _, sc := range p.SpreadConstraints {
+				if groupOf(sc, c) == "" {
+					continue fleet
+				}
+			}
+			if weights != nil && !slices.ContainsFunc(weights, func(w StaticClusterWeight) bool { ok, _ := w.TargetCluster.Matches(c); return ok }) {
+				continue
+			}
+			cands = append(cands, c)
+		}
+		ok := len(cands) > 0
+		if duplicated {
+			ok = len(cands) >= len(evicted)
+			for _, sc := range p.SpreadConstraints {
+				ok = ok && groups(sc, cands) >= sc.MinGroups &&
+					(sc.MaxGroups == 0 || fewestGroups(sc, cands, nil, len(evicted)) <= sc.MaxGroups)
+			}
+		} else {
+			var added []failover.Cluster
+			for _, c := range cands {
+				if !scheduled[c.Name] {
+					added = append(added, c)
+				}
+			}
+			for _, sc := range p.SpreadConstraints {
+				ok = ok && groups(sc, added) >= sc.MinGroups
+			}
+			if ok && capacity != nil {
+				var spare, want int64
+				unknown := false
+				for _, c := range cands {
+					n, known := capacity(c.Name)
+					unknown = unknown || !known
+					if known && n > 0 {
+						spare += int64(n)
+					}
+				}
+				for _, e := range evicted {
+					want += int64(e.Replicas)
+				}
+				ok = spare >= want || unknown
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
 }
