@@ -2,6 +2,8 @@ package taintpolicy
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,7 +117,8 @@ func (g *gen) cluster() failover.Cluster {
 // never panics, never touches a taint no targeting policy lists, reports
 // exactly the difference it made, is a fixed point once applied, changes
 // nothing before RequeueAfter, and — when every condition a policy reads
-// carries a time — decides the same as a fresh Evaluator.
+// carries a time — decides the same as a fresh Evaluator and as DESIGN's
+// rules restated plainly (plainDecision).
 func FuzzEvaluate(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20})
@@ -250,7 +253,110 @@ func FuzzEvaluate(f *testing.F) {
 		if got := fresh.Evaluate(c, now); showResult(got) != showResult(r) {
 			t.Fatalf("a fresh Evaluator decides otherwise:\n fresh %s\n long  %s", showResult(got), showResult(r))
 		}
+		if msg := plainDecision(policies, c, now, r); msg != "" {
+			t.Fatalf("%s\n in %s\n %s", msg, show(c.Taints), showResult(r))
+		}
 	})
+}
+
+// plainDecision restates DESIGN's evaluation rules for a cluster whose read
+// conditions all carry times, and says how r departs from them ("" if not).
+func plainDecision(policies []ClusterTaintPolicy, c failover.Cluster, now time.Time, r Result) string {
+	sorted := slices.Clone(policies)
+	slices.SortFunc(sorted, func(a, b ClusterTaintPolicy) int { return strings.Compare(a.Name, b.Name) })
+	holds := func(mc MatchCondition) bool {
+		cd := c.Condition(mc.ConditionType)
+		return cd != nil && slices.Contains(mc.StatusValues, cd.Status) == (mc.Operator == MatchConditionOpIn)
+	}
+	type verdict struct {
+		listed, add, keep bool
+		value             string
+	}
+	verdicts := map[taintID]*verdict{}
+	vote := func(id taintID, add, remove bool, value string) {
+		v := verdicts[id]
+		if v == nil {
+			v = &verdict{listed: true}
+			verdicts[id] = v
+		}
+		switch {
+		case add && !v.add:
+			v.add, v.value = true, value
+		case !add && !remove:
+			v.keep = true
+		}
+	}
+	for _, p := range sorted {
+		spec := &p.Spec
+		if spec.Released() {
+			if ok, _ := spec.TargetClusters.Matches(c); !ok {
+				continue
+			}
+			all := func(mcs []MatchCondition) bool {
+				return len(mcs) > 0 && !slices.ContainsFunc(mcs, func(mc MatchCondition) bool { return !holds(mc) })
+			}
+			remove := all(spec.RemoveOnConditions)
+			add := !remove && all(spec.AddOnConditions)
+			for _, t := range spec.Taints {
+				vote(taintID{t.Key, t.Effect}, add, remove, t.Value)
+			}
+			continue
+		}
+		if ok, _ := spec.TargetCluster.Matches(c); !ok {
+			continue
+		}
+		matched := true
+		var latest, earliest time.Time
+		for _, mc := range spec.MatchConditions {
+			since := c.Condition(mc.ConditionType).LastTransitionTime.Time
+			if holds(mc) {
+				if since.After(latest) {
+					latest = since
+				}
+				continue
+			}
+			if matched || since.Before(earliest) {
+				earliest = since
+			}
+			matched = false
+		}
+		for _, t := range spec.TaintsToAdd {
+			add := matched && (len(spec.MatchConditions) == 0 || !now.Before(latest.Add(time.Duration(*t.AddOnMatchSeconds)*time.Second)))
+			remove := !matched && !now.Before(earliest.Add(time.Duration(*t.RemoveOnMismatchSeconds)*time.Second))
+			vote(taintID{t.Key, t.Effect}, add, remove, t.Value)
+		}
+	}
+	for id, v := range verdicts {
+		var in, out []corev1.Taint
+		for _, t := range c.Taints {
+			if (taintID{t.Key, t.Effect}) == id {
+				in = append(in, t)
+			}
+		}
+		for _, t := range r.Taints {
+			if (taintID{t.Key, t.Effect}) == id {
+				out = append(out, t)
+			}
+		}
+		switch {
+		case v.add:
+			if len(out) == 0 || out[0].Value != v.value {
+				return fmt.Sprintf("%s:%s should carry value %q", id.key, id.effect, v.value)
+			}
+			if len(in) > 0 && in[0].Value == v.value && !equality.Semantic.DeepEqual(in[0], out[0]) {
+				return fmt.Sprintf("%s:%s should be kept as it was", id.key, id.effect)
+			}
+		case v.keep:
+			if !equality.Semantic.DeepEqual(in, out) {
+				return fmt.Sprintf("%s:%s should be left as it is", id.key, id.effect)
+			}
+		default:
+			if len(out) > 0 {
+				return fmt.Sprintf("%s:%s should be removed: every listing policy is unmatched past its window", id.key, id.effect)
+			}
+		}
+	}
+	return ""
 }
 
 // conflictingValues reports whether two policies give one key+effect
