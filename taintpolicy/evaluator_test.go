@@ -236,6 +236,15 @@ func TestEvaluateMatchConditions(t *testing.T) {
 			want:     "taints=[cluster.karmada.io/not-ready:PreferNoExecute@-1h0m0s] added=[] removed=[] requeue=1m20s",
 		},
 		{
+			// lastTransitionTime moves on any status change, and DESIGN reads
+			// matched-since from it: a False that turns Unknown starts the
+			// 300s over though In [False, Unknown] matched throughout.
+			name:  "a change between two listed statuses restarts the add window",
+			conds: []metav1.Condition{cond("Ready", condUnknown, at(-sec(100)))},
+			now:   t0,
+			want:  "taints=[] added=[] removed=[] requeue=3m20s",
+		},
+		{
 			name:     "empty matchConditions always match and add at once",
 			policies: []ClusterTaintPolicy{windowed("always", nil, toAdd("maintenance", noSchedule, "", 300, 180))},
 			now:      t0,
