@@ -116,9 +116,10 @@ func (g *gen) cluster() failover.Cluster {
 // FuzzEvaluate checks, over random policies and clusters, that Evaluate
 // never panics, never touches a taint no targeting policy lists, reports
 // exactly the difference it made, is a fixed point once applied, changes
-// nothing before RequeueAfter, and — when every condition a policy reads
-// carries a time — decides the same as a fresh Evaluator and as DESIGN's
-// rules restated plainly (plainDecision).
+// nothing before RequeueAfter, decides as DESIGN's rules restated plainly
+// (plainDecision, untimed and absent conditions counted from the Evaluator's
+// first sight of them), and — when every condition a policy reads carries a
+// time — decides the same as a fresh Evaluator.
 func FuzzEvaluate(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20})
@@ -239,6 +240,12 @@ func FuzzEvaluate(f *testing.F) {
 			}
 		}
 
+		// The Evaluator first saw every untimed or absent condition in the
+		// earlier view; DESIGN counts from there.
+		if msg := plainDecision(policies, c, now, now.Add(-10*time.Minute), r); msg != "" {
+			t.Fatalf("%s\n in %s\n %s", msg, show(c.Taints), showResult(r))
+		}
+
 		// With every read condition timed, history does not matter.
 		for typ := range referenced {
 			cd := c.Condition(typ)
@@ -253,15 +260,13 @@ func FuzzEvaluate(f *testing.F) {
 		if got := fresh.Evaluate(c, now); showResult(got) != showResult(r) {
 			t.Fatalf("a fresh Evaluator decides otherwise:\n fresh %s\n long  %s", showResult(got), showResult(r))
 		}
-		if msg := plainDecision(policies, c, now, r); msg != "" {
-			t.Fatalf("%s\n in %s\n %s", msg, show(c.Taints), showResult(r))
-		}
 	})
 }
 
-// plainDecision restates DESIGN's evaluation rules for a cluster whose read
-// conditions all carry times, and says how r departs from them ("" if not).
-func plainDecision(policies []ClusterTaintPolicy, c failover.Cluster, now time.Time, r Result) string {
+// plainDecision restates DESIGN's evaluation rules, with firstSeen standing
+// for the time of a condition that has none or is absent, and says how r
+// departs from them ("" if not).
+func plainDecision(policies []ClusterTaintPolicy, c failover.Cluster, now, firstSeen time.Time, r Result) string {
 	sorted := slices.Clone(policies)
 	slices.SortFunc(sorted, func(a, b ClusterTaintPolicy) int { return strings.Compare(a.Name, b.Name) })
 	holds := func(mc MatchCondition) bool {
@@ -308,7 +313,10 @@ func plainDecision(policies []ClusterTaintPolicy, c failover.Cluster, now time.T
 		matched := true
 		var latest, earliest time.Time
 		for _, mc := range spec.MatchConditions {
-			since := c.Condition(mc.ConditionType).LastTransitionTime.Time
+			since := firstSeen
+			if cd := c.Condition(mc.ConditionType); cd != nil && !cd.LastTransitionTime.IsZero() {
+				since = cd.LastTransitionTime.Time
+			}
 			if holds(mc) {
 				if since.After(latest) {
 					latest = since
