@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+
+	"github.com/failoverkit/failover/internal/nameset"
 )
 
 // The cluster fields a FieldSelector can match on.
@@ -71,14 +73,23 @@ func (a *ClusterAffinity) Compile() (*AffinityMatcher, error) {
 	if a == nil {
 		return &AffinityMatcher{all: true}, nil
 	}
-	m := &AffinityMatcher{exclude: newNameSet(a.ExcludeClusters), names: newNameSet(a.ClusterNames)}
+	m := &AffinityMatcher{exclude: nameset.New(a.ExcludeClusters), names: nameset.New(a.ClusterNames)}
+	var byLabel []requirement
 	if a.LabelSelector != nil {
 		s, err := metav1.LabelSelectorAsSelector(a.LabelSelector)
 		if err != nil {
 			return nil, &AffinityError{Field: "labelSelector", Err: err}
 		}
-		if !s.Empty() {
-			m.labels = s
+		rs, _ := s.Requirements()
+		for i := range rs {
+			op, ok := opOf(rs[i].Operator())
+			if !ok {
+				// No LabelSelector compiles to another operator today;
+				// should one, the selector itself decides.
+				byLabel, m.labels = nil, s
+				break
+			}
+			byLabel = append(byLabel, requirement{on: onLabel, key: rs[i].Key(), op: op, values: rs[i].ValuesUnsorted()})
 		}
 	}
 	if a.FieldSelector != nil {
@@ -87,9 +98,12 @@ func (a *ClusterAffinity) Compile() (*AffinityMatcher, error) {
 			if err != nil {
 				return nil, err
 			}
-			m.fields = append(m.fields, r)
+			m.reqs = append(m.reqs, r)
 		}
 	}
+	// Fields before labels: a field costs no map lookup, and the order of
+	// ANDed requirements does not change the answer.
+	m.reqs = append(m.reqs, byLabel...)
 	return m, nil
 }
 
@@ -119,10 +133,10 @@ func (a *ClusterAffinity) DeepCopy() *ClusterAffinity {
 // for concurrent use.
 type AffinityMatcher struct {
 	all     bool // a nil affinity
-	exclude nameSet
-	names   nameSet         // empty: any name
-	labels  labels.Selector // nil: no label restriction
-	fields  []fieldRequirement
+	exclude nameset.Set
+	names   nameset.Set // empty: any name
+	reqs    []requirement
+	labels  labels.Selector // nil unless reqs cannot express the label selector
 }
 
 // Matches reports whether c is selected. A nil matcher, like a nil
@@ -131,16 +145,15 @@ func (m *AffinityMatcher) Matches(c *Cluster) bool {
 	if m == nil || m.all {
 		return true
 	}
-	// Every part must hold, so the order is free: cheapest first, the label
-	// selector (map lookups per requirement) last.
-	if m.exclude.has(c.Name) {
+	// Every part must hold, so the order is free: cheapest first.
+	if m.exclude.Has(c.Name) {
 		return false
 	}
-	if !m.names.empty() && !m.names.has(c.Name) {
+	if !m.names.Empty() && !m.names.Has(c.Name) {
 		return false
 	}
-	for i := range m.fields {
-		if !m.fields[i].matches(c) {
+	for i := range m.reqs {
+		if !m.reqs[i].matches(c) {
 			return false
 		}
 	}
@@ -166,120 +179,111 @@ func (e *AffinityError) Error() string {
 // Unwrap returns Err.
 func (e *AffinityError) Unwrap() error { return e.Err }
 
-// nameSet holds cluster names: a slice while short, where a scan beats
-// hashing, and a map beyond, so that a placement listing thousands of
-// clusters does not make matching a fleet quadratic.
-type nameSet struct {
-	list []string
-	// mask has bit sig(n) set for every n in list, so that most names
-	// outside a short list are rejected without comparing strings: a fleet
-	// is matched against an exclude list of a few names cluster by cluster.
-	mask uint64
-	set  map[string]struct{}
-}
-
-const shortNameList = 8
-
-func newNameSet(names []string) nameSet {
-	if len(names) <= shortNameList {
-		s := nameSet{list: slices.Clone(names)}
-		for _, n := range names {
-			s.mask |= 1 << sig(n)
-		}
-		return s
-	}
-	set := make(map[string]struct{}, len(names))
-	for _, n := range names {
-		set[n] = struct{}{}
-	}
-	return nameSet{set: set}
-}
-
-// sig folds a name's length and last two bytes, where the names of one fleet
-// usually differ ("member-00042"), into 0..63.
-func sig(name string) uint {
-	n := len(name)
-	if n < 2 {
-		return uint(n)
-	}
-	return (uint(name[n-1])*31 + uint(name[n-2])*7 + uint(n)) & 63
-}
-
-func (s *nameSet) empty() bool { return len(s.list) == 0 && s.set == nil }
-
-func (s *nameSet) has(name string) bool {
-	if s.set != nil {
-		_, ok := s.set[name]
-		return ok
-	}
-	if s.mask&(1<<sig(name)) == 0 {
-		return false
-	}
-	for _, n := range s.list {
-		// Names of one fleet often share their length and differ at the
-		// end, where == would reach them last.
-		if len(n) == len(name) && (len(n) == 0 || n[len(n)-1] == name[len(n)-1]) && n == name {
-			return true
-		}
-	}
-	return false
-}
-
-// fieldRequirement is one field selector expression, matched directly rather
-// than through labels.Selector so that matching a cluster allocates nothing.
-type fieldRequirement struct {
-	field  string
-	op     selection.Operator
+// requirement is one field selector expression or label selector
+// requirement, evaluated directly rather than through labels.Selector, which
+// reaches every label through an interface call: matching a cluster costs one
+// map lookup per label requirement and allocates nothing. It answers as
+// labels.Requirement does, an empty field counting as absent.
+type requirement struct {
+	on     subject
+	key    string // the label key when on is onLabel
+	op     op
 	values []string
 }
 
-func compileField(i int, e corev1.NodeSelectorRequirement) (fieldRequirement, error) {
-	path := fmt.Sprintf("fieldSelector.matchExpressions[%d]", i)
-	switch e.Key {
-	case ProviderField, RegionField, ZoneField:
-	default:
-		return fieldRequirement{}, &AffinityError{Field: path + ".key", Err: fmt.Errorf("unknown field %q: want provider, region or zone", e.Key)}
+// subject is what a requirement reads from a cluster.
+type subject uint8
+
+const (
+	onLabel subject = iota
+	onProvider
+	onRegion
+	onZone
+)
+
+// op is a selection.Operator as a small integer, so that matching does not
+// compare operator strings.
+type op uint8
+
+const (
+	opIn op = iota
+	opNotIn
+	opExists
+	opDoesNotExist
+)
+
+// opOf maps the operators a LabelSelector compiles to; matchLabels gives
+// Equals, which is In with one value.
+func opOf(o selection.Operator) (op, bool) {
+	switch o {
+	case selection.In, selection.Equals, selection.DoubleEquals:
+		return opIn, true
+	case selection.NotIn, selection.NotEquals:
+		return opNotIn, true
+	case selection.Exists:
+		return opExists, true
+	case selection.DoesNotExist:
+		return opDoesNotExist, true
 	}
-	var op selection.Operator
+	return 0, false
+}
+
+func compileField(i int, e corev1.NodeSelectorRequirement) (requirement, error) {
+	path := fmt.Sprintf("fieldSelector.matchExpressions[%d]", i)
+	var on subject
+	switch e.Key {
+	case ProviderField:
+		on = onProvider
+	case RegionField:
+		on = onRegion
+	case ZoneField:
+		on = onZone
+	default:
+		return requirement{}, &AffinityError{Field: path + ".key", Err: fmt.Errorf("unknown field %q: want provider, region or zone", e.Key)}
+	}
+	var so selection.Operator
 	switch e.Operator {
 	case corev1.NodeSelectorOpIn:
-		op = selection.In
+		so = selection.In
 	case corev1.NodeSelectorOpNotIn:
-		op = selection.NotIn
+		so = selection.NotIn
 	case corev1.NodeSelectorOpExists:
-		op = selection.Exists
+		so = selection.Exists
 	case corev1.NodeSelectorOpDoesNotExist:
-		op = selection.DoesNotExist
+		so = selection.DoesNotExist
 	default:
-		return fieldRequirement{}, &AffinityError{Field: path + ".operator", Err: fmt.Errorf("unsupported operator %q: want In, NotIn, Exists or DoesNotExist", e.Operator)}
+		return requirement{}, &AffinityError{Field: path + ".operator", Err: fmt.Errorf("unsupported operator %q: want In, NotIn, Exists or DoesNotExist", e.Operator)}
 	}
 	// labels.NewRequirement holds the rules on values (In needs some,
 	// Exists none, each a valid label value); it is built only for them.
-	if _, err := labels.NewRequirement(e.Key, op, e.Values); err != nil {
-		return fieldRequirement{}, &AffinityError{Field: path, Err: err}
+	if _, err := labels.NewRequirement(e.Key, so, e.Values); err != nil {
+		return requirement{}, &AffinityError{Field: path, Err: err}
 	}
-	return fieldRequirement{field: e.Key, op: op, values: slices.Clone(e.Values)}, nil
+	o, _ := opOf(so)
+	return requirement{on: on, op: o, values: slices.Clone(e.Values)}, nil
 }
 
-func (r *fieldRequirement) matches(c *Cluster) bool {
+func (r *requirement) matches(c *Cluster) bool {
 	var v string
-	switch r.field {
-	case ProviderField:
-		v = c.Provider
-	case RegionField:
-		v = c.Region
-	case ZoneField:
-		v = c.Zone
+	var has bool
+	switch r.on {
+	case onLabel:
+		v, has = c.Labels[r.key]
+	case onProvider:
+		v, has = c.Provider, c.Provider != ""
+	case onRegion:
+		v, has = c.Region, c.Region != ""
+	case onZone:
+		v, has = c.Zone, c.Zone != ""
 	}
 	switch r.op {
-	case selection.In:
-		return v != "" && slices.Contains(r.values, v)
-	case selection.NotIn:
-		return v == "" || !slices.Contains(r.values, v)
-	case selection.Exists:
-		return v != ""
-	case selection.DoesNotExist:
-		return v == ""
+	case opIn:
+		return has && slices.Contains(r.values, v)
+	case opNotIn:
+		return !has || !slices.Contains(r.values, v)
+	case opExists:
+		return has
+	default: // opDoesNotExist
+		return !has
 	}
-	return false
 }

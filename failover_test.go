@@ -295,75 +295,69 @@ func TestAffinityNameListsOfEverySize(t *testing.T) {
 	}
 }
 
-// affinityBytes builds affinities and clusters from fuzz bytes; zero once
-// they run out. Names, selectors and values are drawn from small pools so
-// that matches are frequent, and include malformed ones.
-type affinityBytes []byte
+// affinityGen draws affinities and clusters from small pools, so that
+// matches are frequent, malformed selectors included.
+type affinityGen struct{ *rand.Rand }
 
-func (r *affinityBytes) next() byte {
-	if len(*r) == 0 {
-		return 0
-	}
-	b := (*r)[0]
-	*r = (*r)[1:]
-	return b
-}
-
-func (r *affinityBytes) pick(xs ...string) string { return xs[int(r.next())%len(xs)] }
+func (g affinityGen) pick(xs ...string) string { return xs[g.IntN(len(xs))] }
 
 var fuzzNames = []string{"", "a", "b", "xa1", "ya1", "member-00001", "member-00002", "member-00011", "xember-00001", "member-10001", "m"}
 
-func (r *affinityBytes) names() []string {
-	out := make([]string, int(r.next())%(len(fuzzNames)+2)) // up to 12: both nameSet forms
+func (g affinityGen) names() []string {
+	out := make([]string, g.IntN(len(fuzzNames)+2)) // up to 12: short lists and maps
 	for i := range out {
-		out[i] = r.pick(fuzzNames...)
+		out[i] = g.pick(fuzzNames...)
 	}
 	return out
 }
 
-func (r *affinityBytes) affinity() *failover.ClusterAffinity {
-	flags := r.next()
-	if flags&1 == 0 {
+func (g affinityGen) affinity() *failover.ClusterAffinity {
+	if g.IntN(8) == 0 {
 		return nil
 	}
 	a := &failover.ClusterAffinity{}
-	if flags&2 != 0 {
+	if g.IntN(2) == 0 {
 		a.LabelSelector = &metav1.LabelSelector{}
-		if flags&4 != 0 {
-			a.LabelSelector.MatchLabels = map[string]string{r.pick("env", "tier", "bad key!"): r.pick("prod", "gold", "")}
+		if g.IntN(2) == 0 {
+			a.LabelSelector.MatchLabels = map[string]string{g.pick("env", "tier", "bad key!"): g.pick("prod", "gold", "")}
 		}
-		if flags&8 != 0 {
-			a.LabelSelector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: r.pick("env", "tier"),
-				Operator: metav1.LabelSelectorOperator(r.pick("In", "NotIn", "Exists", "DoesNotExist", "Near")),
-				Values:   []string{r.pick("prod", "gold", "silver"), "dev"}[:r.next()%3]}}
+		for range g.IntN(3) {
+			a.LabelSelector.MatchExpressions = append(a.LabelSelector.MatchExpressions, metav1.LabelSelectorRequirement{
+				Key:      g.pick("env", "tier", "zone"),
+				Operator: metav1.LabelSelectorOperator(g.pick("In", "NotIn", "Exists", "DoesNotExist", "Near")),
+				Values:   []string{g.pick("prod", "gold", "silver"), "dev"}[:g.IntN(3)]})
 		}
 	}
-	if flags&16 != 0 {
+	if g.IntN(2) == 0 {
 		a.FieldSelector = &failover.FieldSelector{}
-		for range int(r.next() % 3) {
+		for range g.IntN(3) {
 			a.FieldSelector.MatchExpressions = append(a.FieldSelector.MatchExpressions, corev1.NodeSelectorRequirement{
-				Key:      r.pick(failover.ProviderField, failover.RegionField, failover.ZoneField, "country", ""),
-				Operator: corev1.NodeSelectorOperator(r.pick("In", "NotIn", "Exists", "DoesNotExist", "Gt", "")),
-				Values:   []string{r.pick("eu", "us", "aws", "eu-1a", "", "bad value!"), "gcp"}[:r.next()%3]})
+				Key:      g.pick(failover.ProviderField, failover.RegionField, failover.ZoneField, "country", ""),
+				Operator: corev1.NodeSelectorOperator(g.pick("In", "NotIn", "Exists", "DoesNotExist", "Gt", "")),
+				Values:   []string{g.pick("eu", "us", "aws", "eu-1a", "", "bad value!"), "gcp"}[:g.IntN(3)]})
 		}
 	}
-	if flags&32 != 0 {
-		a.ClusterNames = r.names()
+	if g.IntN(2) == 0 {
+		a.ClusterNames = g.names()
 	}
-	if flags&64 != 0 {
-		a.ExcludeClusters = r.names()
+	if g.IntN(2) == 0 {
+		a.ExcludeClusters = g.names()
 	}
 	return a
 }
 
-func (r *affinityBytes) cluster() failover.Cluster {
-	return failover.Cluster{
-		Name:     r.pick(append(fuzzNames, "c", "member-00003")...),
-		Provider: r.pick("aws", "gcp", ""),
-		Region:   r.pick("eu", "us", ""),
-		Zone:     r.pick("eu-1a", "us-1a", ""),
-		Labels:   map[string]string{"env": r.pick("prod", "dev"), "tier": r.pick("gold", "silver", "")},
+func (g affinityGen) cluster() failover.Cluster {
+	c := failover.Cluster{
+		Name:     g.pick(append(fuzzNames, "c", "member-00003")...),
+		Provider: g.pick("aws", "gcp", ""),
+		Region:   g.pick("eu", "us", ""),
+		Zone:     g.pick("eu-1a", "us-1a", ""),
+		Labels:   map[string]string{"env": g.pick("prod", "dev")},
 	}
+	if t := g.pick("gold", "silver", ""); t != "" {
+		c.Labels["tier"] = t
+	}
+	return c
 }
 
 // referenceMatches is the documented semantics spelled out with
@@ -412,47 +406,44 @@ func referenceMatches(a *failover.ClusterAffinity, c failover.Cluster) (bool, er
 // checkAgainstReference: Compile accepts exactly the affinities the
 // reference accepts, its errors are *AffinityError, and the compiled matcher
 // and Matches decide every cluster as the reference does.
-func checkAgainstReference(t *testing.T, data []byte) {
-	r := affinityBytes(data)
-	a := r.affinity()
+func checkAgainstReference(t *testing.T, seed uint64) {
+	g := affinityGen{rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+	a := g.affinity()
 	m, err := a.Compile()
 	_, refErr := referenceMatches(a, failover.Cluster{})
 	if (err == nil) != (refErr == nil) {
-		t.Fatalf("Compile error %v, reference error %v for %+v", err, refErr, a)
+		t.Fatalf("seed %d: Compile error %v, reference error %v for %+v", seed, err, refErr, a)
 	}
 	if err != nil {
 		if _, ok := errors.AsType[*failover.AffinityError](err); !ok {
-			t.Fatalf("Compile error %v is not an *AffinityError", err)
+			t.Fatalf("seed %d: Compile error %v is not an *AffinityError", seed, err)
 		}
 		return
 	}
 	for range 8 {
-		c := r.cluster()
+		c := g.cluster()
 		want, _ := referenceMatches(a, c)
 		if got := m.Matches(&c); got != want {
-			t.Fatalf("compiled Matches(%+v) = %v, reference %v for %+v", c, got, want, a)
+			t.Fatalf("seed %d: compiled Matches(%+v) = %v, reference %v for %+v", seed, c, got, want, a)
 		}
 		if got, err := a.Matches(c); err != nil || got != want {
-			t.Fatalf("Matches(%+v) = %v, %v; reference %v for %+v", c, got, err, want, a)
+			t.Fatalf("seed %d: Matches(%+v) = %v, %v; reference %v for %+v", seed, c, got, err, want, a)
 		}
 	}
 }
 
+// FuzzAffinityAgreesWithReference explores seeds beyond the fixed ones
+// TestAffinityAgreesWithReference runs.
 func FuzzAffinityAgreesWithReference(f *testing.F) {
-	f.Add([]byte{0xff, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})
-	f.Add([]byte{0x71, 2, 0, 1, 2, 3, 1, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 3, 5})
+	f.Add(uint64(1))
+	f.Add(uint64(0xfeed))
 	f.Fuzz(checkAgainstReference)
 }
 
-// The fuzz test's property on a fixed pseudo-random sample, so that every
-// plain test run covers it.
+// checkAgainstReference on a fixed range of seeds, so that every plain test
+// run covers it.
 func TestAffinityAgreesWithReference(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 11))
-	data := make([]byte, 64)
-	for range 5000 {
-		for i := range data {
-			data[i] = byte(rng.Uint32())
-		}
-		checkAgainstReference(t, data)
+	for seed := range uint64(5000) {
+		checkAgainstReference(t, seed)
 	}
 }

@@ -1,74 +1,24 @@
 package prescheduling
 
-// smallLimit is the size up to which a linear scan of a slice beats hashing a
-// string, measured on cluster names (see BenchmarkCheck).
-const smallLimit = 8
+import "github.com/failoverkit/failover/internal/nameset"
 
-// nameSet is a set of cluster names: a slice while small, a map beyond. Check
-// asks it once per fleet cluster, and most sets (the evicting clusters, the
-// schedule result, an exclude list) hold a handful of names.
-type nameSet struct {
-	small []string
-	// mask has the bit sig(n) set for every n in small, so that most names
-	// outside the set are rejected without comparing strings.
-	mask uint64
-	big  map[string]int
-}
+// nameSet is a set of cluster names Check asks once per fleet cluster: the
+// schedule result, the evicting clusters. index returns where a name was
+// first listed, or -1.
+type nameSet struct{ s nameset.Set }
 
-// sig folds a name's length and last two bytes, where names of one fleet
-// usually differ, into 0..63.
-func sig(name string) uint {
-	n := len(name)
-	if n < 2 {
-		return uint(n)
-	}
-	return (uint(name[n-1])*31 + uint(name[n-2])*7 + uint(n)) & 63
-}
+func newNameSet(names []string) nameSet { return nameSet{nameset.New(names)} }
 
-// newNameSet indexes names; index returns a name's position in names.
-func newNameSet(names []string) nameSet {
-	if len(names) <= smallLimit {
-		s := nameSet{small: names}
-		for _, n := range names {
-			s.mask |= 1 << sig(n)
-		}
-		return s
-	}
-	m := make(map[string]int, len(names))
-	for i, n := range names {
-		if _, dup := m[n]; !dup {
-			m[n] = i
-		}
-	}
-	return nameSet{big: m}
-}
+func (n *nameSet) index(name string) int { return n.s.Index(name) }
 
-func (s *nameSet) index(name string) int {
-	if s.big != nil {
-		if i, ok := s.big[name]; ok {
-			return i
-		}
-		return -1
-	}
-	if s.mask&(1<<sig(name)) == 0 {
-		return -1
-	}
-	for i, n := range s.small {
-		if sameName(n, name) {
-			return i
-		}
-	}
-	return -1
-}
+func (n *nameSet) has(name string) bool { return n.s.Has(name) }
 
-// sameName is n == name, but rejects most unequal names of equal length by
-// their last byte first: cluster names of one fleet often have one length
-// and differ at the end ("member-00042"), where == would compare them whole.
-func sameName(n, name string) bool {
-	return len(n) == len(name) && (len(n) == 0 || n[len(n)-1] == name[len(n)-1]) && n == name
-}
+// sameName is a == b, faster on the names of one fleet; see nameset.Equal.
+func sameName(a, b string) bool { return nameset.Equal(a, b) }
 
-func (s *nameSet) has(name string) bool { return s.index(name) >= 0 }
+// maxGroupList is the number of groups up to which groupCounter searches a
+// slice rather than hashing.
+const maxGroupList = 32
 
 // groupCounter counts clusters per spread group. Groups (regions, zones,
 // providers) are few, so a slice searched from the last hit is cheaper than a
@@ -96,7 +46,7 @@ func (g *groupCounter) add(group string) {
 			return
 		}
 	}
-	if len(g.groups) == 4*smallLimit {
+	if len(g.groups) == maxGroupList {
 		g.big = make(map[string]int, 2*len(g.groups))
 		for i, x := range g.groups {
 			g.big[x] = g.counts[i]

@@ -11,29 +11,8 @@ import (
 	"github.com/failoverkit/failover"
 )
 
-// Both representations of nameSet answer alike, and index is the first
-// position of a name listed twice.
-func TestNameSetSmallAndBig(t *testing.T) {
-	for _, n := range []int{0, 1, smallLimit, smallLimit + 1, 100} {
-		t.Run(fmt.Sprintf("%d names", n), func(t *testing.T) {
-			var names []string
-			for i := range n {
-				names = append(names, fmt.Sprintf("member-%03d", i))
-			}
-			names = append(names, "member-000") // listed twice
-			s := newNameSet(names)
-			for i := range n {
-				assert.Equal(t, i, s.index(fmt.Sprintf("member-%03d", i)))
-			}
-			assert.Equal(t, -1, s.index("member-999"))
-			assert.Equal(t, -1, s.index(""))
-			assert.False(t, s.has("other"))
-		})
-	}
-}
-
 func TestGroupCounterMatchesAMap(t *testing.T) {
-	for _, groups := range []int{1, 10, 4 * smallLimit, 4*smallLimit + 1, 300} {
+	for _, groups := range []int{1, 10, maxGroupList, maxGroupList + 1, 300} {
 		t.Run(fmt.Sprintf("%d groups", groups), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, uint64(groups)))
 			var g groupCounter

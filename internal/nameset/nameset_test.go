@@ -1,0 +1,72 @@
+package nameset
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// Both representations answer alike, and Index is the first position of a
+// name listed twice.
+func TestSmallAndBigAnswerAlike(t *testing.T) {
+	for _, n := range []int{0, 1, short, short + 1, 100} {
+		t.Run(fmt.Sprintf("%d names", n), func(t *testing.T) {
+			var names []string
+			for i := range n {
+				names = append(names, fmt.Sprintf("member-%03d", i))
+			}
+			names = append(names, "member-000") // listed twice
+			s := New(names)
+			for i := range n {
+				assert.Equal(t, i, s.Index(fmt.Sprintf("member-%03d", i)))
+			}
+			assert.Equal(t, -1, s.Index("member-999"))
+			assert.Equal(t, -1, s.Index(""))
+			assert.False(t, s.Has("other"))
+			assert.False(t, s.Empty())
+		})
+	}
+}
+
+// The signature that rejects names early must never reject a member: names
+// sharing a signature, empty and one-byte names are told apart exactly at
+// every size on either side of the switch to a map.
+func TestEverySizeAgreesWithAList(t *testing.T) {
+	pool := []string{"", "a", "b", "ab", "xa1", "ya1", "member-00001", "xember-00001", "member-00011", "member-10001", "m"}
+	probes := append(slices.Clone(pool), "c", "zz", "member-00002", "member-0001")
+	for n := range len(pool) + 1 {
+		s := New(pool[:n])
+		assert.Equal(t, n == 0, s.Empty())
+		for _, p := range probes {
+			assert.Equal(t, slices.Index(pool[:n], p), s.Index(p), "%q in %q", p, pool[:n])
+		}
+	}
+}
+
+func TestNewDoesNotKeepNames(t *testing.T) {
+	names := []string{"a", "b"}
+	s := New(names)
+	names[0] = "c"
+	assert.True(t, s.Has("a"))
+	assert.False(t, s.Has("c"))
+}
+
+func TestZeroValueIsEmpty(t *testing.T) {
+	var s Set
+	assert.True(t, s.Empty())
+	assert.False(t, s.Has(""))
+}
+
+func TestEqual(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"", "", true}, {"a", "a", true}, {"a", "b", false}, {"member-1", "member-2", false},
+		{"member-1", "xember-1", false}, {"member-1", "member-1", true}, {"ab", "abc", false},
+	} {
+		assert.Equal(t, c.want, Equal(c.a, c.b), "%q %q", c.a, c.b)
+	}
+}
