@@ -172,6 +172,7 @@ type AffinityError struct {
 	Err error
 }
 
+// Error names the field under "clusterAffinity", as Validate reports it.
 func (e *AffinityError) Error() string {
 	return "failover: clusterAffinity." + e.Field + ": " + e.Err.Error()
 }

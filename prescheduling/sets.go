@@ -3,8 +3,9 @@ package prescheduling
 import "github.com/failoverkit/failover/internal/nameset"
 
 // nameSet is a set of cluster names Check asks once per fleet cluster: the
-// schedule result, the evicting clusters. index returns where a name was
-// first listed, or -1.
+// schedule result, the evicting clusters. It is nameset.Set, which the root's
+// affinity matcher also uses, under the package's own method names; index
+// returns where a name was first listed, or -1.
 type nameSet struct{ s nameset.Set }
 
 func newNameSet(names []string) nameSet { return nameSet{nameset.New(names)} }
