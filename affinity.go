@@ -73,7 +73,8 @@ func (a *ClusterAffinity) Compile() (*AffinityMatcher, error) {
 	if a == nil {
 		return &AffinityMatcher{all: true}, nil
 	}
-	m := &AffinityMatcher{exclude: nameset.New(a.ExcludeClusters), names: nameset.New(a.ClusterNames)}
+	// Copies: the matcher must not see later changes to a.
+	m := &AffinityMatcher{exclude: nameset.New(slices.Clone(a.ExcludeClusters)), names: nameset.New(slices.Clone(a.ClusterNames))}
 	var byLabel []requirement
 	if a.LabelSelector != nil {
 		s, err := metav1.LabelSelectorAsSelector(a.LabelSelector)
@@ -81,6 +82,7 @@ func (a *ClusterAffinity) Compile() (*AffinityMatcher, error) {
 			return nil, &AffinityError{Field: "labelSelector", Err: err}
 		}
 		rs, _ := s.Requirements()
+		byLabel = make([]requirement, 0, len(rs))
 		for i := range rs {
 			op, ok := opOf(rs[i].Operator())
 			if !ok {
@@ -93,6 +95,7 @@ func (a *ClusterAffinity) Compile() (*AffinityMatcher, error) {
 		}
 	}
 	if a.FieldSelector != nil {
+		m.reqs = make([]requirement, 0, len(a.FieldSelector.MatchExpressions)+len(byLabel))
 		for i, e := range a.FieldSelector.MatchExpressions {
 			r, err := compileField(i, e)
 			if err != nil {

@@ -191,12 +191,14 @@ func TestAffinityFieldAbsentSemantics(t *testing.T) {
 }
 
 func TestCompiledMatcherIgnoresLaterChanges(t *testing.T) {
-	a := &failover.ClusterAffinity{ClusterNames: []string{"member1"}}
+	a := &failover.ClusterAffinity{ClusterNames: []string{"member1", "member3"}, ExcludeClusters: []string{"member3"}}
 	m, err := a.Compile()
 	require.NoError(t, err)
 	a.ClusterNames[0] = "member2"
+	a.ExcludeClusters[0] = "member1"
 	assert.True(t, m.Matches(&failover.Cluster{Name: "member1"}), "the matcher keeps the names it was compiled with")
 	assert.False(t, m.Matches(&failover.Cluster{Name: "member2"}))
+	assert.False(t, m.Matches(&failover.Cluster{Name: "member3"}), "and the exclusions")
 
 	var nilAffinity *failover.ClusterAffinity
 	all, err := nilAffinity.Compile()

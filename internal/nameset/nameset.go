@@ -4,8 +4,6 @@
 // names. The root package's affinity matcher and prescheduling share it.
 package nameset
 
-import "slices"
-
 // short is the size up to which a scan of a slice beats hashing a name,
 // measured on cluster names (see BenchmarkHas).
 const short = 8
@@ -20,10 +18,11 @@ type Set struct {
 	big  map[string]int
 }
 
-// New returns the set of names. It does not keep names.
+// New returns the set of names. A short set keeps names, which must then not
+// change while it is in use: a caller whose names may change passes a copy.
 func New(names []string) Set {
 	if len(names) <= short {
-		s := Set{short: slices.Clone(names)}
+		s := Set{short: names}
 		for _, n := range names {
 			s.mask |= 1 << sig(n)
 		}

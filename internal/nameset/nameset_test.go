@@ -45,14 +45,6 @@ func TestEverySizeAgreesWithAList(t *testing.T) {
 	}
 }
 
-func TestNewDoesNotKeepNames(t *testing.T) {
-	names := []string{"a", "b"}
-	s := New(names)
-	names[0] = "c"
-	assert.True(t, s.Has("a"))
-	assert.False(t, s.Has("c"))
-}
-
 func TestZeroValueIsEmpty(t *testing.T) {
 	var s Set
 	assert.True(t, s.Empty())
