@@ -1,0 +1,151 @@
+package ratelimit
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// checkWaitersLocked checks the waiter list against the bucket: its length
+// is nWaiters, and while the rate is positive consecutive slots keep one
+// interval apart; while paused no waiter holds a slot.
+func (l *Limiter) checkWaitersLocked() error {
+	n := 0
+	var prev *waiter
+	for w := l.head; w != nil; w = w.next {
+		if w.prev != prev {
+			return fmt.Errorf("waiter %d: broken back link", n)
+		}
+		switch {
+		case l.rate <= 0 && !w.slot.IsZero():
+			return fmt.Errorf("waiter %d holds slot %v while paused", n, w.slot)
+		case l.rate > 0 && prev != nil && w.slot.Sub(prev.slot) < l.interval:
+			return fmt.Errorf("waiters %d and %d are %v apart at interval %v", n-1, n, w.slot.Sub(prev.slot), l.interval)
+		}
+		prev = w
+		n++
+	}
+	if prev != l.tail || n != l.nWaiters {
+		return fmt.Errorf("%d waiters listed, nWaiters %d, tail ok %v", n, l.nWaiters, prev == l.tail)
+	}
+	return nil
+}
+
+// TestLimiterUnderUnsettledConcurrency drives waiters that cancel at random,
+// Tracker changes through pauses and speed-ups, Refresh and When calls, and
+// fake-clock steps, all without waiting for the Limiter to settle, so that
+// they interleave as they would in production. The waiter list stays
+// consistent throughout, and once the fleet is healthy every waiter gets its
+// permit: none sleeps through a change.
+func TestLimiterUnderUnsettledConcurrency(t *testing.T) {
+	for seed := range uint64(10) {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 1))
+			cfg := Config{ResourceEvictionRate: 20, SecondaryResourceEvictionRate: 5, UnhealthyClusterThreshold: 0.5, LargeClusterNumThreshold: 4}
+			l, tr, clk := newTracked(t, cfg, 5, 0, WithRecoveryHold(time.Duration(rng.IntN(2))*time.Second))
+			d := NewDynamicRateLimiter[int](l)
+			var (
+				wg                 sync.WaitGroup
+				granted, cancelled atomic.Int64
+				stop               = make(chan struct{})
+			)
+			for g := range 6 {
+				wg.Go(func() {
+					r := rand.New(rand.NewPCG(seed, uint64(g)+10))
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						ctx, cancel := context.WithCancel(context.Background())
+						if r.IntN(3) == 0 {
+							spins := r.IntN(20)
+							go func() {
+								for range spins {
+									runtime.Gosched()
+								}
+								cancel()
+							}()
+						}
+						if err := l.Wait(ctx); err != nil {
+							cancelled.Add(1)
+						} else {
+							granted.Add(1)
+						}
+						cancel()
+					}
+				})
+			}
+			check := func() {
+				t.Helper()
+				l.mu.Lock()
+				err := l.checkWaitersLocked()
+				l.mu.Unlock()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			for range 400 {
+				switch op := rng.IntN(10); {
+				case op < 5:
+					clk.Step(time.Duration(rng.IntN(300)) * time.Millisecond)
+				case op < 7:
+					total := 4 + rng.IntN(2) // 4: small fleet, pauses when faulty
+					fleet(tr, total, rng.IntN(total+1))
+				case op < 8:
+					l.Refresh()
+				case op < 9:
+					d.When(rng.IntN(10))
+				default:
+					runtime.Gosched()
+				}
+				check()
+			}
+			// Healthy from here on: every waiter must come through. Stop the
+			// waiters from starting new waits, then step the clock until the
+			// last one has returned.
+			close(stop)
+			fleet(tr, 5, 0)
+			done := make(chan struct{})
+			go func() { wg.Wait(); close(done) }()
+			// The real-time guard only turns a hang into a failure.
+			guard := time.Now().Add(20 * time.Second)
+			for {
+				select {
+				case <-done:
+					check()
+					if granted.Load() == 0 {
+						t.Fatal("no permit granted")
+					}
+					t.Logf("%d granted, %d cancelled", granted.Load(), cancelled.Load())
+					return
+				default:
+				}
+				if time.Now().After(guard) {
+					l.mu.Lock()
+					s := fmt.Sprintf("rate %v (interval %v), %d waiters, now %v, last %v, promises %v, history %v, hold %v, srcErr %v;",
+						l.rate, l.interval, l.nWaiters, clk.Now().Sub(t0), l.last.Sub(t0), len(l.promises), l.history, l.hold, l.srcErr)
+					for w := l.head; w != nil; w = w.next {
+						s += fmt.Sprintf(" slot %v", w.slot.Sub(t0))
+					}
+					for _, p := range l.promises {
+						s += fmt.Sprintf(" promise %v", p.Sub(t0))
+					}
+					l.mu.Unlock()
+					buf := make([]byte, 1<<20)
+					buf = buf[:runtime.Stack(buf, true)]
+					t.Logf("%s", buf)
+					t.Fatalf("waiters still blocked on a healthy fleet: %s", s)
+				}
+				clk.Step(100 * time.Millisecond)
+				time.Sleep(50 * time.Microsecond) // let the waiters run; 2 cores are shared
+			}
+		})
+	}
+}
