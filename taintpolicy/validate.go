@@ -1,6 +1,7 @@
 package taintpolicy
 
 import (
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -181,15 +182,11 @@ func validateAffinity(a *failover.ClusterAffinity, path *field.Path) field.Error
 	return errs
 }
 
-// trimRoot drops the root package's "failover: clusterAffinity...:" prefix,
-// which repeats the path the field error already carries.
+// trimRoot drops the root package's "failover: clusterAffinity.<field>:"
+// prefix, which repeats the path the field error already carries.
 func trimRoot(err error) string {
-	msg := err.Error()
-	msg = strings.TrimPrefix(msg, "failover: ")
-	if strings.HasPrefix(msg, "clusterAffinity.") {
-		if i := strings.Index(msg, ": "); i >= 0 {
-			msg = msg[i+2:]
-		}
+	if ae, ok := errors.AsType[*failover.AffinityError](err); ok {
+		return ae.Err.Error()
 	}
-	return msg
+	return err.Error()
 }
