@@ -86,6 +86,14 @@ func TestMetricsBalanceAndNothingIsLostUnderConcurrentUse(t *testing.T) {
 		checkBalanced(t, q, m)
 	}
 	wg.Wait()
+	// On a loaded machine the workers may not have run yet: keep time moving
+	// until every result has been seen, so the checks below are not vacuous.
+	waitUntil(t, "the workers have seen every result", func() bool {
+		clk.Step(500 * time.Millisecond)
+		checkBalanced(t, q, m)
+		s := m.snap()
+		return s.processed[ResultSuccess] > 0 && s.processed[ResultError] > 0 && s.processed[ResultAbandoned] > 0
+	})
 	cancel()
 	if err := <-ran; err != nil {
 		t.Fatal(err)

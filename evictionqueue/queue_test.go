@@ -1,13 +1,17 @@
 package evictionqueue
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"k8s.io/klog/v2"
 )
 
 func TestNewRejectsBadConfig(t *testing.T) {
@@ -264,6 +268,13 @@ func TestOutcomesAfterAPanickingOneInTheSameBatchAreStillDelivered(t *testing.T)
 }
 
 func TestAPanickingOutcomeCallbackInAWorkerDoesNotCrashTheQueue(t *testing.T) {
+	var logs syncBuffer
+	klog.LogToStderr(false)
+	klog.SetOutput(&logs)
+	t.Cleanup(func() {
+		klog.SetOutput(os.Stderr)
+		klog.LogToStderr(true)
+	})
 	var mu sync.Mutex
 	var got []OutcomeKind
 	f := newFixture(t, Config{})
@@ -286,4 +297,26 @@ func TestAPanickingOutcomeCallbackInAWorkerDoesNotCrashTheQueue(t *testing.T) {
 		return len(got) == 1
 	})
 	f.balanced(t)
+	klog.Flush()
+	if !strings.Contains(logs.String(), "OnOutcome panicked") {
+		t.Errorf("the panic was not logged; log: %q", logs.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the logger and the test at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
