@@ -114,7 +114,7 @@ func binDir() (string, error) {
 	for _, name := range []string{"etcd", "kube-apiserver"} {
 		fi, err := os.Stat(filepath.Join(dir, name))
 		if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
-			return "", fmt.Errorf("e2e: %s %s not found in %s: run `bash hack/e2e-binaries.sh` from the repository root first "+
+			return "", fmt.Errorf("e2e: %s (built for Kubernetes %s) not found in %s: run `bash hack/e2e-binaries.sh` from the repository root first "+
 				"(it builds kube-apiserver and etcd from the Go module proxy into that directory), "+
 				"or point FAILOVER_E2E_BIN_DIR at a directory holding both", name, k8sVersion, dir)
 		}

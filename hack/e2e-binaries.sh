@@ -21,6 +21,10 @@
 set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-v1.36.3}"
+if [[ -z "${FAILOVER_E2E_CACHE:-}" && -z "${HOME:-}" ]]; then
+	echo "e2e-binaries: neither FAILOVER_E2E_CACHE nor HOME is set: set FAILOVER_E2E_CACHE to the directory to build into" >&2
+	exit 1
+fi
 CACHE_ROOT="${FAILOVER_E2E_CACHE:-$HOME/.cache/failover-e2e}"
 OUT="$CACHE_ROOT/$K8S_VERSION"
 
