@@ -156,8 +156,18 @@ func (s *sim) drive(ctx context.Context) error {
 	}
 	defer func() {
 		stop()
+		// After a settle failure a goroutine of the run may never end;
+		// the error names it, and waiting for it would turn it into a hang.
+		var giveUp <-chan time.Time
+		if s.settler.err != nil {
+			giveUp = time.After(s.settler.limit)
+		}
 		for range 2 {
-			<-done
+			select {
+			case <-done:
+			case <-giveUp:
+				return
+			}
 		}
 	}()
 
