@@ -25,6 +25,7 @@ type InvalidPolicyError struct {
 	Errs field.ErrorList
 }
 
+// Error lists every problem with its field path.
 func (e *InvalidPolicyError) Error() string {
 	var b strings.Builder
 	b.WriteString("taintpolicy: ")
@@ -70,6 +71,7 @@ type DecodeError struct {
 	Err error
 }
 
+// Error names the document, its first line and the problem.
 func (e *DecodeError) Error() string {
 	return fmt.Sprintf("taintpolicy: document %d (line %d): %v", e.Document, e.Line, e.Err)
 }

@@ -83,6 +83,7 @@ type Error struct {
 	Err error
 }
 
+// Error names the document, its first line and the problem.
 func (e *Error) Error() string {
 	return fmt.Sprintf("document %d (line %d): %v", e.Document, e.Line, e.Err)
 }
