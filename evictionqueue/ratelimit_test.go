@@ -68,13 +68,8 @@ func TestThroughputUnderARealLimiterIsItsRate(t *testing.T) {
 			parked := tt.queues * tt.workers
 			settle := func() {
 				t.Helper()
-				deadline := time.Now().Add(10 * time.Second)
-				for clk.Waiters() != parked {
-					if time.Now().After(deadline) {
-						t.Fatalf("timed out: %d of %d workers wait for a permit", clk.Waiters(), parked)
-					}
-					time.Sleep(50 * time.Microsecond)
-				}
+				evictionqueue.WaitUntil(t, fmt.Sprintf("all %d workers wait for a permit", parked),
+					func() bool { return clk.Waiters() == parked })
 			}
 			settle()
 			if n := handled.Load(); n != 1 {
@@ -146,13 +141,7 @@ func TestACancelledItemsWorkerGivesItsLimiterSlotBack(t *testing.T) {
 	}
 	until := func(what string, cond func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting until %s (%v)", what, lim)
-			}
-			time.Sleep(50 * time.Microsecond)
-		}
+		evictionqueue.WaitUntil(t, what, cond)
 	}
 	a, b := newQueue("a"), newQueue("b")
 
