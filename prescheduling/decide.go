@@ -60,7 +60,7 @@ func (s *scan) divided(ti int, c *Checker) Result {
 	// workload; only when none is eligible must a new group be added.
 	var added []*failover.Cluster
 	for _, cl := range ts.cands {
-		if !s.sched.has(cl.Name) {
+		if !s.sched.Has(cl.Name) {
 			added = append(added, cl)
 		}
 	}

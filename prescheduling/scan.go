@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/internal/nameset"
 )
 
 // scan holds one Check's view of the request and the outcome of its single
@@ -14,8 +15,8 @@ type scan struct {
 	req *Request
 	p   *compiled
 
-	sched    nameSet // index in req.Scheduled
-	evicting nameSet
+	sched    nameset.Set // index in req.Scheduled
+	evicting nameset.Set
 	evicted  []failover.TargetCluster // copies to replace: scheduled and evicting
 	// remaining are the scheduled clusters that keep the workload, and
 	// remainingClusters their fleet entries (nil when not in the fleet).
@@ -51,13 +52,13 @@ func newScan(req *Request, p *compiled) *scan {
 	s := &scan{
 		req:      req,
 		p:        p,
-		evicting: newNameSet(req.Evicting),
+		evicting: nameset.New(req.Evicting),
 		terms:    make([]termScan, len(p.terms)),
 	}
 	s.schedNames = names(req.Scheduled)
-	s.sched = newNameSet(s.schedNames)
+	s.sched = nameset.New(s.schedNames)
 	for _, t := range req.Scheduled {
-		if s.evicting.has(t.Name) {
+		if s.evicting.Has(t.Name) {
 			s.evicted = append(s.evicted, t)
 		} else {
 			s.remaining = append(s.remaining, t.Name)
@@ -70,7 +71,7 @@ func newScan(req *Request, p *compiled) *scan {
 // duplicateScheduled reports a cluster listed twice in the schedule result.
 func (s *scan) duplicateScheduled() error {
 	for i, n := range s.schedNames {
-		if j := s.sched.index(n); j != i {
+		if j := s.sched.Index(n); j != i {
 			return fmt.Errorf("prescheduling: request.scheduled[%d].name: %q is also request.scheduled[%d]", i, n, j)
 		}
 	}
@@ -80,17 +81,17 @@ func (s *scan) duplicateScheduled() error {
 // run makes the one pass over the fleet.
 func (s *scan) run(fleet []failover.Cluster) error {
 	s.fleetSize = len(fleet)
-	remaining := newNameSet(s.remaining)
+	remaining := nameset.New(s.remaining)
 	for i := range fleet {
 		c := &fleet[i]
 		if c.Name == "" {
 			return fmt.Errorf("prescheduling: fleet[%d].name is empty", i)
 		}
-		if s.evicting.has(c.Name) {
+		if s.evicting.Has(c.Name) {
 			s.beingEvicted.add(c.Name, nil)
 			continue
 		}
-		if j := remaining.index(c.Name); j >= 0 {
+		if j := remaining.Index(c.Name); j >= 0 {
 			s.remainingClusters[j] = c
 			if s.p.duplicated {
 				s.alreadyRuns.add(c.Name, nil)

@@ -2,21 +2,6 @@ package prescheduling
 
 import "github.com/failoverkit/failover/internal/nameset"
 
-// nameSet is a set of cluster names Check asks once per fleet cluster: the
-// schedule result, the evicting clusters. It is nameset.Set, which the root's
-// affinity matcher also uses, under the package's own method names; index
-// returns where a name was first listed, or -1.
-type nameSet struct{ s nameset.Set }
-
-func newNameSet(names []string) nameSet { return nameSet{nameset.New(names)} }
-
-func (n *nameSet) index(name string) int { return n.s.Index(name) }
-
-func (n *nameSet) has(name string) bool { return n.s.Has(name) }
-
-// sameName is a == b, faster on the names of one fleet; see nameset.Equal.
-func sameName(a, b string) bool { return nameset.Equal(a, b) }
-
 // maxGroupList is the number of groups up to which groupCounter searches a
 // slice rather than hashing.
 const maxGroupList = 32
@@ -36,12 +21,12 @@ func (g *groupCounter) add(group string) {
 		g.big[group]++
 		return
 	}
-	if g.last < len(g.groups) && sameName(g.groups[g.last], group) {
+	if g.last < len(g.groups) && nameset.Equal(g.groups[g.last], group) {
 		g.counts[g.last]++
 		return
 	}
 	for i, x := range g.groups {
-		if sameName(x, group) {
+		if nameset.Equal(x, group) {
 			g.counts[i]++
 			g.last = i
 			return

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/internal/nameset"
 )
 
 // spreadKey is a spread constraint ready to group clusters.
@@ -125,7 +126,7 @@ func (k *spreadKey) reachOf(remaining []string, remainingClusters []*failover.Cl
 
 func containsName(xs []string, x string) bool {
 	for _, y := range xs {
-		if sameName(y, x) {
+		if nameset.Equal(y, x) {
 			return true
 		}
 	}
