@@ -85,11 +85,8 @@ func (a *ClusterAffinity) Compile() (*AffinityMatcher, error) {
 		byLabel = make([]requirement, 0, len(rs))
 		for i := range rs {
 			op, ok := opOf(rs[i].Operator())
-			if !ok {
-				// No LabelSelector compiles to another operator today;
-				// should one, the selector itself decides.
-				byLabel, m.labels = nil, s
-				break
+			if !ok { // LabelSelectorAsSelector produces no other operator
+				return nil, &AffinityError{Field: "labelSelector", Err: fmt.Errorf("unsupported operator %q", rs[i].Operator())}
 			}
 			byLabel = append(byLabel, requirement{on: onLabel, key: rs[i].Key(), op: op, values: rs[i].ValuesUnsorted()})
 		}
@@ -139,7 +136,6 @@ type AffinityMatcher struct {
 	exclude nameset.Set
 	names   nameset.Set // empty: any name
 	reqs    []requirement
-	labels  labels.Selector // nil unless reqs cannot express the label selector
 }
 
 // Matches reports whether c is selected. A nil matcher, like a nil
@@ -160,7 +156,7 @@ func (m *AffinityMatcher) Matches(c *Cluster) bool {
 			return false
 		}
 	}
-	return m.labels == nil || m.labels.Matches(labels.Set(c.Labels))
+	return true
 }
 
 // AffinityError is the error of a selector that does not parse, from
