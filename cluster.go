@@ -21,8 +21,12 @@ type Cluster struct {
 	// Labels are the cluster object's labels, read by label selectors.
 	Labels map[string]string
 	// Provider, Region and Zone are read by field selectors and spread
-	// constraints.
+	// constraints. Zone is Karmada's deprecated spec.zone; a cluster with
+	// Zones set ignores it.
 	Provider, Region, Zone string
+	// Zones are the zones a cluster spans (Karmada's spec.zones). When set,
+	// they replace Zone wherever the library reads a cluster's zone.
+	Zones []string
 	// Taints are the cluster's taints (spec.taints).
 	Taints []corev1.Taint
 	// Conditions are the cluster's status conditions (status.conditions).
