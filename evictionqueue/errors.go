@@ -16,6 +16,12 @@ var ErrInProgress = errors.New("evictionqueue: eviction in progress")
 // eviction was not confirmed by Complete within Config.InFlightTTL.
 var ErrInFlightExpired = errors.New("evictionqueue: background eviction not confirmed within InFlightTTL")
 
+// ErrHandlerExited is the handler error recorded when the handler ended its
+// goroutine with runtime.Goexit instead of returning (testing's t.FailNow
+// does this). The queue treats it like any other handler error: the item is
+// retried with backoff, and a new worker replaces the one that ended.
+var ErrHandlerExited = errors.New("evictionqueue: handler called runtime.Goexit instead of returning")
+
 // Abandon wraps a handler error to drop the item without retrying it, for
 // example when the pre-scheduling check finds no cluster to migrate to. The
 // result still matches err with errors.Is and errors.As. Abandon(nil) abandons

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -55,11 +56,18 @@ func (s *script) handle(ctx context.Context, it Item) error {
 		if p, ok := err.(panicWith); ok {
 			panic(p.v)
 		}
+		if err == errGoexit {
+			runtime.Goexit()
+		}
 		return err
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
+
+// errGoexit, replied to a call, makes the handler call runtime.Goexit, as a
+// handler that calls t.FailNow does.
+var errGoexit = errors.New("goexit")
 
 // panicWith, replied to a call, makes the handler panic with v.
 type panicWith struct{ v any }

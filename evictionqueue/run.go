@@ -32,13 +32,18 @@ func (q *Queue) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	var pacerErr error
 	var errOnce sync.Once
+	var worker func()
+	worker = func() {
+		// A handler that ends its goroutine (runtime.Goexit) ends this
+		// worker too; respawn starts another in its place.
+		respawn := func() { wg.Go(worker) }
+		if err := q.work(ctx, respawn); err != nil {
+			errOnce.Do(func() { pacerErr = err })
+			cancel()
+		}
+	}
 	for range q.cfg.Workers {
-		wg.Go(func() {
-			if err := q.work(ctx); err != nil {
-				errOnce.Do(func() { pacerErr = err })
-				cancel()
-			}
-		})
+		wg.Go(worker)
 	}
 	wg.Go(func() { q.schedule(ctx) })
 
@@ -59,7 +64,8 @@ func (q *Queue) Run(ctx context.Context) error {
 }
 
 // work is one worker: claim, take a permit, take the head item, handle it.
-func (q *Queue) work(ctx context.Context) error {
+// respawn starts a replacement worker; see handle.
+func (q *Queue) work(ctx context.Context, respawn func()) error {
 	for {
 		q.mu.Lock()
 		for !q.stopping && !(q.pending.Len() > q.claims && q.slotFreeLocked()) {
@@ -131,7 +137,7 @@ func (q *Queue) work(ctx context.Context) error {
 		q.kickLocked()
 		q.mu.Unlock()
 
-		q.handle(ctx, e, latency)
+		q.handle(ctx, e, latency, respawn)
 	}
 }
 
@@ -198,10 +204,26 @@ func (q *Queue) kickLocked() {
 	}
 }
 
-// handle calls the handler for e and acts on its result.
-func (q *Queue) handle(ctx context.Context, e *entry, latency time.Duration) {
+// handle calls the handler for e and acts on its result. A handler that
+// calls runtime.Goexit (as testing's t.FailNow does) ends the worker's
+// goroutine whatever handle does; the deferred settle still counts the call
+// as failed with ErrHandlerExited, so the item is retried and its in-flight
+// slot is freed, and respawn puts a new worker in the ended one's place.
+func (q *Queue) handle(ctx context.Context, e *entry, latency time.Duration, respawn func()) {
+	returned := false
+	defer func() {
+		if !returned {
+			q.settle(ctx, e, latency, ErrHandlerExited)
+			respawn()
+		}
+	}()
 	err := q.call(ctx, e.item)
+	returned = true
+	q.settle(ctx, e, latency, err)
+}
 
+// settle acts on the result of one handler call for e.
+func (q *Queue) settle(ctx context.Context, e *entry, latency time.Duration, err error) {
 	q.mu.Lock()
 	q.running--
 	result := ResultError

@@ -284,6 +284,29 @@ func TestHandlerPanicIsRetriedAsAnError(t *testing.T) {
 	}
 }
 
+func TestHandlerGoexitIsRetriedAndFreesItsSlot(t *testing.T) {
+	f := newFixture(t, Config{Workers: 2, MaxInFlight: 1})
+	start(t, f.q)
+	f.q.Add(item("a", "x"))
+	f.q.Add(item("a", "y"))
+	f.h.expect(t, "x", errGoexit)
+	f.out.waitKinds(t, "x", Retrying)
+	if o := f.out.last("x"); !errors.Is(o.Err, ErrHandlerExited) {
+		t.Fatalf("outcome after Goexit = %+v, want Retrying with ErrHandlerExited", o)
+	}
+	// The slot x held is free again, so y is handled; the worker that
+	// ended has been replaced, so both workers are back.
+	f.h.expect(t, "y", nil)
+	waitArmed(t, f.q, t0.Add(time.Second))
+	f.clock.Step(time.Second)
+	f.h.expect(t, "x", nil)
+	quiet(t, f.q, nil)
+	if f.q.Len() != 0 {
+		t.Errorf("Len = %d after both items succeeded", f.q.Len())
+	}
+	f.balanced(t)
+}
+
 func TestMaxInFlightHoldsWorkersBack(t *testing.T) {
 	f := newFixture(t, Config{Workers: 3, MaxInFlight: 2})
 	start(t, f.q)
