@@ -60,6 +60,12 @@ func (q *pendingQueue) push(e *entry) {
 	q.n++
 	b.n++
 	if b.head == len(b.fifo) || e.seq > b.tailSeq {
+		if len(b.fifo) == cap(b.fifo) && b.head >= len(b.fifo)/2 {
+			// The consumed head is at least half the array: move the live
+			// entries down instead of growing it, or a FIFO that never
+			// drains (always an item or two pending) grows without end.
+			b.shiftDown()
+		}
 		e.loc, e.index = locFIFO, int32(len(b.fifo))
 		b.fifo = append(b.fifo, e)
 		b.tailSeq = e.seq
@@ -154,6 +160,19 @@ func (b *bucket) take() *entry {
 	e.loc, e.index = 0, -1
 	b.n--
 	return e
+}
+
+// shiftDown moves fifo[head:] to the start of the same array, keeping its
+// removed slots, so that the array's consumed head is reused.
+func (b *bucket) shiftDown() {
+	n := copy(b.fifo, b.fifo[b.head:])
+	clear(b.fifo[n:])
+	b.fifo, b.head = b.fifo[:n], 0
+	for i, e := range b.fifo {
+		if e != nil {
+			e.index = int32(i)
+		}
+	}
 }
 
 // compact drops the FIFO's removed slots, so entries cancelled out of a long

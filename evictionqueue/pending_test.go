@@ -71,3 +71,26 @@ func TestPendingQueueGivesBackEmptyBuckets(t *testing.T) {
 		t.Errorf("%d buckets, %d ordered, after every item left", len(pq.buckets), len(pq.order))
 	}
 }
+
+// TestPendingQueueThatNeverDrainsKeepsItsMemory keeps one or two items
+// pending while many pass through, as a queue that is never empty but never
+// backed up does: the FIFO must reuse its consumed head instead of growing.
+func TestPendingQueueThatNeverDrainsKeepsItsMemory(t *testing.T) {
+	var pq pendingQueue
+	seq := uint64(0)
+	push := func() {
+		seq++
+		pq.push(&entry{seq: seq})
+	}
+	push()
+	push()
+	for i := range 100000 {
+		if got := pq.pop(); got.seq != uint64(i+1) {
+			t.Fatalf("pop %d = seq %d, want %d", i, got.seq, i+1)
+		}
+		push()
+	}
+	if b := pq.order[0]; cap(b.fifo) > 16 {
+		t.Errorf("after 100000 items through a queue holding 2, the FIFO's array holds %d slots", cap(b.fifo))
+	}
+}
