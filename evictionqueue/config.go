@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 )
 
@@ -93,6 +94,9 @@ type Config struct {
 	// where nothing could recover it, it is logged instead. Either way the
 	// later outcomes are still delivered.
 	OnOutcome func(Outcome)
+	// Logger receives what the queue logs (a panic in OnOutcome in one of
+	// its own goroutines). The zero Logger means klog's global logger.
+	Logger klog.Logger
 }
 
 // withDefaults validates c and fills in the defaults of its zero fields.
@@ -143,6 +147,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
+	}
+	if c.Logger.GetSink() == nil {
+		c.Logger = klog.Background()
 	}
 	return c, nil
 }

@@ -3,13 +3,13 @@ package evictionqueue
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"math"
 	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
 
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 )
 
@@ -417,8 +417,8 @@ func (q *Queue) deliverRecovering() (panicked bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			panicked = true
-			klog.ErrorS(&PanicError{Value: r}, "evictionqueue: OnOutcome panicked; the outcome was dropped",
-				"queue", q.cfg.Name, "stack", string(debug.Stack()))
+			q.cfg.Logger.Error(fmt.Errorf("evictionqueue: OnOutcome panicked: %v", r),
+				"the outcome was dropped", "queue", q.cfg.Name, "stack", string(debug.Stack()))
 		}
 	}()
 	q.unlockAndDeliver()
