@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"sort"
 	"sync"
@@ -123,6 +124,10 @@ func NewLimiter(cfg Config, src HealthSource, opts ...Option) (*Limiter, error) 
 	}
 	if src == nil {
 		errs = append(errs, errors.New("ratelimit: NewLimiter: health source is nil"))
+	} else if v := reflect.ValueOf(src); v.Kind() == reflect.Pointer && v.IsNil() {
+		// A typed nil such as (*Tracker)(nil) is a non-nil interface whose
+		// Health would panic on the first read.
+		errs = append(errs, fmt.Errorf("ratelimit: NewLimiter: health source is a nil %T", src))
 	}
 	s := settings{clock: clock.RealClock{}, poll: DefaultPollInterval}
 	for _, o := range opts {
@@ -154,7 +159,10 @@ func NewLimiter(cfg Config, src HealthSource, opts ...Option) (*Limiter, error) 
 
 // Wait blocks until the caller may evict one resource, or until ctx ends, in
 // which case it returns ctx's error and gives its place back. While the rate
-// is 0 it blocks without limit (ctx bounds it).
+// is 0 it blocks without limit (ctx bounds it). A health read that Wait makes
+// itself is not interrupted (the Limiter starts no goroutine to abandon it),
+// but when ctx has ended by the time it returns, Wait returns ctx's error and
+// takes no permit.
 func (l *Limiter) Wait(ctx context.Context) error {
 	if l == nil || l.src == nil {
 		return errZeroLimiter
@@ -163,6 +171,11 @@ func (l *Limiter) Wait(ctx context.Context) error {
 		return err
 	}
 	now := l.lockFresh(false)
+	// Reading a slow source may have outlasted ctx: no permit then.
+	if err := ctx.Err(); err != nil {
+		l.mu.Unlock()
+		return err
+	}
 	if l.rate > 0 && l.head == nil {
 		if slot, _ := l.nextSlotLocked(now); !slot.After(now) {
 			l.last = slot
@@ -187,6 +200,12 @@ func (l *Limiter) wait(ctx context.Context, w *waiter) error {
 			l.parked--
 		}
 		wasParked = false
+		if err := ctx.Err(); err != nil {
+			// ctx ended while this goroutine read a slow source.
+			l.cancelLocked(w)
+			l.mu.Unlock()
+			return err
+		}
 		if l.rate > 0 && !w.slot.After(now) {
 			l.removeLocked(w)
 			if w.slot.After(l.last) {

@@ -561,3 +561,47 @@ func TestLimiterTreatsImpossibleHealthAsAnError(t *testing.T) {
 		})
 	}
 }
+
+func TestNewLimiterRejectsATypedNilSource(t *testing.T) {
+	var tr *Tracker
+	_, err := NewLimiter(DefaultConfig(), tr)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ratelimit: NewLimiter: health source is a nil *ratelimit.Tracker")
+}
+
+// slowSource blocks its first read until released, as a health source
+// behind a slow API call does; later reads answer at once.
+type slowSource struct {
+	once    sync.Once
+	entered chan struct{}
+	release chan struct{}
+	h       Health
+}
+
+func (s *slowSource) Health() (Health, error) {
+	s.once.Do(func() {
+		close(s.entered)
+		<-s.release
+	})
+	return s.h, nil
+}
+
+func TestWaitTakesNoPermitWhenItsContextEndsDuringASlowRead(t *testing.T) {
+	src := &slowSource{entered: make(chan struct{}), release: make(chan struct{}), h: Health{Total: 10}}
+	clk := testingclock.NewFakeClock(t0)
+	l, err := NewLimiter(DefaultConfig(), src, WithClock(clk))
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	first := waitAsync(l, ctx, &wg)
+	<-src.entered // the first Wait is reading the source
+	cancel()
+	close(src.release)
+	require.ErrorIs(t, <-first, context.Canceled)
+
+	// The first Wait took no permit, so the next one is granted at once,
+	// without the clock moving.
+	require.NoError(t, l.Wait(context.Background()))
+	wg.Wait()
+}
