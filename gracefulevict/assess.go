@@ -71,7 +71,9 @@ func WithDefaultTimeout(d time.Duration) Option {
 func NewAssessor(opts ...Option) *Assessor {
 	a := &Assessor{plugins: []Plugin{ResourceHealthPlugin()}}
 	for _, o := range opts {
-		o(a)
+		if o != nil {
+			o(a)
+		}
 	}
 	return a
 }
@@ -104,6 +106,14 @@ func (a *Assessor) Assess(b Binding, now time.Time) Assessment {
 	var earliest time.Time
 	haveDeadline := false
 	pass := pass{b: &b}
+	if len(b.Tasks) > 1 && len(b.Clusters) > 0 {
+		// One set for every task's rule 1, so a call is linear in tasks
+		// plus clusters rather than their product.
+		pass.scheduled = make(map[string]struct{}, len(b.Clusters))
+		for i := range b.Clusters {
+			pass.scheduled[b.Clusters[i].Name] = struct{}{}
+		}
+	}
 	if len(b.Tasks) > 0 {
 		out.Keep = make([]Task, 0, len(b.Tasks)) // most tasks usually stay
 	}
@@ -149,6 +159,18 @@ type pass struct {
 	// it, a binding with many tasks would check every cluster's health once
 	// per task (see BenchmarkAssess100Tasks).
 	healthy int8
+	// scheduled holds the schedule result's cluster names when the binding
+	// has more than one task; nil: look them up in b.Clusters.
+	scheduled map[string]struct{}
+}
+
+// inResult reports whether cluster is in the schedule result.
+func (p *pass) inResult(cluster string) bool {
+	if p.scheduled == nil {
+		return p.b.inResult(cluster)
+	}
+	_, ok := p.scheduled[cluster]
+	return ok
 }
 
 func (p *pass) canCleanup(pl Plugin, t Task) bool {
@@ -165,8 +187,7 @@ func (p *pass) canCleanup(pl Plugin, t Task) bool {
 }
 
 func (a *Assessor) assess(t Task, ps *pass, now time.Time) verdict {
-	b := ps.b
-	if b.inResult(t.FromCluster) {
+	if ps.inResult(t.FromCluster) {
 		return verdict{done: true}
 	}
 	if t.CreationTimestamp == nil {

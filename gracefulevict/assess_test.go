@@ -344,3 +344,22 @@ func TestDeadline(t *testing.T) {
 	_, ok := NewAssessor().Deadline(Task{CreationTimestamp: at(0)})
 	assert.False(t, ok, "no grace period and no default timeout")
 }
+
+func TestNewAssessorIgnoresANilOption(t *testing.T) {
+	var none Option
+	a := NewAssessor(none, WithDefaultTimeout(time.Minute))
+	got := a.Assess(unhealthyBinding(Task{FromCluster: "member1", CreationTimestamp: at(0)}), t0.Add(time.Minute))
+	assert.Equal(t, []string{"member1"}, fromCluster(got.Done), "the default timeout after the nil option applies")
+}
+
+// With several tasks, rule 1 reads the schedule result through a set built
+// once per call: a task whose cluster is back is done, the others are not.
+func TestAssessManyTasksSomeBackInTheResult(t *testing.T) {
+	var tasks []Task
+	for _, c := range []string{"member1", "member2", "member4", "member3"} {
+		tasks = append(tasks, Task{FromCluster: c, PurgeMode: failover.PurgeModeNever, CreationTimestamp: at(0)})
+	}
+	got := NewAssessor().Assess(healthyBinding(tasks...), t0)
+	assert.Equal(t, []string{"member2", "member3"}, fromCluster(got.Done))
+	assert.Equal(t, []string{"member1", "member4"}, fromCluster(got.Keep))
+}

@@ -60,3 +60,24 @@ type perTask struct{ p Plugin }
 
 func (p perTask) Name() string                      { return p.p.Name() }
 func (p perTask) CanCleanup(t Task, b Binding) bool { return p.p.CanCleanup(t, b) }
+
+// BenchmarkAssessScales assesses n tasks on an n-cluster schedule result, so
+// the time per call grows with n if Assess is linear and with n² if every
+// task scans the schedule result.
+func BenchmarkAssessScales(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		bd := Binding{Generation: 1, ObservedGeneration: 1}
+		for i := range n {
+			bd.Clusters = append(bd.Clusters, failover.TargetCluster{Name: fmt.Sprintf("member%d", i)})
+			bd.Tasks = append(bd.Tasks, Task{FromCluster: fmt.Sprintf("evicted%d", i), PurgeMode: failover.PurgeModeNever,
+				CreationTimestamp: &metav1.Time{Time: t0}})
+		}
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			a := NewAssessor()
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = a.Assess(bd, t0)
+			}
+		})
+	}
+}
