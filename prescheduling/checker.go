@@ -65,7 +65,9 @@ func WithCapacity(f func(cluster string) (replicas int32, known bool)) Option {
 func NewChecker(opts ...Option) *Checker {
 	c := &Checker{}
 	for _, o := range opts {
-		o(c)
+		if o != nil {
+			o(c)
+		}
 	}
 	return c
 }

@@ -358,3 +358,10 @@ func TestNilCheckerIsUsable(t *testing.T) {
 	got := c.Check(Request{Scheduled: sched("a1"), Evicting: []string{"a1"}}, threeRegionsUS)
 	assert.True(t, got.Feasible)
 }
+
+func TestNewCheckerIgnoresANilOption(t *testing.T) {
+	var none Option
+	c := NewChecker(none)
+	got := c.Check(Request{Scheduled: sched("a1"), Evicting: []string{"a1"}}, threeRegionsUS)
+	assert.True(t, got.Feasible, got.Reason)
+}
