@@ -40,6 +40,9 @@ func Decode(doc Document, v any) error {
 	}
 	js, err := yaml.YAMLToJSONStrict(doc.Data)
 	if err != nil {
+		if path, value, line, ok := nonFinite(doc.Data); ok {
+			return doc.fail(path, nonFiniteError(path, value, line+doc.Line-1))
+		}
 		return doc.fail("", yamlError(err, doc.Line))
 	}
 	var generic any

@@ -110,6 +110,9 @@ func TestDecodeRejects(t *testing.T) {
 		{"null for a type whose UnmarshalJSON refuses it, as encoding/json calls it", "wait: null\n", "wait", `wait: null: time: invalid duration ""`, false},
 		{"a long value is cut short", "labels: {app: [" + strings.Repeat("x", 80) + "]}\n", "labels[app]",
 			`labels[app]: ["` + strings.Repeat("x", 58) + `…: want a string, not a list`, false},
+		{"NaN, which JSON cannot carry, with its path and line", "items: [{b: 1}, {b: .nan}]\n", "items[1].b",
+			`items[1].b: .nan (line 11): want a number, not NaN or infinity`, false},
+		{"infinity on a later line", "name: x\nsmall: -.Inf\n", "small", `small: -.Inf (line 12): want a number, not NaN or infinity`, false},
 		{"a document that is not a mapping", "- a\n- b\n", "", `the document is a list, want a mapping`, false},
 		{"a scalar document", "just words\n", "", `the document is a string, want a mapping`, false},
 	} {
