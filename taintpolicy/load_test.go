@@ -93,10 +93,10 @@ func TestLoadPoliciesAccepts(t *testing.T) {
 		{"only comments and separators", "# x\n---\n# y\n---\n", nil},
 		{"Windows line endings", strings.ReplaceAll(doc("a")+"---\r\n"+doc("b"), "\n", "\r\n"), []string{"a", "b"}},
 		{"a separator with a comment", doc("a") + "--- # next\n" + doc("b"), []string{"a", "b"}},
-		{"content on the separator line", "--- {apiVersion: policy.karmada.io/v1alpha1, kind: ClusterTaintPolicy, metadata: {name: a}, spec: {}}\n", []string{"a"}},
+		{"content on the separator line", "--- {apiVersion: policy.karmada.io/v1alpha1, kind: ClusterTaintPolicy, metadata: {name: a}, spec: {taintsToAdd: [{key: k, effect: NoSchedule}]}}\n", []string{"a"}},
 		{"a document-end marker", doc("a") + "...\n---\n" + doc("b"), []string{"a", "b"}},
 		{"a null document", "~\n---\n" + doc("a"), []string{"a"}},
-		{"JSON", `{"apiVersion":"policy.karmada.io/v1alpha1","kind":"ClusterTaintPolicy","metadata":{"name":"a"},"spec":{}}`, []string{"a"}},
+		{"JSON", `{"apiVersion":"policy.karmada.io/v1alpha1","kind":"ClusterTaintPolicy","metadata":{"name":"a"},"spec":{"taintsToAdd":[{"key":"k","effect":"NoSchedule"}]}}`, []string{"a"}},
 		{"a kubectl List", "apiVersion: v1\nkind: List\nmetadata: {resourceVersion: \"\"}\nitems:\n- " +
 			strings.ReplaceAll(strings.TrimSpace(doc("a")), "\n", "\n  ") + "\n- " + strings.ReplaceAll(strings.TrimSpace(doc("b")), "\n", "\n  ") + "\n", []string{"a", "b"}},
 		{"a ClusterTaintPolicyList", "apiVersion: policy.karmada.io/v1alpha1\nkind: ClusterTaintPolicyList\nitems: []\n", nil},

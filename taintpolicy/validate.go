@@ -83,6 +83,10 @@ func (p *ClusterTaintPolicy) ValidateWith(opts ValidateOptions) field.ErrorList 
 
 	errs = append(errs, validateAffinity(spec.TargetCluster, path.Child("targetCluster"))...)
 	errs = append(errs, validateConditions(spec.MatchConditions, path.Child("matchConditions"))...)
+	if len(spec.TaintsToAdd) == 0 {
+		// As in the released form: a policy that adds nothing is a mistake.
+		errs = append(errs, field.Required(path.Child("taintsToAdd"), "a policy needs at least one taint to add"))
+	}
 	seen := make(map[taintID]int, len(spec.TaintsToAdd))
 	for i, t := range spec.TaintsToAdd {
 		tp := path.Child("taintsToAdd").Index(i)

@@ -24,6 +24,9 @@ func TestValidate(t *testing.T) {
 		{name: "PreferNoExecute, NoSchedule and NoExecute are valid effects", mutate: func(p *ClusterTaintPolicy) {
 			p.Spec.TaintsToAdd = []TaintToAdd{toAdd("a", prefer, "", 0, 0), toAdd("a", noSchedule, "", 0, 0), toAdd("a", corev1.TaintEffectNoExecute, "", 0, 0)}
 		}},
+		{name: "no taint to add, as in the released form", mutate: func(p *ClusterTaintPolicy) {
+			p.Spec.TaintsToAdd = nil
+		}, want: []string{"FieldValueRequired spec.taintsToAdd"}},
 		{name: "operator other than In/NotIn", mutate: func(p *ClusterTaintPolicy) {
 			p.Spec.MatchConditions[0].Operator = "Exists"
 		}, want: []string{"FieldValueNotSupported spec.matchConditions[0].operator"}},
