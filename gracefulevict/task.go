@@ -108,7 +108,7 @@ type Binding struct {
 
 // Scheduled reports whether the scheduler has observed the binding's latest
 // spec, so that Clusters is its answer to it.
-func (b *Binding) Scheduled() bool { return b.Generation == b.ObservedGeneration }
+func (b Binding) Scheduled() bool { return b.Generation == b.ObservedGeneration }
 
 // inResult reports whether cluster is in the schedule result.
 func (b *Binding) inResult(cluster string) bool {

@@ -97,3 +97,16 @@ func TestTaskValidate(t *testing.T) {
 		})
 	}
 }
+
+// Scheduled has a value receiver, so it can be called on Evict's result
+// directly: Evict bumps Generation, so the binding is not scheduled again
+// until the scheduler observes it.
+func TestScheduledOnTheReturnedBinding(t *testing.T) {
+	b := healthyBinding()
+	if !b.Scheduled() {
+		t.Fatal("healthyBinding is scheduled")
+	}
+	if Evict(b, "member2", Task{}).Scheduled() {
+		t.Error("a binding Evict just changed is not scheduled yet")
+	}
+}

@@ -129,7 +129,7 @@ type Result struct {
 }
 
 // Changed reports whether the desired taints differ from the cluster's.
-func (r *Result) Changed() bool { return len(r.Added) > 0 || len(r.Removed) > 0 }
+func (r Result) Changed() bool { return len(r.Added) > 0 || len(r.Removed) > 0 }
 
 // compiled is an immutable, pre-parsed set of policies.
 type compiled struct {

@@ -805,3 +805,15 @@ func TestEvaluateConcurrentlyWithSetPolicies(t *testing.T) {
 	})
 	wg.Wait()
 }
+
+// Changed has a value receiver, so it can be called on Evaluate's result
+// directly.
+func TestChangedOnTheReturnedResult(t *testing.T) {
+	e, err := NewEvaluator(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Evaluate(failover.Cluster{Name: "m"}, time.Now()).Changed() {
+		t.Error("no policy changed a cluster's taints")
+	}
+}
