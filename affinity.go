@@ -23,6 +23,8 @@ const (
 // excluded, its labels match LabelSelector, its provider, region and zone
 // match FieldSelector, and its name is in ClusterNames; an empty part does not
 // restrict. Its JSON is that of Karmada's policy/v1alpha1 ClusterAffinity.
+//
+// +k8s:deepcopy-gen=true
 type ClusterAffinity struct {
 	// LabelSelector selects clusters by their labels.
 	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
@@ -36,6 +38,8 @@ type ClusterAffinity struct {
 
 // FieldSelector selects clusters by their provider, region and zone. Its JSON
 // is that of Karmada's policy/v1alpha1 FieldSelector.
+//
+// +k8s:deepcopy-gen=true
 type FieldSelector struct {
 	// MatchExpressions are ANDed. Keys are "provider", "region" and "zone";
 	// operators In, NotIn, Exists and DoesNotExist. A cluster whose field is
@@ -105,28 +109,6 @@ func (a *ClusterAffinity) Compile() (*AffinityMatcher, error) {
 	// ANDed requirements does not change the answer.
 	m.reqs = append(m.reqs, byLabel...)
 	return m, nil
-}
-
-// DeepCopy returns a copy of a that shares no memory with it.
-func (a *ClusterAffinity) DeepCopy() *ClusterAffinity {
-	if a == nil {
-		return nil
-	}
-	out := &ClusterAffinity{
-		LabelSelector:   a.LabelSelector.DeepCopy(),
-		ClusterNames:    slices.Clone(a.ClusterNames),
-		ExcludeClusters: slices.Clone(a.ExcludeClusters),
-	}
-	if a.FieldSelector != nil {
-		out.FieldSelector = &FieldSelector{}
-		if a.FieldSelector.MatchExpressions != nil {
-			out.FieldSelector.MatchExpressions = make([]corev1.NodeSelectorRequirement, len(a.FieldSelector.MatchExpressions))
-			for i := range a.FieldSelector.MatchExpressions {
-				a.FieldSelector.MatchExpressions[i].DeepCopyInto(&out.FieldSelector.MatchExpressions[i])
-			}
-		}
-	}
-	return out
 }
 
 // AffinityMatcher is a compiled [ClusterAffinity]. It is immutable and safe

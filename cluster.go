@@ -15,6 +15,8 @@ const TaintEffectPreferNoExecute corev1.TaintEffect = "PreferNoExecute"
 // Cluster is a member cluster as the failover primitives see it: the parts of
 // Karmada's cluster.karmada.io/v1alpha1 Cluster they read. Callers convert their
 // own cluster objects into it.
+//
+// +k8s:deepcopy-gen=true
 type Cluster struct {
 	// Name is the cluster's unique name.
 	Name string

@@ -26,3 +26,5 @@
 // Nothing in this module registers global state or starts goroutines from a
 // constructor; everything that reads time takes a clock or a `now`.
 package failover
+
+//go:generate go run k8s.io/code-generator/cmd/deepcopy-gen@v0.37.2 --go-header-file ./hack/boilerplate.go.txt --output-file zz_generated.deepcopy.go .

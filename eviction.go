@@ -6,6 +6,8 @@ import "time"
 // copy leaves a cluster with a PreferNoExecute taint, and after how long. Its
 // JSON is that of Karmada's policy/v1alpha1 ClusterFailoverBehavior (a
 // PropagationPolicy's spec.failover.cluster).
+//
+// +k8s:deepcopy-gen=true
 type ClusterFailoverBehavior struct {
 	// PurgeMode says how the copy on the cluster left behind is removed;
 	// empty means Gracefully.

@@ -34,6 +34,9 @@ const (
 //     spec.removeOnConditions and spec.taints, with no windows.
 //
 // A policy uses one form; Validate rejects one that mixes them.
+//
+// +k8s:deepcopy-gen=true
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 type ClusterTaintPolicy struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -44,6 +47,8 @@ type ClusterTaintPolicy struct {
 
 // ClusterTaintPolicySpec is the body of a ClusterTaintPolicy. The first three
 // fields are the windowed form; the last four are Karmada's released form.
+//
+// +k8s:deepcopy-gen=true
 type ClusterTaintPolicySpec struct {
 	// TargetCluster selects the clusters the policy applies to; nil selects
 	// every cluster. A cluster it does not select keeps its taints as they
@@ -77,6 +82,8 @@ type ClusterTaintPolicySpec struct {
 
 // MatchCondition matches one status condition of a cluster. A condition the
 // cluster does not have never matches, whatever the operator.
+//
+// +k8s:deepcopy-gen=true
 type MatchCondition struct {
 	// ConditionType is the type of the cluster status condition, e.g. Ready.
 	ConditionType string `json:"conditionType"`
@@ -102,6 +109,8 @@ const (
 )
 
 // TaintToAdd is a taint of the windowed form with its two windows.
+//
+// +k8s:deepcopy-gen=true
 type TaintToAdd struct {
 	// Key is the taint key, a qualified name such as
 	// cluster.karmada.io/not-ready.
@@ -125,6 +134,8 @@ type TaintToAdd struct {
 }
 
 // Taint is a taint of the released form: no windows.
+//
+// +k8s:deepcopy-gen=true
 type Taint struct {
 	// Key is the taint key, a qualified name.
 	Key string `json:"key"`
@@ -138,6 +149,9 @@ type Taint struct {
 
 // ClusterTaintPolicyList is a list of policies, as `kubectl get -o yaml`
 // prints them.
+//
+// +k8s:deepcopy-gen=true
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 type ClusterTaintPolicyList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
