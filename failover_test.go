@@ -227,6 +227,22 @@ func TestClusterAffinityDeepCopySharesNothing(t *testing.T) {
 	assert.Nil(t, (*failover.ClusterAffinity)(nil).DeepCopy())
 }
 
+func TestClusterDeepCopySharesNothing(t *testing.T) {
+	orig := &failover.Cluster{Name: "m1", Labels: map[string]string{"env": "prod"}, Zones: []string{"z1"},
+		Taints:     []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoExecute, TimeAdded: &metav1.Time{}}},
+		Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse}}}
+	cp := orig.DeepCopy()
+	require.Equal(t, orig, cp)
+	cp.Labels["env"] = "dev"
+	cp.Zones[0] = "z2"
+	cp.Taints[0].TimeAdded.Time = cp.Taints[0].TimeAdded.Add(1)
+	cp.Conditions[0].Status = metav1.ConditionTrue
+	assert.Equal(t, "prod", orig.Labels["env"])
+	assert.Equal(t, []string{"z1"}, orig.Zones)
+	assert.True(t, orig.Taints[0].TimeAdded.IsZero())
+	assert.Equal(t, metav1.ConditionFalse, orig.Conditions[0].Status)
+}
+
 func TestAffinityLongNameLists(t *testing.T) {
 	var names, exclude []string
 	for i := range 100 {
