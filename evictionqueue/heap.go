@@ -1,5 +1,7 @@
 package evictionqueue
 
+import "time"
+
 // state is where an entry is in its life. Only pending and backingOff entries
 // count in Len; every state holds the entry's identity, so Add of the same
 // (Cluster, Key) is refused in all of them.
@@ -12,16 +14,15 @@ const (
 	stateInFlight                    // in q.delayed until due (TTL), or until Complete
 )
 
-// entry is the queue's record of one item. It is kept small (128 bytes):
-// times are offsets from the queue's epoch, counters are 32-bit.
+// entry is the queue's record of one item.
 type entry struct {
 	item     Item
-	seq      uint64 // order of first enqueue; a retried item keeps it
-	enqueued int64  // first enqueue (since the queue's epoch), for the latency metric
-	due      int64  // stateBackingOff: end of backoff; stateInFlight: TTL deadline
-	index    int32  // position in q.delayed, or in q.pending's bucket (see loc)
-	calls    int32  // handler calls so far
-	failures int32  // errors and TTL expiries so far, counted against MaxRetries
+	seq      uint64    // order of first enqueue; a retried item keeps it
+	enqueued time.Time // first enqueue, for the latency metric
+	due      time.Time // stateBackingOff: end of backoff; stateInFlight: TTL deadline
+	index    int32     // position in q.delayed, or in q.pending's bucket (see loc)
+	calls    int32     // handler calls so far
+	failures int32     // errors and TTL expiries so far, counted against MaxRetries
 	state    state
 	loc      uint8 // where in q.pending's bucket: locFIFO or locRetry
 	// cancelled is set when CancelCluster finds the item running or in flight:
@@ -53,8 +54,8 @@ type entryHeap struct {
 func (h *entryHeap) Len() int { return len(h.s) }
 
 func (h *entryHeap) less(a, b *entry) bool {
-	if h.byDue && a.due != b.due {
-		return a.due < b.due
+	if h.byDue && !a.due.Equal(b.due) {
+		return a.due.Before(b.due)
 	}
 	return before(a, b)
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"math"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -92,9 +91,9 @@ type Queue struct {
 	inFlight   int          // entries in stateInFlight
 	running    int          // handler calls now
 	seq        uint64
-	// free recycles entries of items that left: a busy queue allocates
-	// little, and the garbage collector still reclaims what an idle one
-	// keeps.
+	// free recycles entries of items that left. Without it a queue
+	// allocates an entry per item and its Add+process overhead exceeds
+	// client-go's workqueue (BenchmarkAddProcess), DESIGN.md's bound.
 	free sync.Pool
 
 	// claims counts workers that have committed to an item (they wait for a
@@ -121,10 +120,7 @@ type Queue struct {
 	active   bool          // Run is running
 	stopping bool          // Run's context ended: workers stop taking items
 	wake     chan struct{} // tells Run's scheduler that the delayed heap's head may be earlier
-	// epoch is the clock's time at New; entries keep times as offsets from
-	// it, 8 bytes instead of a time.Time's 24, with its monotonic reading.
-	epoch time.Time
-	armed time.Time // the due time the scheduler's timer is set for (tests wait on it)
+	armed    time.Time     // the due time the scheduler's timer is set for (tests wait on it)
 }
 
 // New returns a Queue that hands items to h. It validates cfg (see Config for
@@ -148,7 +144,6 @@ func New(cfg Config, h Handler) (*Queue, error) {
 	if q.metrics == nil {
 		q.metrics = nopMetrics{}
 	}
-	q.epoch = q.clock.Now()
 	q.claimCond.L = &q.mu
 	q.holdCond.L = &q.mu
 	return q, nil
@@ -178,7 +173,7 @@ func (q *Queue) Add(it Item) bool {
 	}
 	e.item, e.seq, e.state = it, q.seq, statePending
 	if q.cfg.Metrics != nil { // only the latency metric reads it
-		e.enqueued = q.nowLocked()
+		e.enqueued = q.clock.Now()
 	}
 	q.index.insert(ci, e)
 	q.pending.push(e)
@@ -278,11 +273,11 @@ func (q *Queue) Pending() []Item {
 	// Copy under the lock: entries are recycled once they leave the queue.
 	q.mu.Lock()
 	ready := make([]waitingItem, 0, q.pending.Len())
-	q.pending.each(func(e *entry) { ready = append(ready, waitingItem{e.item, e.seq, q.at(e.due)}) })
+	q.pending.each(func(e *entry) { ready = append(ready, waitingItem{e.item, e.seq, e.due}) })
 	backingOff := make([]waitingItem, 0, q.backingOff)
 	for _, e := range q.delayed.s {
 		if e.state == stateBackingOff {
-			backingOff = append(backingOff, waitingItem{e.item, e.seq, q.at(e.due)})
+			backingOff = append(backingOff, waitingItem{e.item, e.seq, e.due})
 		}
 	}
 	q.mu.Unlock()
@@ -328,21 +323,6 @@ func (q *Queue) leaveLocked(e *entry, kind OutcomeKind, err error) {
 	q.free.Put(e)
 }
 
-// nowLocked returns the clock's time as an offset from the epoch.
-func (q *Queue) nowLocked() int64 { return int64(q.clock.Since(q.epoch)) }
-
-// after returns the offset d after now, saturating instead of overflowing
-// (a TTL or backoff of hundreds of years means never).
-func after(now int64, d time.Duration) int64 {
-	if int64(d) > math.MaxInt64-now {
-		return math.MaxInt64
-	}
-	return now + int64(d)
-}
-
-// at turns an offset from the epoch back into a time.
-func (q *Queue) at(offset int64) time.Time { return q.epoch.Add(time.Duration(offset)) }
-
 func (q *Queue) setInFlightLocked(n int) {
 	q.inFlight = n
 	q.metrics.InFlight(q.cfg.Name, n)
@@ -355,7 +335,7 @@ func (q *Queue) noteLocked(e *entry, kind OutcomeKind, err error) {
 	}
 	o := Outcome{Queue: q.cfg.Name, Item: e.item, Kind: kind, Err: err, Attempts: int(e.calls)}
 	if kind == Retrying {
-		o.RetryAt = q.at(e.due)
+		o.RetryAt = e.due
 	}
 	q.outbox = append(q.outbox, o)
 }

@@ -132,7 +132,7 @@ func (q *Queue) work(ctx context.Context, respawn func()) error {
 		q.metrics.Removed(q.cfg.Name, e.item.Cluster, e.item.ResourceKind)
 		var latency time.Duration
 		if q.cfg.Metrics != nil {
-			latency = time.Duration(q.nowLocked() - e.enqueued)
+			latency = q.clock.Since(e.enqueued)
 		}
 		q.kickLocked()
 		q.mu.Unlock()
@@ -242,7 +242,7 @@ func (q *Queue) settle(ctx context.Context, e *entry, latency time.Duration, err
 			break
 		}
 		e.state = stateInFlight
-		e.due = after(q.nowLocked(), q.cfg.InFlightTTL)
+		e.due = q.clock.Now().Add(q.cfg.InFlightTTL)
 		q.delayLocked(e)
 		q.setInFlightLocked(q.inFlight + 1)
 		q.noteLocked(e, InProgress, nil)
@@ -277,7 +277,7 @@ func (q *Queue) failLocked(e *entry, err error) {
 		return
 	}
 	e.state = stateBackingOff
-	e.due = after(q.nowLocked(), q.cfg.backoff(int(e.failures)))
+	e.due = q.clock.Now().Add(q.cfg.backoff(int(e.failures)))
 	q.delayLocked(e)
 	q.backingOff++
 	q.metrics.Added(q.cfg.Name, e.item.Cluster, e.item.ResourceKind)
@@ -327,9 +327,9 @@ func (q *Queue) schedule(ctx context.Context) {
 		if next := q.delayed.peek(); next != nil {
 			// Created under the lock so that q.armed, which tests wait on
 			// before moving a fake clock, is set only once the timer exists.
-			timer = q.clock.NewTimer(time.Duration(next.due - q.nowLocked()))
+			timer = q.clock.NewTimer(next.due.Sub(q.clock.Now()))
 			tc = timer.C()
-			q.armed = q.at(next.due)
+			q.armed = next.due
 		}
 		q.unlockAndDeliverOwn()
 
@@ -348,10 +348,10 @@ func (q *Queue) schedule(ctx context.Context) {
 // be under way, so there is nothing to back off from), or dropped as failed
 // when out of retries, or as cancelled when its cluster was cancelled.
 func (q *Queue) fireDueLocked() {
-	now := q.nowLocked()
+	now := q.clock.Now()
 	for {
 		e := q.delayed.peek()
-		if e == nil || e.due > now {
+		if e == nil || e.due.After(now) {
 			return
 		}
 		q.delayed.pop()
