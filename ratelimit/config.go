@@ -61,13 +61,19 @@ func DefaultConfig() Config {
 // (its default, unless it was set before), and every later Set of the flag
 // (fs.Parse, fs.Set) sets the flag's own variable and then copies the value
 // it now holds, read back from its String, so both agree (a float32 is
-// rounded alike in both). If the value is not a number (a string flag of that
-// name, say) the field is left as it was, and fs.Parse fails with an error
-// naming the flag. Only the flag is followed: code that writes the other
+// rounded alike in both). A value that is not a number (a string flag of
+// that name, say) leaves the field as it was, and setting one (fs.Parse)
+// fails with an error naming the flag. Only the flag is followed: code that writes the other
 // variable directly is not seen.
 //
-// Call AddFlags after the flags of the program it joins are defined: a flag
-// defined after it would collide with the one AddFlags registered.
+// Call AddFlags after the flags of the program it joins are defined, and on
+// the flag set that holds them (or one they were merged into): a flag defined
+// after it would collide with the one AddFlags registered, and pflag's
+// AddFlagSet silently skips a flag whose name the target already has, so a
+// separate flag set merged in later would leave c unbound. In
+// karmada-controller-manager v1.18 that is the "cluster failover" named flag
+// set, after ClusterFailoverOptions.AddFlags, or the command's Flags() once
+// the named sets are added to it.
 func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	if *c == (Config{}) {
 		*c = DefaultConfig()

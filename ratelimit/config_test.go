@@ -268,3 +268,18 @@ func TestAddFlagsTypesWithoutExistingFlags(t *testing.T) {
 		assert.Equal(t, typ, fs.Lookup(name).Value.Type(), name)
 	}
 }
+
+// karmada-controller-manager adds its named flag sets to the command's
+// flags; AddFlags on the merged set shares the very flag Karmada's set holds.
+func TestAddFlagsOnAMergedFlagSet(t *testing.T) {
+	var own float32
+	clusterFailover := karmadaFlags(&own, 0.5)
+	root := pflag.NewFlagSet("karmada-controller-manager", pflag.ContinueOnError)
+	root.AddFlagSet(clusterFailover)
+	var c Config
+	c.AddFlags(root)
+	require.NoError(t, root.Parse([]string{"--resource-eviction-rate=2", "--unhealthy-cluster-threshold=0.6"}))
+	assert.Equal(t, float32(2), own)
+	assert.Equal(t, 2.0, c.ResourceEvictionRate)
+	assert.Equal(t, 0.6, c.UnhealthyClusterThreshold)
+}
