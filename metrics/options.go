@@ -43,9 +43,13 @@ type options struct {
 // The queue gauges stay exact (counts kept under one lock, a (member_cluster,
 // resource_kind) series deleted at 0), but are set on every change instead of
 // read at scrape time, so one scrape may read eviction_queue_depth and
-// eviction_kind_total a change apart. The library owns the values it sets:
-// do not run Karmada's own eviction workers on the same queue names and
-// clusters at the same time.
+// eviction_kind_total a change apart. The name label is the queue's
+// evictionqueue.Config.Name: Karmada's taint manager uses
+// "binding-eviction" and "cluster-binding-eviction", so queues named alike
+// keep dashboards filtered on those. The result label also takes
+// "abandoned", which Karmada never records. The library owns the values it
+// sets: do not run Karmada's own eviction workers alongside queues of the
+// same names.
 func WithKarmadaNames() Option {
 	return func(o *options) error {
 		o.karmadaNames = true
