@@ -169,8 +169,9 @@ func (m *Metrics) librarySeries(ns string, buckets []float64) []series {
 }
 
 // Karmada v1.18's eviction series (pkg/metrics/cluster.go): names, label
-// names and help strings must match Karmada's to the byte, or a registry
-// holding Karmada's collectors refuses ours instead of naming them.
+// names and help strings must match Karmada's to the byte: only then does a
+// registry holding Karmada's collectors answer AlreadyRegisteredError with
+// Karmada's collector to adopt, rather than refuse ours as inconsistent.
 const (
 	karmadaQueueDepth = "eviction_queue_depth"
 	karmadaKind       = "eviction_kind_total"
