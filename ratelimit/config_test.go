@@ -190,6 +190,8 @@ func TestAddFlagsLeavesTheExistingFlagInPlace(t *testing.T) {
 	assert.Equal(t, "float32", f.Value.Type(), "help still shows Karmada's type")
 	assert.Equal(t, "0.5", f.DefValue)
 	assert.Contains(t, f.Usage, "cluster failover scenario", "Karmada's usage text is kept")
+	assert.Regexp(t, `--resource-eviction-rate float32 +This is the number .*\(default 0\.5\)`, fs.FlagUsages(),
+		"--help shows the flag as before")
 	for _, name := range []string{FlagSecondaryResourceEvictionRate, FlagUnhealthyClusterThreshold, FlagLargeClusterNumThreshold} {
 		assert.NotNil(t, fs.Lookup(name), "the missing flags are registered: %s", name)
 	}
