@@ -17,4 +17,8 @@
 //   - Run leaves every unhandled item queued when it returns; nothing queued is
 //     lost, and no goroutine outlives Run.
 //   - All time, including backoff and TTL, comes from Config.Clock.
+//
+// Run has the shape of controller-runtime's manager.Runnable: in a manager,
+// mgr.Add(manager.RunnableFunc(q.Run)) runs a queue on the elected leader and
+// stops it, nothing lost, when the manager stops.
 package evictionqueue
