@@ -77,7 +77,10 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		fmt.Fprintf(stderr, "Usage: fleetsim [flags]\n\nSimulates a fleet of clusters failing over, on a simulated clock.\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("fleetsim: %w (see fleetsim --help for the flags)", err)
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("fleetsim: unexpected argument %q (flags only; see --help)", fs.Arg(0))

@@ -392,7 +392,7 @@ func (r *recorder) analyse(phases []phaseMark, faulty []faultyMark, end time.Tim
 func (r *recorder) checkBound(rate float64, permits []time.Time) {
 	if rate == 0 && len(permits) > 0 {
 		r.violations[checkRateBound] = append(r.violations[checkRateBound],
-			fmt.Sprintf("%d evictions while paused, the first at %s", len(permits), permits[0].Format(time.TimeOnly)))
+			fmt.Sprintf("%s while paused, the first at %s", plural(len(permits), "eviction", "evictions"), permits[0].Format(time.TimeOnly)))
 		return
 	}
 	for i := range permits {

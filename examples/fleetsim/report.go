@@ -30,7 +30,7 @@ type report struct {
 	AbandonedBy map[string]*abandonedGroup `json:"abandonedByGroup"`
 	Phases      []segment                  `json:"phases"`
 	Lines       []progressLine             `json:"lines"` // counts are running totals
-	Events      []string                   `json:"events"`
+	Events      []event                    `json:"events"`
 	Checks      []checkResult              `json:"checks"`
 	Pass        bool                       `json:"pass"`
 }
@@ -56,7 +56,7 @@ func (s *sim) report() *report {
 	r := &report{
 		Scenario: s.sc.Name, Source: s.sc.Source, Start: s.sc.Start, Duration: s.sc.Duration.String(),
 		Clusters: len(w.clusters), Rates: rateJSON(s.cfg), Workers: s.sc.Workers,
-		Phases: segs, Lines: s.lines, Events: s.notes,
+		Phases: segs, Lines: s.lines, Events: s.events,
 	}
 	r.TasksOpenBy = map[string]int{}
 	for _, b := range w.bindings {
@@ -125,15 +125,15 @@ func printHeader(out io.Writer, s *sim) {
 		policies = append(policies, p.Name)
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', 0)
-	fmt.Fprintf(tw, "  fleet:\t%d clusters in %d regions: %s\n", len(sc.Clusters), len(order), strings.Join(parts, ", "))
-	fmt.Fprintf(tw, "  bindings:\t%d ResourceBindings, %d ClusterResourceBindings (%s)\n", nb[qRB], nb[qCRB], strings.Join(kindList, ", "))
+	fmt.Fprintf(tw, "  fleet:\t%s in %s: %s\n", plural(len(sc.Clusters), "cluster", "clusters"), plural(len(order), "region", "regions"), strings.Join(parts, ", "))
+	fmt.Fprintf(tw, "  bindings:\t%s, %s (%s)\n", plural(nb[qRB], "ResourceBinding", "ResourceBindings"), plural(nb[qCRB], "ClusterResourceBinding", "ClusterResourceBindings"), strings.Join(kindList, ", "))
 	fmt.Fprintf(tw, "  taint policies:\t%s\n", strings.Join(policies, ", "))
 	fmt.Fprintf(tw, "  rates:\t--%s=%g --%s=%g --%s=%g --%s=%d\n",
 		ratelimit.FlagResourceEvictionRate, s.cfg.ResourceEvictionRate,
 		ratelimit.FlagSecondaryResourceEvictionRate, s.cfg.SecondaryResourceEvictionRate,
 		ratelimit.FlagUnhealthyClusterThreshold, s.cfg.UnhealthyClusterThreshold,
 		ratelimit.FlagLargeClusterNumThreshold, s.cfg.LargeClusterNumThreshold)
-	fmt.Fprintf(tw, "  queues:\t%s and %s, %d workers each, sharing one Limiter\n", queueNames[qRB], queueNames[qCRB], sc.Workers)
+	fmt.Fprintf(tw, "  queues:\t%s and %s, %s each, sharing one Limiter\n", queueNames[qRB], queueNames[qCRB], plural(sc.Workers, "worker", "workers"))
 	if sc.CompletesAfter > 0 {
 		limit := "unlimited"
 		if sc.MaxInFlight > 0 {

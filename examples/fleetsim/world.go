@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -196,16 +193,4 @@ func (w *world) observeRate(now time.Time) float64 {
 	r := w.limiter.Rate()
 	w.rec.rate(now, r)
 	return r
-}
-
-// describe names a set of clusters briefly: "use1-01…use1-06" or a count.
-func describe(names []string) string {
-	sort.Strings(names)
-	switch len(names) {
-	case 0:
-		return "none"
-	case 1, 2, 3:
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s … %s", names[0], names[len(names)-1])
 }
