@@ -416,3 +416,9 @@ type faultyMark struct {
 	t time.Time
 	n int
 }
+
+// depthMark is the queues' lengths at t.
+type depthMark struct {
+	t time.Time
+	n [2]int
+}

@@ -39,6 +39,12 @@ type sim struct {
 	faulty []faultyMark
 	lines  []progressLine
 	events []event
+	// notReady is how many clusters are not Ready, after each timeline
+	// event; notReady0 at the start. For the figure.
+	notReady  []faultyMark
+	notReady0 int
+	// depth is the queues' lengths after each step, for the figure.
+	depth []depthMark
 	// fleetNames are the clusters' names, sorted: what a range of
 	// clusters in an event line runs over.
 	fleetNames []string
@@ -165,12 +171,13 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 	if err != nil {
 		return nil, err
 	}
+	notReady0 := w.notReady()
 	names := make([]string, len(w.clusters))
 	for i, c := range w.clusters {
 		names[i] = c.Name
 	}
 	sort.Strings(names)
-	return &sim{sc: sc, cfg: cfg, w: w, clk: clk, settler: st, out: out, speed: speed, fleetNames: names}, nil
+	return &sim{sc: sc, cfg: cfg, w: w, clk: clk, settler: st, out: out, speed: speed, fleetNames: names, notReady0: notReady0}, nil
 }
 
 // run plays the scenario to its end, or until ctx ends. It drives under the
@@ -215,6 +222,7 @@ func (s *sim) drive(ctx context.Context) error {
 		if err = s.settler.err; err != nil {
 			break
 		}
+		s.depth = append(s.depth, depthMark{now, [2]int{s.w.queues[qRB].Len(), s.w.queues[qCRB].Len()}})
 		if !now.Before(nextLine) {
 			s.line(now)
 			nextLine = nextLine.Add(s.sc.Interval)
@@ -267,6 +275,7 @@ func (s *sim) step(now time.Time, nextEvent *int) {
 		for _, c := range e.Conditions {
 			conds = append(conds, c.Type+"="+string(c.Status))
 		}
+		s.notReady = append(s.notReady, faultyMark{now, w.notReady()})
 		s.note(now, event{
 			Kind:     eventConditions,
 			Message:  fmt.Sprintf("%s on %s (%s)", strings.Join(conds, ", "), plural(len(names), "cluster", "clusters"), describeClusters(names, s.fleetNames)),

@@ -194,3 +194,14 @@ func (w *world) observeRate(now time.Time) float64 {
 	w.rec.rate(now, r)
 	return r
 }
+
+// notReady counts the clusters whose Ready condition is not True.
+func (w *world) notReady() int {
+	n := 0
+	for _, c := range w.clusters {
+		if r := c.Condition("Ready"); r == nil || r.Status != metav1.ConditionTrue {
+			n++
+		}
+	}
+	return n
+}
