@@ -75,17 +75,17 @@ type event struct {
 
 // progressLine is one line of the progress table.
 type progressLine struct {
-	T         time.Duration `json:"-"`
-	Clock     string        `json:"t"` // simulated time since the start, hh:mm:ss
-	Faulty    int           `json:"faulty"`
-	Total     int           `json:"total"`
-	Rate      float64       `json:"rate"`
-	Queued    [2]int        `json:"queueDepth"`
-	Evicted   int           `json:"evicted"`
-	Abandoned int           `json:"abandoned"`
-	Cancelled int           `json:"cancelled"`
-	TasksOpen int           `json:"tasksOpen"`
-	InFlight  int           `json:"inFlight"` // background evictions awaiting Complete
+	T         time.Duration
+	Clock     string // simulated time since the start, hh:mm:ss
+	Faulty    int
+	Total     int
+	Rate      float64
+	Queued    [2]int
+	Evicted   int
+	Abandoned int
+	Cancelled int
+	TasksOpen int
+	InFlight  int // background evictions awaiting Complete
 }
 
 func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out io.Writer, speed float64) (*sim, error) {
