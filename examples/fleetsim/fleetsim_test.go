@@ -62,7 +62,7 @@ func runReport(t *testing.T, args ...string) (*report, error) {
 
 // runSim runs a scenario file and returns the simulation, to inspect the
 // world it left behind.
-func runSim(t *testing.T, path string) (*sim, *report) {
+func runSim(t testing.TB, path string) (*sim, *report) {
 	t.Helper()
 	sc, err := readScenario(path)
 	if err != nil {
