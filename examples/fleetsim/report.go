@@ -178,7 +178,7 @@ func printSummary(out io.Writer, r *report) {
 		}
 		for _, g := range sortedKeysByCount(counts) {
 			a := r.AbandonedBy[g]
-			fmt.Fprintf(out, "  %3d %s\n", a.Count, g)
+			fmt.Fprintf(out, "  %3d %s (%s)\n", a.Count, g, a.Code)
 			for i, l := range wrap("e.g. "+a.Example, 100) {
 				if i > 0 {
 					l = "     " + l
