@@ -115,6 +115,6 @@ func (w *world) checkCopies(b *binding) {
 		w.rec.violation(checkLastCopy, b.key()+": no copy left anywhere")
 	}
 	if n := b.replicas() + sumReplicas(pending); b.spec.divided() && n != b.spec.Replicas {
-		w.rec.violation(checkLastCopy, fmt.Sprintf("%s: %d replicas scheduled or incoming, want %d", b.key(), n, b.spec.Replicas))
+		w.rec.violation(checkLastCopy, fmt.Sprintf("%s: %s scheduled or incoming, want %d", b.key(), plural(int(n), "replica", "replicas"), b.spec.Replicas))
 	}
 }

@@ -16,20 +16,21 @@ func Example_smallFleetPause() {
 		fmt.Println(err)
 		return
 	}
-	var r report
+	// The --json schema (README.md): times in seconds since the start.
+	var r jsonReport
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 		fmt.Println(err)
 		return
 	}
 	for _, p := range r.Phases {
-		fmt.Printf("%s %-25s faulty %d/%d  %-6s  evicted %2d  abandoned %d  cancelled %2d\n",
-			fmtClock(p.From.Sub(r.Start)), p.Phase, p.MaxFaulty, r.Clusters, fmtRate(p.Rate), p.Evicted, p.Abandoned, p.Cancelled)
+		fmt.Printf("%4.0fs %-25s faulty %d/%d  %-6s  evicted %2d  abandoned %d  cancelled %2d\n",
+			p.FromSeconds, p.Name, p.MaxFaultyClusters, r.Clusters, fmtRate(p.Rate), p.Evicted, p.Abandoned, p.Cancelled)
 	}
 	fmt.Println("all checks passed:", r.Pass)
 	// Output:
-	// 00:00:00 steady state              faulty 0/8  0.50/s  evicted  0  abandoned 0  cancelled  0
-	// 00:01:00 five of eight unreachable faulty 5/8  paused  evicted  0  abandoned 0  cancelled  0
-	// 00:06:00 two come back             faulty 3/8  0.50/s  evicted 36  abandoned 0  cancelled 24
-	// 00:09:00 all back                  faulty 0/8  0.50/s  evicted  0  abandoned 0  cancelled  0
+	//    0s steady state              faulty 0/8  0.50/s  evicted  0  abandoned 0  cancelled  0
+	//   60s five of eight unreachable faulty 5/8  paused  evicted  0  abandoned 0  cancelled  0
+	//  360s two come back             faulty 3/8  0.50/s  evicted 36  abandoned 0  cancelled 24
+	//  540s all back                  faulty 0/8  0.50/s  evicted  0  abandoned 0  cancelled  0
 	// all checks passed: true
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"io"
 	"math"
 	"net/http"
@@ -32,24 +30,39 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// runJSON runs fleetsim with --json and decodes its report.
-func runJSON(t *testing.T, args ...string) (*report, error) {
+// runReport runs fleetsim with args as run does, without printing, and
+// returns its report; the error is errChecksFailed when a check failed.
+func runReport(t *testing.T, args ...string) (*report, error) {
 	t.Helper()
-	var out bytes.Buffer
-	err := run(context.Background(), append(args, "--json"), &out)
-	if errors.Is(err, errChecksFailed) || err == nil {
-		var r report
-		if derr := json.Unmarshal(out.Bytes(), &r); derr != nil {
-			t.Fatalf("decoding the --json report: %v\n%s", derr, out.String())
-		}
-		return &r, err
+	o, err := parseFlags(args, io.Discard)
+	if err != nil {
+		return nil, err
 	}
-	return nil, err
+	sc, err := readScenario(o.scenario)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := o.rateConfig(sc)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newSim(sc, cfg, prometheus.NewRegistry(), nil, o.speed)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.run(context.Background()); err != nil {
+		return nil, err
+	}
+	r := s.report()
+	if !r.Pass {
+		return r, errChecksFailed
+	}
+	return r, nil
 }
 
 // runSim runs a scenario file and returns the simulation, to inspect the
 // world it left behind.
-func runSim(t *testing.T, path string) (*sim, *report) {
+func runSim(t testing.TB, path string) (*sim, *report) {
 	t.Helper()
 	sc, err := readScenario(path)
 	if err != nil {
@@ -98,7 +111,7 @@ func findPhase(t *testing.T, r *report, name string, rate float64) segment {
 }
 
 func TestBuiltinScenarioTellsTheStory(t *testing.T) {
-	r, err := runJSON(t)
+	r, err := runReport(t)
 	if err != nil {
 		t.Fatalf("run: %v (checks: %+v)", err, r)
 	}
@@ -216,7 +229,7 @@ func TestShippedScenarios(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			r, err := runJSON(t, "--scenario", f)
+			r, err := runReport(t, "--scenario", f)
 			if err != nil {
 				t.Fatalf("run: %v\n%+v", err, r)
 			}
@@ -250,7 +263,7 @@ func TestSmallFleetPauses(t *testing.T) {
 }
 
 func TestFlappingRegion(t *testing.T) {
-	r, err := runJSON(t, "--scenario", "scenarios/flapping-region.yaml")
+	r, err := runReport(t, "--scenario", "scenarios/flapping-region.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +313,7 @@ func TestBackgroundEvictionsComplete(t *testing.T) {
 func TestInFlightBudgetIsNotMistakenForTheRate(t *testing.T) {
 	// At 0.25/s, evictions that take 15s need 3.75 slots; with 3 the
 	// budget paces them. The achieved-rate check must not blame the Limiter.
-	r, err := runJSON(t, "--scenario", "scenarios/flapping-region.yaml", "--resource-eviction-rate=0.25")
+	r, err := runReport(t, "--scenario", "scenarios/flapping-region.yaml", "--resource-eviction-rate=0.25")
 	if err != nil {
 		t.Fatalf("run: %v\n%+v", err, r.Checks)
 	}
@@ -308,7 +321,7 @@ func TestInFlightBudgetIsNotMistakenForTheRate(t *testing.T) {
 }
 
 func TestRateFlagsOverrideTheScenario(t *testing.T) {
-	r, err := runJSON(t, "--scenario", "scenarios/flapping-region.yaml", "--resource-eviction-rate=0.25")
+	r, err := runReport(t, "--scenario", "scenarios/flapping-region.yaml", "--resource-eviction-rate=0.25")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +360,7 @@ func TestFlagErrors(t *testing.T) {
 func TestSpeedPacesAgainstTheWallClock(t *testing.T) {
 	// 15 simulated minutes at 90,000× take 10ms of wall time at least.
 	start := time.Now()
-	r, err := runJSON(t, "--scenario", "scenarios/small-fleet-pause.yaml", "--speed", "90000")
+	r, err := runReport(t, "--scenario", "scenarios/small-fleet-pause.yaml", "--speed", "90000")
 	if err != nil || !r.Pass {
 		t.Fatalf("run: %v", err)
 	}

@@ -44,7 +44,7 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 		}, w.fleet())
 		if !res.Feasible {
 			w.abandoned[itemID{it.Cluster, it.Key}] = w.improvements
-			w.rec.abandon(queue, b, it.Cluster, res.Reason)
+			w.rec.abandon(queue, b, it.Cluster, res.Reason, abandonCode(res))
 			return evictionqueue.Abandon(errors.New(res.Reason))
 		}
 		evicted := b.gb.Clusters[idx].Replicas

@@ -32,6 +32,9 @@ import (
 	"github.com/failoverkit/failover/ratelimit"
 )
 
+// The committed figures of the shipped scenarios (README.md shows them).
+//go:generate go test -run ^TestFigures$ -update .
+
 // builtinScenario is what runs without --scenario.
 const builtinScenario = "scenarios/regional-outage.yaml"
 
@@ -59,6 +62,7 @@ type options struct {
 	realtime    bool
 	metricsAddr string
 	json        bool
+	plot        string
 	rates       ratelimit.Config
 	flags       *pflag.FlagSet
 }
@@ -72,18 +76,27 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.realtime, "realtime", false, "run in real time (--speed 1)")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve the Prometheus series on http://ADDR/metrics while the simulation runs, e.g. 127.0.0.1:9090")
 	fs.BoolVar(&o.json, "json", false, "print a machine-readable summary (JSON) instead of the tables")
+	fs.StringVar(&o.plot, "plot", "", "also draw the run's timeline to FILE: .svg or .png by its extension")
 	o.rates.AddFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: fleetsim [flags]\n\nSimulates a fleet of clusters failing over, on a simulated clock.\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("fleetsim: %w (see fleetsim --help for the flags)", err)
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("fleetsim: unexpected argument %q (flags only; see --help)", fs.Arg(0))
 	}
 	if o.speed < 0 || o.speed != o.speed {
 		return nil, fmt.Errorf("fleetsim: --speed %v: must be ≥ 0", o.speed)
+	}
+	if o.plot != "" {
+		if err := figureFormat(o.plot); err != nil {
+			return nil, err
+		}
 	}
 	if o.realtime {
 		if fs.Changed("speed") && o.speed != 1 {
@@ -202,6 +215,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	} else {
 		printSummary(stdout, r)
+	}
+	if o.plot != "" && runErr == nil {
+		if err := writeFigure(s.figure(), o.plot); err != nil {
+			return err
+		}
 	}
 	if runErr != nil {
 		return fmt.Errorf("fleetsim: stopped at %s: %w", fmtClock(s.clk.Now().Sub(sc.Start)), runErr)

@@ -51,12 +51,12 @@ type entry struct {
 
 // counts are the running totals the progress lines and the summary show.
 type counts struct {
-	Queued    [2]int `json:"queued"`
-	Evicted   [2]int `json:"evicted"`
-	Abandoned [2]int `json:"abandoned"`
-	Cancelled [2]int `json:"cancelled"`
-	Failed    [2]int `json:"failed"`
-	TasksDone int    `json:"tasksDone"`
+	Queued    [2]int
+	Evicted   [2]int
+	Abandoned [2]int
+	Cancelled [2]int
+	Failed    [2]int
+	TasksDone int
 }
 
 func sum2(a [2]int) int { return a[0] + a[1] }
@@ -74,6 +74,8 @@ type recorder struct {
 	tasksBy    map[string]int // why tasks were done
 	violations map[string][]string
 	reasons    map[string]int // why evictions were abandoned
+	// reasonCodes are the reasons' codes (abandonCode).
+	reasonCodes map[string]string
 	// abandonedBy counts abandoned evictions per binding group, with the
 	// first reason given for the group.
 	abandonedBy map[string]*abandonedGroup
@@ -85,6 +87,7 @@ func newRecorder() *recorder {
 		tasksBy:     map[string]int{},
 		violations:  map[string][]string{},
 		reasons:     map[string]int{},
+		reasonCodes: map[string]string{},
 		abandonedBy: map[string]*abandonedGroup{},
 	}
 }
@@ -148,14 +151,15 @@ func (r *recorder) outcome(queue int, o evictionqueue.Outcome) {
 	}
 }
 
-func (r *recorder) abandon(queue int, b *binding, cluster, reason string) {
+func (r *recorder) abandon(queue int, b *binding, cluster, reason, code string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.c.Abandoned[queue]++
 	r.reasons[reason]++
+	r.reasonCodes[reason] = code
 	g := r.abandonedBy[b.spec.Group]
 	if g == nil {
-		g = &abandonedGroup{Example: b.key() + " from " + cluster + ": " + reason}
+		g = &abandonedGroup{Code: code, Example: b.key() + " from " + cluster + ": " + reason}
 		r.abandonedBy[b.spec.Group] = g
 	}
 	g.Count++
@@ -237,28 +241,33 @@ func (r *recorder) taskDone(b *binding, t gracefulevict.Task, now time.Time, dea
 // abandonedGroup is what the summary says of the abandoned evictions of one
 // group of bindings.
 type abandonedGroup struct {
-	Count   int    `json:"count"`
-	Example string `json:"example"` // the first one, with its reason
+	Count   int
+	Code    string // the first one's reason's code
+	Example string // the first one, with its reason
 }
 
 // segment is a stretch of the run with one phase and one rate in force.
 type segment struct {
-	Phase     string    `json:"phase"`
-	From      time.Time `json:"from"`
-	To        time.Time `json:"to"`
-	Rate      float64   `json:"rate"`
-	MaxFaulty int       `json:"maxFaulty"`
-	Evicted   int       `json:"evicted"`
-	Abandoned int       `json:"abandoned"`
-	Cancelled int       `json:"cancelled"`
+	Phase     string
+	From      time.Time
+	To        time.Time
+	Rate      float64
+	MaxFaulty int
+	Evicted   int
+	Abandoned int
+	Cancelled int
 	// Achieved is the eviction rate measured over the gaps between
 	// consecutive handler calls during which items were waiting and nothing
 	// changed the rate; Gaps is how many such gaps there were (0: not
 	// measurable, nothing was backlogged).
-	Achieved float64 `json:"achieved"`
-	Gaps     int     `json:"gaps"`
+	Achieved float64
+	Gaps     int
 	gapTime  time.Duration
 }
+
+// measured says whether the segment's achieved rate is held to the rate in
+// force: enough backlogged gaps, and not paused.
+func (s *segment) measured() bool { return s.Gaps >= minGapsForRate && s.Rate > 0 }
 
 // minGapsForRate is how many backlogged gaps a segment needs before its
 // achieved rate is held to the tolerance.
@@ -392,7 +401,7 @@ func (r *recorder) analyse(phases []phaseMark, faulty []faultyMark, end time.Tim
 func (r *recorder) checkBound(rate float64, permits []time.Time) {
 	if rate == 0 && len(permits) > 0 {
 		r.violations[checkRateBound] = append(r.violations[checkRateBound],
-			fmt.Sprintf("%d evictions while paused, the first at %s", len(permits), permits[0].Format(time.TimeOnly)))
+			fmt.Sprintf("%s while paused, the first at %s", plural(len(permits), "eviction", "evictions"), permits[0].Format(time.TimeOnly)))
 		return
 	}
 	for i := range permits {
@@ -415,4 +424,10 @@ type phaseMark struct {
 type faultyMark struct {
 	t time.Time
 	n int
+}
+
+// depthMark is the queues' lengths at t.
+type depthMark struct {
+	t time.Time
+	n [2]int
 }

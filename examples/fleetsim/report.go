@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -12,41 +11,36 @@ import (
 	"github.com/failoverkit/failover/ratelimit"
 )
 
-// report is the outcome of a run: what --json prints.
+// report is the outcome of a run, which the summary and --json print.
 type report struct {
-	Scenario    string                     `json:"scenario"`
-	Source      string                     `json:"source"`
-	Start       time.Time                  `json:"start"`
-	Duration    string                     `json:"duration"`
-	Clusters    int                        `json:"clusters"`
-	Bindings    [2]int                     `json:"bindings"` // ResourceBindings, ClusterResourceBindings
-	Rates       rateJSON                   `json:"rates"`
-	Workers     int                        `json:"workersPerQueue"`
-	Totals      counts                     `json:"totals"`
-	TasksOpen   int                        `json:"tasksOpen"`
-	TasksDoneBy map[string]int             `json:"tasksDoneBy"`
-	TasksOpenBy map[string]int             `json:"tasksOpenBy"`
-	Abandoned   map[string]int             `json:"abandonedBecause"`
-	AbandonedBy map[string]*abandonedGroup `json:"abandonedByGroup"`
-	Phases      []segment                  `json:"phases"`
-	Lines       []progressLine             `json:"lines"` // counts are running totals
-	Events      []string                   `json:"events"`
-	Checks      []checkResult              `json:"checks"`
-	Pass        bool                       `json:"pass"`
-}
-
-// rateJSON is a ratelimit.Config under its flags' names.
-type rateJSON struct {
-	ResourceEvictionRate          float64 `json:"resource-eviction-rate"`
-	SecondaryResourceEvictionRate float64 `json:"secondary-resource-eviction-rate"`
-	UnhealthyClusterThreshold     float64 `json:"unhealthy-cluster-threshold"`
-	LargeClusterNumThreshold      int     `json:"large-cluster-num-threshold"`
+	Scenario     string
+	Source       string
+	Description  string
+	Start        time.Time
+	Duration     time.Duration
+	Interval     time.Duration
+	Clusters     int
+	Bindings     [2]int // per queue
+	Rates        ratelimit.Config
+	Workers      int
+	Totals       counts
+	TasksOpen    int
+	TasksDoneBy  map[string]int
+	TasksOpenBy  map[string]int
+	Abandoned    map[string]int    // by sentence
+	AbandonCodes map[string]string // the sentences' codes
+	AbandonedBy  map[string]*abandonedGroup
+	Phases       []segment
+	Lines        []progressLine // counts are running totals
+	Events       []event
+	Checks       []checkResult
+	Pass         bool
 }
 
 type checkResult struct {
-	Name    string   `json:"name"`
-	Pass    bool     `json:"pass"`
-	Details []string `json:"details,omitempty"`
+	Name    string
+	Pass    bool
+	Details []string
 }
 
 func (s *sim) report() *report {
@@ -54,9 +48,10 @@ func (s *sim) report() *report {
 	segs := s.w.rec.analyse(s.phases, s.faulty, s.clk.Now())
 	w := s.w
 	r := &report{
-		Scenario: s.sc.Name, Source: s.sc.Source, Start: s.sc.Start, Duration: s.sc.Duration.String(),
-		Clusters: len(w.clusters), Rates: rateJSON(s.cfg), Workers: s.sc.Workers,
-		Phases: segs, Lines: s.lines, Events: s.notes,
+		Scenario: s.sc.Name, Source: s.sc.Source, Description: s.sc.Description,
+		Start: s.sc.Start, Duration: s.sc.Duration, Interval: s.sc.Interval,
+		Clusters: len(w.clusters), Rates: s.cfg, Workers: s.sc.Workers,
+		Phases: segs, Lines: s.lines, Events: s.events,
 	}
 	r.TasksOpenBy = map[string]int{}
 	for _, b := range w.bindings {
@@ -72,6 +67,7 @@ func (s *sim) report() *report {
 	r.Totals = rec.c
 	r.TasksDoneBy = rec.tasksBy
 	r.Abandoned = rec.reasons
+	r.AbandonCodes = rec.reasonCodes
 	r.AbandonedBy = rec.abandonedBy
 	r.Pass = true
 	for _, name := range checkOrder {
@@ -125,15 +121,15 @@ func printHeader(out io.Writer, s *sim) {
 		policies = append(policies, p.Name)
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', 0)
-	fmt.Fprintf(tw, "  fleet:\t%d clusters in %d regions: %s\n", len(sc.Clusters), len(order), strings.Join(parts, ", "))
-	fmt.Fprintf(tw, "  bindings:\t%d ResourceBindings, %d ClusterResourceBindings (%s)\n", nb[qRB], nb[qCRB], strings.Join(kindList, ", "))
+	fmt.Fprintf(tw, "  fleet:\t%s in %s: %s\n", plural(len(sc.Clusters), "cluster", "clusters"), plural(len(order), "region", "regions"), strings.Join(parts, ", "))
+	fmt.Fprintf(tw, "  bindings:\t%s, %s (%s)\n", plural(nb[qRB], "ResourceBinding", "ResourceBindings"), plural(nb[qCRB], "ClusterResourceBinding", "ClusterResourceBindings"), strings.Join(kindList, ", "))
 	fmt.Fprintf(tw, "  taint policies:\t%s\n", strings.Join(policies, ", "))
 	fmt.Fprintf(tw, "  rates:\t--%s=%g --%s=%g --%s=%g --%s=%d\n",
 		ratelimit.FlagResourceEvictionRate, s.cfg.ResourceEvictionRate,
 		ratelimit.FlagSecondaryResourceEvictionRate, s.cfg.SecondaryResourceEvictionRate,
 		ratelimit.FlagUnhealthyClusterThreshold, s.cfg.UnhealthyClusterThreshold,
 		ratelimit.FlagLargeClusterNumThreshold, s.cfg.LargeClusterNumThreshold)
-	fmt.Fprintf(tw, "  queues:\t%s and %s, %d workers each, sharing one Limiter\n", queueNames[qRB], queueNames[qCRB], sc.Workers)
+	fmt.Fprintf(tw, "  queues:\t%s and %s, %s each, sharing one Limiter\n", queueNames[qRB], queueNames[qCRB], plural(sc.Workers, "worker", "workers"))
 	if sc.CompletesAfter > 0 {
 		limit := "unlimited"
 		if sc.MaxInFlight > 0 {
@@ -157,7 +153,7 @@ func printSummary(out io.Writer, r *report) {
 	fmt.Fprintln(tw, "from\tto\tphase\tmax faulty\trate in force\tachieved\tevicted\tabandoned\tcancelled\t")
 	for _, s := range r.Phases {
 		achieved := "—"
-		if s.Gaps >= minGapsForRate && s.Rate > 0 {
+		if s.measured() {
 			achieved = fmt.Sprintf("%.3f/s (%+.1f%%)", s.Achieved, 100*(s.Achieved-s.Rate)/s.Rate)
 		}
 		phase := s.Phase
@@ -182,7 +178,7 @@ func printSummary(out io.Writer, r *report) {
 		}
 		for _, g := range sortedKeysByCount(counts) {
 			a := r.AbandonedBy[g]
-			fmt.Fprintf(out, "  %3d %s\n", a.Count, g)
+			fmt.Fprintf(out, "  %3d %s (%s)\n", a.Count, g, a.Code)
 			for i, l := range wrap("e.g. "+a.Example, 100) {
 				if i > 0 {
 					l = "     " + l
@@ -210,12 +206,6 @@ func printSummary(out io.Writer, r *report) {
 		verdict = "FAIL"
 	}
 	fmt.Fprintf(out, "verdict: %s (%d of %d checks passed)\n", verdict, passed, len(r.Checks))
-}
-
-func printJSON(out io.Writer, r *report) error {
-	enc := json.NewEncoder(out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
 }
 
 func fmtMap(m map[string]int) string {

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/gracefulevict"
 	"github.com/failoverkit/failover/metrics"
@@ -35,22 +38,54 @@ type sim struct {
 	phases []phaseMark
 	faulty []faultyMark
 	lines  []progressLine
-	notes  []string
+	events []event
+	// notReady is how many clusters are not Ready, after each timeline
+	// event; notReady0 at the start. For the figure.
+	notReady  []faultyMark
+	notReady0 int
+	// depth is the queues' lengths after each step, for the figure.
+	depth []depthMark
+	// fleetNames are the clusters' names, sorted: what a range of
+	// clusters in an event line runs over.
+	fleetNames []string
+}
+
+// The kinds of event lines.
+const (
+	eventPhase      = "phase"      // a phase of the timeline starts
+	eventConditions = "conditions" // the timeline changes clusters' conditions
+	eventTaints     = "taints"     // the taint controller adds or removes taints
+	eventHealth     = "health"     // the fleet's health and the rate in force change
+	eventQueued     = "queued"     // the taint manager queues evictions
+)
+
+// event is one » line: what changed at T (since the start).
+type event struct {
+	T        time.Duration
+	Kind     string
+	Message  string
+	Clusters []string // the clusters it is about, if any
+	Count    int      // eventQueued: evictions queued; eventHealth: faulty clusters; eventConditions: clusters changed
+	// Retried (eventQueued) is how many of them had been abandoned for
+	// want of a target and are tried again; Cancelled (eventHealth) how
+	// many queued items of recovered clusters were cancelled.
+	Retried   int
+	Cancelled int
 }
 
 // progressLine is one line of the progress table.
 type progressLine struct {
-	T         time.Duration `json:"-"`
-	Clock     string        `json:"t"` // simulated time since the start, hh:mm:ss
-	Faulty    int           `json:"faulty"`
-	Total     int           `json:"total"`
-	Rate      float64       `json:"rate"`
-	Queued    [2]int        `json:"queueDepth"`
-	Evicted   int           `json:"evicted"`
-	Abandoned int           `json:"abandoned"`
-	Cancelled int           `json:"cancelled"`
-	TasksOpen int           `json:"tasksOpen"`
-	InFlight  int           `json:"inFlight"` // background evictions awaiting Complete
+	T         time.Duration
+	Clock     string // simulated time since the start, hh:mm:ss
+	Faulty    int
+	Total     int
+	Rate      float64
+	Queued    [2]int
+	Evicted   int
+	Abandoned int
+	Cancelled int
+	TasksOpen int
+	InFlight  int // background evictions awaiting Complete
 }
 
 func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out io.Writer, speed float64) (*sim, error) {
@@ -136,7 +171,13 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 	if err != nil {
 		return nil, err
 	}
-	return &sim{sc: sc, cfg: cfg, w: w, clk: clk, settler: st, out: out, speed: speed}, nil
+	notReady0 := w.notReady()
+	names := make([]string, len(w.clusters))
+	for i, c := range w.clusters {
+		names[i] = c.Name
+	}
+	sort.Strings(names)
+	return &sim{sc: sc, cfg: cfg, w: w, clk: clk, settler: st, out: out, speed: speed, fleetNames: names, notReady0: notReady0}, nil
 }
 
 // run plays the scenario to its end, or until ctx ends. It drives under the
@@ -181,6 +222,7 @@ func (s *sim) drive(ctx context.Context) error {
 		if err = s.settler.err; err != nil {
 			break
 		}
+		s.depth = append(s.depth, depthMark{now, [2]int{s.w.queues[qRB].Len(), s.w.queues[qCRB].Len()}})
 		if !now.Before(nextLine) {
 			s.line(now)
 			nextLine = nextLine.Add(s.sc.Interval)
@@ -226,19 +268,27 @@ func (s *sim) step(now time.Time, nextEvent *int) {
 		*nextEvent++
 		if e.Phase != "" {
 			s.phases = append(s.phases, phaseMark{now, e.Phase})
-			s.note(now, "phase: %s", e.Phase)
+			s.note(now, event{Kind: eventPhase, Message: "phase: " + e.Phase})
 		}
 		names := w.applyEvent(e, now)
 		var conds []string
 		for _, c := range e.Conditions {
 			conds = append(conds, c.Type+"="+string(c.Status))
 		}
-		s.note(now, "%s on %d clusters (%s)", strings.Join(conds, ", "), len(names), describe(names))
+		s.notReady = append(s.notReady, faultyMark{now, w.notReady()})
+		s.note(now, event{
+			Kind:     eventConditions,
+			Message:  fmt.Sprintf("%s on %s (%s)", strings.Join(conds, ", "), plural(len(names), "cluster", "clusters"), describeClusters(names, s.fleetNames)),
+			Clusters: names, Count: len(names),
+		})
 	}
 	failed, recovered, changes := w.taintController(now)
 	if len(changes) > 0 {
-		s.note(now, "taints: %s", summarizeTaints(changes))
+		s.note(now, event{Kind: eventTaints, Message: "taints: " + summarizeTaints(changes), Clusters: taintedClusters(changes, "")})
 	}
+	// The taint manager queues again the evictions abandoned for want of a
+	// target once a cluster has lost a taint: the event line says so.
+	abandonedBefore := maps.Clone(w.abandoned)
 	due := w.taintManager(now)
 	completed := w.completeDue(now)
 	w.mu.Unlock()
@@ -269,15 +319,24 @@ func (s *sim) step(now time.Time, nextEvent *int) {
 	if len(failed)+len(recovered) > 0 {
 		h, _ := w.tracker.Health()
 		s.faulty = append(s.faulty, faultyMark{now, h.Unhealthy})
-		msg := fmt.Sprintf("%d/%d clusters faulty (%.0f%%), rate in force %s", h.Unhealthy, h.Total, 100*h.FailureRate(), fmtRate(w.limiter.Rate()))
+		msg := fmt.Sprintf("%d/%d clusters faulty (%s), rate in force %s", h.Unhealthy, h.Total, fmtPercent(h.FailureRate()), fmtRate(w.limiter.Rate()))
 		if cancelled > 0 {
-			msg += fmt.Sprintf("; %d queued items of recovered clusters cancelled", cancelled)
+			msg += fmt.Sprintf("; %s of recovered clusters cancelled", plural(cancelled, "queued item", "queued items"))
 		}
-		s.note(now, "%s", msg)
+		s.note(now, event{Kind: eventHealth, Message: msg, Clusters: append(failed, recovered...), Count: h.Unhealthy, Cancelled: cancelled})
 	}
 	w.observeRate(now)
+	// Workers ran since the taint manager looked: an item it found due may
+	// have been evicted meanwhile (its binding left the cluster), and must
+	// not be queued again to take a permit for nothing.
+	for i := range due {
+		due[i] = slices.DeleteFunc(due[i], func(it evictionqueue.Item) bool {
+			b := w.byKey[i][it.Key]
+			return !slices.ContainsFunc(b.gb.Clusters, func(t failover.TargetCluster) bool { return t.Name == it.Cluster })
+		})
+	}
 	w.mu.Unlock()
-	queued := 0
+	queued, retried := 0, 0
 	for i, items := range due {
 		// Highest priority first: a worker may take the head while the rest
 		// is being added, and it must be the head it would be once all are.
@@ -286,12 +345,15 @@ func (s *sim) step(now time.Time, nextEvent *int) {
 			if w.queues[i].Add(it) {
 				queued++
 				w.rec.queued(i)
+				if _, ok := abandonedBefore[itemID{it.Cluster, it.Key}]; ok {
+					retried++
+				}
 			}
 		}
 		_ = s.settler.settle() // a failure sticks: drive stops after this step
 	}
 	if queued > 0 {
-		s.note(now, "taint manager queued %d evictions", queued)
+		s.note(now, s.queuedEvent(queued, retried, taintedClusters(changes, "-")))
 	}
 
 	w.mu.Lock()
@@ -300,12 +362,37 @@ func (s *sim) step(now time.Time, nextEvent *int) {
 	w.mu.Unlock()
 }
 
-func (s *sim) note(now time.Time, format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	s.notes = append(s.notes, fmt.Sprintf("%s %s", fmtClock(now.Sub(s.sc.Start)), msg))
+func (s *sim) note(now time.Time, e event) {
+	e.T = now.Sub(s.sc.Start)
+	s.events = append(s.events, e)
 	if s.out != nil {
-		fmt.Fprintf(s.out, "%8s   » %s\n", fmtClock(now.Sub(s.sc.Start)), msg)
+		fmt.Fprintf(s.out, "%8s   » %s\n", fmtClock(e.T), e.Message)
 	}
+}
+
+// queuedEvent says how many evictions the taint manager queued and, when
+// some had been abandoned before, why they are back: clusters lost taints
+// (a region recovering, say), and the pre-scheduling check may find a
+// target among them now.
+func (s *sim) queuedEvent(queued, retried int, untainted []string) event {
+	e := event{Kind: eventQueued, Count: queued, Retried: retried, Clusters: untainted}
+	e.Message = "taint manager queued " + plural(queued, "eviction", "evictions")
+	if retried == 0 {
+		return e
+	}
+	why := "clusters lost taints"
+	switch len(untainted) {
+	case 0:
+	case 1:
+		why = untainted[0] + " lost its taints"
+	default:
+		why = describeClusters(untainted, s.fleetNames) + " lost their taints"
+	}
+	if fresh := queued - retried; fresh > 0 {
+		e.Message += fmt.Sprintf(": %d newly due, and %d", fresh, retried)
+	}
+	e.Message += " abandoned earlier for want of a target, to try again now that " + why
+	return e
 }
 
 // pace holds the run back to --speed simulated seconds per wall second.
@@ -401,6 +488,21 @@ func (s *sim) accounted() {
 				fmt.Sprintf("%s: CancelCluster returned %d in all, outcomes report %d", queueNames[i], w.rec.c.Cancelled[i], o[evictionqueue.Cancelled]))
 		}
 	}
+}
+
+// taintedClusters are the clusters named in the taint changes, those whose
+// change starts with prefix ("+", "-" or "" for all), sorted.
+func taintedClusters(changes []string, prefix string) []string {
+	var out []string
+	for _, c := range changes {
+		if !strings.HasPrefix(c, prefix) {
+			continue
+		}
+		_, cluster, _ := strings.Cut(c, " ")
+		out = append(out, cluster)
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
 }
 
 func summarizeTaints(changes []string) string {

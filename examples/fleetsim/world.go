@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -198,14 +195,13 @@ func (w *world) observeRate(now time.Time) float64 {
 	return r
 }
 
-// describe names a set of clusters briefly: "use1-01…use1-06" or a count.
-func describe(names []string) string {
-	sort.Strings(names)
-	switch len(names) {
-	case 0:
-		return "none"
-	case 1, 2, 3:
-		return strings.Join(names, ", ")
+// notReady counts the clusters whose Ready condition is not True.
+func (w *world) notReady() int {
+	n := 0
+	for _, c := range w.clusters {
+		if r := c.Condition("Ready"); r == nil || r.Status != metav1.ConditionTrue {
+			n++
+		}
 	}
-	return fmt.Sprintf("%s … %s", names[0], names[len(names)-1])
+	return n
 }

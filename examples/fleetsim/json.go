@@ -1,0 +1,331 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/failoverkit/failover/prescheduling"
+)
+
+// The --json output. These types are its schema, documented in README.md
+// ("The --json schema"); TestJSONSchema decodes every shipped scenario's
+// output into them strictly. Every field is always present. Times are
+// seconds since the simulated start (a JSON number), which is given once,
+// in RFC 3339, as "start". Values per queue are objects keyed by the queue's
+// name. Reasons carry a stable code next to their sentence: a program
+// matches the code, a person reads the sentence.
+
+// jsonSchemaVersion changes when a field is removed or changes meaning.
+const jsonSchemaVersion = "fleetsim.failoverkit.dev/v1"
+
+// jsonReport is the whole document.
+type jsonReport struct {
+	SchemaVersion   string          `json:"schemaVersion"`
+	Scenario        jsonScenario    `json:"scenario"`
+	Start           string          `json:"start"` // RFC 3339
+	DurationSeconds float64         `json:"durationSeconds"`
+	IntervalSeconds float64         `json:"intervalSeconds"`
+	Clusters        int             `json:"clusters"`
+	Bindings        jsonQueues      `json:"bindings"`
+	Rates           jsonRates       `json:"rates"`
+	WorkersPerQueue int             `json:"workersPerQueue"`
+	Totals          jsonTotals      `json:"totals"`
+	Tasks           jsonTasks       `json:"tasks"`
+	Abandoned       jsonAbandonment `json:"abandoned"`
+	Phases          []jsonPhase     `json:"phases"`
+	Intervals       []jsonInterval  `json:"intervals"`
+	Events          []jsonEvent     `json:"events"`
+	Checks          []jsonCheck     `json:"checks"`
+	Pass            bool            `json:"pass"`
+}
+
+type jsonScenario struct {
+	Name        string `json:"name"`
+	Source      string `json:"source"` // the file, or "built-in scenarios/…"
+	Description string `json:"description"`
+}
+
+// jsonQueues is one number per eviction queue, keyed by the queue's name.
+type jsonQueues struct {
+	ResourceBinding        int `json:"resource-binding"`
+	ClusterResourceBinding int `json:"cluster-resource-binding"`
+}
+
+func perQueue(v [2]int) jsonQueues {
+	return jsonQueues{ResourceBinding: v[qRB], ClusterResourceBinding: v[qCRB]}
+}
+
+// jsonRates is the rate rule in force, under its flags' names.
+type jsonRates struct {
+	ResourceEvictionRate          float64 `json:"resource-eviction-rate"`
+	SecondaryResourceEvictionRate float64 `json:"secondary-resource-eviction-rate"`
+	UnhealthyClusterThreshold     float64 `json:"unhealthy-cluster-threshold"`
+	LargeClusterNumThreshold      int     `json:"large-cluster-num-threshold"`
+}
+
+// jsonTotals are the run's totals per queue.
+type jsonTotals struct {
+	Queued    jsonQueues `json:"queued"`
+	Evicted   jsonQueues `json:"evicted"`
+	Abandoned jsonQueues `json:"abandoned"`
+	Cancelled jsonQueues `json:"cancelled"`
+	Failed    jsonQueues `json:"failed"`
+}
+
+// jsonTasks are the graceful eviction tasks: done during the run, and still
+// open at its end.
+type jsonTasks struct {
+	Done   int          `json:"done"`
+	Open   int          `json:"open"`
+	DoneBy []jsonReason `json:"doneBy"` // why the Assessor let the old copy go
+	OpenBy []jsonReason `json:"openBy"` // by purge mode
+}
+
+// jsonReason is a count with its reason: a stable code and a sentence.
+type jsonReason struct {
+	Code   string `json:"code"`
+	Reason string `json:"reason"`
+	Count  int    `json:"count"`
+}
+
+// jsonAbandonment is why the pre-scheduling check abandoned evictions.
+type jsonAbandonment struct {
+	// ByReason has one entry per distinct sentence (they name clusters).
+	ByReason []jsonReason `json:"byReason"`
+	// ByWorkload groups them by workload (the bindings a scenario stamps
+	// out from one document), with the first one as an example.
+	ByWorkload []jsonAbandonedWorkload `json:"byWorkload"`
+}
+
+type jsonAbandonedWorkload struct {
+	Workload string `json:"workload"`
+	Count    int    `json:"count"`
+	Code     string `json:"code"`    // the example's
+	Example  string `json:"example"` // "<binding> from <cluster>: <reason>"
+}
+
+// jsonPhase is a stretch of the run with one phase and one rate in force.
+type jsonPhase struct {
+	Name              string  `json:"name"`
+	FromSeconds       float64 `json:"fromSeconds"`
+	ToSeconds         float64 `json:"toSeconds"`
+	Rate              float64 `json:"rate"` // in force, evictions per second; 0: paused
+	MaxFaultyClusters int     `json:"maxFaultyClusters"`
+	Evicted           int     `json:"evicted"`
+	Abandoned         int     `json:"abandoned"`
+	Cancelled         int     `json:"cancelled"`
+	// AchievedRate is measured over BackloggedGaps gaps between handler
+	// calls while items waited; null when there were too few to measure
+	// (fewer than 5) or the rate was paused.
+	AchievedRate   *float64 `json:"achievedRate"`
+	BackloggedGaps int      `json:"backloggedGaps"`
+}
+
+// jsonInterval is one progress line.
+type jsonInterval struct {
+	AtSeconds      float64    `json:"atSeconds"`
+	FaultyClusters int        `json:"faultyClusters"`
+	Rate           float64    `json:"rate"` // in force; 0: paused
+	QueueDepth     jsonQueues `json:"queueDepth"`
+	// Changes happened since the previous line; RunningTotals since the
+	// start.
+	Changes       jsonOutcomes `json:"changes"`
+	RunningTotals jsonOutcomes `json:"runningTotals"`
+	TasksOpen     int          `json:"tasksOpen"`
+	InFlight      int          `json:"inFlight"` // background evictions awaiting Complete
+}
+
+type jsonOutcomes struct {
+	Evicted   int `json:"evicted"`
+	Abandoned int `json:"abandoned"`
+	Cancelled int `json:"cancelled"`
+}
+
+// jsonEvent is one » line.
+type jsonEvent struct {
+	AtSeconds float64 `json:"atSeconds"`
+	// Type is phase, conditions, taints, health or queued.
+	Type    string `json:"type"`
+	Message string `json:"message"`
+	// Clusters it is about: conditions: those whose conditions changed;
+	// taints: those whose taints changed; health: those that became
+	// faulty or recovered; queued: those that lost taints at that moment
+	// when Retried > 0. Empty otherwise.
+	Clusters []string `json:"clusters"`
+	// Count is, for conditions, how many clusters changed; for health,
+	// how many are faulty now; for queued, how many evictions were queued.
+	Count int `json:"count"`
+	// Retried (queued) is how many of them had been abandoned for want of
+	// a target and are tried again.
+	Retried int `json:"retried"`
+	// Cancelled (health) is how many queued items of recovered clusters
+	// were cancelled.
+	Cancelled int `json:"cancelled"`
+}
+
+// jsonCheck is one check of the verdict.
+type jsonCheck struct {
+	Code    string   `json:"code"`
+	Name    string   `json:"name"`
+	Pass    bool     `json:"pass"`
+	Details []string `json:"details"` // what failed, at most 5 and a count
+}
+
+// The codes of the checks, stable whatever the sentences say.
+var checkCodes = map[string]string{
+	checkRateBound:    "RateNeverAboveAllowed",
+	checkAchieved:     "AchievedRateWithinTolerance",
+	checkLastCopy:     "NoWorkloadLostItsLastCopy",
+	checkTarget:       "NoEvictionWithoutTarget",
+	checkCancelled:    "RecoveredClustersCancelled",
+	checkTaskDeadline: "TasksClearedByGracePeriod",
+	checkAccounted:    "EveryItemAccountedFor",
+}
+
+// The codes of why graceful eviction tasks ended (recorder.taskDone).
+var taskDoneCodes = map[string]string{
+	"replacement healthy":     "ReplacementHealthy",
+	"origin back in schedule": "OriginBackInSchedule",
+	"purgeMode Directly":      "PurgeModeDirectly",
+	"grace period elapsed":    "GracePeriodElapsed",
+}
+
+// The codes of why the pre-scheduling check abandoned an eviction.
+const (
+	abandonNoEligibleCluster    = "NoEligibleCluster"
+	abandonSpreadConstraint     = "SpreadConstraintUnsatisfiable"
+	abandonInsufficientCapacity = "InsufficientCapacity"
+	abandonInvalidPlacement     = "InvalidPlacement"
+	abandonOther                = "Other"
+)
+
+// abandonCode classifies an infeasible check's answer. prescheduling
+// explains itself in sentences only, so the code comes from the sentence's
+// fixed words; TestJSONSchema holds the shipped scenarios to codes other
+// than Other, so a reworded sentence shows up there.
+func abandonCode(res prescheduling.Result) string {
+	switch r := res.Reason; {
+	case res.Err != nil:
+		return abandonInvalidPlacement
+	case strings.Contains(r, "spare capacity for"):
+		return abandonInsufficientCapacity
+	case strings.Contains(r, "spreadConstraints["):
+		return abandonSpreadConstraint
+	case strings.Contains(r, "eligible cluster"):
+		return abandonNoEligibleCluster
+	}
+	return abandonOther
+}
+
+func seconds(d time.Duration) float64 { return d.Seconds() }
+
+// reasons lists counts by sentence with their codes, the largest first.
+func reasons(counts map[string]int, code func(string) string) []jsonReason {
+	out := []jsonReason{}
+	for _, k := range sortedKeysByCount(counts) {
+		out = append(out, jsonReason{Code: code(k), Reason: k, Count: counts[k]})
+	}
+	return out
+}
+
+func (r *report) json() *jsonReport {
+	j := &jsonReport{
+		SchemaVersion:   jsonSchemaVersion,
+		Scenario:        jsonScenario{Name: r.Scenario, Source: r.Source, Description: r.Description},
+		Start:           r.Start.UTC().Format(time.RFC3339),
+		DurationSeconds: seconds(r.Duration),
+		IntervalSeconds: seconds(r.Interval),
+		Clusters:        r.Clusters,
+		Bindings:        perQueue(r.Bindings),
+		Rates: jsonRates{
+			ResourceEvictionRate:          r.Rates.ResourceEvictionRate,
+			SecondaryResourceEvictionRate: r.Rates.SecondaryResourceEvictionRate,
+			UnhealthyClusterThreshold:     r.Rates.UnhealthyClusterThreshold,
+			LargeClusterNumThreshold:      r.Rates.LargeClusterNumThreshold,
+		},
+		WorkersPerQueue: r.Workers,
+		Totals: jsonTotals{
+			Queued: perQueue(r.Totals.Queued), Evicted: perQueue(r.Totals.Evicted), Abandoned: perQueue(r.Totals.Abandoned),
+			Cancelled: perQueue(r.Totals.Cancelled), Failed: perQueue(r.Totals.Failed),
+		},
+		Tasks: jsonTasks{
+			Done:   r.Totals.TasksDone,
+			Open:   r.TasksOpen,
+			DoneBy: reasons(r.TasksDoneBy, func(k string) string { return taskDoneCodes[k] }),
+			// "purgeMode Never" → PurgeModeNever
+			OpenBy: reasons(r.TasksOpenBy, func(k string) string { return "PurgeMode" + strings.TrimPrefix(k, "purgeMode ") }),
+		},
+		Abandoned: jsonAbandonment{
+			ByReason:   reasons(r.Abandoned, func(k string) string { return r.AbandonCodes[k] }),
+			ByWorkload: []jsonAbandonedWorkload{},
+		},
+		Phases:    []jsonPhase{},
+		Intervals: []jsonInterval{},
+		Events:    []jsonEvent{},
+		Checks:    []jsonCheck{},
+		Pass:      r.Pass,
+	}
+	groups := make([]string, 0, len(r.AbandonedBy))
+	for g := range r.AbandonedBy {
+		groups = append(groups, g)
+	}
+	sort.Slice(groups, func(a, b int) bool {
+		ga, gb := r.AbandonedBy[groups[a]], r.AbandonedBy[groups[b]]
+		if ga.Count != gb.Count {
+			return ga.Count > gb.Count
+		}
+		return groups[a] < groups[b]
+	})
+	for _, g := range groups {
+		a := r.AbandonedBy[g]
+		j.Abandoned.ByWorkload = append(j.Abandoned.ByWorkload, jsonAbandonedWorkload{Workload: g, Count: a.Count, Code: a.Code, Example: a.Example})
+	}
+	for _, p := range r.Phases {
+		jp := jsonPhase{
+			Name: p.Phase, FromSeconds: seconds(p.From.Sub(r.Start)), ToSeconds: seconds(p.To.Sub(r.Start)),
+			Rate: p.Rate, MaxFaultyClusters: p.MaxFaulty, Evicted: p.Evicted, Abandoned: p.Abandoned, Cancelled: p.Cancelled,
+			BackloggedGaps: p.Gaps,
+		}
+		if p.measured() {
+			jp.AchievedRate = &p.Achieved
+		}
+		j.Phases = append(j.Phases, jp)
+	}
+	var prev progressLine
+	for _, l := range r.Lines {
+		j.Intervals = append(j.Intervals, jsonInterval{
+			AtSeconds: seconds(l.T), FaultyClusters: l.Faulty, Rate: l.Rate, QueueDepth: perQueue(l.Queued),
+			Changes:       jsonOutcomes{Evicted: l.Evicted - prev.Evicted, Abandoned: l.Abandoned - prev.Abandoned, Cancelled: l.Cancelled - prev.Cancelled},
+			RunningTotals: jsonOutcomes{Evicted: l.Evicted, Abandoned: l.Abandoned, Cancelled: l.Cancelled},
+			TasksOpen:     l.TasksOpen, InFlight: l.InFlight,
+		})
+		prev = l
+	}
+	for _, e := range r.Events {
+		clusters := e.Clusters
+		if clusters == nil {
+			clusters = []string{}
+		}
+		j.Events = append(j.Events, jsonEvent{
+			AtSeconds: seconds(e.T), Type: e.Kind, Message: e.Message, Clusters: clusters,
+			Count: e.Count, Retried: e.Retried, Cancelled: e.Cancelled,
+		})
+	}
+	for _, c := range r.Checks {
+		details := c.Details
+		if details == nil {
+			details = []string{}
+		}
+		j.Checks = append(j.Checks, jsonCheck{Code: checkCodes[c.Name], Name: c.Name, Pass: c.Pass, Details: details})
+	}
+	return j
+}
+
+func printJSON(out io.Writer, r *report) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r.json())
+}
