@@ -18,7 +18,11 @@
 //     less (BenchmarkCheck), some twenty times less than re-parsing the
 //     selectors for every cluster.
 //
-// The check is a necessary condition, not a scheduling simulation: a feasible
-// answer means the scheduler has eligible clusters that satisfy the
-// placement's counts, not that it will pick them.
+// A feasible answer is a promise that Karmada v1.18's scheduler can place
+// what the eviction removes: some choice of eligible clusters satisfies every
+// spread constraint at once, as the scheduler selects (regions, then clusters
+// within them), and, with capacities, the clusters it may use have room. It is
+// not a scheduling simulation: the scheduler may pick other clusters. Where
+// the check cannot tell, it says infeasible only when it is sure, and Reason
+// says what it could not check.
 package prescheduling

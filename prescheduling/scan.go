@@ -136,7 +136,7 @@ func (s *scan) run(fleet []failover.Cluster) error {
 
 func (s *scan) missingGroup(c *failover.Cluster) *spreadKey {
 	for i := range s.p.spread {
-		if s.p.spread[i].of(c) == "" {
+		if !s.p.spread[i].has(c) {
 			return &s.p.spread[i]
 		}
 	}

@@ -1,6 +1,10 @@
 package prescheduling
 
-import "github.com/failoverkit/failover/internal/nameset"
+import (
+	"slices"
+
+	"github.com/failoverkit/failover/internal/nameset"
+)
 
 // maxGroupList is the number of groups up to which groupCounter searches a
 // slice rather than hashing.
@@ -61,5 +65,37 @@ func (g *groupCounter) sizes() []int {
 	for _, n := range g.big {
 		out = append(out, n)
 	}
+	return out
+}
+
+// has reports whether group has been counted.
+func (g *groupCounter) has(group string) bool {
+	if g.big != nil {
+		_, ok := g.big[group]
+		return ok
+	}
+	if g.last < len(g.groups) && nameset.Equal(g.groups[g.last], group) {
+		return true
+	}
+	for i, x := range g.groups {
+		if nameset.Equal(x, group) {
+			g.last = i
+			return true
+		}
+	}
+	return false
+}
+
+// names returns the groups counted, for a Reason: in order of first count
+// while they are few, in no particular order after.
+func (g *groupCounter) names() []string {
+	if g.big == nil {
+		return g.groups
+	}
+	out := make([]string, 0, len(g.big))
+	for n := range g.big {
+		out = append(out, n)
+	}
+	slices.Sort(out)
 	return out
 }
