@@ -123,8 +123,13 @@ func (s *scan) divided(ti int, c *Checker) Result {
 		case unknown.n > 0:
 			notes = append(notes, fmt.Sprintf("known spare capacity %d is short; the unknown capacity of %s is assumed sufficient", spare, samples(&unknown)))
 		case room < len(spares):
-			r.Reason = fmt.Sprintf("%sspreadConstraints[%d] allows at most %s, so at most %d of the eligible clusters can be added; with the most spare capacity they and the clusters it keeps have room for %d of %s",
-				prefix, s.p.plan.clusters.maxAt, plural(s.p.plan.clusters.max, "cluster", "clusters"), room, spare, what)
+			also := ""
+			if len(kept) > 0 {
+				also = fmt.Sprintf(" and %s it keeps (%s)", pluralWord(len(kept), "the one", "those"), list(clusterNames(kept), 5))
+			}
+			r.Reason = fmt.Sprintf("%sspreadConstraints[%d] allows at most %s and the workload keeps %d, so it can add at most %d; the %d eligible %s with the most spare capacity%s have room for %d of %s",
+				prefix, s.p.plan.clusters.maxAt, plural(s.p.plan.clusters.max, "cluster", "clusters"), len(s.remaining), room,
+				room, pluralWord(room, "cluster", "clusters"), also, spare, what)
 			return r
 		default:
 			r.Reason = fmt.Sprintf("%sthe eligible clusters (%s) have spare capacity for %d of %s", prefix, list(cands, 5), spare, what)
@@ -143,6 +148,14 @@ func (s *scan) divided(ti int, c *Checker) Result {
 // the workload, at least need of fresh are added.
 func (s *scan) spreadCase(fresh []*failover.Cluster, need int) *spreadCase {
 	return &spreadCase{remaining: s.remaining, remainingClusters: s.remainingClusters, fresh: fresh, need: need}
+}
+
+func clusterNames(cs []*failover.Cluster) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Name
+	}
+	return out
 }
 
 // noteOf appends the non-empty notes to a feasible Reason, in parentheses.

@@ -59,7 +59,7 @@ func TestKarmadaSelectBestClusters(t *testing.T) {
 					{TargetCluster: failover.ClusterAffinity{ClusterNames: []string{"member1", "member2"}}, Weight: 2}}}}}, 120, nil, true, "feasible: member1 and member2"},
 		{"satisfy available resources", Placement{SpreadConstraints: byCluster, ReplicaScheduling: divided}, 120, []Option{capacity}, true, "feasible"},
 		{"insufficient resources", Placement{SpreadConstraints: byCluster, ReplicaScheduling: divided}, 200, []Option{capacity}, false,
-			"spreadConstraints[0] allows at most 2 clusters, so at most 2 of the eligible clusters can be added; with the most spare capacity they and the clusters it keeps have room for 140 of the 200 replicas evicted from gone"},
+			"spreadConstraints[0] allows at most 2 clusters and the workload keeps 0, so it can add at most 2; the 2 eligible clusters with the most spare capacity have room for 140 of the 200 replicas evicted from gone"},
 		{"exceeded the number of available clusters", Placement{SpreadConstraints: []SpreadConstraint{{SpreadByField: SpreadByFieldCluster, MaxGroups: 7, MinGroups: 7}}}, 30, nil, false,
 			"spreadConstraints[0] needs at least 7 clusters, but the remaining and eligible clusters span only 4 clusters"},
 	} {
@@ -222,7 +222,7 @@ func TestSpreadConstraintsHoldAtOnce(t *testing.T) {
 		p := Placement{ReplicaScheduling: divided, SpreadConstraints: []SpreadConstraint{{MinGroups: 1, MaxGroups: 2}}}
 		got := c.Check(fromGone(p, 200), fleet)
 		assert.False(t, got.Feasible)
-		assert.Contains(t, got.Reason, "spreadConstraints[0] allows at most 2 clusters, so at most 2 of the eligible clusters can be added; with the most spare capacity they and the clusters it keeps have room for 140 of the 200 replicas evicted from gone")
+		assert.Contains(t, got.Reason, "spreadConstraints[0] allows at most 2 clusters and the workload keeps 0, so it can add at most 2; the 2 eligible clusters with the most spare capacity have room for 140 of the 200 replicas evicted from gone")
 		p.SpreadConstraints[0].MaxGroups = 4
 		assert.True(t, c.Check(fromGone(p, 200), fleet).Feasible, "all four clusters hold 230")
 	})
@@ -237,6 +237,7 @@ func TestSpreadConstraintsHoldAtOnce(t *testing.T) {
 		req.Scheduled[1].Replicas = 130
 		got = c.Check(req, fleet)
 		assert.False(t, got.Feasible, "member4 keeps its copy, so only one more cluster: 120 < 130")
+		assert.Contains(t, got.Reason, "spreadConstraints[0] allows at most 2 clusters and the workload keeps 1, so it can add at most 1; the 1 eligible cluster with the most spare capacity and the one it keeps (member4) have room for 120 of the 130 replicas evicted from gone")
 	})
 	t.Run("constraints of one kind that cannot both hold", func(t *testing.T) {
 		p := Placement{SpreadConstraints: []SpreadConstraint{{SpreadByField: SpreadByFieldRegion, MinGroups: 3}, {SpreadByField: SpreadByFieldRegion, MaxGroups: 2}}}
