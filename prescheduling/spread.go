@@ -456,15 +456,23 @@ func (p *spreadPlan) checkZones(kb *kindBound, sc *spreadCase, base, room int) (
 		}
 		take(best)
 	}
-	// then the number of clusters with those that add least.
+	// then the number of clusters with those that add least: every one that
+	// adds no zone, then the one that adds fewest, and again (each round adds
+	// a zone, so there are few rounds).
 	for added < base {
 		best, bestGain := -1, math.MaxInt
 		for i, c := range usable {
-			if g := gain(c); !used[i] && g < bestGain && fits(g) {
+			if used[i] || added >= base {
+				continue
+			}
+			switch g := gain(c); {
+			case g == 0:
+				take(i)
+			case g < bestGain && fits(g):
 				best, bestGain = i, g
 			}
 		}
-		if best < 0 {
+		if added >= base || best < 0 {
 			break
 		}
 		take(best)
