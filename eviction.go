@@ -2,6 +2,8 @@ package failover
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,6 +44,9 @@ type EvictionDecision struct {
 	Reason string
 }
 
+// maxSeconds is the longest toleration a time.Duration can hold.
+const maxSeconds = math.MaxInt64 / int64(time.Second)
+
 // noFaultyTaint is the Reason for a cluster with no NoExecute or
 // PreferNoExecute taint: a constant, so that the common case allocates
 // nothing.
@@ -76,7 +81,8 @@ const noFaultyTaint = "no NoExecute or PreferNoExecute taint"
 // operator is not Equal, Exists or empty, or whose effect is not a known
 // taint effect, tolerates nothing (so a NoExecute taint it was meant for
 // evicts now, and Reason names the toleration); a negative TolerationSeconds,
-// in a toleration or in failover, counts as 0 and Reason says so.
+// in a toleration or in failover, counts as 0 and Reason says so; one longer
+// than a time.Duration holds (some 292 years) counts as that long.
 //
 // DecideEviction allocates nothing when taints has no NoExecute or
 // PreferNoExecute taint.
@@ -111,6 +117,9 @@ func DecideEviction(taints []corev1.Taint, tolerations []corev1.Toleration, fail
 		if secs < 0 {
 			secs, note = 0, fmt.Sprintf(" (negative tolerationSeconds %d counts as 0)", *tol.TolerationSeconds)
 		}
+		// Beyond what a time.Duration holds (some 292 years) the product
+		// would wrap to a time in the past.
+		secs = min(secs, maxSeconds)
 		for i := range taints {
 			t := &taints[i]
 			if t.Effect != corev1.TaintEffectNoExecute || !tol.ToleratesTaint(klog.Logger{}, t, false) {
@@ -203,7 +212,9 @@ type deadlines struct {
 
 func (d *deadlines) add(t *corev1.Taint, wait time.Duration, why string) {
 	if t.TimeAdded == nil {
-		d.missing = append(d.missing, taintString(t))
+		if s := taintString(t); !slices.Contains(d.missing, s) {
+			d.missing = append(d.missing, s)
+		}
 		return
 	}
 	at := t.TimeAdded.Add(wait)

@@ -1,6 +1,7 @@
 package failover_test
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -332,6 +333,12 @@ func TestDecideEvictionBadInput(t *testing.T) {
 			taints:   []corev1.Taint{{Key: "slow", Effect: failover.TaintEffectPreferNoExecute}},
 			failover: &failover.ClusterFailoverBehavior{TolerationSeconds: ptr.To[int32](-1)},
 			evict:    true, reason: "negative tolerationSeconds -1 counts as 0",
+		},
+		{
+			name:        "tolerationSeconds beyond a time.Duration does not wrap to the past",
+			taints:      []corev1.Taint{{Key: "down", Effect: corev1.TaintEffectNoExecute, TimeAdded: at(0)}},
+			tolerations: []corev1.Toleration{{Key: "down", Operator: corev1.TolerationOpExists, TolerationSeconds: ptr.To[int64](math.MaxInt64)}},
+			after:       time.Duration(math.MaxInt64 / int64(time.Second) * int64(time.Second)), reason: "which runs out in",
 		},
 		{
 			name:   "an empty taint with effect NoExecute is still a taint",
