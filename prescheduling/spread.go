@@ -396,12 +396,7 @@ func (p *spreadPlan) checkZones(kb *kindBound, sc *spreadCase, base, room int) (
 	free := 0 // fresh clusters that add no zone
 	var usable []*failover.Cluster
 	for _, c := range sc.fresh {
-		adds := 0
-		for _, z := range zonesOf(c) {
-			if !have[z] {
-				adds++
-			}
-		}
+		adds := newZones(have, zonesOf(c))
 		if kb.max > 0 && len(have)+adds > kb.max {
 			continue
 		}
@@ -426,15 +421,7 @@ func (p *spreadPlan) checkZones(kb *kindBound, sc *spreadCase, base, room int) (
 	cur := maps.Clone(have)
 	used := make([]bool, len(usable))
 	added := 0
-	gain := func(c *failover.Cluster) int {
-		n := 0
-		for _, z := range zonesOf(c) {
-			if !cur[z] {
-				n++
-			}
-		}
-		return n
-	}
+	gain := func(c *failover.Cluster) int { return newZones(cur, zonesOf(c)) }
 	take := func(i int) {
 		used[i] = true
 		added++
@@ -481,4 +468,16 @@ func (p *spreadPlan) checkZones(kb *kindBound, sc *spreadCase, base, room int) (
 		return true, true, ""
 	}
 	return false, false, ""
+}
+
+// newZones counts the zones of zones not in have, each once (a cluster may
+// list a zone twice).
+func newZones(have map[string]bool, zones []string) int {
+	n := 0
+	for i, z := range zones {
+		if !have[z] && !slices.Contains(zones[:i], z) {
+			n++
+		}
+	}
+	return n
 }
