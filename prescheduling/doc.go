@@ -16,7 +16,10 @@
 //   - Selectors are parsed once per Check, not per cluster, and the fleet is
 //     read in one pass: a 5,000-cluster fleet takes about a millisecond or
 //     less (BenchmarkCheck), some twenty times less than re-parsing the
-//     selectors for every cluster.
+//     selectors for every cluster. Spread constraints held at once cost
+//     little on top: by region and by cluster together, on 5,000 clusters
+//     with 2,500 scheduled, within a fifth of the plain check
+//     (BenchmarkCheckSpread).
 //
 // A feasible answer is a promise that Karmada v1.18's scheduler can place
 // what the eviction removes: some choice of eligible clusters satisfies every

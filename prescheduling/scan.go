@@ -61,6 +61,7 @@ func newScan(req *Request, p *compiled) *scan {
 	s.schedNames = names(req.Scheduled)
 	s.sched = nameset.New(s.schedNames)
 	s.remainingAt = make([]int, len(req.Scheduled))
+	s.remaining = make([]string, 0, len(req.Scheduled))
 	for i, t := range req.Scheduled {
 		s.remainingAt[i] = -1
 		if s.evicting.Has(t.Name) {
