@@ -144,7 +144,7 @@ func (s *scan) divided(ti int, c *Checker) Result {
 	return r
 }
 
-// spreadCase is the spread question of term ti: the remaining clusters keep
+// spreadCase is the spread question of a term: the remaining clusters keep
 // the workload, at least need of fresh are added.
 func (s *scan) spreadCase(fresh []*failover.Cluster, need int) *spreadCase {
 	return &spreadCase{remaining: s.remaining, remainingClusters: s.remainingClusters, fresh: fresh, need: need}
