@@ -44,7 +44,9 @@ type FieldSelector struct {
 	// MatchExpressions are ANDed. Keys are "provider", "region" and "zone";
 	// operators In, NotIn, Exists and DoesNotExist. A cluster whose field is
 	// empty does not have that field: In never matches it, NotIn and
-	// DoesNotExist always do.
+	// DoesNotExist always do. A cluster's zones are Cluster.Zones when set,
+	// else Cluster.Zone; on several zones, "zone" matches as Karmada's
+	// matchZones: In when any zone is among the values, NotIn when none is.
 	MatchExpressions []corev1.NodeSelectorRequirement `json:"matchExpressions,omitempty"`
 }
 
@@ -256,6 +258,9 @@ func (r *requirement) matches(c *Cluster) bool {
 	case onRegion:
 		v, has = c.Region, c.Region != ""
 	case onZone:
+		if len(c.Zones) > 0 {
+			return r.matchZones(c.Zones)
+		}
 		v, has = c.Zone, c.Zone != ""
 	}
 	switch r.op {
@@ -267,5 +272,32 @@ func (r *requirement) matches(c *Cluster) bool {
 		return has
 	default: // opDoesNotExist
 		return !has
+	}
+}
+
+// matchZones matches a cluster that spans zones as Karmada's matchZones
+// does: In needs one of the zones among the values, NotIn none of them,
+// Exists some zone and DoesNotExist none. A single zone answers as a
+// one-value field.
+func (r *requirement) matchZones(zones []string) bool {
+	switch r.op {
+	case opIn:
+		for _, z := range zones {
+			if slices.Contains(r.values, z) {
+				return true
+			}
+		}
+		return false
+	case opNotIn:
+		for _, z := range zones {
+			if slices.Contains(r.values, z) {
+				return false
+			}
+		}
+		return true
+	case opExists:
+		return len(zones) > 0
+	default: // opDoesNotExist
+		return len(zones) == 0
 	}
 }

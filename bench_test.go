@@ -3,9 +3,11 @@ package failover_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/failoverkit/failover"
 )
@@ -65,4 +67,27 @@ func BenchmarkAffinity(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkDecideEviction: the common case, a cluster with no NoExecute or
+// PreferNoExecute taint, allocates nothing; a faulty cluster pays for the
+// Reason.
+func BenchmarkDecideEviction(b *testing.B) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	tols := []corev1.Toleration{{Key: "cluster.karmada.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)}}
+	f := &failover.ClusterFailoverBehavior{}
+	for _, bc := range []struct {
+		name   string
+		taints []corev1.Taint
+	}{
+		{"Healthy", []corev1.Taint{{Key: "maintenance", Effect: corev1.TaintEffectNoSchedule}}},
+		{"NoExecuteTolerated", []corev1.Taint{{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoExecute, TimeAdded: &metav1.Time{Time: now}}}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = failover.DecideEviction(bc.taints, tols, f, now)
+			}
+		})
+	}
 }

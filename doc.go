@@ -1,7 +1,9 @@
 // Package failover holds the vocabulary shared by the failover primitives: a
 // member [Cluster] as the primitives see it, [ClusterAffinity] (Karmada's
 // cluster selector), [TargetCluster] (one entry of a schedule result),
-// [PurgeMode], the PreferNoExecute taint effect and [IsFaulty].
+// [PurgeMode], the PreferNoExecute taint effect and [IsFaulty]; and
+// [DecideEviction], the taint manager's question of whether a workload must
+// leave a tainted cluster now, later or never.
 //
 // The primitives live in sub-packages, each with one job, and are wired
 // together by the caller's own controllers:

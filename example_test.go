@@ -2,8 +2,10 @@ package failover_test
 
 import (
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/failoverkit/failover"
 )
@@ -47,4 +49,28 @@ func ExampleParsePurgeMode() {
 	// "Graciously" -> "Gracefully" <nil>
 	// "" -> "Gracefully" <nil>
 	// "Soon" -> "" failover: unknown purge mode "Soon": want Directly, Gracefully or Never (legacy Immediately, Graciously)
+}
+
+func ExampleDecideEviction() {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	added := &metav1.Time{Time: now.Add(-time.Minute)}
+	notReady := []corev1.Taint{{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoExecute, TimeAdded: added}}
+	tolerate := func(secs int64) []corev1.Toleration {
+		return []corev1.Toleration{{Key: "cluster.karmada.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &secs}}
+	}
+
+	// No toleration: leave now.
+	fmt.Printf("%+v\n", failover.DecideEviction(notReady, nil, nil, now))
+	// Tolerated for 5 minutes from when the taint was added: ask again in 4.
+	fmt.Printf("%+v\n", failover.DecideEviction(notReady, tolerate(300), nil, now))
+
+	// PreferNoExecute moves only workloads that opted in to cluster failover.
+	degraded := []corev1.Taint{{Key: "cluster.karmada.io/degraded", Effect: failover.TaintEffectPreferNoExecute, TimeAdded: added}}
+	fmt.Println(failover.DecideEviction(degraded, nil, nil, now).Evict)
+	fmt.Println(failover.DecideEviction(degraded, nil, &failover.ClusterFailoverBehavior{}, now).After)
+	// Output:
+	// {Evict:true After:0s Reason:taint cluster.karmada.io/not-ready:NoExecute is not tolerated}
+	// {Evict:false After:4m0s Reason:taint cluster.karmada.io/not-ready:NoExecute added at 2026-01-01T11:59:00Z: clusterTolerations[0] tolerates it for 300s, which runs out in 4m0s}
+	// false
+	// 4m0s
 }

@@ -372,6 +372,9 @@ func (g affinityGen) cluster() failover.Cluster {
 		Zone:     g.pick("eu-1a", "us-1a", ""),
 		Labels:   map[string]string{"env": g.pick("prod", "dev")},
 	}
+	for range g.IntN(4) - 1 { // some clusters span zones, and then ignore Zone
+		c.Zones = append(c.Zones, g.pick("eu-1a", "eu-1b", "us-1a", "gcp"))
+	}
 	if t := g.pick("gold", "silver", ""); t != "" {
 		c.Labels["tier"] = t
 	}
@@ -395,6 +398,11 @@ func referenceMatches(a *failover.ClusterAffinity, c failover.Cluster) (bool, er
 		byLabel = s
 	}
 	byField := labels.NewSelector()
+	zones := c.Zones
+	if len(zones) == 0 && c.Zone != "" {
+		zones = []string{c.Zone}
+	}
+	zonesMatch := true
 	if a.FieldSelector != nil {
 		ops := map[corev1.NodeSelectorOperator]selection.Operator{corev1.NodeSelectorOpIn: selection.In, corev1.NodeSelectorOpNotIn: selection.NotIn,
 			corev1.NodeSelectorOpExists: selection.Exists, corev1.NodeSelectorOpDoesNotExist: selection.DoesNotExist}
@@ -407,18 +415,38 @@ func referenceMatches(a *failover.ClusterAffinity, c failover.Cluster) (bool, er
 			if err != nil {
 				return false, err
 			}
+			if e.Key == failover.ZoneField {
+				// Karmada's matchZones: zones are a list, not a field.
+				zonesMatch = zonesMatch && referenceMatchZones(op, e.Values, zones)
+				continue
+			}
 			byField = byField.Add(*req)
 		}
 	}
 	fields := labels.Set{}
-	for k, v := range map[string]string{failover.ProviderField: c.Provider, failover.RegionField: c.Region, failover.ZoneField: c.Zone} {
+	for k, v := range map[string]string{failover.ProviderField: c.Provider, failover.RegionField: c.Region} {
 		if v != "" {
 			fields[k] = v
 		}
 	}
 	return !slices.Contains(a.ExcludeClusters, c.Name) &&
 		(len(a.ClusterNames) == 0 || slices.Contains(a.ClusterNames, c.Name)) &&
-		byLabel.Matches(labels.Set(c.Labels)) && byField.Matches(fields), nil
+		byLabel.Matches(labels.Set(c.Labels)) && byField.Matches(fields) && zonesMatch, nil
+}
+
+// referenceMatchZones is Karmada v1.18's matchZones (pkg/util/selector.go)
+// restated.
+func referenceMatchZones(op selection.Operator, values, zones []string) bool {
+	overlap := slices.ContainsFunc(zones, func(z string) bool { return slices.Contains(values, z) })
+	switch op {
+	case selection.In:
+		return overlap
+	case selection.NotIn:
+		return !overlap
+	case selection.Exists:
+		return len(zones) > 0
+	}
+	return len(zones) == 0
 }
 
 // checkAgainstReference: Compile accepts exactly the affinities the
@@ -464,4 +492,52 @@ func TestAffinityAgreesWithReference(t *testing.T) {
 	for seed := range uint64(5000) {
 		checkAgainstReference(t, seed)
 	}
+}
+
+// TestAffinityZonesAsKarmadaMatchZones is Karmada v1.18's Test_matchZones
+// table (pkg/util/selector_test.go) run through a zone field selector on a
+// cluster that spans the table's zones.
+func TestAffinityZonesAsKarmadaMatchZones(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		op      corev1.NodeSelectorOperator
+		values  []string
+		zones   []string
+		matched bool
+	}{
+		{"empty zones for In operator", corev1.NodeSelectorOpIn, []string{"foo"}, nil, false},
+		{"overlapping zones for In operator", corev1.NodeSelectorOpIn, []string{"foo"}, []string{"foo", "bar"}, true},
+		{"all zones for In operator", corev1.NodeSelectorOpIn, []string{"foo", "bar"}, []string{"foo", "bar"}, true},
+		{"empty zones for NotIn operator", corev1.NodeSelectorOpNotIn, []string{"foo"}, nil, true},
+		{"partial zones for NotIn operator", corev1.NodeSelectorOpNotIn, []string{"foo"}, []string{"foo", "bar"}, false},
+		{"empty zones for Exists operator", corev1.NodeSelectorOpExists, nil, nil, false},
+		{"empty zones for DoesNotExist operator", corev1.NodeSelectorOpDoesNotExist, nil, nil, true},
+		// Karmada's "unknown operator" (Gt) matches nothing; here it is an
+		// error, which never matches either.
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &failover.ClusterAffinity{FieldSelector: &failover.FieldSelector{MatchExpressions: []corev1.NodeSelectorRequirement{
+				{Key: failover.ZoneField, Operator: tc.op, Values: tc.values}}}}
+			got, err := a.Matches(failover.Cluster{Name: "member1", Zones: tc.zones})
+			require.NoError(t, err)
+			assert.Equal(t, tc.matched, got)
+		})
+	}
+	t.Run("unknown operator", func(t *testing.T) {
+		a := &failover.ClusterAffinity{FieldSelector: &failover.FieldSelector{MatchExpressions: []corev1.NodeSelectorRequirement{
+			{Key: failover.ZoneField, Operator: corev1.NodeSelectorOpGt}}}}
+		got, err := a.Matches(failover.Cluster{Name: "member1", Zones: []string{"foo"}})
+		assert.Error(t, err)
+		assert.False(t, got)
+	})
+	t.Run("a cluster with zones ignores zone", func(t *testing.T) {
+		a := &failover.ClusterAffinity{FieldSelector: &failover.FieldSelector{MatchExpressions: []corev1.NodeSelectorRequirement{
+			{Key: failover.ZoneField, Operator: corev1.NodeSelectorOpIn, Values: []string{"legacy"}}}}}
+		got, err := a.Matches(failover.Cluster{Name: "member1", Zone: "legacy", Zones: []string{"foo"}})
+		require.NoError(t, err)
+		assert.False(t, got)
+		got, err = a.Matches(failover.Cluster{Name: "member1", Zone: "legacy"})
+		require.NoError(t, err)
+		assert.True(t, got, "without zones, zone is read")
+	})
 }

@@ -15,11 +15,14 @@ import (
 // benchFleet is n clusters in 10 regions, 30 zones and 3 providers, listed in
 // no particular order (as a lister returns them); 2% are faulty and 2% carry
 // a NoSchedule taint.
-func benchFleet(n int) []failover.Cluster {
+func benchFleet(n int) []failover.Cluster { return benchFleetIn(n, 10) }
+
+// benchFleetIn is benchFleet with the clusters in regions regions.
+func benchFleetIn(n, regions int) []failover.Cluster {
 	rng := rand.New(rand.NewPCG(1, 2))
 	fleet := make([]failover.Cluster, n)
 	for i := range fleet {
-		region := fmt.Sprintf("region-%d", i%10)
+		region := fmt.Sprintf("region-%d", i%regions)
 		c := failover.Cluster{
 			Name:     fmt.Sprintf("member-%05d", i),
 			Provider: []string{"aws", "gcp", "azure"}[i%3],
@@ -75,7 +78,7 @@ func BenchmarkCheck(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			req := bc.req()
-			c := NewChecker(WithCapacity(func(string) (int32, bool) { return 1, true }))
+			c := NewChecker(WithCapacity(func(string) (int32, bool) { return 2, true }))
 			if r := c.Check(req, fleet); !r.Feasible {
 				b.Fatal(r.Reason)
 			}
@@ -98,6 +101,47 @@ func BenchmarkCheck(b *testing.B) {
 			_ = naiveCandidates(req, fleet)
 		}
 	})
+}
+
+// BenchmarkCheckSpread puts the joint spread check beside the plain
+// Duplicated check it extends: 5,000 clusters in 20 regions, a workload on
+// 2,500 of them (half of each region), one evicted.
+// RegionAndCluster spreads by region [20,20] and by cluster [2500,2500]: the
+// replacement must come from a region the workload already runs in.
+func BenchmarkCheckSpread(b *testing.B) {
+	fleet := benchFleetIn(5000, 20)
+	var scheduled []failover.TargetCluster
+	for i := range 5000 {
+		if i/20%2 == 0 {
+			scheduled = append(scheduled, failover.TargetCluster{Name: fmt.Sprintf("member-%05d", i)})
+		}
+	}
+	plain := Request{Scheduled: scheduled, Evicting: []string{"member-00000"},
+		Placement: Placement{ClusterTolerations: []corev1.Toleration{{Key: noSchedule.Key, Operator: corev1.TolerationOpExists}}}}
+	spread := plain
+	spread.Placement.SpreadConstraints = []SpreadConstraint{
+		{SpreadByField: SpreadByFieldRegion, MinGroups: 20, MaxGroups: 20},
+		{SpreadByField: SpreadByFieldCluster, MinGroups: 2500, MaxGroups: 2500},
+	}
+	for _, bc := range []struct {
+		name string
+		req  Request
+	}{{"PlainDuplicated/5000", plain}, {"RegionAndCluster/5000", spread}} {
+		b.Run(bc.name, func(b *testing.B) {
+			c := NewChecker()
+			if r := c.Check(bc.req, fleet); !r.Feasible {
+				b.Fatal(r.Reason)
+			}
+			b.ReportAllocs()
+			start, ok := cpuTime()
+			for b.Loop() {
+				_ = c.Check(bc.req, fleet)
+			}
+			if end, ok2 := cpuTime(); ok && ok2 {
+				b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
+			}
+		})
+	}
 }
 
 func naiveCandidates(req Request, fleet []failover.Cluster) []string {

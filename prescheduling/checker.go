@@ -53,8 +53,9 @@ type Option func(*Checker)
 // WithCapacity lets Divided checks count spare capacity: f returns how many
 // more replicas of the workload cluster can take, and whether that is known.
 // A Divided eviction is then feasible only when the known spare capacity of
-// the eligible clusters covers the evicted replicas, or when some eligible
-// cluster's capacity is unknown: unknown is assumed sufficient (not zero), and
+// the eligible clusters the scheduler may use (at most a cluster spread
+// constraint's MaxGroups in all) covers the evicted replicas, or when one of
+// them has an unknown capacity: unknown is assumed sufficient (not zero), and
 // Reason says so. f must be safe for concurrent use if Check is called
 // concurrently.
 func WithCapacity(f func(cluster string) (replicas int32, known bool)) Option {
@@ -77,24 +78,36 @@ func NewChecker(opts ...Option) *Checker {
 // A cluster is eligible when it is not being evicted from, not faulty
 // (failover.IsFaulty), tolerates its NoSchedule taints (Kubernetes toleration
 // matching), has a value for every spread constraint's field or label (as
-// Karmada's scheduler requires) and matches the affinity.
+// Karmada's scheduler requires; by zone, a cluster's zones are its Zones, else
+// its Zone) and matches the affinity.
 //
-// Duplicated (also a nil ReplicaScheduling): feasible when there are at least
-// as many eligible clusters not already running the workload as evicted
-// copies, and every spread constraint can still be met by the remaining
-// clusters plus some of them: at least MinGroups groups, and at most MaxGroups
-// when that many replacements are added (the copies on remaining clusters
-// stay where they are, so a replacement that opens a group beyond MaxGroups
-// cannot be scheduled). Each spread constraint is checked on its own; a
-// combination of constraints that no single choice satisfies is the
-// scheduler's to find.
+// Duplicated (also a nil ReplicaScheduling): feasible when some set of
+// eligible clusters not already running the workload, at least one per
+// evicted copy, added to the remaining clusters makes every spread
+// constraint hold at once: between MinGroups and MaxGroups (0: no maximum)
+// groups by cluster, region, zone, provider or label, all counted over that
+// one schedule. That is how Karmada v1.18's scheduler selects: regions first,
+// then clusters within the chosen regions, so a region constraint [1,1] with a
+// cluster constraint [4,4] needs one region with 4 clusters. A cluster that
+// spans zones counts in each of them.
 //
 // Divided: feasible when some eligible cluster can take the evicted replicas;
 // a cluster the workload already runs on counts, and a Weighted division with
-// a static weight list allows only the clusters it weighs. With WithCapacity,
-// their spare capacity must cover the evicted replicas (see WithCapacity).
-// The remaining and eligible clusters together must span MinGroups groups of
-// every spread constraint.
+// a static weight list allows only the clusters it weighs (and, as in
+// Karmada, ignores the spread constraints). The spread constraints hold at
+// once as for Duplicated, a new cluster being needed only when none the
+// workload runs on is eligible. With WithCapacity, the spare capacity of the
+// clusters the scheduler may use must cover the evicted replicas: those the
+// workload keeps plus, when a cluster constraint's MaxGroups caps the
+// schedule, only as many added clusters as it allows, those with the most
+// spare capacity first (see WithCapacity).
+//
+// The check is exact for the number of clusters together with one other kind
+// of group (what Karmada's scheduler enforces). Where it cannot tell — several
+// kinds of group besides clusters, clusters that span zones, the spare
+// capacity of the groups the scheduler will pick by its own scores — it
+// answers infeasible only when no choice can work, and a feasible Reason says
+// what it could not check.
 //
 // With clusterAffinities, each term is tried in order and the first feasible
 // one is reported. An empty fleet, or no eligible cluster, is infeasible.

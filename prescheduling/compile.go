@@ -28,6 +28,7 @@ type compiled struct {
 	// there is no such restriction.
 	weights []*failover.AffinityMatcher
 	spread  []spreadKey
+	plan    spreadPlan
 	tols    []corev1.Toleration
 }
 
@@ -119,6 +120,11 @@ func compile(p *Placement) (*compiled, error) {
 				c.weights = append(c.weights, m)
 			}
 		}
+	}
+	if plan, err := newSpreadPlan(c.spread, p.spreadIgnored()); err != nil {
+		errs = append(errs, err)
+	} else {
+		c.plan = plan
 	}
 	if c.duplicated || p.staticWeights() == nil {
 		// Validated above, but only a Weighted division by a static list

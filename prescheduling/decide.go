@@ -1,7 +1,10 @@
 package prescheduling
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/failoverkit/failover"
 )
@@ -26,12 +29,13 @@ func (s *scan) duplicated(ti int) Result {
 		r.Reason = fmt.Sprintf("%s%s outside %s to replace %s: %s", prefix, found, list(names(s.req.Scheduled), 5), what, s.why(ti))
 		return r
 	}
-	if msg := s.checkSpread(ts.cands, need, true); msg != "" {
-		r.Reason = prefix + msg + " when replacing " + what
+	v := s.p.plan.check(s.spreadCase(ts.cands, need))
+	if !v.ok {
+		r.Reason = prefix + v.reason + " when replacing " + what
 		return r
 	}
 	r.Feasible = true
-	r.Reason = fmt.Sprintf("%sfeasible: %s can replace %s", prefix, list(cands, 5), what)
+	r.Reason = fmt.Sprintf("%sfeasible: %s can replace %s%s", prefix, list(cands, 5), what, noteOf(v.note))
 	return r
 }
 
@@ -56,28 +60,33 @@ func (s *scan) divided(ti int, c *Checker) Result {
 		return r
 	}
 
-	// Spread: the replicas may all go to clusters that already run the
-	// workload; only when none is eligible must a new group be added.
-	var added []*failover.Cluster
+	// The replicas may all go to clusters that already run the workload
+	// (kept); only when none is eligible must a new cluster be added.
+	var added, kept []*failover.Cluster
 	for _, cl := range ts.cands {
-		if !s.sched.Has(cl.Name) {
+		if s.sched.Has(cl.Name) {
+			kept = append(kept, cl)
+		} else {
 			added = append(added, cl)
 		}
 	}
 	need := 0
-	if len(added) == len(ts.cands) {
+	if len(kept) == 0 {
 		need = 1
 	}
-	if msg := s.checkSpread(added, need, false); msg != "" {
-		r.Reason = prefix + msg + " when moving " + what
+	v := s.p.plan.check(s.spreadCase(added, need))
+	if !v.ok {
+		r.Reason = prefix + v.reason + " when moving " + what
 		return r
 	}
+	notes := []string{v.note}
 
-	var note string
 	if c != nil && c.capacity != nil {
+		// The scheduler may use every kept cluster and at most v.room added
+		// ones: the added ones with the most spare capacity count.
 		var spare int64
 		var unknown tally
-		for _, cl := range ts.cands {
+		for _, cl := range kept {
 			n, known := c.capacity(cl.Name)
 			if !known {
 				unknown.add(cl.Name, nil)
@@ -85,41 +94,77 @@ func (s *scan) divided(ti int, c *Checker) Result {
 			}
 			spare += max(int64(n), 0)
 		}
+		room := min(v.room, len(added))
+		spares := make([]int64, 0, len(added))
+		for _, cl := range added {
+			n, known := c.capacity(cl.Name)
+			if !known {
+				if room > 0 {
+					unknown.add(cl.Name, nil)
+				}
+				continue
+			}
+			spares = append(spares, max(int64(n), 0))
+		}
+		var best int64
+		if room < len(spares) {
+			slices.SortFunc(spares, func(a, b int64) int { return cmp.Compare(b, a) })
+			for _, n := range spares[:room] {
+				best += n
+			}
+		} else {
+			for _, n := range spares {
+				best += n
+			}
+		}
+		spare += best
 		switch {
 		case spare >= evicted:
 		case unknown.n > 0:
-			note = fmt.Sprintf(" (known spare capacity %d is short; the unknown capacity of %s is assumed sufficient)", spare, samples(&unknown))
+			notes = append(notes, fmt.Sprintf("known spare capacity %d is short; the unknown capacity of %s is assumed sufficient", spare, samples(&unknown)))
+		case room < len(spares):
+			also := ""
+			if len(kept) > 0 {
+				also = fmt.Sprintf(" and %s it keeps (%s)", pluralWord(len(kept), "the one", "those"), list(clusterNames(kept), 5))
+			}
+			r.Reason = fmt.Sprintf("%sspreadConstraints[%d] allows at most %s and the workload keeps %d, so it can add at most %d; the %d eligible %s with the most spare capacity%s have room for %d of %s",
+				prefix, s.p.plan.clusters.maxAt, plural(s.p.plan.clusters.max, "cluster", "clusters"), len(s.remaining), room,
+				room, pluralWord(room, "cluster", "clusters"), also, spare, what)
+			return r
 		default:
 			r.Reason = fmt.Sprintf("%sthe eligible clusters (%s) have spare capacity for %d of %s", prefix, list(cands, 5), spare, what)
 			return r
 		}
+		if k := s.p.plan.kinds; len(k) > 0 && !s.p.plan.ignored {
+			notes = append(notes, fmt.Sprintf("the library could not check the spare capacity %s by %s: the scheduler picks them by scores it cannot see", k[0].key.singular(), k[0].key.singular()))
+		}
 	}
 	r.Feasible = true
-	r.Reason = fmt.Sprintf("%sfeasible: %s can take %s%s", prefix, list(cands, 5), what, note)
+	r.Reason = fmt.Sprintf("%sfeasible: %s can take %s%s", prefix, list(cands, 5), what, noteOf(notes...))
 	return r
 }
 
-// checkSpread checks every spread constraint against the remaining clusters
-// plus cands, of which at least need are added; it returns why one cannot be
-// met, or "". The maximum is checked only when checkMax is set.
-func (s *scan) checkSpread(cands []*failover.Cluster, need int, checkMax bool) string {
-	for i := range s.p.spread {
-		k := &s.p.spread[i]
-		rc := k.reachOf(s.remaining, s.remainingClusters, cands, need)
-		if rc.hi < k.min {
-			return fmt.Sprintf("spreadConstraints[%d] needs at least %s, but the remaining and eligible clusters span only %s",
-				k.index, k.noun(k.min), k.noun(rc.hi))
-		}
-		if checkMax && k.max > 0 && rc.lo > k.max {
-			where := ""
-			if len(rc.have) > 0 {
-				where = fmt.Sprintf(" (the workload already runs in %s)", list(rc.have, 5))
-			}
-			return fmt.Sprintf("spreadConstraints[%d] allows at most %s, but the eligible clusters would make it %d%s",
-				k.index, k.noun(k.max), rc.lo, where)
-		}
+// spreadCase is the spread question of a term: the remaining clusters keep
+// the workload, at least need of fresh are added.
+func (s *scan) spreadCase(fresh []*failover.Cluster, need int) *spreadCase {
+	return &spreadCase{remaining: s.remaining, remainingClusters: s.remainingClusters, fresh: fresh, need: need}
+}
+
+func clusterNames(cs []*failover.Cluster) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Name
 	}
-	return ""
+	return out
+}
+
+// noteOf appends the non-empty notes to a feasible Reason, in parentheses.
+func noteOf(notes ...string) string {
+	notes = slices.DeleteFunc(notes, func(n string) bool { return n == "" })
+	if len(notes) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(notes, "; ") + ")"
 }
 
 func (s *scan) termPrefix(ti int) string {

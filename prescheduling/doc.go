@@ -16,9 +16,16 @@
 //   - Selectors are parsed once per Check, not per cluster, and the fleet is
 //     read in one pass: a 5,000-cluster fleet takes about a millisecond or
 //     less (BenchmarkCheck), some twenty times less than re-parsing the
-//     selectors for every cluster.
+//     selectors for every cluster. Spread constraints held at once cost
+//     little on top: by region and by cluster together, on 5,000 clusters
+//     with 2,500 scheduled, some 10-30% more than the plain check
+//     (BenchmarkCheckSpread).
 //
-// The check is a necessary condition, not a scheduling simulation: a feasible
-// answer means the scheduler has eligible clusters that satisfy the
-// placement's counts, not that it will pick them.
+// A feasible answer is a promise that Karmada v1.18's scheduler can place
+// what the eviction removes: some choice of eligible clusters satisfies every
+// spread constraint at once, as the scheduler selects (regions, then clusters
+// within them), and, with capacities, the clusters it may use have room. It is
+// not a scheduling simulation: the scheduler may pick other clusters. Where
+// the check cannot tell, it says infeasible only when it is sure, and Reason
+// says what it could not check.
 package prescheduling

@@ -129,3 +129,33 @@ func ExamplePlacement_Validate() {
 	// prescheduling: placement.spreadConstraints[0]: minGroups 3 is greater than maxGroups 2
 	// prescheduling: placement.replicaScheduling.replicaSchedulingType: unknown value "Triplicated": want Duplicated or Divided
 }
+
+// Spread constraints hold at once, as Karmada's scheduler selects: one
+// region with four clusters. Each constraint alone could be met (a region,
+// four clusters), but no region has four eligible clusters.
+func ExampleChecker_Check_spreadAtOnce() {
+	var p prescheduling.Placement
+	err := yaml.UnmarshalStrict([]byte(`
+spreadConstraints:
+- {spreadByField: region, minGroups: 1, maxGroups: 1}
+- {spreadByField: cluster, minGroups: 4, maxGroups: 4}
+`), &p)
+	if err != nil {
+		panic(err)
+	}
+	fleet := []failover.Cluster{
+		{Name: "eu-1", Region: "eu"}, {Name: "eu-2", Region: "eu"},
+		{Name: "us-1", Region: "us"}, {Name: "us-2", Region: "us"}, {Name: "us-3", Region: "us"},
+		{Name: "ap-1", Region: "ap", Taints: []corev1.Taint{{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoExecute}}},
+	}
+	r := prescheduling.NewChecker().Check(prescheduling.Request{
+		Placement: p,
+		Scheduled: []failover.TargetCluster{{Name: "ap-1"}},
+		Evicting:  []string{"ap-1"},
+	}, fleet)
+	fmt.Println(r.Feasible)
+	fmt.Println(r.Reason)
+	// Output:
+	// false
+	// spreadConstraints[0] (at most 1 region) with spreadConstraints[1] (at least 4 clusters) needs 4 clusters in one region; the best region has 3 when replacing the copy on ap-1
+}

@@ -2,7 +2,9 @@ package prescheduling
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -69,6 +71,9 @@ func (r *byteReader) cluster(i int) failover.Cluster {
 	}
 	if r.next()%4 == 0 {
 		c.Name = r.pick("a1", "a2", "b1", "c1", "c2")
+	}
+	if b := r.next(); b%5 == 0 { // spans zones, and then Zone is ignored
+		c.Zones = []string{r.pick("eu-1a", "eu-1b", "us-east-1a"), r.pick("eu-1a", "us-east-1a", "us-east-1b")}[:1+b%2]
 	}
 	switch r.next() % 6 {
 	case 1:
@@ -244,7 +249,11 @@ func FuzzCheck(f *testing.F) {
 		got := NewChecker(opts...).Check(req, fleet)
 
 		if got.Err == nil && uniqueNames(fleet) {
-			if want := plainFeasible(req, fleet, capacity); got.Feasible != want {
+			// Feasible is a promise: never without a choice the joint rule
+			// accepts, unless Reason says what the library could not check.
+			// Infeasible is certain.
+			want := plainFeasible(req, fleet, capacity)
+			if got.Feasible != want && (!got.Feasible || !strings.Contains(got.Reason, "could not check")) {
 				t.Fatalf("Feasible %v, DESIGN's rules read plainly give %v: %s", got.Feasible, want, got.Reason)
 			}
 		}
@@ -296,9 +305,15 @@ func uniqueNames(fleet []failover.Cluster) bool {
 	return true
 }
 
-// plainFeasible restates DESIGN's feasibility rules the plain way, trying
-// every choice of replacements where MaxGroups needs it, for a fleet of
-// uniquely named clusters and a valid request.
+// plainFeasible restates DESIGN's feasibility rules the plain way, for a
+// fleet of uniquely named clusters and a valid request, trying every choice
+// of clusters to add. The joint rule: some set of eligible clusters added to
+// the remaining ones (at least one per evicted copy for Duplicated; for
+// Divided, so that some eligible cluster takes the replicas) makes every
+// spread constraint hold at once, counted over remaining plus added; for
+// Divided with capacities, the clusters that take replicas in that very
+// choice have room for them (or one's capacity is unknown). Karmada ignores
+// the spread constraints of a Divided placement weighted by a static list.
 func plainFeasible(req Request, fleet []failover.Cluster, capacity func(string) (int32, bool)) bool {
 	p := req.Placement
 	scheduled, evicting := map[string]bool{}, map[string]bool{}
@@ -322,55 +337,61 @@ func plainFeasible(req Request, fleet []failover.Cluster, capacity func(string) 
 	for _, c := range fleet {
 		byName[c.Name] = c
 	}
-	groupOf := func(sc SpreadConstraint, c failover.Cluster) string {
-		if sc.SpreadByLabel != "" {
-			return c.Labels[sc.SpreadByLabel]
+	// groupsOf returns the groups of c: a cluster counts in each of its
+	// zones (Zones when set, else Zone).
+	groupsOf := func(sc SpreadConstraint, c failover.Cluster) []string {
+		var g string
+		switch {
+		case sc.SpreadByLabel != "":
+			g = c.Labels[sc.SpreadByLabel]
+		case sc.SpreadByField == SpreadByFieldRegion:
+			g = c.Region
+		case sc.SpreadByField == SpreadByFieldZone:
+			if len(c.Zones) > 0 {
+				return c.Zones
+			}
+			g = c.Zone
+		case sc.SpreadByField == SpreadByFieldProvider:
+			g = c.Provider
+		default:
+			g = c.Name
 		}
-		switch sc.SpreadByField {
-		case SpreadByFieldRegion:
-			return c.Region
-		case SpreadByFieldZone:
-			return c.Zone
-		case SpreadByFieldProvider:
-			return c.Provider
+		if g == "" {
+			return nil
 		}
-		return c.Name
+		return []string{g}
 	}
 	groups := func(sc SpreadConstraint, picked []failover.Cluster) int {
 		seen := map[string]bool{}
 		for _, n := range remaining {
-			if c, ok := byName[n]; ok && groupOf(sc, c) != "" {
-				seen[groupOf(sc, c)] = true
-			} else if !ok && sc.SpreadByLabel == "" && (sc.SpreadByField == "" || sc.SpreadByField == SpreadByFieldCluster) {
+			if c, ok := byName[n]; ok {
+				for _, g := range groupsOf(sc, c) {
+					seen[g] = true
+				}
+			} else if sc.SpreadByLabel == "" && (sc.SpreadByField == "" || sc.SpreadByField == SpreadByFieldCluster) {
 				seen[n] = true
 			}
 		}
 		for _, c := range picked {
-			seen[groupOf(sc, c)] = true
-		}
-		return len(seen)
-	}
-	// fewestGroups is the least number of groups with exactly need of cands added.
-	var fewestGroups func(sc SpreadConstraint, cands, picked []failover.Cluster, need int) int
-	fewestGroups = func(sc SpreadConstraint, cands, picked []failover.Cluster, need int) int {
-		if need == 0 {
-			return groups(sc, picked)
-		}
-		best := -1
-		for i := range cands {
-			n := fewestGroups(sc, cands[i+1:], append(slices.Clip(picked), cands[i]), need-1)
-			if n >= 0 && (best < 0 || n < best) {
-				best = n
+			for _, g := range groupsOf(sc, c) {
+				seen[g] = true
 			}
 		}
-		return best
+		return len(seen)
 	}
 
 	duplicated := p.ReplicaScheduling == nil || p.ReplicaScheduling.ReplicaSchedulingType == ReplicaSchedulingTypeDuplicated
 	var weights []StaticClusterWeight
-	if rs := p.ReplicaScheduling; !duplicated && rs.ReplicaDivisionPreference == ReplicaDivisionPreferenceWeighted &&
-		rs.WeightPreference != nil && rs.WeightPreference.DynamicWeight == "" {
-		weights = rs.WeightPreference.StaticWeightList
+	ignoreSpread := false
+	if rs := p.ReplicaScheduling; !duplicated && rs.ReplicaDivisionPreference == ReplicaDivisionPreferenceWeighted {
+		if rs.WeightPreference != nil && rs.WeightPreference.DynamicWeight == "" {
+			weights = rs.WeightPreference.StaticWeightList
+		}
+		ignoreSpread = rs.WeightPreference == nil || len(weights) > 0
+	}
+	var want int64
+	for _, e := range evicted {
+		want += int64(e.Replicas)
 	}
 	terms := []*failover.ClusterAffinity{p.ClusterAffinity}
 	if len(p.ClusterAffinities) > 0 {
@@ -397,7 +418,7 @@ func plainFeasible(req Request, fleet []failover.Cluster, capacity func(string) 
 				}
 			}
 			for _, sc := range p.SpreadConstraints {
-				if groupOf(sc, c) == "" {
+				if len(groupsOf(sc, c)) == 0 {
 					continue fleet
 				}
 			}
@@ -406,42 +427,112 @@ func plainFeasible(req Request, fleet []failover.Cluster, capacity func(string) 
 			}
 			cands = append(cands, c)
 		}
-		ok := len(cands) > 0
-		if duplicated {
-			ok = len(cands) >= len(evicted)
-			for _, sc := range p.SpreadConstraints {
-				ok = ok && groups(sc, cands) >= sc.MinGroups &&
-					(sc.MaxGroups == 0 || fewestGroups(sc, cands, nil, len(evicted)) <= sc.MaxGroups)
+		var kept, fresh []failover.Cluster
+		for _, c := range cands {
+			if scheduled[c.Name] {
+				kept = append(kept, c)
+			} else {
+				fresh = append(fresh, c)
 			}
-		} else {
+		}
+		for mask := range 1 << len(fresh) {
 			var added []failover.Cluster
-			for _, c := range cands {
-				if !scheduled[c.Name] {
+			for i, c := range fresh {
+				if mask&(1<<i) != 0 {
 					added = append(added, c)
 				}
 			}
-			for _, sc := range p.SpreadConstraints {
-				ok = ok && groups(sc, added) >= sc.MinGroups
+			takers := append(slices.Clip(kept), added...)
+			if duplicated && len(added) < len(evicted) || !duplicated && len(takers) == 0 {
+				continue
 			}
-			if ok && capacity != nil {
-				var spare, want int64
+			ok := true
+			for _, sc := range p.SpreadConstraints {
+				n := groups(sc, added)
+				ok = ok && (ignoreSpread || n >= sc.MinGroups && (sc.MaxGroups == 0 || n <= sc.MaxGroups))
+			}
+			if ok && !duplicated && capacity != nil {
+				var spare int64
 				unknown := false
-				for _, c := range cands {
+				for _, c := range takers {
 					n, known := capacity(c.Name)
 					unknown = unknown || !known
 					if known && n > 0 {
 						spare += int64(n)
 					}
 				}
-				for _, e := range evicted {
-					want += int64(e.Replicas)
-				}
 				ok = spare >= want || unknown
 			}
-		}
-		if ok {
-			return true
+			if ok {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// TestCheckAgreesWithTheJointRule draws requests where spread constraints
+// bind (a few clusters in two or three regions, constraints by region, zone,
+// label and cluster with small bounds, Duplicated and Divided, capacities
+// short and unknown) and holds Check to plainFeasible, as FuzzCheck does.
+func TestCheckAgreesWithTheJointRule(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 2026))
+	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+	for iter := range 4000 {
+		var fleet []failover.Cluster
+		for i := range 3 + rng.IntN(7) {
+			region := pick("eu", "us", "ap")
+			c := failover.Cluster{Name: fmt.Sprintf("m%d", i), Region: region, Zone: region + pick("-a", "-b"),
+				Labels: map[string]string{"team": pick("x", "y")}}
+			if rng.IntN(6) == 0 {
+				c.Zones = []string{region + "-a", region + "-b"}
+			}
+			if rng.IntN(8) == 0 {
+				c.Taints = []corev1.Taint{notReady}
+			}
+			fleet = append(fleet, c)
+		}
+		var p Placement
+		for range 1 + rng.IntN(3) {
+			sc := SpreadConstraint{SpreadByField: SpreadFieldValue(pick("cluster", "region", "region", "zone", "")), MinGroups: rng.IntN(4)}
+			if sc.SpreadByField == "" {
+				sc.SpreadByLabel = "team"
+			}
+			if rng.IntN(3) > 0 {
+				sc.MaxGroups = max(sc.MinGroups, 1) + rng.IntN(2)
+			}
+			p.SpreadConstraints = append(p.SpreadConstraints, sc)
+		}
+		if rng.IntN(2) == 0 {
+			p.ReplicaScheduling = divided
+		}
+		req := Request{Placement: p}
+		for _, i := range rng.Perm(len(fleet))[:1+rng.IntN(len(fleet)/2+1)] {
+			req.Scheduled = append(req.Scheduled, failover.TargetCluster{Name: fleet[i].Name, Replicas: int32(rng.IntN(50))})
+		}
+		if rng.IntN(4) == 0 {
+			req.Scheduled = append(req.Scheduled, failover.TargetCluster{Name: "gone", Replicas: 60})
+		}
+		req.Evicting = []string{req.Scheduled[rng.IntN(len(req.Scheduled))].Name}
+		var capacity func(string) (int32, bool)
+		var opts []Option
+		if rng.IntN(2) == 0 {
+			spare := map[string]int32{}
+			for _, c := range fleet {
+				spare[c.Name] = int32(rng.IntN(40))
+			}
+			unknown := pick("m0", "none")
+			capacity = func(c string) (int32, bool) { return spare[c], c != unknown }
+			opts = append(opts, WithCapacity(capacity))
+		}
+		got := NewChecker(opts...).Check(req, fleet)
+		if got.Err != nil {
+			continue // two constraints of one kind that cannot both hold
+		}
+		want := plainFeasible(req, fleet, capacity)
+		if got.Feasible != want && (!got.Feasible || !strings.Contains(got.Reason, "could not check")) {
+			t.Fatalf("iteration %d: Feasible %v, the joint rule gives %v: %s\nplacement %+v\nscheduled %+v evicting %v\nfleet %+v",
+				iter, got.Feasible, want, got.Reason, p, req.Scheduled, req.Evicting, fleet)
+		}
+	}
 }

@@ -142,3 +142,16 @@ func (p *Placement) staticWeights() []StaticClusterWeight {
 	}
 	return rs.WeightPreference.StaticWeightList
 }
+
+// spreadIgnored reports whether Karmada's scheduler ignores p's spread
+// constraints: a Divided, Weighted placement without weights or with a
+// static weight list (shouldIgnoreSpreadConstraint in Karmada v1.18's
+// pkg/scheduler/core/spreadconstraint).
+func (p *Placement) spreadIgnored() bool {
+	rs := p.ReplicaScheduling
+	if p.duplicated() || rs.ReplicaDivisionPreference != ReplicaDivisionPreferenceWeighted {
+		return false
+	}
+	wp := rs.WeightPreference
+	return wp == nil || len(wp.StaticWeightList) > 0 && wp.DynamicWeight == ""
+}

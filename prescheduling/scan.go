@@ -22,7 +22,10 @@ type scan struct {
 	// remainingClusters their fleet entries (nil when not in the fleet).
 	remaining         []string
 	remainingClusters []*failover.Cluster
-	schedNames        []string
+	// remainingAt is, for each entry of req.Scheduled, its index in
+	// remaining, or -1 for an evicted copy.
+	remainingAt []int
+	schedNames  []string
 
 	fleetSize int
 	// Exclusions that do not depend on the affinity term.
@@ -57,10 +60,14 @@ func newScan(req *Request, p *compiled) *scan {
 	}
 	s.schedNames = names(req.Scheduled)
 	s.sched = nameset.New(s.schedNames)
-	for _, t := range req.Scheduled {
+	s.remainingAt = make([]int, len(req.Scheduled))
+	s.remaining = make([]string, 0, len(req.Scheduled))
+	for i, t := range req.Scheduled {
+		s.remainingAt[i] = -1
 		if s.evicting.Has(t.Name) {
 			s.evicted = append(s.evicted, t)
 		} else {
+			s.remainingAt[i] = len(s.remaining)
 			s.remaining = append(s.remaining, t.Name)
 		}
 	}
@@ -70,6 +77,9 @@ func newScan(req *Request, p *compiled) *scan {
 
 // duplicateScheduled reports a cluster listed twice in the schedule result.
 func (s *scan) duplicateScheduled() error {
+	if s.sched.Len() == len(s.schedNames) {
+		return nil
+	}
 	for i, n := range s.schedNames {
 		if j := s.sched.Index(n); j != i {
 			return fmt.Errorf("prescheduling: request.scheduled[%d].name: %q is also request.scheduled[%d]", i, n, j)
@@ -81,7 +91,11 @@ func (s *scan) duplicateScheduled() error {
 // run makes the one pass over the fleet.
 func (s *scan) run(fleet []failover.Cluster) error {
 	s.fleetSize = len(fleet)
-	remaining := nameset.New(s.remaining)
+	for ti := range s.terms {
+		// Most of a fleet is usually a candidate: one allocation, not a
+		// dozen as the slice grows.
+		s.terms[ti].cands = make([]*failover.Cluster, 0, len(fleet))
+	}
 	for i := range fleet {
 		c := &fleet[i]
 		if c.Name == "" {
@@ -91,8 +105,9 @@ func (s *scan) run(fleet []failover.Cluster) error {
 			s.beingEvicted.add(c.Name, nil)
 			continue
 		}
-		if j := remaining.Index(c.Name); j >= 0 {
-			s.remainingClusters[j] = c
+		// Not being evicted from, so a scheduled cluster is a remaining one.
+		if j := s.sched.Index(c.Name); j >= 0 {
+			s.remainingClusters[s.remainingAt[j]] = c
 			if s.p.duplicated {
 				s.alreadyRuns.add(c.Name, nil)
 				continue
@@ -136,7 +151,7 @@ func (s *scan) run(fleet []failover.Cluster) error {
 
 func (s *scan) missingGroup(c *failover.Cluster) *spreadKey {
 	for i := range s.p.spread {
-		if s.p.spread[i].of(c) == "" {
+		if !s.p.spread[i].has(c) {
 			return &s.p.spread[i]
 		}
 	}

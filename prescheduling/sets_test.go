@@ -91,3 +91,20 @@ func TestCheckSelectsAsRoot(t *testing.T) {
 		}
 	}
 }
+
+// has answers as a map does, for groups that share a signature too.
+func TestGroupCounterHas(t *testing.T) {
+	for _, groups := range []int{1, 10, maxGroupList, maxGroupList + 1, 300} {
+		rng := rand.New(rand.NewPCG(4, uint64(groups)))
+		var g groupCounter
+		want := map[string]bool{}
+		for range 500 {
+			k := fmt.Sprintf("g%d", rng.IntN(2*groups))
+			assert.Equal(t, want[k], g.has(k), "%d groups: has(%q) before adding", groups, k)
+			if rng.IntN(2) == 0 {
+				g.add(k)
+				want[k] = true
+			}
+		}
+	}
+}

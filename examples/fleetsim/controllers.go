@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
@@ -91,58 +89,25 @@ func (w *world) taintController(now time.Time) (failed, recovered []string, chan
 }
 
 // evictAt says when binding b must leave cluster c because of c's taints,
-// and false when it may stay. NoExecute evicts what does not tolerate it
-// (after the toleration's tolerationSeconds); PreferNoExecute evicts only
-// workloads that opted in to cluster failover (after its tolerationSeconds).
-func evictAt(b *binding, c *clusterState) (time.Time, bool) {
-	var at time.Time
-	found := false
-	take := func(t time.Time) {
-		if !found || t.Before(at) {
-			at, found = t, true
+// and false when it may stay, as failover.DecideEviction decides at now.
+func evictAt(b *binding, c *clusterState, now time.Time) (time.Time, bool) {
+	var f *failover.ClusterFailoverBehavior
+	if sf := b.spec.Failover; sf != nil {
+		// A scenario's tolerationSeconds defaults to 0 (README), where
+		// Karmada's API server fills in 300.
+		secs := int32(0)
+		if sf.TolerationSeconds != nil {
+			secs = *sf.TolerationSeconds
 		}
+		f = &failover.ClusterFailoverBehavior{PurgeMode: sf.PurgeMode, TolerationSeconds: &secs}
 	}
-	for i := range c.Taints {
-		t := &c.Taints[i]
-		added := time.Time{}
-		if t.TimeAdded != nil {
-			added = t.TimeAdded.Time
-		}
-		switch t.Effect {
-		case corev1.TaintEffectNoExecute:
-			tolerated, forever := false, false
-			var seconds int64
-			for _, tol := range b.spec.Placement.ClusterTolerations {
-				if !tol.ToleratesTaint(klog.Background(), t, false) {
-					continue
-				}
-				if tol.TolerationSeconds == nil {
-					forever = true
-					break
-				}
-				if !tolerated || *tol.TolerationSeconds < seconds {
-					seconds = *tol.TolerationSeconds
-				}
-				tolerated = true
-			}
-			switch {
-			case forever:
-			case tolerated:
-				take(added.Add(time.Duration(seconds) * time.Second))
-			default:
-				take(added)
-			}
-		case failover.TaintEffectPreferNoExecute:
-			if f := b.spec.Failover; f != nil {
-				d := time.Duration(0)
-				if f.TolerationSeconds != nil {
-					d = time.Duration(*f.TolerationSeconds) * time.Second
-				}
-				take(added.Add(d))
-			}
-		}
+	switch d := failover.DecideEviction(c.Taints, b.spec.Placement.ClusterTolerations, f, now); {
+	case d.Evict:
+		return now, true
+	case d.After > 0:
+		return now.Add(d.After), true
 	}
-	return at, found
+	return time.Time{}, false
 }
 
 // taintManager returns, per queue, the evictions due now: every binding
@@ -159,7 +124,7 @@ func (w *world) taintManager(now time.Time) (due [2][]evictionqueue.Item) {
 			if !c.faulty {
 				continue
 			}
-			at, ok := evictAt(b, c)
+			at, ok := evictAt(b, c, now)
 			if !ok {
 				continue
 			}

@@ -584,7 +584,7 @@ func TestEvictAt(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := &binding{spec: &bindingSpecResolved{Placement: prescheduling.Placement{ClusterTolerations: tc.tolerations}, Failover: tc.failover}}
 			c := &clusterState{Cluster: failover.Cluster{Name: "c1", Taints: tc.taints}}
-			at, ok := evictAt(b, c)
+			at, ok := evictAt(b, c, t0)
 			if ok != tc.evicted || (ok && !at.Equal(t0.Add(tc.want))) {
 				t.Errorf("got (%v, %v), want (%v, %v)", at, ok, t0.Add(tc.want), tc.evicted)
 			}

@@ -4,6 +4,8 @@
 // names. The root package's affinity matcher and prescheduling share it.
 package nameset
 
+import "slices"
+
 // short is the size up to which a scan of a slice beats hashing a name,
 // measured on cluster names (see BenchmarkHas).
 const short = 8
@@ -69,6 +71,20 @@ func (s *Set) Index(name string) int {
 
 // Has reports whether name is in s.
 func (s *Set) Has(name string) bool { return s.Index(name) >= 0 }
+
+// Len returns the number of distinct names in s.
+func (s *Set) Len() int {
+	if s.big != nil {
+		return len(s.big)
+	}
+	n := 0
+	for i, x := range s.short {
+		if !slices.Contains(s.short[:i], x) {
+			n++
+		}
+	}
+	return n
+}
 
 // Empty reports whether s holds no name.
 func (s *Set) Empty() bool { return len(s.short) == 0 && s.big == nil }

@@ -62,3 +62,11 @@ func TestEqual(t *testing.T) {
 		assert.Equal(t, c.want, Equal(c.a, c.b), "%q %q", c.a, c.b)
 	}
 }
+
+func TestLenCountsDistinctNames(t *testing.T) {
+	for _, names := range [][]string{nil, {"a"}, {"a", "a"}, {"a", "b", "a", "c"}, slices.Repeat([]string{"x", "y"}, 10), {"1", "2", "3", "4", "5", "6", "7", "8", "9"}} {
+		s := New(names)
+		want := len(slices.Compact(slices.Sorted(slices.Values(names))))
+		assert.Equal(t, want, s.Len(), "%q", names)
+	}
+}

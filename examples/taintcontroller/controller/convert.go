@@ -27,6 +27,7 @@ type clusterObject struct {
 		Provider string         `json:"provider,omitempty"`
 		Region   string         `json:"region,omitempty"`
 		Zone     string         `json:"zone,omitempty"`
+		Zones    []string       `json:"zones,omitempty"`
 		Taints   []corev1.Taint `json:"taints,omitempty"`
 	} `json:"spec"`
 	Status struct {
@@ -35,8 +36,8 @@ type clusterObject struct {
 }
 
 // ClusterFromUnstructured converts a Karmada Cluster object into the library's
-// Cluster: metadata.name and labels, spec.provider, region, zone and taints,
-// and status.conditions.
+// Cluster: metadata.name and labels, spec.provider, region, zone, zones and
+// taints, and status.conditions.
 func ClusterFromUnstructured(u *unstructured.Unstructured) (failover.Cluster, error) {
 	var obj clusterObject
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.UnstructuredContent(), &obj); err != nil {
@@ -48,6 +49,7 @@ func ClusterFromUnstructured(u *unstructured.Unstructured) (failover.Cluster, er
 		Provider:   obj.Spec.Provider,
 		Region:     obj.Spec.Region,
 		Zone:       obj.Spec.Zone,
+		Zones:      obj.Spec.Zones,
 		Taints:     obj.Spec.Taints,
 		Conditions: obj.Status.Conditions,
 	}, nil

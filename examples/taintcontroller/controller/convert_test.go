@@ -31,7 +31,7 @@ func TestClusterFromUnstructured(t *testing.T) {
 				"metadata": map[string]any{"name": "member1", "labels": map[string]any{"env": "prod"}},
 				"spec": map[string]any{
 					"apiEndpoint": "https://172.18.0.4:6443",
-					"provider":    "aws", "region": "eu-west-1", "zone": "eu-west-1a",
+					"provider":    "aws", "region": "eu-west-1", "zone": "eu-west-1a", "zones": []any{"eu-west-1a", "eu-west-1b"},
 					"taints": []any{map[string]any{
 						"key": "cluster.karmada.io/not-ready", "effect": "PreferNoExecute", "timeAdded": "2025-01-17T02:41:26Z",
 					}},
@@ -43,7 +43,7 @@ func TestClusterFromUnstructured(t *testing.T) {
 			},
 			want: failover.Cluster{
 				Name: "member1", Labels: map[string]string{"env": "prod"},
-				Provider: "aws", Region: "eu-west-1", Zone: "eu-west-1a",
+				Provider: "aws", Region: "eu-west-1", Zone: "eu-west-1a", Zones: []string{"eu-west-1a", "eu-west-1b"},
 				Taints: []corev1.Taint{{Key: "cluster.karmada.io/not-ready", Effect: failover.TaintEffectPreferNoExecute, TimeAdded: &added}},
 				Conditions: []metav1.Condition{{
 					Type: "Ready", Status: metav1.ConditionFalse, Reason: "ClusterNotReachable",
