@@ -211,6 +211,12 @@ func TestUnstructuredCluster(t *testing.T) {
 
 	assert.ErrorContains(t, karmada.ApplyUnstructuredTaints(u, []corev1.Taint{{Key: "a", Effect: "Bogus"}}), `spec.taints[0].effect`)
 
+	bare := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster", "metadata": map[string]any{"name": "bare"}}}
+	got, err = karmada.FromUnstructuredCluster(bare)
+	require.NoError(t, err)
+	assert.Equal(t, failover.Cluster{Name: "bare"}, got, "no spec, no status: no taints, no conditions")
+
 	require.NoError(t, unstructured.SetNestedField(u.Object, int64(3), "spec", "zones"))
 	_, err = karmada.FromUnstructuredCluster(u)
 	assert.ErrorContains(t, err, `karmada: cluster "member1"`, "a field of the wrong type is an error, not a panic")

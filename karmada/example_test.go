@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/failoverkit/failover"
@@ -152,4 +153,25 @@ func ExampleLossError() {
 	// Output:
 	// lost: placement.workloadAffinity
 	// kept: [member1 member2]
+}
+
+// A Karmada Cluster read through a dynamic client.
+func ExampleFromUnstructuredCluster() {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
+		"metadata": map[string]any{"name": "member1"},
+		"spec": map[string]any{
+			"region": "eu-west-1",
+			"taints": []any{map[string]any{"key": "cluster.karmada.io/not-ready", "effect": "PreferNoExecute"}},
+		},
+		"status": map[string]any{"conditions": []any{map[string]any{
+			"type": "Ready", "status": "False", "lastTransitionTime": "2025-01-17T02:36:26Z",
+		}}},
+	}}
+	c, err := karmada.FromUnstructuredCluster(u)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(c.Name, c.Region, c.Condition("Ready").Status, failover.IsFaulty(c))
+	// Output: member1 eu-west-1 False true
 }
