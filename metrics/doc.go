@@ -17,6 +17,11 @@
 //   - A gauge never goes negative: a Removed with no matching Added is a
 //     caller bug, is ignored, and is counted in
 //     eviction_unmatched_removals_total so the bug is visible.
+//   - Inside karmada-controller-manager, New with WithKarmadaNames records
+//     the four queue series Karmada ships under Karmada's names and labels,
+//     into Karmada's own collectors when they are registered already, so
+//     Karmada's dashboards keep working. Without it, a name Karmada has
+//     registered differently is an error that says to use WithKarmadaNames.
 //   - Every method is safe for concurrent use, and a nil *Metrics records
 //     nothing.
 package metrics

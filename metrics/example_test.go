@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/failoverkit/failover/metrics"
 )
@@ -81,4 +82,34 @@ func count(g prometheus.Gatherer, name string) int {
 		}
 	}
 	return 0
+}
+
+// Inside karmada-controller-manager, whose Run has registered Karmada's
+// eviction series on controller-runtime's metrics.Registry (reg here; two of
+// the four are shown): WithKarmadaNames records into Karmada's own
+// collectors, so its dashboards keep working. (Without it, New would fail
+// with an error that says to pass WithKarmadaNames.)
+func ExampleWithKarmadaNames() {
+	reg := prometheus.NewRegistry() // in a manager: ctrlmetrics.Registry
+	karmadaDepth := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "eviction_queue_depth", Help: "Current depth of the eviction queue",
+	}, []string{"name"})
+	karmadaProcessed := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "eviction_processing_total", Help: "Total number of evictions processed",
+	}, []string{"name", "result"})
+	reg.MustRegister(karmadaDepth, karmadaProcessed) // as Karmada does at start-up
+
+	m, err := metrics.New(reg, metrics.WithKarmadaNames())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	m.Added("resource-binding", "member1", "apps/v1/Deployment")
+	m.Added("resource-binding", "member1", "apps/v1/Service")
+	m.Processed("resource-binding", "success", time.Second)
+	fmt.Println(testutil.ToFloat64(karmadaDepth.WithLabelValues("resource-binding")))
+	fmt.Println(testutil.ToFloat64(karmadaProcessed.WithLabelValues("resource-binding", "success")))
+	// Output:
+	// 2
+	// 1
 }

@@ -37,11 +37,18 @@ const (
 // under one mutex and read under it at scrape time, so a scrape sees
 // eviction_total and evict_kind_total of one and the same moment, and
 // concurrent Added and Removed calls can never leave them different from the
-// number of items actually queued. The zero value is not usable; a nil
-// *Metrics records nothing.
+// number of items actually queued. WithKarmadaNames renames the first four
+// series to Karmada's and sets the gauges on every change instead.
+//
+// The zero value is not usable; a nil *Metrics records nothing.
 type Metrics struct {
+	// queueDepth and kindDepth describe the queue gauges read at scrape time
+	// (default naming). With WithKarmadaNames they are nil and depthVec and
+	// kindVec, Karmada's GaugeVecs or ours built alike, are set instead.
 	queueDepth   *prometheus.Desc
 	kindDepth    *prometheus.Desc
+	depthVec     *prometheus.GaugeVec
+	kindVec      *prometheus.GaugeVec
 	latency      *prometheus.HistogramVec
 	processed    *prometheus.CounterVec
 	cancelled    *prometheus.CounterVec
@@ -75,11 +82,14 @@ type kindKey struct{ cluster, kind string }
 // reg is nil, when an option is invalid, or when reg refuses a series (for
 // example because another Metrics with the same namespace is registered on
 // it); in that case whatever New had registered is unregistered again.
+//
+// With WithKarmadaNames, a series Karmada has already registered on reg is
+// adopted rather than refused; see WithKarmadaNames.
 func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 	if reg == nil {
 		return nil, errors.New("metrics: registerer is nil; pass prometheus.NewRegistry() or the registry you serve")
 	}
-	o := options{buckets: DefaultLatencyBuckets()}
+	var o options
 	for _, opt := range opts {
 		if opt == nil {
 			continue
@@ -90,21 +100,6 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 	}
 	ns := o.namespace
 	m := &Metrics{
-		queueDepth: prometheus.NewDesc(prometheus.BuildFQName(ns, "", "eviction_total"),
-			"Number of items in the eviction queue now, pending or backing off.",
-			[]string{labelQueue}, nil),
-		kindDepth: prometheus.NewDesc(prometheus.BuildFQName(ns, "", "evict_kind_total"),
-			"Number of items in the eviction queues now by the cluster evicted from and the resource's APIVersion/Kind.",
-			[]string{labelCluster, labelKind}, nil),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: ns, Name: "eviction_processing_latency_seconds",
-			Help:    "Time from an item's first enqueue to its processing.",
-			Buckets: o.buckets,
-		}, []string{labelQueue}),
-		processed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Name: "eviction_processing_total",
-			Help: "Number of eviction processing attempts by result (success, error, abandoned).",
-		}, []string{labelQueue, labelResult}),
 		cancelled: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: ns, Name: "eviction_cancelled_total",
 			Help: "Number of queued items dropped because their cluster recovered.",
@@ -133,43 +128,181 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		byQueue: make(map[string]int),
 		byKind:  make(map[kindKey]int),
 	}
-	if err := m.register(reg, ns); err != nil {
+	var shared []series
+	if o.karmadaNames {
+		shared = m.karmadaSeries(o.buckets)
+	} else {
+		shared = m.librarySeries(ns, o.buckets)
+	}
+	if err := m.register(reg, ns, shared); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-// series lists what New registers, each with its name for error messages.
-func (m *Metrics) series() []namedCollector {
-	return []namedCollector{
-		{"eviction_total", queueGauges{m}},
-		{"eviction_processing_latency_seconds", m.latency},
-		{"eviction_processing_total", m.processed},
-		{"eviction_cancelled_total", m.cancelled},
-		{"eviction_in_flight", m.inFlight},
-		{"eviction_unmatched_removals_total", m.unmatched},
-		{"cluster_fault_num", m.faultNum},
-		{"cluster_failure_rate", m.failureRate},
-		{"eviction_rate", m.evictionRate},
+// librarySeries creates the queue series under the library's names and
+// labels, the names of the eviction-queue design document.
+func (m *Metrics) librarySeries(ns string, buckets []float64) []series {
+	if buckets == nil {
+		buckets = DefaultLatencyBuckets()
+	}
+	m.queueDepth = prometheus.NewDesc(prometheus.BuildFQName(ns, "", "eviction_total"),
+		"Number of items in the eviction queue now, pending or backing off.",
+		[]string{labelQueue}, nil)
+	m.kindDepth = prometheus.NewDesc(prometheus.BuildFQName(ns, "", "evict_kind_total"),
+		"Number of items in the eviction queues now by the cluster evicted from and the resource's APIVersion/Kind.",
+		[]string{labelCluster, labelKind}, nil)
+	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: ns, Name: "eviction_processing_latency_seconds",
+		Help:    "Time from an item's first enqueue to its processing.",
+		Buckets: buckets,
+	}, []string{labelQueue})
+	m.processed = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: ns, Name: "eviction_processing_total",
+		Help: "Number of eviction processing attempts by result (success, error, abandoned).",
+	}, []string{labelQueue, labelResult})
+	return []series{
+		{name: "eviction_total", Collector: queueGauges{m}},
+		{name: "eviction_processing_latency_seconds", Collector: m.latency, karmadaShips: true},
+		{name: "eviction_processing_total", Collector: m.processed, karmadaShips: true},
 	}
 }
 
-type namedCollector struct {
-	name string
+// Karmada v1.18's eviction series (pkg/metrics/cluster.go): names, label
+// names and help strings must match Karmada's to the byte, or a registry
+// holding Karmada's collectors refuses ours instead of naming them.
+const (
+	karmadaQueueDepth = "eviction_queue_depth"
+	karmadaKind       = "eviction_kind_total"
+	karmadaLatency    = "eviction_processing_latency_seconds"
+	karmadaProcessed  = "eviction_processing_total"
+)
+
+// KarmadaLatencyBuckets returns the buckets of Karmada v1.18's
+// eviction_processing_latency_seconds: 15 buckets doubling from 1 ms (to
+// about 16 s). They are the default under WithKarmadaNames, so the histogram
+// is the same whether Karmada or this package registered it.
+func KarmadaLatencyBuckets() []float64 {
+	return prometheus.ExponentialBuckets(0.001, 2, 15)
+}
+
+// karmadaSeries creates the queue series as Karmada v1.18 builds them; each
+// adopts the collector Karmada registered under its name, if any.
+func (m *Metrics) karmadaSeries(buckets []float64) []series {
+	explicitBuckets := buckets != nil
+	if buckets == nil {
+		buckets = KarmadaLatencyBuckets()
+	}
+	m.depthVec = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: karmadaQueueDepth,
+		Help: "Current depth of the eviction queue",
+	}, []string{"name"})
+	m.kindVec = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: karmadaKind,
+		Help: "Number of resources in the eviction queue by resource kind",
+	}, []string{"member_cluster", labelKind})
+	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    karmadaLatency,
+		Help:    "Latency of processing an eviction task in seconds",
+		Buckets: buckets,
+	}, []string{"name"})
+	m.processed = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: karmadaProcessed,
+		Help: "Total number of evictions processed",
+	}, []string{"name", labelResult})
+	return []series{
+		{name: karmadaQueueDepth, Collector: m.depthVec, adopt: func(c prometheus.Collector) error {
+			return adoptAs(c, &m.depthVec, karmadaQueueDepth)
+		}},
+		{name: karmadaKind, Collector: m.kindVec, adopt: func(c prometheus.Collector) error {
+			return adoptAs(c, &m.kindVec, karmadaKind)
+		}},
+		{name: karmadaLatency, Collector: m.latency, adopt: func(c prometheus.Collector) error {
+			if explicitBuckets {
+				return fmt.Errorf("metrics: %s is already registered (by Karmada) with its own buckets; "+
+					"WithLatencyBuckets cannot change them: drop that option", karmadaLatency)
+			}
+			return adoptAs(c, &m.latency, karmadaLatency)
+		}},
+		{name: karmadaProcessed, Collector: m.processed, adopt: func(c prometheus.Collector) error {
+			return adoptAs(c, &m.processed, karmadaProcessed)
+		}},
+	}
+}
+
+// adoptAs makes *dst the collector already registered under name, which must
+// be of the type Karmada uses for it.
+func adoptAs[T prometheus.Collector](existing prometheus.Collector, dst *T, name string) error {
+	c, ok := existing.(T)
+	if !ok {
+		return fmt.Errorf("metrics: %s is already registered as a %T, not the %T Karmada registers; cannot adopt it",
+			name, existing, *dst)
+	}
+	*dst = c
+	return nil
+}
+
+// series is one collector New registers.
+type series struct {
+	name string // unprefixed, for error messages
 	prometheus.Collector
+	// karmadaShips marks a library-named series whose name Karmada also
+	// uses, so that a clash can point at WithKarmadaNames.
+	karmadaShips bool
+	// adopt, when set, takes over the collector already registered under the
+	// same name, labels and help instead of failing.
+	adopt func(existing prometheus.Collector) error
 }
 
 // register is all or nothing: a registry that refuses one series keeps none of
 // ours, so a caller can fix the cause (say, pick a namespace) and call New again.
-func (m *Metrics) register(reg prometheus.Registerer, namespace string) error {
-	cs := m.series()
-	for i, c := range cs {
-		if err := reg.Register(c.Collector); err != nil {
-			for _, done := range cs[:i] {
-				reg.Unregister(done.Collector)
-			}
-			return fmt.Errorf("metrics: registering %s: %w", prometheus.BuildFQName(namespace, "", c.name), err)
+// Adopted collectors were never ours and stay registered.
+func (m *Metrics) register(reg prometheus.Registerer, ns string, queueSeries []series) error {
+	cs := append(queueSeries,
+		series{name: "eviction_cancelled_total", Collector: m.cancelled},
+		series{name: "eviction_in_flight", Collector: m.inFlight},
+		series{name: "eviction_unmatched_removals_total", Collector: m.unmatched},
+		series{name: "cluster_fault_num", Collector: m.faultNum},
+		series{name: "cluster_failure_rate", Collector: m.failureRate},
+		series{name: "eviction_rate", Collector: m.evictionRate},
+	)
+	var ours []prometheus.Collector
+	for _, c := range cs {
+		err := reg.Register(c.Collector)
+		if err == nil {
+			ours = append(ours, c.Collector)
+			continue
 		}
+		var already prometheus.AlreadyRegisteredError
+		if c.adopt != nil && errors.As(err, &already) {
+			if err = c.adopt(already.ExistingCollector); err == nil {
+				continue
+			}
+		} else {
+			err = registerError(c, ns, err)
+		}
+		for _, done := range ours {
+			reg.Unregister(done)
+		}
+		return err
 	}
 	return nil
+}
+
+// registerError names the series reg refused and, where the likely cause is
+// known, the way out.
+func registerError(c series, ns string, err error) error {
+	var already prometheus.AlreadyRegisteredError
+	switch {
+	case c.adopt != nil:
+		return fmt.Errorf("metrics: registering %s with Karmada v1.18's labels and help: %w; "+
+			"the registry holds a different series of that name, which WithKarmadaNames cannot adopt", c.name, err)
+	case c.karmadaShips && ns == "" && !errors.As(err, &already):
+		// Same name, other labels or help: Karmada's series, or one like it.
+		// (An identical collector is another Metrics: a namespace helps there.)
+		return fmt.Errorf("metrics: registering %s: %w; karmada-controller-manager registers its own %s "+
+			"on its registry: pass metrics.WithKarmadaNames() to share Karmada's series", c.name, err, c.name)
+	default:
+		return fmt.Errorf("metrics: registering %s: %w", prometheus.BuildFQName(ns, "", c.name), err)
+	}
 }

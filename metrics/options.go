@@ -11,8 +11,50 @@ import (
 type Option func(*options) error
 
 type options struct {
-	namespace string
-	buckets   []float64
+	namespace    string
+	buckets      []float64 // nil: the default of the naming in use
+	karmadaNames bool
+}
+
+// WithKarmadaNames gives the four queue series Karmada v1.18 ships
+// (pkg/metrics/cluster.go) Karmada's names, labels and help, so that
+// Karmada's dashboards and alerts read what the library's queues record:
+//
+//	eviction_queue_depth                 gauge     name                           instead of eviction_total{queue_name}
+//	eviction_kind_total                  gauge     member_cluster, resource_kind  instead of evict_kind_total{cluster_name, resource_kind}
+//	eviction_processing_latency_seconds  histogram name                           instead of …{queue_name}
+//	eviction_processing_total            counter   name, result                   instead of …{queue_name, result}
+//
+// karmada-controller-manager registers these on controller-runtime's
+// metrics.Registry when it starts. New adopts a collector already registered
+// under one of the names (through prometheus.AlreadyRegisteredError) and
+// records into it, and registers its own, built as Karmada builds it, where
+// there is none. Call New after Karmada has registered its collectors: the
+// other way round Karmada's MustRegister would panic on ours.
+//
+// These four never take the WithNamespace prefix, since Karmada's have none;
+// the series Karmada does not ship (eviction_cancelled_total,
+// eviction_in_flight, eviction_unmatched_removals_total, cluster_fault_num,
+// cluster_failure_rate, eviction_rate) keep the library's names and the
+// prefix. The latency buckets default to KarmadaLatencyBuckets;
+// WithLatencyBuckets applies only when New creates the histogram, and New
+// fails if it would adopt Karmada's instead.
+//
+// The queue gauges stay exact (counts kept under one lock, a (member_cluster,
+// resource_kind) series deleted at 0), but are set on every change instead of
+// read at scrape time, so one scrape may read eviction_queue_depth and
+// eviction_kind_total a change apart. The name label is the queue's
+// evictionqueue.Config.Name: Karmada's taint manager uses
+// "binding-eviction" and "cluster-binding-eviction", so queues named alike
+// keep dashboards filtered on those. The result label also takes
+// "abandoned", which Karmada never records. The library owns the values it
+// sets: do not run Karmada's own eviction workers alongside queues of the
+// same names.
+func WithKarmadaNames() Option {
+	return func(o *options) error {
+		o.karmadaNames = true
+		return nil
+	}
 }
 
 // WithNamespace prefixes every series name with prefix and an underscore, so
@@ -32,7 +74,7 @@ func WithNamespace(prefix string) Option {
 // WithLatencyBuckets sets the upper bounds, in seconds, of the
 // eviction_processing_latency_seconds buckets. They must be positive, finite
 // and strictly increasing; +Inf is always added. The default is
-// DefaultLatencyBuckets.
+// DefaultLatencyBuckets, or KarmadaLatencyBuckets with WithKarmadaNames.
 func WithLatencyBuckets(upperBounds []float64) Option {
 	b := append([]float64(nil), upperBounds...)
 	return func(o *options) error {

@@ -10,7 +10,8 @@ import (
 
 // Added records that an item of the given cluster and resource kind became
 // queued in queue: eviction_total{queue} and evict_kind_total{cluster, kind}
-// each go up by one. The queue calls it once per item however many times the
+// (with WithKarmadaNames, eviction_queue_depth{name} and
+// eviction_kind_total{member_cluster, resource_kind}) each go up by one. The queue calls it once per item however many times the
 // item is offered, so the gauges count items, not calls.
 func (m *Metrics) Added(queue, cluster, kind string) {
 	if m == nil {
@@ -21,7 +22,24 @@ func (m *Metrics) Added(queue, cluster, kind string) {
 	defer m.mu.Unlock()
 	m.items[itemKey{queue, cluster, kind}]++
 	m.byQueue[queue]++
-	m.byKind[kindKey{cluster, kind}]++
+	k := kindKey{cluster, kind}
+	m.byKind[k]++
+	m.setVecsLocked(queue, k)
+}
+
+// setVecsLocked copies the counts of queue and k into the GaugeVecs of
+// WithKarmadaNames. Under mu, so the last Set of a series is always its
+// current count: gauges set from counts cannot drift as Inc and Dec can.
+func (m *Metrics) setVecsLocked(queue string, k kindKey) {
+	if m.depthVec == nil {
+		return
+	}
+	m.depthVec.WithLabelValues(queue).Set(float64(m.byQueue[queue]))
+	if n, ok := m.byKind[k]; ok {
+		m.kindVec.WithLabelValues(k.cluster, k.kind).Set(float64(n))
+	} else {
+		m.kindVec.DeleteLabelValues(k.cluster, k.kind)
+	}
 }
 
 // Removed records that an item stopped being queued: taken by a worker,
@@ -62,6 +80,7 @@ func (m *Metrics) Removed(queue, cluster, kind string) {
 	} else {
 		m.byKind[k]--
 	}
+	m.setVecsLocked(queue, k)
 }
 
 // Processed records one processing attempt of an item of queue:

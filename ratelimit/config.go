@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/spf13/pflag"
 )
@@ -51,22 +52,96 @@ func DefaultConfig() Config {
 // AddFlags registers the four flags on fs, bound to c. The values c holds
 // become the flags' defaults; a zero Config is first set to DefaultConfig, so
 // that `var c Config; c.AddFlags(fs)` shows the documented defaults.
+//
+// A flag fs already defines is shared, not redefined (pflag would panic):
+// karmada-controller-manager v1.18, for one, defines --resource-eviction-rate
+// as a float32 of its own. The existing flag keeps its type, default, usage
+// and variable; only the missing flags are registered. c's field follows the
+// shared flag with no further call: AddFlags copies the flag's current value
+// (its default, unless it was set before), and every later Set of the flag
+// (fs.Parse, fs.Set) sets the flag's own variable and then copies the value
+// it now holds, read back from its String, so both agree (a float32 is
+// rounded alike in both). A value that is not a number (a string flag of
+// that name, say) leaves the field as it was, and setting one (fs.Parse)
+// fails with an error naming the flag. Only the flag is followed: code that writes the other
+// variable directly is not seen.
+//
+// Call AddFlags after the flags of the program it joins are defined, and on
+// the flag set that holds them (or one they were merged into): a flag defined
+// after it would collide with the one AddFlags registered, and pflag's
+// AddFlagSet silently skips a flag whose name the target already has, so a
+// separate flag set merged in later would leave c unbound. In
+// karmada-controller-manager v1.18 that is the "cluster failover" named flag
+// set, after ClusterFailoverOptions.AddFlags, or the command's Flags() once
+// the named sets are added to it.
 func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	if *c == (Config{}) {
 		*c = DefaultConfig()
 	}
-	fs.Float64Var(&c.ResourceEvictionRate, FlagResourceEvictionRate, c.ResourceEvictionRate,
+	floatFlag := func(p *float64, name, usage string) {
+		if shareFlag(fs, name, func(s string) error {
+			v, err := strconv.ParseFloat(s, 64)
+			if err == nil {
+				*p = v
+			}
+			return err
+		}) {
+			return
+		}
+		fs.Float64Var(p, name, *p, usage)
+	}
+	floatFlag(&c.ResourceEvictionRate, FlagResourceEvictionRate,
 		"Number of resources to be evicted per second when the system is healthy.")
-	fs.Float64Var(&c.SecondaryResourceEvictionRate, FlagSecondaryResourceEvictionRate, c.SecondaryResourceEvictionRate,
+	floatFlag(&c.SecondaryResourceEvictionRate, FlagSecondaryResourceEvictionRate,
 		"Number of resources to be evicted per second when the system has become unhealthy because too many "+
 			"clusters failed (failure rate above --"+FlagUnhealthyClusterThreshold+") in a large-scale federation "+
 			"(more than --"+FlagLargeClusterNumThreshold+" clusters).")
-	fs.Float64Var(&c.UnhealthyClusterThreshold, FlagUnhealthyClusterThreshold, c.UnhealthyClusterThreshold,
+	floatFlag(&c.UnhealthyClusterThreshold, FlagUnhealthyClusterThreshold,
 		"Cluster failure rate (failed clusters / all clusters) above which the system is considered unhealthy.")
-	fs.IntVar(&c.LargeClusterNumThreshold, FlagLargeClusterNumThreshold, c.LargeClusterNumThreshold,
-		"Number of clusters above which the federation is considered large-scale. When the cluster failure rate "+
-			"exceeds --"+FlagUnhealthyClusterThreshold+", a large-scale federation evicts at "+
-			"--"+FlagSecondaryResourceEvictionRate+" and a small one stops evicting.")
+	p := &c.LargeClusterNumThreshold
+	if !shareFlag(fs, FlagLargeClusterNumThreshold, func(s string) error {
+		v, err := strconv.Atoi(s)
+		if err == nil {
+			*p = v
+		}
+		return err
+	}) {
+		fs.IntVar(p, FlagLargeClusterNumThreshold, *p,
+			"Number of clusters above which the federation is considered large-scale. When the cluster failure rate "+
+				"exceeds --"+FlagUnhealthyClusterThreshold+", a large-scale federation evicts at "+
+				"--"+FlagSecondaryResourceEvictionRate+" and a small one stops evicting.")
+	}
+}
+
+// shareFlag makes an existing flag named name also write its value through
+// set, and reports whether there was one.
+func shareFlag(fs *pflag.FlagSet, name string, set func(string) error) bool {
+	f := fs.Lookup(name)
+	if f == nil {
+		return false
+	}
+	_ = set(f.Value.String()) // a value the field cannot hold leaves it as it was (documented)
+	f.Value = sharedValue{Value: f.Value, name: name, set: set}
+	return true
+}
+
+// sharedValue is an existing flag's Value that, once set, also hands the
+// value it now holds to a Config field.
+type sharedValue struct {
+	pflag.Value
+	name string
+	set  func(string) error
+}
+
+// Set follows the existing flag even when its Set fails: pflag's own Values
+// may change their variable before reporting a parse error (a float32 flag
+// becomes 0), and the field keeps agreeing with what the flag holds.
+func (v sharedValue) Set(s string) error {
+	err := v.Value.Set(s)
+	if ferr := v.set(v.Value.String()); err == nil && ferr != nil {
+		err = fmt.Errorf("ratelimit: --%s=%q is not a number the rate limiter can use: %w", v.name, s, ferr)
+	}
+	return err
 }
 
 // Validate reports every problem in c at once (joined with errors.Join), each

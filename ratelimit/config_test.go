@@ -142,3 +142,144 @@ func TestAddFlagsDefaultsAndHelp(t *testing.T) {
 	c.AddFlags(bad)
 	assert.Error(t, bad.Parse([]string{"--large-cluster-num-threshold=many"}), "a non-integer count is a parse error")
 }
+
+// karmadaFlags defines --resource-eviction-rate as karmada-controller-manager
+// v1.18 does (ClusterFailoverOptions.AddFlags): a float32 of its own.
+func karmadaFlags(rate *float32, def float32) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("karmada-controller-manager", pflag.ContinueOnError)
+	fs.SetOutput(new(strings.Builder))
+	fs.Float32Var(rate, FlagResourceEvictionRate, def, "This is the number of resources to be evicted per second in a cluster failover scenario.")
+	return fs
+}
+
+func TestAddFlagsSharesAnExistingFlag(t *testing.T) {
+	tests := []struct {
+		name       string
+		def        float32
+		args       []string
+		wantOwn    float32
+		wantConfig Config
+	}{
+		{"not given: both read the existing flag's default", 0.25, nil,
+			0.25, Config{ResourceEvictionRate: 0.25, SecondaryResourceEvictionRate: 0.1, UnhealthyClusterThreshold: 0.55, LargeClusterNumThreshold: 10}},
+		{"given: both hold it", 0.5, []string{"--resource-eviction-rate=0.3", "--secondary-resource-eviction-rate=0.05"},
+			0.3, Config{ResourceEvictionRate: 0.3, SecondaryResourceEvictionRate: 0.05, UnhealthyClusterThreshold: 0.55, LargeClusterNumThreshold: 10}},
+		{"given twice: the last wins in both", 0.5, []string{"--resource-eviction-rate=2", "--resource-eviction-rate", "4"},
+			4, Config{ResourceEvictionRate: 4, SecondaryResourceEvictionRate: 0.1, UnhealthyClusterThreshold: 0.55, LargeClusterNumThreshold: 10}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var own float32
+			fs := karmadaFlags(&own, tt.def)
+			var c Config
+			require.NotPanics(t, func() { c.AddFlags(fs) })
+			require.NoError(t, fs.Parse(tt.args))
+			assert.Equal(t, tt.wantOwn, own, "the existing flag's variable")
+			assert.Equal(t, tt.wantConfig, c)
+		})
+	}
+}
+
+func TestAddFlagsLeavesTheExistingFlagInPlace(t *testing.T) {
+	var own float32
+	fs := karmadaFlags(&own, 0.5)
+	var c Config
+	c.AddFlags(fs)
+
+	f := fs.Lookup(FlagResourceEvictionRate)
+	assert.Equal(t, "float32", f.Value.Type(), "help still shows Karmada's type")
+	assert.Equal(t, "0.5", f.DefValue)
+	assert.Contains(t, f.Usage, "cluster failover scenario", "Karmada's usage text is kept")
+	for _, name := range []string{FlagSecondaryResourceEvictionRate, FlagUnhealthyClusterThreshold, FlagLargeClusterNumThreshold} {
+		assert.NotNil(t, fs.Lookup(name), "the missing flags are registered: %s", name)
+	}
+
+	// fs.Set goes through the flag as Parse does, and pflag's typed getter
+	// still reads the flag as Karmada's float32.
+	require.NoError(t, fs.Set(FlagResourceEvictionRate, "0.1234567891"))
+	got, err := fs.GetFloat32(FlagResourceEvictionRate)
+	require.NoError(t, err)
+	assert.Equal(t, own, got)
+	assert.Equal(t, float32(0.1234567891), own)
+	assert.Equal(t, float64(own), float64(float32(c.ResourceEvictionRate)), "both hold the float32 value")
+	assert.InDelta(t, 0.12345679, c.ResourceEvictionRate, 1e-12, "the Config holds the value the flag holds, not the digits typed")
+
+	err = fs.Parse([]string{"--resource-eviction-rate=fast"})
+	require.Error(t, err, "the existing flag's own parsing still applies")
+	assert.Equal(t, float64(own), c.ResourceEvictionRate, "after a refused value both still agree (pflag zeroes a float32)")
+}
+
+func TestAddFlagsExistingValueSetBeforeAddFlags(t *testing.T) {
+	var own float32
+	fs := karmadaFlags(&own, 0.5)
+	require.NoError(t, fs.Set(FlagResourceEvictionRate, "3"))
+	var c Config
+	c.AddFlags(fs)
+	require.NoError(t, fs.Parse(nil))
+	assert.Equal(t, 3.0, c.ResourceEvictionRate)
+
+	c2 := DefaultConfig()
+	c2.LargeClusterNumThreshold = 20
+	c2.AddFlags(fs) // every flag exists now: all four are shared
+	require.NoError(t, fs.Parse([]string{"--resource-eviction-rate=1"}))
+	assert.Equal(t, 1.0, c2.ResourceEvictionRate)
+	assert.Equal(t, 1.0, c.ResourceEvictionRate, "two Configs on one flag set both follow it")
+	assert.Equal(t, 10, c2.LargeClusterNumThreshold, "a shared int flag: the field takes the flag's value")
+
+	other := pflag.NewFlagSet("int", pflag.ContinueOnError)
+	var n int
+	other.IntVar(&n, FlagLargeClusterNumThreshold, 20, "")
+	var c3 Config
+	c3.AddFlags(other)
+	require.NoError(t, other.Parse(nil))
+	assert.Equal(t, 20, c3.LargeClusterNumThreshold)
+	require.NoError(t, other.Parse([]string{"--large-cluster-num-threshold=30"}))
+	assert.Equal(t, 30, c3.LargeClusterNumThreshold)
+	assert.Equal(t, 30, n)
+}
+
+func TestAddFlagsExistingFlagOfAnotherKind(t *testing.T) {
+	fs := pflag.NewFlagSet("odd", pflag.ContinueOnError)
+	fs.SetOutput(new(strings.Builder))
+	mode := fs.String(FlagResourceEvictionRate, "fast", "not a number")
+	var c Config
+	c.AddFlags(fs)
+	assert.Equal(t, 0.5, c.ResourceEvictionRate, "a current value the field cannot hold leaves it as it was")
+
+	err := fs.Parse([]string{"--resource-eviction-rate=slow"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `ratelimit: --resource-eviction-rate="slow" is not a number`)
+	assert.Equal(t, "slow", *mode)
+	assert.Equal(t, 0.5, c.ResourceEvictionRate)
+
+	require.NoError(t, fs.Parse([]string{"--resource-eviction-rate=2"}))
+	assert.Equal(t, 2.0, c.ResourceEvictionRate)
+}
+
+// Without an existing flag the four are plain float64 and int flags.
+func TestAddFlagsTypesWithoutExistingFlags(t *testing.T) {
+	fs := pflag.NewFlagSet("own", pflag.ContinueOnError)
+	var c Config
+	c.AddFlags(fs)
+	for name, typ := range map[string]string{
+		FlagResourceEvictionRate: "float64", FlagSecondaryResourceEvictionRate: "float64",
+		FlagUnhealthyClusterThreshold: "float64", FlagLargeClusterNumThreshold: "int",
+	} {
+		assert.Equal(t, typ, fs.Lookup(name).Value.Type(), name)
+	}
+}
+
+// karmada-controller-manager adds its named flag sets to the command's
+// flags; AddFlags on the merged set shares the very flag Karmada's set holds.
+func TestAddFlagsOnAMergedFlagSet(t *testing.T) {
+	var own float32
+	clusterFailover := karmadaFlags(&own, 0.5)
+	root := pflag.NewFlagSet("karmada-controller-manager", pflag.ContinueOnError)
+	root.AddFlagSet(clusterFailover)
+	var c Config
+	c.AddFlags(root)
+	require.NoError(t, root.Parse([]string{"--resource-eviction-rate=2", "--unhealthy-cluster-threshold=0.6"}))
+	assert.Equal(t, float32(2), own)
+	assert.Equal(t, 2.0, c.ResourceEvictionRate)
+	assert.Equal(t, 0.6, c.UnhealthyClusterThreshold)
+}

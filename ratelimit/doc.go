@@ -22,4 +22,34 @@
 //
 // DynamicRateLimiter puts the same bucket behind client-go's
 // workqueue.TypedRateLimiter.
+//
+// # Inside karmada-controller-manager
+//
+// Config.AddFlags joins a flag set that already defines some of its flags:
+// Karmada v1.18 defines --resource-eviction-rate (a float32). The existing
+// flag stays as it is, the missing three are added, and after fs.Parse the
+// Config and Karmada's own field hold the same rate. Call it after Karmada's
+// options have added their flags.
+//
+// # controller-runtime
+//
+// NewInformerSource takes an Informer, the one method it uses, so the
+// informer a manager's cache returns (cache.Informer, from
+// mgr.GetCache().GetInformer) feeds a Tracker as a client-go
+// SharedIndexInformer does. A Tracker fed by hand from a Cluster
+// controller's Reconcile starts with NewUnsyncedTracker and pauses every
+// Limiter reading it until MarkSynced, so a restarted manager does not
+// compute the failure rate from the few clusters it has seen so far.
+//
+// There are two ways to pace a controller-runtime controller. Either its
+// Reconcile calls Limiter.Wait before each eviction (see
+// Example_controllerRuntime): every worker of every controller sharing the
+// Limiter then gets the one rate, and a pause holds them all, since a
+// Reconcile that is waiting has not evicted yet. Or Reconcile only adds
+// items to evictionqueue queues paced by the Limiter, and each queue runs as
+// a manager.Runnable (mgr.Add(manager.RunnableFunc(q.Run))), which also
+// gives cancel-by-cluster and retries. Do not rely on DynamicRateLimiter as
+// the controller's RateLimiter: a workqueue asks it only for rate-limited
+// adds (AddRateLimited, a Reconcile error or Requeue), while the adds that
+// watch events make run at once.
 package ratelimit

@@ -49,10 +49,11 @@ type Notifier interface {
 	Changed() <-chan struct{}
 }
 
-// ErrNotSynced is returned by the Health of a Tracker made by
-// NewInformerSource until its informer has delivered its initial list: a
-// partial fleet would give a meaningless failure rate.
-var ErrNotSynced = errors.New("ratelimit: informer has not synced yet")
+// ErrNotSynced is returned by the Health of a Tracker that does not know the
+// whole fleet yet: one made by NewInformerSource until its informer has
+// delivered its initial list, or one made by NewUnsyncedTracker until
+// MarkSynced. A partial fleet would give a meaningless failure rate.
+var ErrNotSynced = errors.New("ratelimit: fleet health has not synced yet")
 
 // Tracker is an incremental HealthSource: callers tell it when a cluster
 // appears, changes or goes away (typically Set(name, failover.IsFaulty(c))),
@@ -73,14 +74,48 @@ type Tracker struct {
 	// allocate nothing; nil means no one holds the current channel.
 	changed chan struct{}
 
-	// synced, when set, is closed once the feeding informer has delivered
-	// its initial list; until then Health fails with ErrNotSynced.
+	// synced, when set, is closed once the Tracker knows the whole fleet:
+	// by the feeding informer's handler registration, or by MarkSynced
+	// (then it is markSynced). Until then Health fails with ErrNotSynced.
 	synced     <-chan struct{}
 	syncedDone atomic.Bool
+	markSynced chan struct{} // guarded by mu; nil unless NewUnsyncedTracker
 }
 
-// NewTracker returns an empty Tracker.
+// NewTracker returns an empty Tracker, synced from the start: an empty fleet
+// is a fleet, and Health answers at once.
 func NewTracker() *Tracker { return &Tracker{} }
+
+// NewUnsyncedTracker returns an empty Tracker whose Health fails with
+// ErrNotSynced, pausing a Limiter, until MarkSynced is called. It is for a
+// Tracker fed by hand, for example from a controller-runtime Reconcile: after
+// a restart the first events describe part of the fleet, and a failure rate
+// computed from them could resume evictions the full fleet would forbid (or
+// the reverse). Call MarkSynced once every cluster known at start has been
+// Set, typically after the cache has synced and its list has been walked.
+// Sets and Deletes before MarkSynced are kept.
+func NewUnsyncedTracker() *Tracker {
+	ch := make(chan struct{})
+	return &Tracker{synced: ch, markSynced: ch}
+}
+
+// MarkSynced declares that the Tracker now knows the whole fleet: Health
+// answers from then on, and the Changed channel is closed so a waiting
+// Limiter re-reads it at once. Calling it again does nothing, and so does
+// calling it on a Tracker from NewTracker (always synced) or
+// NewInformerSource (its informer decides when it has synced).
+func (t *Tracker) MarkSynced() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.markSynced == nil {
+		return
+	}
+	select {
+	case <-t.markSynced:
+	default:
+		close(t.markSynced)
+	}
+}
 
 // Set records whether cluster is faulty, adding it to the fleet if it is new.
 func (t *Tracker) Set(cluster string, faulty bool) {
@@ -125,8 +160,9 @@ func (t *Tracker) notifyLocked() {
 	}
 }
 
-// Health returns the fleet's size and faulty count. It fails only for a
-// Tracker fed by an informer that has not synced yet (ErrNotSynced).
+// Health returns the fleet's size and faulty count. It fails only with
+// ErrNotSynced, for a Tracker not synced yet (see NewInformerSource and
+// NewUnsyncedTracker).
 func (t *Tracker) Health() (Health, error) {
 	if !t.isSynced() {
 		return Health{}, ErrNotSynced
@@ -150,7 +186,7 @@ func (t *Tracker) isSynced() bool {
 }
 
 // Changed returns a channel that is closed at the next change of Health.
-// Before its informer has synced, that change is the sync itself: Health
+// Before the Tracker has synced, that change is the sync itself: Health
 // answers ErrNotSynced whatever the events, so they change nothing.
 func (t *Tracker) Changed() <-chan struct{} {
 	if !t.isSynced() {

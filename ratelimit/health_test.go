@@ -119,3 +119,39 @@ func TestTrackerConcurrentUse(t *testing.T) {
 	// which the 50 with i%4==2 are faulty.
 	assert.Equal(t, Health{Total: goroutines * 150, Unhealthy: goroutines * 50}, h)
 }
+
+func TestUnsyncedTracker(t *testing.T) {
+	tr := NewUnsyncedTracker()
+	ch := tr.Changed()
+	tr.Set("a", true)
+	tr.Set("b", false)
+	tr.Set("c", false)
+	tr.Delete("c")
+	_, err := tr.Health()
+	require.ErrorIs(t, err, ErrNotSynced, "a hand-fed Tracker is unknown until marked synced")
+	assert.False(t, closed(ch), "updates before the sync change nothing a Limiter reads")
+
+	tr.MarkSynced()
+	assert.True(t, closed(ch), "the sync itself is a change")
+	h, err := tr.Health()
+	require.NoError(t, err)
+	assert.Equal(t, Health{Total: 2, Unhealthy: 1}, h, "updates made before the sync are kept")
+
+	tr.MarkSynced() // again: no double close
+	ch = tr.Changed()
+	assert.False(t, closed(ch))
+	tr.Set("b", true)
+	assert.True(t, closed(ch))
+}
+
+func TestMarkSyncedOnSyncedTrackers(t *testing.T) {
+	tr := NewTracker()
+	tr.MarkSynced()
+	_, err := tr.Health()
+	require.NoError(t, err)
+
+	var zero Tracker
+	zero.MarkSynced()
+	_, err = zero.Health()
+	require.NoError(t, err, "the zero Tracker is synced")
+}

@@ -8,6 +8,14 @@ import (
 	"k8s.io/klog/v2"
 )
 
+// Informer is the one method of an informer that NewInformerSource uses. Both
+// client-go's cache.SharedIndexInformer (and cache.SharedInformer) and
+// controller-runtime's cache.Informer (what a manager's cache returns from
+// GetInformer) satisfy it, so either can feed a Tracker.
+type Informer interface {
+	AddEventHandler(handler cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error)
+}
+
 // NewInformerSource returns a Tracker kept in step with inf: every object the
 // informer adds or updates is Set under its cache key ("namespace/name", or
 // "name" for cluster-scoped objects such as Karmada Clusters) with faulty(obj),
@@ -20,10 +28,12 @@ import (
 //
 // Until the informer has delivered its initial list to this handler the
 // Tracker's Health returns ErrNotSynced, which pauses a Limiter: a half-listed
-// fleet says nothing about the failure rate. The sync closes the Changed
-// channel, so a waiting Limiter resumes at once. The handler stays registered
-// for the informer's lifetime.
-func NewInformerSource(inf cache.SharedIndexInformer, faulty func(obj any) bool) (*Tracker, error) {
+// fleet says nothing about the failure rate. The sync is the handler
+// registration's (HasSyncedChecker), not the informer's: it waits for the
+// initial list to reach this Tracker, not only the informer's store. It
+// closes the Changed channel, so a waiting Limiter resumes at once. The
+// handler stays registered for the informer's lifetime.
+func NewInformerSource(inf Informer, faulty func(obj any) bool) (*Tracker, error) {
 	if inf == nil {
 		return nil, errors.New("ratelimit: NewInformerSource: informer is nil")
 	}
