@@ -117,7 +117,7 @@ func fromTask(t *workv1alpha2.GracefulEvictionTask) gracefulevict.Task {
 // spec.gracefulEvictionTasks from b.Tasks, every task field carried; an
 // empty list clears the field. Every other field of spec is left as it is.
 // Generation and health are the API server's and the status's, and are not
-// written. Pass &rb.Spec or &crb.Spec.
+// written. Pass &rb.Spec or &crb.Spec; spec must not be nil.
 func ApplyBinding(spec *workv1alpha2.ResourceBindingSpec, b gracefulevict.Binding) {
 	spec.Clusters = nil
 	if len(b.Clusters) > 0 {

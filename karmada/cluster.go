@@ -58,6 +58,9 @@ func FromCluster(c *clusterv1alpha1.Cluster) (failover.Cluster, error) {
 // other field of c is left as it is. A taint FromCluster would refuse is an
 // error, and c is then unchanged.
 func ApplyClusterTaints(c *clusterv1alpha1.Cluster, taints []corev1.Taint) error {
+	if c == nil {
+		return fmt.Errorf("karmada: cluster is nil")
+	}
 	if err := validateTaints(taints); err != nil {
 		return fmt.Errorf("karmada: cluster %q: %w", c.Name, err)
 	}
@@ -69,6 +72,9 @@ func ApplyClusterTaints(c *clusterv1alpha1.Cluster, taints []corev1.Taint) error
 // Cluster read through a dynamic client. Fields that Karmada v1.18's Cluster
 // does not define are ignored, as a typed client ignores them.
 func FromUnstructuredCluster(u *unstructured.Unstructured) (failover.Cluster, error) {
+	if u == nil {
+		return failover.Cluster{}, fmt.Errorf("karmada: cluster is nil")
+	}
 	var c clusterv1alpha1.Cluster
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.UnstructuredContent(), &c); err != nil {
 		return failover.Cluster{}, fmt.Errorf("karmada: cluster %q: %w", u.GetName(), err)
@@ -81,6 +87,9 @@ func FromUnstructuredCluster(u *unstructured.Unstructured) (failover.Cluster, er
 // other field exactly as the server returned it, those that Karmada v1.18
 // does not define included.
 func ApplyUnstructuredTaints(u *unstructured.Unstructured, taints []corev1.Taint) error {
+	if u == nil {
+		return fmt.Errorf("karmada: cluster is nil")
+	}
 	if err := validateTaints(taints); err != nil {
 		return fmt.Errorf("karmada: cluster %q: %w", u.GetName(), err)
 	}

@@ -122,6 +122,12 @@ func TestFromClusterRefusesTaintsTheLibraryCannotInterpret(t *testing.T) {
 	}
 	_, err := karmada.FromCluster(nil)
 	assert.EqualError(t, err, "karmada: cluster is nil")
+	assert.EqualError(t, karmada.ApplyClusterTaints(nil, nil), "karmada: cluster is nil")
+	_, err = karmada.FromUnstructuredCluster(nil)
+	assert.EqualError(t, err, "karmada: cluster is nil")
+	assert.EqualError(t, karmada.ApplyUnstructuredTaints(nil, nil), "karmada: cluster is nil")
+	_, err = karmada.PreschedulingRequest(nil, "member1")
+	assert.EqualError(t, err, "karmada: binding spec is nil")
 }
 
 func TestFromClusterSharesNoMemory(t *testing.T) {

@@ -156,6 +156,9 @@ func FromClusterFailoverBehavior(c *policyv1alpha1.ClusterFailoverBehavior) (*fa
 // whose errors it returns, a [*LossError] with the rest of the request) and
 // spec.clusters as the schedule result.
 func PreschedulingRequest(spec *workv1alpha2.ResourceBindingSpec, evicting ...string) (prescheduling.Request, error) {
+	if spec == nil {
+		return prescheduling.Request{}, fmt.Errorf("karmada: binding spec is nil")
+	}
 	p, err := FromPlacement(spec.Placement)
 	if err != nil && !isLoss(err) {
 		return prescheduling.Request{}, err

@@ -264,3 +264,23 @@ func TestDividedPlacementWithCapacity(t *testing.T) {
 		assert.Equal(t, tc.feasible, res.Feasible, "member2 with %s CPU left: %s", tc.cpuLeft, res.Reason)
 	}
 }
+
+func TestPreschedulingRequestPassesLossesOn(t *testing.T) {
+	spec := &workv1alpha2.ResourceBindingSpec{
+		Placement: &policyv1alpha1.Placement{WorkloadAffinity: &policyv1alpha1.WorkloadAffinity{
+			Affinity: &policyv1alpha1.WorkloadAffinityTerm{GroupByLabelKey: "app.group"}}},
+		Clusters: []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}},
+	}
+	req, err := karmada.PreschedulingRequest(spec, "member1")
+	var le *karmada.LossError
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, "placement.workloadAffinity", le.Losses[0].Field)
+	assert.Equal(t, prescheduling.Request{Scheduled: []failover.TargetCluster{{Name: "member1", Replicas: 2}}, Evicting: []string{"member1"}}, req,
+		"the rest of the request, for a caller that accepts the loss")
+
+	spec.Placement = &policyv1alpha1.Placement{SpreadConstraints: []policyv1alpha1.SpreadConstraint{{SpreadByField: "rack"}}}
+	req, err = karmada.PreschedulingRequest(spec, "member1")
+	require.Error(t, err)
+	assert.False(t, errors.As(err, new(*karmada.LossError)))
+	assert.Equal(t, prescheduling.Request{}, req, "a malformed placement gives no request")
+}
