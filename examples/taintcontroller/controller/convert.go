@@ -7,6 +7,7 @@ import (
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/taintpolicy"
@@ -14,9 +15,9 @@ import (
 
 var (
 	// ClusterGVR is Karmada's cluster.karmada.io/v1alpha1 Cluster resource.
-	ClusterGVR = clusterv1alpha1.SchemeGroupVersion.WithResource(clusterv1alpha1.ResourcePluralCluster)
+	ClusterGVR = schema.GroupVersionResource{Group: clusterv1alpha1.GroupVersion.Group, Version: clusterv1alpha1.GroupVersion.Version, Resource: clusterv1alpha1.ResourcePluralCluster}
 	// PolicyGVR is the policy.karmada.io/v1alpha1 ClusterTaintPolicy resource.
-	PolicyGVR = policyv1alpha1.SchemeGroupVersion.WithResource(policyv1alpha1.ResourcePluralClusterTaintPolicy)
+	PolicyGVR = schema.GroupVersionResource{Group: policyv1alpha1.GroupVersion.Group, Version: policyv1alpha1.GroupVersion.Version, Resource: policyv1alpha1.ResourcePluralClusterTaintPolicy}
 )
 
 // windowedFields are the spec fields of the cluster failover proposal's
