@@ -73,6 +73,9 @@ func left(s *clusterv1alpha1.ResourceSummary, name corev1.ResourceName, milli bo
 // spare replicas, by [MaxReplicas], that each of clusters has for a workload
 // whose replicas each need req (a binding's spec.replicaRequirements). A
 // cluster not in clusters is unknown, which the Checker assumes sufficient.
+// Only req is read: the per-component requirements of a multi-component
+// binding (spec.components) are not, so for one of those the count may show
+// more room than there is.
 // The summaries are read once, when Capacity is called; the function is safe
 // for concurrent use.
 func Capacity(clusters []clusterv1alpha1.Cluster, req *workv1alpha2.ReplicaRequirements) func(cluster string) (replicas int32, known bool) {
