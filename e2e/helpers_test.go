@@ -24,6 +24,7 @@ import (
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/examples/taintcontroller/controller"
+	"github.com/failoverkit/failover/karmada"
 )
 
 const (
@@ -120,7 +121,7 @@ func editTaints(t *testing.T, name string, edit func([]corev1.Taint) []corev1.Ta
 		if err != nil {
 			return err
 		}
-		c, err := controller.ClusterFromUnstructured(u)
+		c, err := karmada.FromUnstructuredCluster(u)
 		if err != nil {
 			return err
 		}
@@ -136,7 +137,7 @@ func getCluster(t *testing.T, name string) (failover.Cluster, *unstructured.Unst
 	t.Helper()
 	u, err := env.dynamic.Resource(controller.ClusterGVR).Get(ctxFor(t), name, metav1.GetOptions{})
 	require.NoError(t, err)
-	c, err := controller.ClusterFromUnstructured(u)
+	c, err := karmada.FromUnstructuredCluster(u)
 	require.NoError(t, err)
 	return c, u
 }
@@ -343,7 +344,7 @@ func (r *injectingClusters) Update(ctx context.Context, obj *unstructured.Unstru
 		if err != nil {
 			return nil, errors.Join(errors.New("e2e: the injected writer could not read"), err)
 		}
-		c, err := controller.ClusterFromUnstructured(u)
+		c, err := karmada.FromUnstructuredCluster(u)
 		if err != nil {
 			return nil, err
 		}

@@ -25,6 +25,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/taintpolicy"
 )
 
@@ -272,7 +273,7 @@ func (c *Controller) sync(ctx context.Context, name string) (time.Duration, erro
 	// The cache's object is shared with every other reader: write to a copy.
 	u := cached.DeepCopy()
 	for attempt := 0; ; attempt++ {
-		cluster, err := ClusterFromUnstructured(u)
+		cluster, err := karmada.FromUnstructuredCluster(u)
 		if err != nil {
 			return 0, err
 		}
@@ -284,7 +285,7 @@ func (c *Controller) sync(ctx context.Context, name string) (time.Duration, erro
 			c.metrics.syncs.WithLabelValues("unchanged").Inc()
 			return res.RequeueAfter, nil
 		}
-		if err := setTaints(u, res.Taints); err != nil {
+		if err := karmada.ApplyUnstructuredTaints(u, res.Taints); err != nil {
 			return 0, err
 		}
 		updated, err := c.clusters.Update(ctx, u, metav1.UpdateOptions{FieldManager: c.cfg.FieldManager})
@@ -399,8 +400,8 @@ func (c *Controller) clusterUpdated(oldObj, newObj any) {
 		return
 	}
 	if oldU.GetResourceVersion() != newU.GetResourceVersion() {
-		oldC, err1 := ClusterFromUnstructured(oldU)
-		newC, err2 := ClusterFromUnstructured(newU)
+		oldC, err1 := karmada.FromUnstructuredCluster(oldU)
+		newC, err2 := karmada.FromUnstructuredCluster(newU)
 		if err1 == nil && err2 == nil && apiequality.Semantic.DeepEqual(oldC, newC) {
 			return
 		}

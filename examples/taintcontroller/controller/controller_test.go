@@ -23,6 +23,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/karmada"
 )
 
 const notReadyKey = "cluster.karmada.io/not-ready"
@@ -112,7 +113,7 @@ func (f *fixture) stored(t *testing.T, name string) failover.Cluster {
 	t.Helper()
 	u, err := f.client.Resource(ClusterGVR).Get(context.Background(), name, metav1.GetOptions{})
 	require.NoError(t, err)
-	c, err := ClusterFromUnstructured(u)
+	c, err := karmada.FromUnstructuredCluster(u)
 	require.NoError(t, err)
 	return c
 }
@@ -318,7 +319,7 @@ func TestRunReactsToPoliciesAndRequeuesWhenAWindowCloses(t *testing.T) {
 	stored := func() failover.Cluster {
 		u, err := client.Resource(ClusterGVR).Get(ctx, "m1", metav1.GetOptions{})
 		require.NoError(t, err)
-		got, err := ClusterFromUnstructured(u)
+		got, err := karmada.FromUnstructuredCluster(u)
 		require.NoError(t, err)
 		return got
 	}

@@ -3,83 +3,56 @@ package controller
 import (
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/taintpolicy"
 )
 
 var (
 	// ClusterGVR is Karmada's cluster.karmada.io/v1alpha1 Cluster resource.
-	ClusterGVR = schema.GroupVersionResource{Group: "cluster.karmada.io", Version: "v1alpha1", Resource: "clusters"}
+	ClusterGVR = schema.GroupVersionResource{Group: clusterv1alpha1.GroupVersion.Group, Version: clusterv1alpha1.GroupVersion.Version, Resource: clusterv1alpha1.ResourcePluralCluster}
 	// PolicyGVR is the policy.karmada.io/v1alpha1 ClusterTaintPolicy resource.
-	PolicyGVR = schema.GroupVersionResource{Group: "policy.karmada.io", Version: "v1alpha1", Resource: "clustertaintpolicies"}
+	PolicyGVR = schema.GroupVersionResource{Group: policyv1alpha1.GroupVersion.Group, Version: policyv1alpha1.GroupVersion.Version, Resource: policyv1alpha1.ResourcePluralClusterTaintPolicy}
 )
 
-// clusterObject is the part of a Karmada Cluster object the controller reads.
-type clusterObject struct {
-	Metadata metav1.ObjectMeta `json:"metadata"`
-	Spec     struct {
-		Provider string         `json:"provider,omitempty"`
-		Region   string         `json:"region,omitempty"`
-		Zone     string         `json:"zone,omitempty"`
-		Zones    []string       `json:"zones,omitempty"`
-		Taints   []corev1.Taint `json:"taints,omitempty"`
-	} `json:"spec"`
-	Status struct {
-		Conditions []metav1.Condition `json:"conditions,omitempty"`
-	} `json:"status"`
-}
-
-// ClusterFromUnstructured converts a Karmada Cluster object into the library's
-// Cluster: metadata.name and labels, spec.provider, region, zone, zones and
-// taints, and status.conditions.
-func ClusterFromUnstructured(u *unstructured.Unstructured) (failover.Cluster, error) {
-	var obj clusterObject
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.UnstructuredContent(), &obj); err != nil {
-		return failover.Cluster{}, fmt.Errorf("controller: cluster %q: %w", u.GetName(), err)
-	}
-	return failover.Cluster{
-		Name:       obj.Metadata.Name,
-		Labels:     obj.Metadata.Labels,
-		Provider:   obj.Spec.Provider,
-		Region:     obj.Spec.Region,
-		Zone:       obj.Spec.Zone,
-		Zones:      obj.Spec.Zones,
-		Taints:     obj.Spec.Taints,
-		Conditions: obj.Status.Conditions,
-	}, nil
-}
-
-// setTaints replaces spec.taints of u with taints, leaving every other field
-// as it was read, so an Update sends back exactly what the server returned
-// except the taint list.
-func setTaints(u *unstructured.Unstructured, taints []corev1.Taint) error {
-	if len(taints) == 0 {
-		unstructured.RemoveNestedField(u.Object, "spec", "taints")
-		return nil
-	}
-	list := make([]any, 0, len(taints))
-	for i := range taints {
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&taints[i])
-		if err != nil {
-			return fmt.Errorf("controller: cluster %q: taint %q: %w", u.GetName(), taints[i].Key, err)
-		}
-		list = append(list, m)
-	}
-	return unstructured.SetNestedSlice(u.Object, list, "spec", "taints")
-}
+// windowedFields are the spec fields of the cluster failover proposal's
+// ClusterTaintPolicy, which Karmada v1.18's Go type does not define.
+var windowedFields = []string{"targetCluster", "matchConditions", "taintsToAdd"}
 
 // PolicyFromUnstructured converts a ClusterTaintPolicy object into
-// taintpolicy's type and validates it with taintpolicy's rules. Both the
-// windowed form and Karmada's released form decode.
+// taintpolicy's type and validates it with taintpolicy's rules.
+//
+// Karmada's released form is decoded into Karmada v1.18's own Go type,
+// strictly (a field that type does not define is an error, not a silent
+// drop), and converted by karmada.FromClusterTaintPolicy. The windowed form
+// of the cluster failover proposal, which Karmada's type cannot hold, is
+// decoded into taintpolicy's type directly.
 func PolicyFromUnstructured(u *unstructured.Unstructured) (taintpolicy.ClusterTaintPolicy, error) {
+	spec, _, _ := unstructured.NestedMap(u.Object, "spec")
+	for _, f := range windowedFields {
+		if _, ok := spec[f]; ok {
+			return windowedPolicy(u)
+		}
+	}
+	var kp policyv1alpha1.ClusterTaintPolicy
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.UnstructuredContent(), &kp, true); err != nil {
+		return taintpolicy.ClusterTaintPolicy{}, fmt.Errorf("controller: policy %q: %w", u.GetName(), err)
+	}
+	p, err := karmada.FromClusterTaintPolicy(&kp)
+	if err != nil {
+		return taintpolicy.ClusterTaintPolicy{}, fmt.Errorf("controller: policy %q: %w", u.GetName(), err)
+	}
+	return p, nil
+}
+
+func windowedPolicy(u *unstructured.Unstructured) (taintpolicy.ClusterTaintPolicy, error) {
 	var p taintpolicy.ClusterTaintPolicy
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.UnstructuredContent(), &p); err != nil {
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.UnstructuredContent(), &p, true); err != nil {
 		return taintpolicy.ClusterTaintPolicy{}, fmt.Errorf("controller: policy %q: %w", u.GetName(), err)
 	}
 	if errs := p.Validate(); len(errs) > 0 {

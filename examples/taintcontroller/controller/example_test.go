@@ -5,32 +5,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/examples/taintcontroller/controller"
 )
-
-// A Karmada Cluster read through the dynamic client becomes the library's
-// Cluster, ready for taintpolicy and failover.IsFaulty.
-func ExampleClusterFromUnstructured() {
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
-		"metadata": map[string]any{"name": "member1"},
-		"spec": map[string]any{
-			"region": "eu-west-1",
-			"taints": []any{map[string]any{"key": "cluster.karmada.io/not-ready", "effect": "PreferNoExecute"}},
-		},
-		"status": map[string]any{"conditions": []any{map[string]any{
-			"type": "Ready", "status": "False", "lastTransitionTime": "2025-01-17T02:36:26Z",
-		}}},
-	}}
-	c, err := controller.ClusterFromUnstructured(u)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(c.Name, c.Region, c.Condition("Ready").Status, failover.IsFaulty(c))
-	// Output: member1 eu-west-1 False true
-}
 
 // A policy that fails taintpolicy's validation is reported with its name
 // and the offending field; the controller ignores it and keeps the others.

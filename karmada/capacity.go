@@ -1,0 +1,90 @@
+package karmada
+
+import (
+	"math"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// MaxReplicas returns how many more replicas needing req a cluster with
+// summary can take, computed as Karmada v1.18's general estimator does: the
+// pods still allowed (allocatable − allocated − allocating), bounded for each
+// resource req requests by what is left of it divided by the request. CPU
+// is counted in millicores, every other resource in whole units (a request
+// of 1.5 units counts as 2, as in Karmada). A resource the cluster does not
+// report, or has none of, leaves room for no replica; a nil req is bounded by
+// pods alone. A nil summary (the cluster has not reported one yet) is 0, as
+// the estimator gives it.
+//
+// Karmada refines this with resource models (spec.resourceModels) when they
+// are reported, and may deduct workloads it has just assumed; MaxReplicas
+// does neither, so it may count more room than the scheduler finds, never
+// less.
+func MaxReplicas(summary *clusterv1alpha1.ResourceSummary, req *workv1alpha2.ReplicaRequirements) int32 {
+	if summary == nil {
+		return 0
+	}
+	maxReplicas := left(summary, corev1.ResourcePods, false)
+	if maxReplicas <= 0 {
+		return 0
+	}
+	if req != nil {
+		for name, q := range req.ResourceRequest {
+			if q.Value() <= 0 {
+				continue
+			}
+			milli := name == corev1.ResourceCPU
+			if _, ok := summary.Allocatable[name]; !ok {
+				return 0
+			}
+			avail := left(summary, name, milli)
+			if avail <= 0 {
+				return 0
+			}
+			need := q.Value()
+			if milli {
+				need = q.MilliValue()
+			}
+			maxReplicas = min(maxReplicas, avail/need)
+		}
+	}
+	return int32(min(maxReplicas, math.MaxInt32))
+}
+
+// left is allocatable − allocated − allocating of one resource.
+func left(s *clusterv1alpha1.ResourceSummary, name corev1.ResourceName, milli bool) int64 {
+	a := s.Allocatable[name]
+	a = a.DeepCopy()
+	if q, ok := s.Allocated[name]; ok {
+		a.Sub(q)
+	}
+	if q, ok := s.Allocating[name]; ok {
+		a.Sub(q)
+	}
+	if milli {
+		return a.MilliValue()
+	}
+	return a.Value()
+}
+
+// Capacity returns a capacity function for prescheduling.WithCapacity: the
+// spare replicas, by [MaxReplicas], that each of clusters has for a workload
+// whose replicas each need req (a binding's spec.replicaRequirements). A
+// cluster not in clusters is unknown, which the Checker assumes sufficient.
+// Only req is read: the per-component requirements of a multi-component
+// binding (spec.components) are not, so for one of those the count may show
+// more room than there is.
+// The summaries are read once, when Capacity is called; the function is safe
+// for concurrent use.
+func Capacity(clusters []clusterv1alpha1.Cluster, req *workv1alpha2.ReplicaRequirements) func(cluster string) (replicas int32, known bool) {
+	spare := make(map[string]int32, len(clusters))
+	for i := range clusters {
+		spare[clusters[i].Name] = MaxReplicas(clusters[i].Status.ResourceSummary, req)
+	}
+	return func(cluster string) (int32, bool) {
+		n, ok := spare[cluster]
+		return n, ok
+	}
+}

@@ -1,0 +1,37 @@
+// Package karmada converts Karmada v1.18 API objects into the failover
+// library's types, and back where a controller writes.
+//
+// It lives in a module of its own, github.com/failoverkit/failover/karmada,
+// so that users of the library who do not use Karmada's Go types never
+// inherit Karmada's dependencies.
+//
+// From Karmada to the library:
+//
+//   - cluster.karmada.io/v1alpha1 Cluster: [FromCluster] (name, labels,
+//     provider, region, zone and zones, taints, conditions) and, for
+//     prescheduling.WithCapacity, [Capacity] and [MaxReplicas], which read
+//     status.resourceSummary as Karmada's general estimator does;
+//   - policy.karmada.io/v1alpha1 Placement, ClusterFailoverBehavior and
+//     ClusterTaintPolicy: [FromPlacement], [FromClusterFailoverBehavior],
+//     [FromClusterTaintPolicy];
+//   - work.karmada.io/v1alpha2 ResourceBinding and ClusterResourceBinding:
+//     [FromResourceBinding] and [FromClusterResourceBinding] (schedule
+//     result, graceful eviction tasks, aggregated health), and
+//     [PreschedulingRequest] for the pre-scheduling check.
+//
+// Back to Karmada: [ApplyClusterTaints] writes a cluster's spec.taints and
+// [ApplyBinding] a binding's spec.clusters and spec.gracefulEvictionTasks.
+// [FromUnstructuredCluster] and [ApplyUnstructuredTaints] do the same for a
+// dynamic client's objects.
+//
+// Guarantees:
+//
+//   - Nothing is dropped silently. A field the library cannot represent is a
+//     [*LossError] naming it: the conversion of everything else comes with
+//     it, for a caller that accepts the loss. Malformed input (an unknown
+//     taint effect, a selector that does not parse, a condition operator the
+//     library does not know) is an error naming the field and the value, and
+//     the zero value. Nothing panics.
+//   - Conversions never share memory with their input: a converted value may
+//     be kept after the Karmada object is changed or reused.
+package karmada
