@@ -11,27 +11,27 @@ import (
 	"time"
 )
 
-// checkWaitersLocked checks the waiter list against the bucket: its length
-// is nWaiters, and while the rate is positive consecutive slots keep one
-// interval apart; while paused no waiter holds a slot.
-func (l *Limiter) checkWaitersLocked() error {
+// check checks the line of reservations: its length is n, and while the
+// rate is positive consecutive slots keep one interval apart; while paused
+// no reservation holds a slot.
+func (b *bucket) check() error {
 	n := 0
-	var prev *waiter
-	for w := l.head; w != nil; w = w.next {
+	var prev *reservation
+	for w := b.head; w != nil; w = w.next {
 		if w.prev != prev {
 			return fmt.Errorf("waiter %d: broken back link", n)
 		}
 		switch {
-		case l.rate <= 0 && !w.slot.IsZero():
+		case b.rate <= 0 && !w.slot.IsZero():
 			return fmt.Errorf("waiter %d holds slot %v while paused", n, w.slot)
-		case l.rate > 0 && prev != nil && w.slot.Sub(prev.slot) < l.interval:
-			return fmt.Errorf("waiters %d and %d are %v apart at interval %v", n-1, n, w.slot.Sub(prev.slot), l.interval)
+		case b.rate > 0 && prev != nil && w.slot.Sub(prev.slot) < b.interval:
+			return fmt.Errorf("waiters %d and %d are %v apart at interval %v", n-1, n, w.slot.Sub(prev.slot), b.interval)
 		}
 		prev = w
 		n++
 	}
-	if prev != l.tail || n != l.nWaiters {
-		return fmt.Errorf("%d waiters listed, nWaiters %d, tail ok %v", n, l.nWaiters, prev == l.tail)
+	if prev != b.tail || n != b.n {
+		return fmt.Errorf("%d waiters listed, n %d, tail ok %v", n, b.n, prev == b.tail)
 	}
 	return nil
 }
@@ -85,7 +85,7 @@ func TestLimiterUnderUnsettledConcurrency(t *testing.T) {
 			check := func() {
 				t.Helper()
 				l.mu.Lock()
-				err := l.checkWaitersLocked()
+				err := l.bucket.check()
 				l.mu.Unlock()
 				if err != nil {
 					t.Fatal(err)
@@ -129,12 +129,13 @@ func TestLimiterUnderUnsettledConcurrency(t *testing.T) {
 				}
 				if time.Now().After(guard) {
 					l.mu.Lock()
+					b := &l.bucket
 					s := fmt.Sprintf("rate %v (interval %v), %d waiters, now %v, last %v, promises %v, history %v, hold %v, srcErr %v;",
-						l.rate, l.interval, l.nWaiters, clk.Now().Sub(t0), l.last.Sub(t0), len(l.promises), l.history, l.hold, l.srcErr)
-					for w := l.head; w != nil; w = w.next {
+						b.rate, b.interval, b.n, clk.Now().Sub(t0), b.last.Sub(t0), len(b.promises), l.decision.history, l.decision.hold, l.src.err)
+					for w := b.head; w != nil; w = w.next {
 						s += fmt.Sprintf(" slot %v", w.slot.Sub(t0))
 					}
-					for _, p := range l.promises {
+					for _, p := range b.promises {
 						s += fmt.Sprintf(" promise %v", p.Sub(t0))
 					}
 					l.mu.Unlock()
