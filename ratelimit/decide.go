@@ -56,8 +56,8 @@ func (d *decision) observe(now time.Time, h Health, err error) {
 }
 
 // rate returns the rate in force at now, and when it will next change
-// without a new read (the end of the hold); zero when it will not. now must
-// not go back between calls.
+// without a new read (a speed-up that has lasted the hold); zero when it
+// will not. now must not go back between calls.
 func (d *decision) rate(now time.Time) (r float64, next time.Time) {
 	if d.failing {
 		return 0, time.Time{}
@@ -68,12 +68,17 @@ func (d *decision) rate(now time.Time) (r float64, next time.Time) {
 		i++ // history[i+1] was already in force at the window's start
 	}
 	d.history = d.history[i:]
-	r = math.Inf(1)
-	for _, c := range d.history {
-		r = min(r, c.rate)
+	r, slowest := math.Inf(1), 0
+	for i, c := range d.history {
+		if c.rate <= r {
+			r, slowest = c.rate, i // the latest of the slowest
+		}
 	}
-	if len(d.history) > 1 {
-		next = d.history[1].at.Add(d.hold)
+	// The rate goes up once the slowest entry leaves the window, which it
+	// does when its successor has been in force for the hold; the latest
+	// entry stays until a new read.
+	if slowest+1 < len(d.history) {
+		next = d.history[slowest+1].at.Add(d.hold)
 	}
 	return r, next
 }
