@@ -121,47 +121,50 @@ func (l *Limiter) Wait(ctx context.Context) error {
 	if l == nil || l.src.src == nil {
 		return errZeroLimiter
 	}
+	if err := ctx.Err(); err != nil {
+		return err // before reading the source, which may be slow
+	}
 	var w *reservation // this caller's place in line, once it has one
 	for {
-		// Checked on every turn: also after a slow read of the source.
-		if err := ctx.Err(); err != nil {
-			if w != nil {
-				l.mu.Lock()
-				l.cancelLocked(w)
-				l.mu.Unlock()
+		var (
+			err           error
+			granted       bool
+			timer         clock.Timer
+			wake, changed <-chan struct{}
+		)
+		l.locked(func(now time.Time) {
+			// Checked under the lock, so also after a slow read of the
+			// source that locked made first.
+			if err = ctx.Err(); err != nil {
+				if w != nil {
+					l.cancelLocked(w)
+				}
+				return
 			}
+			if w == nil {
+				if granted = l.bucket.take(now); granted {
+					return
+				}
+				w = l.bucket.reserve(now)
+			} else if granted = l.bucket.due(w, now); granted {
+				return
+			}
+			// The deadline is after now: locked has acted on a due poll and
+			// on the end of a hold, and due on a slot that has come.
+			if d := l.deadlineLocked(w); !d.IsZero() {
+				timer = l.clock.NewTimer(d.Sub(now))
+			}
+			// Any later change to w's slot or deadline is followed by a
+			// broadcast, which closes this wake.
+			wake, changed = l.wake, l.src.changed
+		})
+		if err != nil || granted {
 			return err
 		}
-		l.mu.Lock()
-		now := l.clock.Now()
-		if seq, due := l.readDueLocked(now); due {
-			l.mu.Unlock()
-			l.read(seq)
-			continue
-		}
-		if w == nil {
-			if l.bucket.take(now) {
-				l.mu.Unlock()
-				return nil
-			}
-			w = l.bucket.reserve(now)
-		} else if l.bucket.due(w, now) {
-			l.mu.Unlock()
-			return nil
-		}
-		// Every deadline is after now: readDueLocked acted on a due poll and
-		// on the end of a hold, and due on a slot that has come.
-		var timer clock.Timer
 		var timerC <-chan time.Time
-		if d := l.deadlineLocked(w); !d.IsZero() {
-			timer = l.clock.NewTimer(d.Sub(now))
+		if timer != nil {
 			timerC = timer.C()
 		}
-		// Any change to w's slot or deadline is followed by a broadcast, so
-		// one made after the lock is released wakes this select.
-		wake, changed := l.wake, l.src.changed
-		l.mu.Unlock()
-
 		select {
 		case <-ctx.Done():
 		case <-timerC:
@@ -180,17 +183,9 @@ func (l *Limiter) Rate() float64 {
 	if l == nil || l.src.src == nil {
 		return 0
 	}
-	for {
-		l.mu.Lock()
-		if seq, due := l.readDueLocked(l.clock.Now()); due {
-			l.mu.Unlock()
-			l.read(seq)
-			continue
-		}
-		r := l.bucket.rate
-		l.mu.Unlock()
-		return r
-	}
+	var r float64
+	l.locked(func(time.Time) { r = l.bucket.rate })
+	return r
 }
 
 // Refresh reads the source now, applies the result and wakes every waiter to
@@ -213,6 +208,18 @@ func (l *Limiter) promise() (delay time.Duration, ok bool) {
 	if l == nil || l.src.src == nil {
 		return 0, false
 	}
+	l.locked(func(now time.Time) {
+		var slot time.Time
+		if slot, ok = l.bucket.promise(now); ok {
+			delay = slot.Sub(now)
+		}
+	})
+	return delay, ok
+}
+
+// locked runs f under the lock with the Limiter brought up to now, having
+// first read the source (outside the lock) if a read was due.
+func (l *Limiter) locked(f func(now time.Time)) {
 	for {
 		l.mu.Lock()
 		now := l.clock.Now()
@@ -221,9 +228,9 @@ func (l *Limiter) promise() (delay time.Duration, ok bool) {
 			l.read(seq)
 			continue
 		}
-		slot, ok := l.bucket.promise(now)
+		f(now)
 		l.mu.Unlock()
-		return slot.Sub(now), ok
+		return
 	}
 }
 
