@@ -20,11 +20,11 @@
 //   - No goroutine is started, nothing global is registered; time comes from
 //     an injected clock.
 //
-// DynamicRateLimiter puts the same bucket behind client-go's
-// workqueue.TypedRateLimiter.
-//
 // Where to change what: the rate rule is Config.RateFor in config.go; how its
 // answers become the rate in force over time (recovery hold, pause on a source
 // error) is decide.go; slots, re-timing and When's promises are bucket.go;
 // limiter.go only locks, reads the clock and blocks.
+//
+// DynamicRateLimiter puts the same bucket behind client-go's
+// workqueue.TypedRateLimiter.
 package ratelimit
