@@ -134,6 +134,16 @@ func (b *bucket) promise(now time.Time) (slot time.Time, ok bool) {
 	return slot, true
 }
 
+// nextFree is the slot a newcomer would get at now; zero while paused.
+func (b *bucket) nextFree(now time.Time) time.Time {
+	if b.rate <= 0 {
+		return time.Time{}
+	}
+	b.prune(now)
+	slot, _ := b.fit(b.next(now))
+	return slot
+}
+
 // after is the earliest slot one interval after the last permit, not before
 // now.
 func (b *bucket) after(now time.Time) time.Time {

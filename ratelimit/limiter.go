@@ -37,9 +37,10 @@ import (
 //     gives its slot back: the waiters behind it move up, and the next caller
 //     can take the last slot.
 //
-// Wait and DynamicRateLimiter.When draw from the same bucket. A delay returned
-// by When is a promise that cannot be taken back, so a rate change re-times
-// only blocked waiters, fitting them around the slots already promised.
+// Wait, TakeAt and DynamicRateLimiter.When draw from the same bucket; TakeAt
+// is Wait for a simulation that steps time itself. A delay returned by When
+// is a promise that cannot be taken back, so a rate change re-times only
+// blocked waiters, fitting them around the slots already promised.
 //
 // The Limiter starts no goroutine: health is read by the callers themselves,
 // when the source's Changed channel has closed, when the poll interval has
@@ -132,7 +133,7 @@ func (l *Limiter) Wait(ctx context.Context) error {
 			timer         clock.Timer
 			wake, changed <-chan struct{}
 		)
-		l.locked(func(now time.Time) {
+		l.locked(l.clock.Now, func(now time.Time) {
 			// Checked under the lock, so also after a slow read of the
 			// source that locked made first.
 			if err = ctx.Err(); err != nil {
@@ -184,7 +185,7 @@ func (l *Limiter) Rate() float64 {
 		return 0
 	}
 	var r float64
-	l.locked(func(time.Time) { r = l.bucket.rate })
+	l.locked(l.clock.Now, func(time.Time) { r = l.bucket.rate })
 	return r
 }
 
@@ -198,7 +199,7 @@ func (l *Limiter) Refresh() {
 	l.mu.Lock()
 	seq := l.src.begin()
 	l.mu.Unlock()
-	l.read(seq)
+	l.read(seq, l.clock.Now)
 }
 
 // promise fixes the next free slot for a caller that cannot be re-timed
@@ -208,7 +209,7 @@ func (l *Limiter) promise() (delay time.Duration, ok bool) {
 	if l == nil || l.src.src == nil {
 		return 0, false
 	}
-	l.locked(func(now time.Time) {
+	l.locked(l.clock.Now, func(now time.Time) {
 		var slot time.Time
 		if slot, ok = l.bucket.promise(now); ok {
 			delay = slot.Sub(now)
@@ -217,15 +218,43 @@ func (l *Limiter) promise() (delay time.Duration, ok bool) {
 	return delay, ok
 }
 
-// locked runs f under the lock with the Limiter brought up to now, having
-// first read the source (outside the lock) if a read was due.
-func (l *Limiter) locked(f func(now time.Time)) {
+// TakeAt is Wait's step for a caller that keeps time itself, such as a
+// simulation that moves a fake clock from one event to the next instead of
+// running goroutines: at now, it takes a permit if one is free and reports
+// ok. Otherwise it takes nothing and returns when to ask again: the bucket's
+// next free slot at the rate in force, the end of a recovery hold, or the
+// next poll of a source that is not a Notifier, whichever comes first; the
+// zero time while paused with none of these due, when only a change of
+// health (a Notifier's, or Refresh) can free a permit. next is when a permit
+// may be free, not a promise: another caller may take it first. Callers
+// blocked in Wait come first: TakeAt takes nothing while one is in line.
+//
+// It shares the bucket and the guarantees of Wait. now must not go back
+// between calls, and should be the time of the Limiter's clock (WithClock)
+// if Wait, Rate or When are called too.
+func (l *Limiter) TakeAt(now time.Time) (ok bool, next time.Time) {
+	if l == nil || l.src.src == nil {
+		return false, time.Time{}
+	}
+	l.locked(func() time.Time { return now }, func(now time.Time) {
+		if ok = l.bucket.take(now); ok {
+			return
+		}
+		next = earliest(earliest(l.bucket.nextFree(now), l.holdEnd), l.src.nextPoll())
+	})
+	return ok, next
+}
+
+// locked runs f under the lock with the Limiter brought up to the time at
+// returns, having first read the source (outside the lock) if a read was
+// due.
+func (l *Limiter) locked(at func() time.Time, f func(now time.Time)) {
 	for {
 		l.mu.Lock()
-		now := l.clock.Now()
+		now := at()
 		if seq, due := l.readDueLocked(now); due {
 			l.mu.Unlock()
-			l.read(seq)
+			l.read(seq, at)
 			continue
 		}
 		f(now)
@@ -247,11 +276,11 @@ func (l *Limiter) readDueLocked(now time.Time) (seq uint64, due bool) {
 
 // read reads the source (slow, so outside the lock), applies the answer and
 // wakes every waiter to re-check its slot and deadline.
-func (l *Limiter) read(seq uint64) {
+func (l *Limiter) read(seq uint64, at func() time.Time) {
 	h, changed, err := l.src.read()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	now := l.clock.Now()
+	now := at()
 	if l.src.apply(seq, now, h, changed, err) {
 		l.decision.observe(now, h, err)
 		l.advanceLocked(now)
@@ -280,17 +309,19 @@ func (l *Limiter) advanceLocked(now time.Time) {
 // deadlineLocked is when w must wake up by itself: its slot, the end of a
 // recovery hold, or the next poll. Zero: only a channel can wake it.
 func (l *Limiter) deadlineLocked(w *reservation) time.Time {
-	d := l.src.nextPoll()
-	earliest := func(t time.Time) {
-		if !t.IsZero() && (d.IsZero() || t.Before(d)) {
-			d = t
-		}
-	}
+	d := earliest(l.src.nextPoll(), l.holdEnd)
 	if l.bucket.rate > 0 {
-		earliest(w.slot)
+		d = earliest(d, w.slot)
 	}
-	earliest(l.holdEnd)
 	return d
+}
+
+// earliest is the earlier of two times, the zero time meaning none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
 }
 
 // cancelLocked gives the place of a waiter whose context ended back.

@@ -169,6 +169,9 @@ func TestZeroLimiterHandsOutNothing(t *testing.T) {
 		l.Refresh() // no panic
 		_, ok := l.promise()
 		assert.False(t, ok)
+		ok, next := l.TakeAt(t0)
+		assert.False(t, ok)
+		assert.Zero(t, next)
 	}
 }
 
@@ -652,5 +655,61 @@ func TestWaitTakesNoPermitWhenItsContextEndsDuringASlowRead(t *testing.T) {
 		// without the clock moving.
 		require.NoError(t, l.Wait(context.Background()))
 		wg.Wait()
+	})
+}
+
+// TestTakeAtStepsTheLimiterWithoutAClock steps a Limiter through a slowdown,
+// a pause and a held recovery with TakeAt alone: no goroutine, no clock.
+// Each answer says when a permit may next be free, so a simulation knows
+// where to jump.
+func TestTakeAtStepsTheLimiterWithoutAClock(t *testing.T) {
+	// 4 clusters, large above 2: 3 faulty is 0.1/s; 2 of 2 faulty is paused.
+	cfg := Config{ResourceEvictionRate: 1, SecondaryResourceEvictionRate: 0.1, UnhealthyClusterThreshold: 0.5, LargeClusterNumThreshold: 2}
+	tr := NewTracker()
+	fleet(tr, 4, 0)
+	l, err := NewLimiter(cfg, tr, WithRecoveryHold(30*time.Second))
+	require.NoError(t, err)
+	none := time.Time{}
+	steps := []struct {
+		name     string
+		at       time.Duration
+		health   func()
+		wantOK   bool
+		wantNext time.Time
+	}{
+		{"the first permit is at once", 0, nil, true, none},
+		{"the next is one interval later", 500 * time.Millisecond, nil, false, at(time.Second)},
+		{"taken at its slot", time.Second, nil, true, none},
+		{"a slowdown applies at once", 1500 * time.Millisecond, func() { fleet(tr, 4, 3) }, false, at(11 * time.Second)},
+		{"paused: nothing is due until health changes", 2 * time.Second, func() { fleet(tr, 2, 2) }, false, none},
+		{"a recovery is held for 30s", 5 * time.Second, func() { fleet(tr, 4, 0) }, false, at(35 * time.Second)},
+		{"once it has lasted the hold, the first permit is at once", 35 * time.Second, nil, true, none},
+		{"and the next one interval later", 35 * time.Second, nil, false, at(36 * time.Second)},
+	}
+	for _, s := range steps {
+		if s.health != nil {
+			s.health()
+		}
+		ok, next := l.TakeAt(at(s.at))
+		assert.Equal(t, s.wantOK, ok, s.name)
+		assert.Equal(t, s.wantNext, next, s.name)
+	}
+}
+
+func TestTakeAtQueuesBehindWaiters(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l, _, clk := newTracked(t, DefaultConfig(), 3, 0) // 0.5/s
+		ok, _ := l.TakeAt(t0)
+		require.True(t, ok)
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		res := waitAsync(l, context.Background(), &wg)
+		settle(t, l, clk, 1, 1) // in line for t0+2s
+
+		ok, next := l.TakeAt(t0.Add(time.Second))
+		assert.False(t, ok)
+		assert.Equal(t, t0.Add(4*time.Second), next, "the waiter's slot is taken: the next free one is behind it")
+		clk.Step(2 * time.Second)
+		require.NoError(t, <-res)
 	})
 }
