@@ -62,12 +62,14 @@ func (d *decision) rate(now time.Time) (r float64, next time.Time) {
 	if d.failing {
 		return 0, time.Time{}
 	}
-	start := now.Add(-d.hold)
-	i := 0
-	for i+1 < len(d.history) && !d.history[i+1].at.After(start) {
-		i++ // history[i+1] was already in force at the window's start
+	if len(d.history) > 1 {
+		start := now.Add(-d.hold)
+		i := 0
+		for i+1 < len(d.history) && !d.history[i+1].at.After(start) {
+			i++ // history[i+1] was already in force at the window's start
+		}
+		d.history = d.history[i:]
 	}
-	d.history = d.history[i:]
 	r, slowest := math.Inf(1), 0
 	for i, c := range d.history {
 		if c.rate <= r {
