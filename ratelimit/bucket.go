@@ -169,6 +169,9 @@ func (b *bucket) next(now time.Time) time.Time {
 // Promises are sorted, so this is a binary search plus a walk over the
 // promises t has to step past.
 func (b *bucket) fit(from time.Time) (time.Time, int) {
+	if len(b.promises) == 0 {
+		return from, 0
+	}
 	p, iv := b.promises, b.interval
 	i := sort.Search(len(p), func(i int) bool { return p[i].After(from.Add(-iv)) })
 	t := from
@@ -180,6 +183,9 @@ func (b *bucket) fit(from time.Time) (time.Time, int) {
 
 // prune retires the promises that have come: they count as taken permits.
 func (b *bucket) prune(now time.Time) {
+	if len(b.promises) == 0 {
+		return
+	}
 	i := 0
 	for i < len(b.promises) && !b.promises[i].After(now) {
 		b.last = later(b.last, b.promises[i])

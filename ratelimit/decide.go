@@ -62,6 +62,9 @@ func (d *decision) rate(now time.Time) (r float64, next time.Time) {
 	if d.failing {
 		return 0, time.Time{}
 	}
+	if len(d.history) == 1 { // the usual case, on every Wait
+		return d.history[0].rate, time.Time{}
+	}
 	if len(d.history) > 1 {
 		start := now.Add(-d.hold)
 		i := 0
