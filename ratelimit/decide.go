@@ -1,9 +1,6 @@
 package ratelimit
 
-import (
-	"math"
-	"time"
-)
+import "time"
 
 // decision turns the health a Limiter reads into the rate in force: the rule
 // (Config.RateFor) applied over time. It reads no clock and starts nothing:
@@ -62,18 +59,17 @@ func (d *decision) rate(now time.Time) (r float64, next time.Time) {
 	if d.failing {
 		return 0, time.Time{}
 	}
+	// A good read has put at least one entry in history.
 	if len(d.history) == 1 { // the usual case, on every Wait
 		return d.history[0].rate, time.Time{}
 	}
-	if len(d.history) > 1 {
-		start := now.Add(-d.hold)
-		i := 0
-		for i+1 < len(d.history) && !d.history[i+1].at.After(start) {
-			i++ // history[i+1] was already in force at the window's start
-		}
-		d.history = d.history[i:]
+	start := now.Add(-d.hold)
+	i := 0
+	for i+1 < len(d.history) && !d.history[i+1].at.After(start) {
+		i++ // history[i+1] was already in force at the window's start
 	}
-	r, slowest := math.Inf(1), 0
+	d.history = d.history[i:]
+	r, slowest := d.history[0].rate, 0
 	for i, c := range d.history {
 		if c.rate <= r {
 			r, slowest = c.rate, i // the latest of the slowest
