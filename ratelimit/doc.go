@@ -18,7 +18,13 @@
 //   - A health-source error pauses until the source answers again.
 //   - A caller whose context ends gives its place back.
 //   - No goroutine is started, nothing global is registered; time comes from
-//     an injected clock.
+//     an injected clock, or from the caller of Limiter.TakeAt, which a
+//     simulation steps instead of blocking in Wait.
+//
+// Where to change what: the rate rule is Config.RateFor in config.go; how its
+// answers become the rate in force over time (recovery hold, pause on a source
+// error) is decide.go; slots, re-timing and When's promises are bucket.go;
+// limiter.go only locks, reads the clock and blocks.
 //
 // DynamicRateLimiter puts the same bucket behind client-go's
 // workqueue.TypedRateLimiter.

@@ -113,3 +113,31 @@ func ExampleDynamicRateLimiter() {
 	// ns/b 2s
 	// ns/c 4s
 }
+
+// A simulation steps a Limiter with TakeAt, jumping from one event to the
+// next instead of sleeping or running goroutines.
+func ExampleLimiter_TakeAt() {
+	tr := ratelimit.NewTracker()
+	for _, name := range []string{"m1", "m2", "m3", "m4"} {
+		tr.Set(name, false)
+	}
+	l, err := ratelimit.NewLimiter(ratelimit.DefaultConfig(), tr) // 0.5/s
+	if err != nil {
+		panic(err)
+	}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := start
+	for evictions := 0; evictions < 3; {
+		ok, next := l.TakeAt(now)
+		if !ok {
+			now = next
+			continue
+		}
+		evictions++
+		fmt.Printf("evict at +%v\n", now.Sub(start))
+	}
+	// Output:
+	// evict at +0s
+	// evict at +2s
+	// evict at +4s
+}

@@ -102,7 +102,7 @@ func TestInformerSourceSyncReleasesLimiter(t *testing.T) {
 
 	var wg sync.WaitGroup
 	res := waitAsync(l, context.Background(), &wg)
-	settle(t, l, clk, 1, 1) // paused until the informer syncs (the poll timer is set)
+	waitForTimers(t, clk, 1) // paused until the informer syncs (the poll timer is set)
 	assert.Zero(t, l.Rate())
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -8,30 +8,31 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
-// checkWaitersLocked checks the waiter list against the bucket: its length
-// is nWaiters, and while the rate is positive consecutive slots keep one
-// interval apart; while paused no waiter holds a slot.
-func (l *Limiter) checkWaitersLocked() error {
+// check checks the line of reservations: its length is n, and while the
+// rate is positive consecutive slots keep one interval apart; while paused
+// no reservation holds a slot.
+func (b *bucket) check() error {
 	n := 0
-	var prev *waiter
-	for w := l.head; w != nil; w = w.next {
+	var prev *reservation
+	for w := b.head; w != nil; w = w.next {
 		if w.prev != prev {
 			return fmt.Errorf("waiter %d: broken back link", n)
 		}
 		switch {
-		case l.rate <= 0 && !w.slot.IsZero():
+		case b.rate <= 0 && !w.slot.IsZero():
 			return fmt.Errorf("waiter %d holds slot %v while paused", n, w.slot)
-		case l.rate > 0 && prev != nil && w.slot.Sub(prev.slot) < l.interval:
-			return fmt.Errorf("waiters %d and %d are %v apart at interval %v", n-1, n, w.slot.Sub(prev.slot), l.interval)
+		case b.rate > 0 && prev != nil && w.slot.Sub(prev.slot) < b.interval:
+			return fmt.Errorf("waiters %d and %d are %v apart at interval %v", n-1, n, w.slot.Sub(prev.slot), b.interval)
 		}
 		prev = w
 		n++
 	}
-	if prev != l.tail || n != l.nWaiters {
-		return fmt.Errorf("%d waiters listed, nWaiters %d, tail ok %v", n, l.nWaiters, prev == l.tail)
+	if prev != b.tail || n != b.n {
+		return fmt.Errorf("%d waiters listed, n %d, tail ok %v", n, b.n, prev == b.tail)
 	}
 	return nil
 }
@@ -45,107 +46,110 @@ func (l *Limiter) checkWaitersLocked() error {
 func TestLimiterUnderUnsettledConcurrency(t *testing.T) {
 	for seed := range uint64(10) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(seed, 1))
-			cfg := Config{ResourceEvictionRate: 20, SecondaryResourceEvictionRate: 5, UnhealthyClusterThreshold: 0.5, LargeClusterNumThreshold: 4}
-			l, tr, clk := newTracked(t, cfg, 5, 0, WithRecoveryHold(time.Duration(rng.IntN(2))*time.Second))
-			d := NewDynamicRateLimiter[int](l)
-			var (
-				wg                 sync.WaitGroup
-				granted, cancelled atomic.Int64
-				stop               = make(chan struct{})
-			)
-			for g := range 6 {
-				wg.Go(func() {
-					r := rand.New(rand.NewPCG(seed, uint64(g)+10))
-					for {
-						select {
-						case <-stop:
-							return
-						default:
+			synctest.Test(t, func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(seed, 1))
+				cfg := Config{ResourceEvictionRate: 20, SecondaryResourceEvictionRate: 5, UnhealthyClusterThreshold: 0.5, LargeClusterNumThreshold: 4}
+				l, tr, clk := newTracked(t, cfg, 5, 0, WithRecoveryHold(time.Duration(rng.IntN(2))*time.Second))
+				d := NewDynamicRateLimiter[int](l)
+				var (
+					wg                 sync.WaitGroup
+					granted, cancelled atomic.Int64
+					stop               = make(chan struct{})
+				)
+				for g := range 6 {
+					wg.Go(func() {
+						r := rand.New(rand.NewPCG(seed, uint64(g)+10))
+						for {
+							select {
+							case <-stop:
+								return
+							default:
+							}
+							ctx, cancel := context.WithCancel(context.Background())
+							if r.IntN(3) == 0 {
+								spins := r.IntN(20)
+								go func() {
+									for range spins {
+										runtime.Gosched()
+									}
+									cancel()
+								}()
+							}
+							if err := l.Wait(ctx); err != nil {
+								cancelled.Add(1)
+							} else {
+								granted.Add(1)
+							}
+							cancel()
 						}
-						ctx, cancel := context.WithCancel(context.Background())
-						if r.IntN(3) == 0 {
-							spins := r.IntN(20)
-							go func() {
-								for range spins {
-									runtime.Gosched()
-								}
-								cancel()
-							}()
-						}
-						if err := l.Wait(ctx); err != nil {
-							cancelled.Add(1)
-						} else {
-							granted.Add(1)
-						}
-						cancel()
-					}
-				})
-			}
-			check := func() {
-				t.Helper()
-				l.mu.Lock()
-				err := l.checkWaitersLocked()
-				l.mu.Unlock()
-				if err != nil {
-					t.Fatal(err)
+					})
 				}
-			}
-			for range 400 {
-				switch op := rng.IntN(10); {
-				case op < 5:
-					clk.Step(time.Duration(rng.IntN(300)) * time.Millisecond)
-				case op < 7:
-					total := 4 + rng.IntN(2) // 4: small fleet, pauses when faulty
-					fleet(tr, total, rng.IntN(total+1))
-				case op < 8:
-					l.Refresh()
-				case op < 9:
-					d.When(rng.IntN(10))
-				default:
-					runtime.Gosched()
-				}
-				check()
-			}
-			// Healthy from here on: every waiter must come through. Stop the
-			// waiters from starting new waits, then step the clock until the
-			// last one has returned.
-			close(stop)
-			fleet(tr, 5, 0)
-			done := make(chan struct{})
-			go func() { wg.Wait(); close(done) }()
-			// The real-time guard only turns a hang into a failure.
-			guard := time.Now().Add(20 * time.Second)
-			for {
-				select {
-				case <-done:
-					check()
-					if granted.Load() == 0 {
-						t.Fatal("no permit granted")
-					}
-					t.Logf("%d granted, %d cancelled", granted.Load(), cancelled.Load())
-					return
-				default:
-				}
-				if time.Now().After(guard) {
+				check := func() {
+					t.Helper()
 					l.mu.Lock()
-					s := fmt.Sprintf("rate %v (interval %v), %d waiters, now %v, last %v, promises %v, history %v, hold %v, srcErr %v;",
-						l.rate, l.interval, l.nWaiters, clk.Now().Sub(t0), l.last.Sub(t0), len(l.promises), l.history, l.hold, l.srcErr)
-					for w := l.head; w != nil; w = w.next {
-						s += fmt.Sprintf(" slot %v", w.slot.Sub(t0))
-					}
-					for _, p := range l.promises {
-						s += fmt.Sprintf(" promise %v", p.Sub(t0))
-					}
+					err := l.bucket.check()
 					l.mu.Unlock()
-					buf := make([]byte, 1<<20)
-					buf = buf[:runtime.Stack(buf, true)]
-					t.Logf("%s", buf)
-					t.Fatalf("waiters still blocked on a healthy fleet: %s", s)
+					if err != nil {
+						t.Fatal(err)
+					}
 				}
-				clk.Step(100 * time.Millisecond)
-				time.Sleep(50 * time.Microsecond) // let the waiters run; 2 cores are shared
-			}
+				for range 400 {
+					switch op := rng.IntN(10); {
+					case op < 5:
+						clk.Step(time.Duration(rng.IntN(300)) * time.Millisecond)
+					case op < 7:
+						total := 4 + rng.IntN(2) // 4: small fleet, pauses when faulty
+						fleet(tr, total, rng.IntN(total+1))
+					case op < 8:
+						l.Refresh()
+					case op < 9:
+						d.When(rng.IntN(10))
+					default:
+						runtime.Gosched()
+					}
+					check()
+				}
+				// Healthy from here on: every waiter must come through. Stop the
+				// waiters from starting new waits, then step the clock until the
+				// last one has returned.
+				close(stop)
+				fleet(tr, 5, 0)
+				done := make(chan struct{})
+				go func() { wg.Wait(); close(done) }()
+				// At 20/s, after a recovery hold of at most 1s, 6 waiters need
+				// well under 1000 steps of 100ms.
+				for steps := 0; ; steps++ {
+					synctest.Wait() // the waiters have acted on the last step
+					select {
+					case <-done:
+						check()
+						if granted.Load() == 0 {
+							t.Fatal("no permit granted")
+						}
+						t.Logf("%d granted, %d cancelled", granted.Load(), cancelled.Load())
+						return
+					default:
+					}
+					if steps == 1000 {
+						l.mu.Lock()
+						b := &l.bucket
+						s := fmt.Sprintf("rate %v (interval %v), %d waiters, now %v, last %v, promises %v, history %v, hold %v, srcErr %v;",
+							b.rate, b.interval, b.n, clk.Now().Sub(t0), b.last.Sub(t0), len(b.promises), l.decision.history, l.decision.hold, l.src.err)
+						for w := b.head; w != nil; w = w.next {
+							s += fmt.Sprintf(" slot %v", w.slot.Sub(t0))
+						}
+						for _, p := range b.promises {
+							s += fmt.Sprintf(" promise %v", p.Sub(t0))
+						}
+						l.mu.Unlock()
+						buf := make([]byte, 1<<20)
+						buf = buf[:runtime.Stack(buf, true)]
+						t.Logf("%s", buf)
+						t.Fatalf("waiters still blocked on a healthy fleet: %s", s)
+					}
+					clk.Step(100 * time.Millisecond)
+				}
+			})
 		})
 	}
 }

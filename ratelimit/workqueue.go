@@ -93,7 +93,7 @@ func (d *DynamicRateLimiter[T]) When(item T) time.Duration {
 	d.mu.Lock()
 	d.requeues[item]++
 	d.mu.Unlock()
-	if delay, ok := d.l.reserve(); ok {
+	if delay, ok := d.l.promise(); ok {
 		return delay
 	}
 	return d.recheck

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -49,20 +50,22 @@ func TestDynamicRateLimiterWhilePaused(t *testing.T) {
 }
 
 func TestDynamicRateLimiterSharesTheBucketWithWait(t *testing.T) {
-	l, _, clk := newTracked(t, DefaultConfig(), 5, 0) // 0.5/s
-	d := NewDynamicRateLimiter[string](l)
-	var wg sync.WaitGroup
-	defer wg.Wait()
+	synctest.Test(t, func(t *testing.T) {
+		l, _, clk := newTracked(t, DefaultConfig(), 5, 0) // 0.5/s
+		d := NewDynamicRateLimiter[string](l)
+		var wg sync.WaitGroup
+		defer wg.Wait()
 
-	assert.Equal(t, time.Duration(0), d.When("a"))
-	res := waitAsync(l, context.Background(), &wg)
-	settle(t, l, clk, 1, 1)
-	clk.Step(2*time.Second - time.Nanosecond)
-	settle(t, l, clk, 1, 1)
-	assert.True(t, pending(res), "Wait queues behind the slot When promised")
-	assert.Equal(t, 2*time.Second+time.Nanosecond, d.When("b"), "When queues behind the waiter: t0+4s")
-	clk.Step(time.Nanosecond)
-	require.NoError(t, <-res)
+		assert.Equal(t, time.Duration(0), d.When("a"))
+		res := waitAsync(l, context.Background(), &wg)
+		settle(t, l, clk, 1, 1)
+		clk.Step(2*time.Second - time.Nanosecond)
+		settle(t, l, clk, 1, 1)
+		assert.True(t, pending(res), "Wait queues behind the slot When promised")
+		assert.Equal(t, 2*time.Second+time.Nanosecond, d.When("b"), "When queues behind the waiter: t0+4s")
+		clk.Step(time.Nanosecond)
+		require.NoError(t, <-res)
+	})
 }
 
 func TestDynamicRateLimiterCountsRequeues(t *testing.T) {
@@ -79,26 +82,28 @@ func TestDynamicRateLimiterCountsRequeues(t *testing.T) {
 }
 
 func TestDynamicRateLimiterFillsGapsAfterSpeedUp(t *testing.T) {
-	// 4 clusters, large above 2: 3 faulty is 0.5/s, healthy is 2/s.
-	cfg := Config{ResourceEvictionRate: 2, SecondaryResourceEvictionRate: 0.5, UnhealthyClusterThreshold: 0.5, LargeClusterNumThreshold: 2}
-	l, tr, clk := newTracked(t, cfg, 4, 3)
-	d := NewDynamicRateLimiter[string](l)
-	for i, want := range []time.Duration{0, 2 * time.Second, 4 * time.Second} {
-		assert.Equal(t, want, d.When(string(rune('a'+i))))
-	}
+	synctest.Test(t, func(t *testing.T) {
+		// 4 clusters, large above 2: 3 faulty is 0.5/s, healthy is 2/s.
+		cfg := Config{ResourceEvictionRate: 2, SecondaryResourceEvictionRate: 0.5, UnhealthyClusterThreshold: 0.5, LargeClusterNumThreshold: 2}
+		l, tr, clk := newTracked(t, cfg, 4, 3)
+		d := NewDynamicRateLimiter[string](l)
+		for i, want := range []time.Duration{0, 2 * time.Second, 4 * time.Second} {
+			assert.Equal(t, want, d.When(string(rune('a'+i))))
+		}
 
-	fleet(tr, 4, 0) // 2/s: the promised t0+2s and t0+4s stay, the gaps fill
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	res := waitAsync(l, context.Background(), &wg)
-	settle(t, l, clk, 1, 1)
-	clk.Step(500 * time.Millisecond)
-	require.NoError(t, <-res, "a waiter takes t0+0.5s, before the promise at t0+2s")
+		fleet(tr, 4, 0) // 2/s: the promised t0+2s and t0+4s stay, the gaps fill
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		res := waitAsync(l, context.Background(), &wg)
+		settle(t, l, clk, 1, 1)
+		clk.Step(500 * time.Millisecond)
+		require.NoError(t, <-res, "a waiter takes t0+0.5s, before the promise at t0+2s")
 
-	var got []time.Duration
-	for _, item := range []string{"d", "e", "f"} {
-		got = append(got, d.When(item))
-	}
-	// t0+1s and t0+1.5s fit before t0+2s; the next free slot is t0+2.5s.
-	assert.Equal(t, []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}, got)
+		var got []time.Duration
+		for _, item := range []string{"d", "e", "f"} {
+			got = append(got, d.When(item))
+		}
+		// t0+1s and t0+1.5s fit before t0+2s; the next free slot is t0+2.5s.
+		assert.Equal(t, []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}, got)
+	})
 }
