@@ -17,4 +17,10 @@
 //   - Run leaves every unhandled item queued when it returns; nothing queued is
 //     lost, and no goroutine outlives Run.
 //   - All time, including backoff and TTL, comes from Config.Clock.
+//
+// The code is in two layers, as client-go's workqueue is: store.go holds the
+// items and every rule about them (identity, order, backoff, TTL, cancel),
+// takes the time as a parameter and never blocks; run.go is the only code
+// that waits. To change how a worker takes an item, read Queue.next in
+// run.go.
 package evictionqueue
