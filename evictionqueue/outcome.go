@@ -99,6 +99,10 @@ func (q *Queue) unlockAndDeliver() {
 // OnOutcome: it would crash the process and lose every queued item. So it is
 // logged, and delivery goes on with the next outcome.
 func (q *Queue) unlockAndDeliverOwn() {
+	if q.delivering || len(q.s.outbox) == 0 {
+		q.mu.Unlock() // the common case, without deliverRecovering's defer
+		return
+	}
 	for q.deliverRecovering() {
 		q.mu.Lock()
 	}

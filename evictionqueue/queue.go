@@ -3,6 +3,7 @@ package evictionqueue
 import (
 	"errors"
 	"sync"
+	"time"
 
 	"k8s.io/utils/clock"
 )
@@ -109,6 +110,16 @@ func New(cfg Config, h Handler) (*Queue, error) {
 	return q, nil
 }
 
+// latencyNow reads the clock for the latency metric, the only reader of the
+// times Add and take are given; without Metrics it returns the zero time, as
+// reading a clock can cost more than the rest of Add.
+func (q *Queue) latencyNow() time.Time {
+	if q.cfg.Metrics == nil {
+		return time.Time{}
+	}
+	return q.clock.Now()
+}
+
 // Name returns Config.Name.
 func (q *Queue) Name() string { return q.cfg.Name }
 
@@ -119,10 +130,9 @@ func (q *Queue) Name() string { return q.cfg.Name }
 // handled or in flight, Add revokes the cancellation (the cluster is faulty
 // again), so a failure or expiry retries the item instead of dropping it.
 func (q *Queue) Add(it Item) bool {
-	now := q.clock.Now()
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if !q.s.add(it, now) {
+	if !q.s.add(it, q.latencyNow()) {
 		return false
 	}
 	q.kickLocked()

@@ -157,7 +157,7 @@ func (q *Queue) kickLocked() {
 
 // takeLocked takes the head item for a worker and unlocks.
 func (q *Queue) takeLocked() (*entry, time.Duration, error) {
-	e, latency := q.s.take(q.clock.Now())
+	e, latency := q.s.take(q.latencyNow())
 	q.kickLocked()
 	q.mu.Unlock()
 	return e, latency, nil
@@ -210,7 +210,10 @@ func (q *Queue) call(ctx context.Context, it Item) (err error) {
 // settle hands the result of a handler call to the store. A failure after
 // ctx ended says nothing about the item: it is pending again, not retried.
 func (q *Queue) settle(ctx context.Context, e *entry, latency time.Duration, err error) {
-	now := q.clock.Now()
+	var now time.Time // only a failure or ErrInProgress sets a deadline from it
+	if err != nil {
+		now = q.clock.Now()
+	}
 	q.mu.Lock()
 	if q.s.done(e, err, latency, now, ctx.Err() != nil) {
 		select {
