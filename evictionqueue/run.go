@@ -67,11 +67,11 @@ func (q *Queue) Run(ctx context.Context) error {
 // ctx ends. respawn starts a replacement worker; see handle.
 func (q *Queue) work(ctx context.Context, respawn func()) error {
 	for {
-		e, latency, err := q.next(ctx)
+		e, err := q.next(ctx)
 		if e == nil {
 			return err
 		}
-		q.handle(ctx, e, latency, respawn)
+		q.handle(ctx, e, respawn)
 	}
 }
 
@@ -85,7 +85,7 @@ func (q *Queue) work(ctx context.Context, respawn func()) error {
 // the same, or for an item that is gone, is kept for the next item.
 //
 // next returns nil when ctx ends, with an error if the Pacer failed.
-func (q *Queue) next(ctx context.Context) (*entry, time.Duration, error) {
+func (q *Queue) next(ctx context.Context) (*entry, error) {
 	q.mu.Lock()
 	for {
 		for ctx.Err() == nil && !q.mayGoLocked() {
@@ -93,7 +93,7 @@ func (q *Queue) next(ctx context.Context) (*entry, time.Duration, error) {
 		}
 		if ctx.Err() != nil {
 			q.mu.Unlock()
-			return nil, 0, nil
+			return nil, nil
 		}
 		if q.cfg.Pacer == nil {
 			return q.takeLocked()
@@ -123,7 +123,7 @@ func (q *Queue) next(ctx context.Context) (*entry, time.Duration, error) {
 		case ctx.Err() == nil && !pw.withdrawn:
 			q.kickLocked()
 			q.mu.Unlock()
-			return nil, 0, fmt.Errorf("evictionqueue: queue %q: pacer: %w", q.cfg.Name, err)
+			return nil, fmt.Errorf("evictionqueue: queue %q: pacer: %w", q.cfg.Name, err)
 		}
 		q.kickLocked()
 	}
@@ -156,11 +156,11 @@ func (q *Queue) kickLocked() {
 }
 
 // takeLocked takes the head item for a worker and unlocks.
-func (q *Queue) takeLocked() (*entry, time.Duration, error) {
-	e, latency := q.s.take(q.latencyNow())
+func (q *Queue) takeLocked() (*entry, error) {
+	e := q.s.take(q.latencyNow())
 	q.kickLocked()
 	q.mu.Unlock()
-	return e, latency, nil
+	return e, nil
 }
 
 // withdrawLocked cancels the Pacer waits that no pending item backs any more
@@ -184,17 +184,17 @@ func (q *Queue) withdrawLocked() {
 // goroutine whatever handle does; the deferred settle still counts the call
 // as failed with ErrHandlerExited, so the item is retried and its in-flight
 // slot is freed, and respawn puts a new worker in the ended one's place.
-func (q *Queue) handle(ctx context.Context, e *entry, latency time.Duration, respawn func()) {
+func (q *Queue) handle(ctx context.Context, e *entry, respawn func()) {
 	returned := false
 	defer func() {
 		if !returned {
-			q.settle(ctx, e, latency, ErrHandlerExited)
+			q.settle(ctx, e, ErrHandlerExited)
 			respawn()
 		}
 	}()
 	err := q.call(ctx, e.item)
 	returned = true
-	q.settle(ctx, e, latency, err)
+	q.settle(ctx, e, err)
 }
 
 // call runs the handler, turning a panic into a *PanicError.
@@ -209,13 +209,13 @@ func (q *Queue) call(ctx context.Context, it Item) (err error) {
 
 // settle hands the result of a handler call to the store. A failure after
 // ctx ended says nothing about the item: it is pending again, not retried.
-func (q *Queue) settle(ctx context.Context, e *entry, latency time.Duration, err error) {
+func (q *Queue) settle(ctx context.Context, e *entry, err error) {
 	var now time.Time // only a failure or ErrInProgress sets a deadline from it
 	if err != nil {
 		now = q.clock.Now()
 	}
 	q.mu.Lock()
-	if q.s.done(e, err, latency, now, ctx.Err() != nil) {
+	if q.s.done(e, err, now, ctx.Err() != nil) {
 		select {
 		case q.wake <- struct{}{}:
 		default: // a wake-up is already pending

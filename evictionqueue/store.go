@@ -33,46 +33,6 @@ type store struct {
 	outbox []Outcome // outcomes not yet passed to Config.OnOutcome
 }
 
-// state is where an entry is in its life. Only pending and backing-off
-// entries count in Len; every state holds the entry's identity, so Add of the
-// same (Cluster, Key) is refused in all of them.
-type state uint8
-
-const (
-	statePending    state = iota + 1 // in pending, waiting for a worker
-	stateBackingOff                  // in delayed until due, then pending
-	stateRunning                     // a handler call is running
-	stateInFlight                    // in delayed until due (TTL), or until Complete
-)
-
-// entry is the store's record of one item.
-type entry struct {
-	item     Item
-	seq      uint64    // order of first enqueue; a retried item keeps it
-	enqueued time.Time // first enqueue, for the latency metric
-	due      time.Time // stateBackingOff: end of backoff; stateInFlight: TTL deadline
-	index    int32     // position in delayed, or in pending's bucket (see loc)
-	calls    int32     // handler calls so far
-	failures int32     // errors and TTL expiries so far, counted against MaxRetries
-	state    state
-	loc      uint8 // where in pending's bucket: locFIFO or locRetry
-	// cancelled is set when CancelCluster finds the item running or in flight:
-	// those cannot be taken back, but if the handler fails or the TTL passes,
-	// retrying would evict from a cluster that has recovered, so the item is
-	// dropped instead. Add of the item clears it (the cluster failed again).
-	cancelled bool
-	// completed is set when Complete arrives while the handler is still
-	// running: the background eviction can finish before the handler returns
-	// ErrInProgress, and without this flag the item would then wait in flight
-	// for the whole TTL and be evicted again.
-	completed bool
-
-	// ci is the entry's cluster in the index; prev and next link the
-	// cluster's entries, so CancelCluster visits only those.
-	ci         *clusterIndex
-	prev, next *entry
-}
-
 // init readies the zero store for cfg, which it keeps using.
 func (s *store) init(cfg *Config) {
 	s.cfg, s.metrics, s.delayed.byDue = cfg, cfg.Metrics, true
@@ -132,23 +92,23 @@ func (s *store) cancelCluster(cluster string) int {
 }
 
 // take hands the head pending item to a handler call, which holds it until
-// done. There must be a pending item. It returns the item's latency from
-// its first enqueue.
-func (s *store) take(now time.Time) (*entry, time.Duration) {
+// done. There must be a pending item.
+func (s *store) take(now time.Time) *entry {
 	e := s.pending.pop()
 	s.running++
-	e.state = stateRunning
+	e.state, e.due = stateRunning, now
 	e.calls++
 	s.metrics.Removed(s.cfg.Name, e.item.Cluster, e.item.ResourceKind)
-	return e, now.Sub(e.enqueued)
+	return e
 }
 
 // done acts on the result err of the handler call for e, which take
 // returned. interrupted says that Run ended under the call, so a failure
 // says nothing about the item. It reports whether e now waits for the
 // store's earliest deadline, which a timer set for a later one must learn.
-func (s *store) done(e *entry, err error, latency time.Duration, now time.Time, interrupted bool) (earliest bool) {
+func (s *store) done(e *entry, err error, now time.Time, interrupted bool) (earliest bool) {
 	s.running--
+	latency := e.due.Sub(e.enqueued)
 	result := ResultError
 	switch {
 	case err == nil:

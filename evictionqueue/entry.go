@@ -1,5 +1,49 @@
 package evictionqueue
 
+import "time"
+
+// state is where an entry is in its life. Only pending and backing-off
+// entries count in Len; every state holds the entry's identity, so Add of the
+// same (Cluster, Key) is refused in all of them.
+type state uint8
+
+const (
+	statePending    state = iota + 1 // in pending, waiting for a worker
+	stateBackingOff                  // in delayed until due, then pending
+	stateRunning                     // a handler call is running
+	stateInFlight                    // in delayed until due (TTL), or until Complete
+)
+
+// entry is the store's record of one item.
+type entry struct {
+	item     Item
+	seq      uint64    // order of first enqueue; a retried item keeps it
+	enqueued time.Time // first enqueue, for the latency metric
+	// due is the end of the backoff (stateBackingOff), the TTL deadline
+	// (stateInFlight), or when the handler call began (stateRunning).
+	due      time.Time
+	index    int32 // position in delayed, or in pending's bucket (see loc)
+	calls    int32 // handler calls so far
+	failures int32 // errors and TTL expiries so far, counted against MaxRetries
+	state    state
+	loc      uint8 // where in pending's bucket: locFIFO or locRetry
+	// cancelled is set when CancelCluster finds the item running or in flight:
+	// those cannot be taken back, but if the handler fails or the TTL passes,
+	// retrying would evict from a cluster that has recovered, so the item is
+	// dropped instead. Add of the item clears it (the cluster failed again).
+	cancelled bool
+	// completed is set when Complete arrives while the handler is still
+	// running: the background eviction can finish before the handler returns
+	// ErrInProgress, and without this flag the item would then wait in flight
+	// for the whole TTL and be evicted again.
+	completed bool
+
+	// ci is the entry's cluster in the index; prev and next link the
+	// cluster's entries, so CancelCluster visits only those.
+	ci         *clusterIndex
+	prev, next *entry
+}
+
 // entryHeap is a binary heap of entries that keeps each entry's index, so an
 // entry can be removed from the middle in O(log n) (CancelCluster, Complete).
 // byDue orders by due time (the delayed heap); otherwise by processing order:
