@@ -8,12 +8,114 @@ import (
 	"time"
 )
 
-// store is the queue's state and every rule about what happens to an item:
-// identity, priority-then-FIFO order, backoff, in-flight TTLs and
-// cancel-by-cluster. It takes the time as a parameter, starts no goroutine
-// and takes no lock: Queue holds its lock around every call, and its workers
-// and scheduler (run.go) are the only code that waits. Each method records
-// the Metrics calls and Outcomes of the changes it makes, in order.
+// Store is a Queue without its goroutines: the items and every rule about
+// them (identity, priority-then-FIFO order, retries with backoff, in-flight
+// TTLs, cancel-by-cluster, MaxInFlight), for a caller that moves time itself,
+// such as a simulation. Its methods take the time as a parameter, as
+// x/time/rate's ReserveN(t) does, and nothing happens between calls: the
+// caller takes an item, calls its handler, reports the result with Done, and
+// calls Advance to act on the backoffs and TTLs that have ended by then.
+//
+// A Store uses Config's Name, MaxRetries, MaxInFlight, InFlightTTL,
+// BackoffBase, BackoffMax, Metrics and OnOutcome; Workers, Pacer, Clock and
+// Logger are for Queue. Metrics and OnOutcome are called before the method
+// that caused them returns; a panic in OnOutcome reaches that method's
+// caller, and the outcomes after it are delivered by the next call. A Store
+// is not safe for concurrent use; Queue is a Store behind a lock, with
+// workers.
+type Store struct {
+	cfg Config
+	s   store
+}
+
+// NewStore returns an empty Store, after validating cfg as New does.
+func NewStore(cfg Config) (*Store, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	st := &Store{cfg: cfg}
+	st.s.init(&st.cfg)
+	return st, nil
+}
+
+// Add makes it pending at now, as Queue.Add does.
+func (st *Store) Add(it Item, now time.Time) bool {
+	return st.s.add(it, now)
+}
+
+// CancelCluster removes the cluster's waiting items, as Queue.CancelCluster
+// does.
+func (st *Store) CancelCluster(cluster string) int {
+	defer st.deliver()
+	return st.s.cancelCluster(cluster)
+}
+
+// Take returns the head pending item for a handler call that begins at now,
+// or false when no item is pending or MaxInFlight's slots are all held by
+// handler calls and background evictions. The item stays held until Done.
+func (st *Store) Take(now time.Time) (Item, bool) {
+	if st.s.pending.Len() == 0 || (st.cfg.MaxInFlight > 0 && st.s.running+st.s.inFlight >= st.cfg.MaxInFlight) {
+		return Item{}, false
+	}
+	return st.s.take(now).item, true
+}
+
+// Done reports the result err of the handler call for it, which Take
+// returned, at now; the Handler documentation says what each result does.
+// It returns false, changing nothing, when it is not being handled.
+func (st *Store) Done(it Item, err error, now time.Time) bool {
+	e := st.s.index.get(it.Cluster, it.Key)
+	if e == nil || e.state != stateRunning {
+		return false
+	}
+	defer st.deliver()
+	st.s.done(e, err, now, false)
+	return true
+}
+
+// Complete ends the background eviction of it, as Queue.Complete does.
+func (st *Store) Complete(it Item) bool {
+	defer st.deliver()
+	return st.s.complete(it)
+}
+
+// Advance acts on every backoff and in-flight TTL that ends at or before
+// now: the item is pending again, or, when an expired eviction was out of
+// retries or its cluster was cancelled, it leaves.
+func (st *Store) Advance(now time.Time) {
+	defer st.deliver()
+	st.s.advance(now)
+}
+
+// NextDue returns when the earliest backoff or in-flight TTL ends, the next
+// time Advance has something to do; false when none is under way.
+func (st *Store) NextDue() (time.Time, bool) { return st.s.nextDue() }
+
+// Len returns the number of items waiting to be handled, as Queue.Len does.
+func (st *Store) Len() int { return st.s.len() }
+
+// InFlight returns the number of background evictions awaiting Complete.
+func (st *Store) InFlight() int { return st.s.inFlight }
+
+// Pending returns the waiting items in order, as Queue.Pending does.
+func (st *Store) Pending() []Item { return st.s.waiting() }
+
+// deliver passes the recorded outcomes to OnOutcome, in order. One that
+// OnOutcome causes by calling the Store is delivered after those before it.
+func (st *Store) deliver() {
+	for len(st.s.outbox) > 0 {
+		o := st.s.outbox[0]
+		st.s.outbox = st.s.outbox[1:]
+		st.cfg.OnOutcome(o)
+	}
+}
+
+// store is the state Store and Queue share. It takes the time as a
+// parameter, starts no goroutine and takes no lock: Queue holds its lock
+// around every call, and its workers and scheduler (run.go) are the only
+// code that waits. Each method makes the Metrics calls and records the
+// Outcomes of the changes it makes, in order.
 type store struct {
 	cfg     *Config
 	metrics Metrics
