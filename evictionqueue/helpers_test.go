@@ -20,8 +20,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// waitUntil waits for other goroutines to reach a state. It never moves the
-// queue's clock; the real-time limit only turns a hang into a failure.
+// waitUntil waits for other goroutines to reach a state, for the tests that
+// run real concurrency outside a synctest bubble. It never moves the queue's
+// clock; the real-time limit only turns a hang into a failure.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -30,6 +31,16 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting until %s", what)
 		}
 		time.Sleep(50 * time.Microsecond)
+	}
+}
+
+// settled waits, in a synctest bubble, until every other goroutine is
+// blocked, and checks that by then cond holds.
+func settled(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	synctest.Wait()
+	if !cond() {
+		t.Fatalf("once the queue is idle, it is not so that %s", what)
 	}
 }
 
@@ -372,10 +383,11 @@ func (o *outcomes) kinds(key string) []OutcomeKind {
 	return ks
 }
 
-// waitKinds waits until key has len(want) outcomes and checks them.
+// waitKinds waits, in a synctest bubble, until the queue is idle and
+// checks key's outcomes.
 func (o *outcomes) waitKinds(t *testing.T, key string, want ...OutcomeKind) {
 	t.Helper()
-	waitUntil(t, fmt.Sprintf("%s has %d outcomes", key, len(want)), func() bool { return len(o.kinds(key)) >= len(want) })
+	synctest.Wait()
 	if got := o.kinds(key); !slices.Equal(got, want) {
 		t.Errorf("outcomes of %s = %v, want %v", key, got, want)
 	}

@@ -23,7 +23,7 @@ func TestItemCancelledWhileAWorkerWaitsForAPermitIsNeverHandledAndTakesNoPermit(
 			t.Fatalf("CancelCluster = %d", n)
 		}
 		// The worker stops waiting: a shared Pacer gives its place to others.
-		waitUntil(t, "the worker has left the pacer", func() bool { return p.waitingNow() == 0 })
+		settled(t, "the worker has left the pacer", func() bool { return p.waitingNow() == 0 })
 		quiet(t, f.q)
 		f.h.none(t) // x is never handled
 
@@ -54,7 +54,7 @@ func TestCancellingSomeItemsWithdrawsOnlyTheExcessPacerWaits(t *testing.T) {
 		}
 		f.q.CancelCluster("down")
 		f.q.CancelCluster("down") // again: nothing more to withdraw
-		waitUntil(t, "three workers have left the pacer", func() bool { return p.waitingNow() == 1 })
+		settled(t, "three workers have left the pacer", func() bool { return p.waitingNow() == 1 })
 		quiet(t, f.q)
 		p.grant(t)
 		f.h.expect(t, "d", nil)

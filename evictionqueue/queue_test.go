@@ -289,7 +289,7 @@ func TestAPanickingOutcomeCallbackInAWorkerDoesNotCrashTheQueue(t *testing.T) {
 		f.h.expect(t, "x", nil) // the worker delivers Succeeded, which panics
 		f.q.Add(item("a", "y"))
 		f.h.expect(t, "y", nil) // the worker lives on
-		waitUntil(t, "y's outcome is delivered", func() bool {
+		settled(t, "y's outcome is delivered", func() bool {
 			mu.Lock()
 			defer mu.Unlock()
 			return len(got) == 1

@@ -62,7 +62,7 @@ func TestAddIsRefusedInEveryState(t *testing.T) {
 				}
 				f.balanced(t)
 				finish()
-				waitUntil(t, "x has left the queue", func() bool { return !holds(f.q, "down", "x") })
+				settled(t, "x has left the queue", func() bool { return !holds(f.q, "down", "x") })
 				if !f.q.Add(x) {
 					t.Error("Add after the item left = false")
 				}
@@ -132,7 +132,7 @@ func TestCancelClusterInEveryState(t *testing.T) {
 			},
 			after: func(t *testing.T, f *fixture) {
 				f.clock.Step(DefaultInFlightTTL)
-				waitUntil(t, "the expiry is handled", func() bool { return f.q.InFlight() == 0 })
+				settled(t, "the expiry is handled", func() bool { return f.q.InFlight() == 0 })
 			},
 			kinds: []OutcomeKind{InProgress, Expired, Cancelled},
 		},
@@ -151,7 +151,7 @@ func TestCancelClusterInEveryState(t *testing.T) {
 				if tt.after != nil {
 					tt.after(t, f)
 				}
-				waitUntil(t, "x has left the queue", func() bool { return !holds(f.q, "down", "x") })
+				settled(t, "x has left the queue", func() bool { return !holds(f.q, "down", "x") })
 				if n := clusterLen(t, f.q, "down"); n != 0 {
 					t.Errorf("cluster index still lists %d entries", n)
 				}
@@ -238,7 +238,7 @@ func TestRetriedItemKeepsItsPlaceAndItsFirstEnqueueTime(t *testing.T) {
 		busy := f.h.next(t) // y holds the only worker
 		f.q.Add(item("a", "z"))
 		f.clock.Step(time.Second)
-		waitUntil(t, "x's backoff has ended", func() bool {
+		settled(t, "x's backoff has ended", func() bool {
 			return slices.Equal(keys(f.q.Pending()), []string{"x", "z"})
 		})
 		f.clock.Step(time.Minute)
@@ -262,7 +262,7 @@ func TestAbandonDropsWithoutRetry(t *testing.T) {
 		f.q.Add(item("a", "x"))
 		noTarget := errors.New("no cluster can take the replicas")
 		f.h.expect(t, "x", Abandon(noTarget))
-		waitUntil(t, "x is abandoned", func() bool { return len(f.out.kinds("x")) == 1 })
+		settled(t, "x is abandoned", func() bool { return len(f.out.kinds("x")) == 1 })
 		o := f.out.last("x")
 		if o.Kind != Abandoned || !errors.Is(o.Err, noTarget) {
 			t.Errorf("outcome = %+v", o)
@@ -408,7 +408,7 @@ func TestInFlightExpiriesCountAgainstMaxRetries(t *testing.T) {
 		f.h.expect(t, "x", ErrInProgress)
 		waitArmed(t, f.q, t0.Add(2*time.Minute))
 		f.clock.Step(time.Minute)
-		waitUntil(t, "x is dropped", func() bool { return f.out.last("x").Kind == Failed })
+		settled(t, "x is dropped", func() bool { return f.out.last("x").Kind == Failed })
 		quiet(t, f.q)
 		f.h.none(t)
 		if f.q.InFlight() != 0 || f.q.Len() != 0 {
