@@ -116,14 +116,16 @@ func (q *Queue) next(ctx context.Context) (*entry, error) {
 			q.waits = slices.Delete(q.waits, i, i+1)
 		}
 		switch {
-		case err == nil && !pw.withdrawn && ctx.Err() == nil && q.s.pending.Len() > 0:
-			return q.takeLocked() // the wait's slot passes to the handler call
-		case err == nil:
-			q.permits++
-		case ctx.Err() == nil && !pw.withdrawn:
-			q.kickLocked()
+		case err != nil && (pw.withdrawn || ctx.Err() != nil):
+			// Its item was cancelled, or Run ends: wait again, or return.
+		case err != nil:
+			q.kickLocked() // its slot is free
 			q.mu.Unlock()
 			return nil, fmt.Errorf("evictionqueue: queue %q: pacer: %w", q.cfg.Name, err)
+		case pw.withdrawn || ctx.Err() != nil || q.s.pending.Len() == 0:
+			q.permits++ // granted all the same: kept for the next item
+		default:
+			return q.takeLocked() // the wait's slot passes to the handler call
 		}
 		q.kickLocked()
 	}
