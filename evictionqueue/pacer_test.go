@@ -199,3 +199,36 @@ var errBroken = errors.New("pacer broken")
 type brokenPacer struct{}
 
 func (brokenPacer) Wait(context.Context) error { return errBroken }
+
+func TestAPermitGrantedAsRunEndsIsKeptForTheNextRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := stubbornPacer{permits: make(chan struct{})}
+		f := newFixture(t, Config{Pacer: p})
+		stop := start(t, f.q)
+		f.q.Add(item("a", "x"))
+		synctest.Wait() // the worker waits for a permit
+		stopped := make(chan struct{})
+		go func() { stop(); close(stopped) }()
+		synctest.Wait()
+		p.permits <- struct{}{} // granted although Run is ending
+		<-stopped
+		f.h.none(t)
+		if n, kept := f.q.Len(), keptPermits(f.q); n != 1 || kept != 1 {
+			t.Fatalf("after Run: Len %d, permits kept %d; want x pending and its permit kept", n, kept)
+		}
+		// The next Run handles x with the kept permit, without another
+		// Wait (which would block this stubborn pacer and the test).
+		start(t, f.q)
+		f.h.expect(t, "x", nil)
+		quiet(t, f.q)
+		if kept := keptPermits(f.q); kept != 0 {
+			t.Errorf("%d permits kept after x used it", kept)
+		}
+	})
+}
+
+func keptPermits(q *Queue) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.permits
+}
