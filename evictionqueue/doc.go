@@ -18,6 +18,14 @@
 //     lost, and no goroutine outlives Run.
 //   - All time, including backoff and TTL, comes from Config.Clock.
 //
+// The code is in two layers, as client-go's workqueue is. store.go holds the
+// items and every rule about them (identity, order, backoff, TTL, cancel,
+// MaxInFlight), takes the time as a parameter and never blocks; it is
+// exported as Store for callers that move time themselves, such as a
+// simulation. Queue (queue.go) puts it behind a lock, and run.go, the only
+// code that waits, adds Run's workers and scheduler. To change how a worker
+// takes an item, read Queue.next in run.go.
+//
 // Run has the shape of controller-runtime's manager.Runnable: in a manager,
 // mgr.Add(manager.RunnableFunc(q.Run)) runs a queue on the elected leader and
 // stops it, nothing lost, when the manager stops.

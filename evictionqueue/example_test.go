@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/ratelimit"
@@ -144,4 +145,48 @@ func ExampleConfig_sharedLimiter() {
 	fmt.Println("evicted:", handled, "at", limiter.Rate(), "per second")
 	// Output:
 	// evicted: 6 at 200 per second
+}
+
+// A simulation steps a Store instead of running a Queue: it takes items,
+// calls its handler itself and moves time to the next deadline, so nothing
+// depends on goroutines being scheduled.
+func ExampleStore() {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	st, err := evictionqueue.NewStore(evictionqueue.Config{
+		Name:        "resource-binding",
+		BackoffBase: time.Minute,
+		OnOutcome: func(o evictionqueue.Outcome) {
+			fmt.Println(o.Item.Key, o.Kind, o.Attempts)
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	st.Add(evictionqueue.Item{Cluster: "member1", Key: "default/web"}, start)
+	st.Add(evictionqueue.Item{Cluster: "member1", Key: "default/db", Priority: 10}, start)
+
+	now := start
+	for {
+		it, ok := st.Take(now)
+		if !ok {
+			next, later := st.NextDue()
+			if !later {
+				break
+			}
+			fmt.Println("nothing to take until", next.Sub(start))
+			now = next
+			st.Advance(now)
+			continue
+		}
+		var result error
+		if it.Key == "default/db" && now.Equal(start) {
+			result = errors.New("the apiserver is unavailable")
+		}
+		st.Done(it, result, now)
+	}
+	// Output:
+	// default/db Retrying 1
+	// default/web Succeeded 1
+	// nothing to take until 1m0s
+	// default/db Succeeded 2
 }

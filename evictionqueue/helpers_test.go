@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -19,8 +20,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// waitUntil waits for other goroutines to reach a state. It never moves the
-// queue's clock; the real-time limit only turns a hang into a failure.
+// waitUntil waits for other goroutines to reach a state, for the tests that
+// run real concurrency outside a synctest bubble. It never moves the queue's
+// clock; the real-time limit only turns a hang into a failure.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -29,6 +31,16 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting until %s", what)
 		}
 		time.Sleep(50 * time.Microsecond)
+	}
+}
+
+// settled waits, in a synctest bubble, until every other goroutine is
+// blocked, and checks that by then cond holds.
+func settled(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	synctest.Wait()
+	if !cond() {
+		t.Fatalf("once the queue is idle, it is not so that %s", what)
 	}
 }
 
@@ -108,50 +120,46 @@ func (s *script) none(t *testing.T) {
 	}
 }
 
-// quiet waits until every worker of a running q is parked waiting for work
-// (or, with a fakePacer, for a permit) and no handler runs, so the test can
-// assert what did not happen.
-func quiet(t *testing.T, q *Queue, p *fakePacer) {
+// quiet waits, in a synctest bubble, until every goroutine of a running q
+// is blocked, and checks that no handler call runs: every worker is parked
+// waiting for work or (with a Pacer) for a permit, so the test can assert
+// what did not happen.
+func quiet(t *testing.T, q *Queue) {
 	t.Helper()
-	waitUntil(t, "the workers are idle", func() bool {
-		inPacer := 0
-		if p != nil {
-			inPacer = p.waitingNow()
-		}
-		q.mu.Lock()
-		n := q.claimWaiters + q.holdWaiters
-		running := q.running
-		q.mu.Unlock()
-		if p != nil && p.waitingNow() != inPacer {
-			return false // a worker moved while we counted
-		}
-		return n+inPacer == q.cfg.Workers && running == 0
-	})
+	synctest.Wait()
+	q.mu.Lock()
+	running := q.s.running
+	q.mu.Unlock()
+	if running != 0 {
+		t.Fatalf("%d handler calls run when the queue should be idle", running)
+	}
 }
 
-// waitArmed waits until Run's scheduler has set its timer for due, so that
-// stepping the fake clock past due fires it.
+// waitArmed waits, in a synctest bubble, until Run's scheduler waits for
+// the queue's earliest deadline and checks that it is due and that a timer
+// of the fake clock is set, so that stepping the clock past due fires it.
 func waitArmed(t *testing.T, q *Queue, due time.Time) {
 	t.Helper()
-	waitUntil(t, fmt.Sprintf("the scheduler is armed for %v", due), func() bool {
-		q.mu.Lock()
-		defer q.mu.Unlock()
-		return q.armed.Equal(due)
-	})
+	synctest.Wait()
+	q.mu.Lock()
+	next, ok := q.s.nextDue()
+	q.mu.Unlock()
+	if !ok || !next.Equal(due) {
+		t.Fatalf("the earliest deadline is %v (set: %v), want %v", next, ok, due)
+	}
+	if !q.clock.(*clocktesting.FakeClock).HasWaiters() {
+		t.Fatalf("no timer is set for the deadline %v", due)
+	}
 }
 
-// start runs q until the returned stop is called; stop waits for Run to
-// return and checks its error.
+// start runs q, in a synctest bubble, until the returned stop is called;
+// stop waits for Run to return and checks its error.
 func start(t *testing.T, q *Queue) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- q.Run(ctx) }()
-	waitUntil(t, "Run has started", func() bool {
-		q.mu.Lock()
-		defer q.mu.Unlock()
-		return q.active
-	})
+	synctest.Wait()
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
@@ -295,13 +303,13 @@ func checkBalanced(t *testing.T, q *Queue, m *recMetrics) {
 	q.mu.Lock()
 	want := map[string]int{}
 	count := func(e *entry) { want[e.item.Cluster+"|"+e.item.ResourceKind]++ }
-	q.pending.each(count)
-	for _, e := range q.delayed.s {
+	q.s.pending.each(count)
+	for _, e := range q.s.delayed.s {
 		if e.state == stateBackingOff {
 			count(e)
 		}
 	}
-	n, inFlight := q.pending.Len()+q.backingOff, q.inFlight
+	n, inFlight := q.s.len(), q.s.inFlight
 	m.mu.Lock()
 	depth, negative, gotInFlight := m.depth, m.negative, m.inFlight
 	got := map[string]int{}
@@ -324,7 +332,7 @@ func checkBalanced(t *testing.T, q *Queue, m *recMetrics) {
 func holds(q *Queue, cluster, key string) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.index.get(cluster, key) != nil
+	return q.s.index.get(cluster, key) != nil
 }
 
 // clusterLen returns how many entries q holds for cluster, in any state, and
@@ -333,7 +341,7 @@ func clusterLen(t *testing.T, q *Queue, cluster string) int {
 	t.Helper()
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	ci := q.index.clusters[cluster]
+	ci := q.s.index.clusters[cluster]
 	if ci == nil {
 		return 0
 	}
@@ -375,10 +383,11 @@ func (o *outcomes) kinds(key string) []OutcomeKind {
 	return ks
 }
 
-// waitKinds waits until key has len(want) outcomes and checks them.
+// waitKinds waits, in a synctest bubble, until the queue is idle and
+// checks key's outcomes.
 func (o *outcomes) waitKinds(t *testing.T, key string, want ...OutcomeKind) {
 	t.Helper()
-	waitUntil(t, fmt.Sprintf("%s has %d outcomes", key, len(want)), func() bool { return len(o.kinds(key)) >= len(want) })
+	synctest.Wait()
 	if got := o.kinds(key); !slices.Equal(got, want) {
 		t.Errorf("outcomes of %s = %v, want %v", key, got, want)
 	}

@@ -15,31 +15,31 @@ func TestIndexDoesNotKeepEmptyClustersWithoutBound(t *testing.T) {
 	for i := range 1000 {
 		q.Add(item(fmt.Sprintf("c%d", i), "x"))
 		q.mu.Lock()
-		e := q.pending.pop()
-		q.leaveLocked(e, Succeeded, nil)
+		e := q.s.pending.pop()
+		q.s.leave(e, Succeeded, nil)
 		q.mu.Unlock()
 	}
-	if n := len(q.index.clusters); n > keepEmpty+1 {
+	if n := len(q.s.index.clusters); n > keepEmpty+1 {
 		t.Errorf("%d cluster indexes kept for 0 items", n)
 	}
 	// A recovered cluster's index goes at once.
 	q.Add(item("down", "x"))
 	q.CancelCluster("down")
-	if _, ok := q.index.clusters["down"]; ok {
+	if _, ok := q.s.index.clusters["down"]; ok {
 		t.Error("CancelCluster kept the recovered cluster's index")
 	}
 	// Kept empty clusters are reused, and counted right.
 	q.Add(item("c999", "y"))
-	if q.index.get("c999", "y") == nil || q.index.n != 1 {
-		t.Errorf("after reuse: entries %d", q.index.n)
+	if q.s.index.get("c999", "y") == nil || q.s.index.n != 1 {
+		t.Errorf("after reuse: entries %d", q.s.index.n)
 	}
 	empty := 0
-	for _, ci := range q.index.clusters {
+	for _, ci := range q.s.index.clusters {
 		if ci.isEmpty {
 			empty++
 		}
 	}
-	if empty != q.index.empty {
-		t.Errorf("%d empty cluster indexes, %d counted", empty, q.index.empty)
+	if empty != q.s.index.empty {
+		t.Errorf("%d empty cluster indexes, %d counted", empty, q.s.index.empty)
 	}
 }

@@ -101,9 +101,9 @@ func TestMetricsBalanceAndNothingIsLostUnderConcurrentUse(t *testing.T) {
 	checkBalanced(t, q, m)
 
 	q.mu.Lock()
-	held := q.index.n
+	held := q.s.index.n
 	listed, empty := 0, 0
-	for _, ci := range q.index.clusters {
+	for _, ci := range q.s.index.clusters {
 		for e := ci.head; e != nil; e = e.next {
 			listed++
 		}
@@ -111,11 +111,11 @@ func TestMetricsBalanceAndNothingIsLostUnderConcurrentUse(t *testing.T) {
 			empty++
 		}
 	}
-	if listed != held || empty != q.index.empty {
-		t.Errorf("index: %d entries listed, %d counted; %d empty clusters, %d counted", listed, held, empty, q.index.empty)
+	if listed != held || empty != q.s.index.empty {
+		t.Errorf("index: %d entries listed, %d counted; %d empty clusters, %d counted", listed, held, empty, q.s.index.empty)
 	}
-	if q.running != 0 || q.claims != 0 {
-		t.Errorf("after Run: %d running, %d claims", q.running, q.claims)
+	if q.s.running != 0 || len(q.waits) != 0 {
+		t.Errorf("after Run: %d running, %d waiting for permits", q.s.running, len(q.waits))
 	}
 	q.mu.Unlock()
 	mu.Lock()

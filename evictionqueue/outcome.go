@@ -1,6 +1,10 @@
 package evictionqueue
 
-import "time"
+import (
+	"fmt"
+	"runtime/debug"
+	"time"
+)
 
 // OutcomeKind names what happened to an item. The values are CamelCase so a
 // controller can use them directly as the reason of a Kubernetes Event.
@@ -47,4 +51,73 @@ type Outcome struct {
 	Err      error       // the handler error for Retrying, Failed, Abandoned and Requeued; ErrInFlightExpired for Expired
 	Attempts int         // handler calls made for the item so far
 	RetryAt  time.Time   // Retrying only: when the item is pending again
+}
+
+// unlockAndDeliver releases q.mu and passes the outcomes the store recorded
+// to OnOutcome, in the order they were recorded. Only one goroutine delivers
+// at a time; one that finds another delivering leaves its outcomes to it. So
+// OnOutcome sees each item's events in order, is never called concurrently,
+// and may call the queue: a call it makes records outcomes that this loop
+// delivers after it returns. A panic in OnOutcome reaches the caller; the
+// outcomes after the one that panicked stay for the next delivery.
+func (q *Queue) unlockAndDeliver() {
+	if q.delivering || len(q.s.outbox) == 0 {
+		q.mu.Unlock()
+		return
+	}
+	q.delivering = true
+	var batch []Outcome
+	next := 0 // batch[next:] is not delivered yet
+	finished := false
+	defer func() {
+		if !finished {
+			// OnOutcome panicked. Whoever recovers may go on using the
+			// queue: let the next caller deliver what is left.
+			q.mu.Lock()
+			q.s.outbox = append(batch[next:len(batch):len(batch)], q.s.outbox...)
+			q.delivering = false
+			q.mu.Unlock()
+		}
+	}()
+	for len(q.s.outbox) > 0 {
+		batch, next = q.s.outbox, 0
+		q.s.outbox = nil
+		q.mu.Unlock()
+		for next < len(batch) {
+			next++
+			q.cfg.OnOutcome(batch[next-1])
+		}
+		q.mu.Lock()
+	}
+	q.delivering = false
+	q.mu.Unlock()
+	finished = true
+}
+
+// unlockAndDeliverOwn is unlockAndDeliver for the queue's own goroutines
+// (workers and Run's scheduler). No caller there could recover a panic in
+// OnOutcome: it would crash the process and lose every queued item. So it is
+// logged, and delivery goes on with the next outcome.
+func (q *Queue) unlockAndDeliverOwn() {
+	if q.delivering || len(q.s.outbox) == 0 {
+		q.mu.Unlock() // the common case, without deliverRecovering's defer
+		return
+	}
+	for q.deliverRecovering() {
+		q.mu.Lock()
+	}
+}
+
+// deliverRecovering runs unlockAndDeliver and reports whether OnOutcome
+// panicked.
+func (q *Queue) deliverRecovering() (panicked bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			panicked = true
+			q.cfg.Logger.Error(fmt.Errorf("evictionqueue: OnOutcome panicked: %v", r),
+				"the outcome was dropped", "queue", q.cfg.Name, "stack", string(debug.Stack()))
+		}
+	}()
+	q.unlockAndDeliver()
+	return false
 }

@@ -5,60 +5,65 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 )
 
 func TestItemCancelledWhileAWorkerWaitsForAPermitIsNeverHandledAndTakesNoPermit(t *testing.T) {
-	p := newFakePacer()
-	f := newFixture(t, Config{Workers: 2, Pacer: p})
-	start(t, f.q)
-	f.q.Add(item("down", "x"))
-	// One item: one worker goes for a permit, the other does not.
-	quiet(t, f.q, p)
-	if w := p.waitingNow(); w != 1 {
-		t.Fatalf("%d workers wait for a permit for one item", w)
-	}
-	if n := f.q.CancelCluster("down"); n != 1 {
-		t.Fatalf("CancelCluster = %d", n)
-	}
-	// The worker stops waiting: a shared Pacer gives its place to others.
-	waitUntil(t, "the worker has left the pacer", func() bool { return p.waitingNow() == 0 })
-	quiet(t, f.q, p)
-	f.h.none(t) // x is never handled
+	synctest.Test(t, func(t *testing.T) {
+		p := newFakePacer()
+		f := newFixture(t, Config{Workers: 2, Pacer: p})
+		start(t, f.q)
+		f.q.Add(item("down", "x"))
+		// One item: one worker goes for a permit, the other does not.
+		quiet(t, f.q)
+		if w := p.waitingNow(); w != 1 {
+			t.Fatalf("%d workers wait for a permit for one item", w)
+		}
+		if n := f.q.CancelCluster("down"); n != 1 {
+			t.Fatalf("CancelCluster = %d", n)
+		}
+		// The worker stops waiting: a shared Pacer gives its place to others.
+		settled(t, "the worker has left the pacer", func() bool { return p.waitingNow() == 0 })
+		quiet(t, f.q)
+		f.h.none(t) // x is never handled
 
-	f.q.Add(item("up", "y"))
-	p.grant(t)
-	f.h.expect(t, "y", nil)
-	quiet(t, f.q, p)
-	if calls, granted := p.counts(); calls != 2 || granted != 1 {
-		t.Errorf("pacer: %d waits, %d permits; want 2 (one withdrawn) and 1", calls, granted)
-	}
-	f.out.waitKinds(t, "x", Cancelled)
-	f.balanced(t)
+		f.q.Add(item("up", "y"))
+		p.grant(t)
+		f.h.expect(t, "y", nil)
+		quiet(t, f.q)
+		if calls, granted := p.counts(); calls != 2 || granted != 1 {
+			t.Errorf("pacer: %d waits, %d permits; want 2 (one withdrawn) and 1", calls, granted)
+		}
+		f.out.waitKinds(t, "x", Cancelled)
+		f.balanced(t)
+	})
 }
 
 func TestCancellingSomeItemsWithdrawsOnlyTheExcessPacerWaits(t *testing.T) {
-	p := newFakePacer()
-	f := newFixture(t, Config{Workers: 4, Pacer: p})
-	start(t, f.q)
-	for _, k := range []string{"a", "b", "c"} {
-		f.q.Add(item("down", k))
-	}
-	f.q.Add(item("up", "d"))
-	quiet(t, f.q, p)
-	if w := p.waitingNow(); w != 4 {
-		t.Fatalf("%d of 4 workers wait for a permit with 4 items pending", w)
-	}
-	f.q.CancelCluster("down")
-	f.q.CancelCluster("down") // again: nothing more to withdraw
-	waitUntil(t, "three workers have left the pacer", func() bool { return p.waitingNow() == 1 })
-	quiet(t, f.q, p)
-	p.grant(t)
-	f.h.expect(t, "d", nil)
-	quiet(t, f.q, p)
-	if w := p.waitingNow(); w != 0 {
-		t.Errorf("%d workers wait for a permit with nothing pending", w)
-	}
-	f.balanced(t)
+	synctest.Test(t, func(t *testing.T) {
+		p := newFakePacer()
+		f := newFixture(t, Config{Workers: 4, Pacer: p})
+		start(t, f.q)
+		for _, k := range []string{"a", "b", "c"} {
+			f.q.Add(item("down", k))
+		}
+		f.q.Add(item("up", "d"))
+		quiet(t, f.q)
+		if w := p.waitingNow(); w != 4 {
+			t.Fatalf("%d of 4 workers wait for a permit with 4 items pending", w)
+		}
+		f.q.CancelCluster("down")
+		f.q.CancelCluster("down") // again: nothing more to withdraw
+		settled(t, "three workers have left the pacer", func() bool { return p.waitingNow() == 1 })
+		quiet(t, f.q)
+		p.grant(t)
+		f.h.expect(t, "d", nil)
+		quiet(t, f.q)
+		if w := p.waitingNow(); w != 0 {
+			t.Errorf("%d workers wait for a permit with nothing pending", w)
+		}
+		f.balanced(t)
+	})
 }
 
 // stubbornPacer grants permits whatever the context, like a Pacer whose
@@ -71,98 +76,107 @@ func (p stubbornPacer) Wait(context.Context) error {
 }
 
 func TestAPermitGrantedForACancelledItemIsKeptForTheNext(t *testing.T) {
-	p := stubbornPacer{permits: make(chan struct{})}
-	f := newFixture(t, Config{Pacer: p})
-	start(t, f.q)
-	f.q.Add(item("down", "x"))
-	waitUntil(t, "the worker waits for a permit", func() bool {
+	synctest.Test(t, func(t *testing.T) {
+		p := stubbornPacer{permits: make(chan struct{})}
+		f := newFixture(t, Config{Pacer: p})
+		start(t, f.q)
+		f.q.Add(item("down", "x"))
+		synctest.Wait()
 		f.q.mu.Lock()
-		defer f.q.mu.Unlock()
-		return len(f.q.pacing) == 1
-	})
-	f.q.CancelCluster("down")
-	p.permits <- struct{}{} // granted although withdrawn
-	quiet(t, f.q, nil)
-	f.h.none(t)
+		waits := len(f.q.waits)
+		f.q.mu.Unlock()
+		if waits != 1 {
+			t.Fatalf("%d workers wait for a permit for one item, want 1", waits)
+		}
+		f.q.CancelCluster("down")
+		p.permits <- struct{}{} // granted although withdrawn
+		quiet(t, f.q)
+		f.h.none(t)
 
-	// The permit is kept: y is handled without another Wait (which would
-	// block this stubborn pacer and the test).
-	f.q.Add(item("up", "y"))
-	f.h.expect(t, "y", nil)
-	quiet(t, f.q, nil)
-	f.q.mu.Lock()
-	claims, withdrawn, pacing := f.q.claims, f.q.withdrawn, len(f.q.pacing)
-	f.q.mu.Unlock()
-	if claims != 0 || withdrawn != 0 || pacing != 0 {
-		t.Errorf("claims %d, withdrawn %d, pacing %d after the queue emptied; want 0", claims, withdrawn, pacing)
-	}
-	f.out.waitKinds(t, "x", Cancelled)
-	f.balanced(t)
+		// The permit is kept: y is handled without another Wait (which would
+		// block this stubborn pacer and the test).
+		f.q.Add(item("up", "y"))
+		f.h.expect(t, "y", nil)
+		quiet(t, f.q)
+		f.q.mu.Lock()
+		waits, kept := len(f.q.waits), f.q.permits
+		f.q.mu.Unlock()
+		if waits != 0 || kept != 0 {
+			t.Errorf("%d permit waits, %d permits kept after the queue emptied; want 0", waits, kept)
+		}
+		f.out.waitKinds(t, "x", Cancelled)
+		f.balanced(t)
+	})
 }
 
 func TestEveryHandlerCallTakesOnePermit(t *testing.T) {
-	p := newFakePacer()
-	f := newFixture(t, Config{Workers: 4, Pacer: p})
-	start(t, f.q)
-	for _, k := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"} {
-		f.q.Add(item("down", k))
-	}
-	quiet(t, f.q, p)
-	if w := p.waitingNow(); w != 4 {
-		t.Fatalf("%d of 4 workers wait for a permit with 10 items pending", w)
-	}
-	handled := 0
-	for range 3 {
-		p.grant(t)
-		f.h.next(t).reply <- nil
-		handled++
-	}
-	quiet(t, f.q, p)
-	f.h.none(t) // four workers, three permits: three calls
-	if f.q.Len() != 10-handled {
-		t.Errorf("Len = %d, want %d", f.q.Len(), 10-handled)
-	}
-	if _, granted := p.counts(); granted != handled {
-		t.Errorf("%d permits for %d calls", granted, handled)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		p := newFakePacer()
+		f := newFixture(t, Config{Workers: 4, Pacer: p})
+		start(t, f.q)
+		for _, k := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"} {
+			f.q.Add(item("down", k))
+		}
+		quiet(t, f.q)
+		if w := p.waitingNow(); w != 4 {
+			t.Fatalf("%d of 4 workers wait for a permit with 10 items pending", w)
+		}
+		handled := 0
+		for range 3 {
+			p.grant(t)
+			f.h.next(t).reply <- nil
+			handled++
+		}
+		quiet(t, f.q)
+		f.h.none(t) // four workers, three permits: three calls
+		if f.q.Len() != 10-handled {
+			t.Errorf("Len = %d, want %d", f.q.Len(), 10-handled)
+		}
+		if _, granted := p.counts(); granted != handled {
+			t.Errorf("%d permits for %d calls", granted, handled)
+		}
+	})
 }
 
 func TestQueuesSharingAPacerShareItsPermits(t *testing.T) {
-	p := newFakePacer()
-	var calls atomic.Int64
-	h := func(context.Context, Item) error { calls.Add(1); return nil }
-	var qs []*Queue
-	for _, name := range []string{"resource-binding", "cluster-resource-binding"} {
-		q, err := New(Config{Name: name, Workers: 4, Pacer: p}, h)
-		if err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		p := newFakePacer()
+		var calls atomic.Int64
+		h := func(context.Context, Item) error { calls.Add(1); return nil }
+		var qs []*Queue
+		for _, name := range []string{"resource-binding", "cluster-resource-binding"} {
+			q, err := New(Config{Name: name, Workers: 4, Pacer: p}, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 10 {
+				q.Add(Item{Cluster: "down", Key: name + string(rune('a'+i))})
+			}
+			start(t, q)
+			qs = append(qs, q)
 		}
-		for i := range 10 {
-			q.Add(Item{Cluster: "down", Key: name + string(rune('a'+i))})
+		const permits = 6
+		for range permits {
+			p.grant(t)
 		}
-		start(t, q)
-		qs = append(qs, q)
-	}
-	const permits = 6
-	for range permits {
-		p.grant(t)
-	}
-	waitUntil(t, "both queues are idle", func() bool {
-		parked, running := p.waitingNow(), 0
+		synctest.Wait()
+		if w := p.waitingNow(); w != 8 {
+			t.Errorf("%d of 8 workers wait for a permit with 14 items pending", w)
+		}
 		for _, q := range qs {
 			q.mu.Lock()
-			parked += q.claimWaiters + q.holdWaiters
-			running += q.running
+			if q.s.running != 0 {
+				t.Errorf("%s: %d handler calls run", q.Name(), q.s.running)
+			}
 			q.mu.Unlock()
 		}
-		return parked == 8 && running == 0 && calls.Load() == permits
+		if n := qs[0].Len() + qs[1].Len(); n != 20-permits {
+			t.Errorf("%d items left, want %d", n, 20-permits)
+		}
+		if calls.Load() != permits {
+			t.Errorf("%d calls for %d permits", calls.Load(), permits)
+		}
 	})
-	if n := qs[0].Len() + qs[1].Len(); n != 20-permits {
-		t.Errorf("%d items left, want %d", n, 20-permits)
-	}
-	if calls.Load() != permits {
-		t.Errorf("%d calls for %d permits", calls.Load(), permits)
-	}
 }
 
 func TestRunStopsWithAnErrorWhenThePacerFails(t *testing.T) {
@@ -185,3 +199,36 @@ var errBroken = errors.New("pacer broken")
 type brokenPacer struct{}
 
 func (brokenPacer) Wait(context.Context) error { return errBroken }
+
+func TestAPermitGrantedAsRunEndsIsKeptForTheNextRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := stubbornPacer{permits: make(chan struct{})}
+		f := newFixture(t, Config{Pacer: p})
+		stop := start(t, f.q)
+		f.q.Add(item("a", "x"))
+		synctest.Wait() // the worker waits for a permit
+		stopped := make(chan struct{})
+		go func() { stop(); close(stopped) }()
+		synctest.Wait()
+		p.permits <- struct{}{} // granted although Run is ending
+		<-stopped
+		f.h.none(t)
+		if n, kept := f.q.Len(), keptPermits(f.q); n != 1 || kept != 1 {
+			t.Fatalf("after Run: Len %d, permits kept %d; want x pending and its permit kept", n, kept)
+		}
+		// The next Run handles x with the kept permit, without another
+		// Wait (which would block this stubborn pacer and the test).
+		start(t, f.q)
+		f.h.expect(t, "x", nil)
+		quiet(t, f.q)
+		if kept := keptPermits(f.q); kept != 0 {
+			t.Errorf("%d permits kept after x used it", kept)
+		}
+	})
+}
+
+func keptPermits(q *Queue) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.permits
+}

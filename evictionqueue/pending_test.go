@@ -35,9 +35,7 @@ func TestPendingQueueMatchesASortedModel(t *testing.T) {
 				pq.remove(model[i])
 				model = slices.Delete(model, i, i+1)
 			case len(model) > 0:
-				slices.SortFunc(model, func(a, b *entry) int {
-					return compareOrder(waitingItem{item: a.item, seq: a.seq}, waitingItem{item: b.item, seq: b.seq})
-				})
+				slices.SortFunc(model, compareOrder)
 				got := pq.pop()
 				if got != model[0] {
 					t.Fatalf("priorities %d, step %d: pop = seq %d prio %d, want seq %d prio %d",

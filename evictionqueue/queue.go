@@ -1,11 +1,7 @@
 package evictionqueue
 
 import (
-	"cmp"
 	"errors"
-	"fmt"
-	"runtime/debug"
-	"slices"
 	"sync"
 	"time"
 
@@ -35,15 +31,16 @@ import (
 // wait for permits takes no permit and is never handled. CancelCluster
 // withdraws the Pacer waits that no pending item backs any more, so a shared
 // Limiter hands their slots to other waiters instead of to a worker with
-// nothing to do; a permit granted just before its wait was withdrawn is kept
-// for the next item. Every handler call costs one
-// permit, retries included, so the queue's throughput is the Pacer's rate
-// whatever the number of workers, and queues sharing one Pacer share its rate.
+// nothing to do; a permit granted all the same (just before its wait was
+// withdrawn, or as Run ended) is kept for the next item, across Runs. Every
+// handler call costs one permit, retries included, so the queue's throughput
+// is the Pacer's rate whatever the number of workers, and queues sharing one
+// Pacer share its rate.
 //
 // # In-flight budget
 //
 // With MaxInFlight > 0, a worker holds one slot from before it waits for a
-// permit until its handler returns, and a handler that returns ErrInProgress
+// permit (or takes a kept one) until its handler returns, and a handler that returns ErrInProgress
 // passes its slot to the item, which keeps it until Complete or until
 // InFlightTTL passes. When every slot is taken, workers wait: the queue never
 // has more than MaxInFlight evictions running or unconfirmed, and it takes no
@@ -80,47 +77,21 @@ import (
 type Queue struct {
 	cfg     Config
 	handler Handler
-	metrics Metrics
 	clock   clock.WithTicker
 
-	mu         sync.Mutex
-	index      index        // every entry, in any state: identity and cluster lists
-	pending    pendingQueue // statePending, in processing order
-	delayed    entryHeap    // stateBackingOff and stateInFlight, by due time
-	backingOff int          // entries in stateBackingOff
-	inFlight   int          // entries in stateInFlight
-	running    int          // handler calls now
-	seq        uint64
-	// free recycles entries of items that left. Without it a queue
-	// allocates an entry per item and its Add+process overhead exceeds
-	// client-go's workqueue (BenchmarkAddProcess), DESIGN.md's bound.
-	free sync.Pool
+	mu sync.Mutex
+	s  store // the items and their rules (store.go)
 
-	// claims counts workers that have committed to an item (they wait for a
-	// permit, or hold one while waiting for an item) but have not taken one.
-	// A worker only claims while pending items outnumber claims, so permits
-	// are taken for items that exist, not banked by idle workers. Each claim
-	// holds an in-flight slot.
-	claims       int
-	claimCond    sync.Cond // workers waiting until they may claim
-	holdCond     sync.Cond // workers holding a permit, waiting for an item
-	claimWaiters int
-	holdWaiters  int
-	// pacing are the claims now waiting in Pacer.Wait, oldest first;
-	// withdrawn counts claims whose wait withdrawLocked cancelled and whose
-	// worker has not yet returned from Pacer.Wait.
-	pacing    []*pacerWait
-	withdrawn int
+	// The worker layer (run.go), under mu.
+	ready   sync.Cond    // workers wait here until they may go for an item
+	waits   []*pacerWait // workers in Pacer.Wait, oldest first; each holds an in-flight slot
+	permits int          // permits granted after their items were cancelled, kept for the next
+	active  bool         // Run is running
+	// wake tells Run's scheduler that a deadline earlier than the one its
+	// timer is set for was added.
+	wake chan struct{}
 
-	// outbox holds outcomes not yet passed to OnOutcome; delivering is set
-	// while some goroutine passes them on, in order, outside the lock.
-	outbox     []Outcome
-	delivering bool
-
-	active   bool          // Run is running
-	stopping bool          // Run's context ended: workers stop taking items
-	wake     chan struct{} // tells Run's scheduler that the delayed heap's head may be earlier
-	armed    time.Time     // the due time the scheduler's timer is set for (tests wait on it)
+	delivering bool // some goroutine is passing the store's outbox to OnOutcome
 }
 
 // New returns a Queue that hands items to h. It validates cfg (see Config for
@@ -133,20 +104,20 @@ func New(cfg Config, h Handler) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := &Queue{
-		cfg:     cfg,
-		handler: h,
-		metrics: cfg.Metrics,
-		clock:   cfg.Clock,
-		delayed: entryHeap{byDue: true},
-		wake:    make(chan struct{}, 1),
-	}
-	if q.metrics == nil {
-		q.metrics = nopMetrics{}
-	}
-	q.claimCond.L = &q.mu
-	q.holdCond.L = &q.mu
+	q := &Queue{cfg: cfg, handler: h, clock: cfg.Clock, wake: make(chan struct{}, 1)}
+	q.s.init(&q.cfg)
+	q.ready.L = &q.mu
 	return q, nil
+}
+
+// latencyNow reads the clock for the latency metric, the only reader of the
+// times Add and take are given; without Metrics it returns the zero time, as
+// reading a clock can cost more than the rest of Add.
+func (q *Queue) latencyNow() time.Time {
+	if q.cfg.Metrics == nil {
+		return time.Time{}
+	}
+	return q.clock.Now()
 }
 
 // Name returns Config.Name.
@@ -161,23 +132,9 @@ func (q *Queue) Name() string { return q.cfg.Name }
 func (q *Queue) Add(it Item) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	ci := q.index.cluster(it.Cluster, true)
-	if e := ci.keys[it.Key]; e != nil {
-		e.cancelled = false
+	if !q.s.add(it, q.latencyNow()) {
 		return false
 	}
-	q.seq++
-	e, _ := q.free.Get().(*entry)
-	if e == nil {
-		e = new(entry)
-	}
-	e.item, e.seq, e.state = it, q.seq, statePending
-	if q.cfg.Metrics != nil { // only the latency metric reads it
-		e.enqueued = q.clock.Now()
-	}
-	q.index.insert(ci, e)
-	q.pending.push(e)
-	q.metrics.Added(q.cfg.Name, it.Cluster, it.ResourceKind)
 	q.kickLocked()
 	return true
 }
@@ -190,31 +147,8 @@ func (q *Queue) Add(it Item) bool {
 // The cost is proportional to the cluster's items, not to the queue's length.
 func (q *Queue) CancelCluster(cluster string) int {
 	q.mu.Lock()
-	ci := q.index.cluster(cluster, false)
-	n := 0
-	var first *entry
-	if ci != nil {
-		first = ci.head
-	}
-	for e, next := first, (*entry)(nil); e != nil; e = next {
-		next = e.next
-		switch e.state {
-		case statePending:
-			q.pending.remove(e)
-		case stateBackingOff:
-			q.delayed.remove(int(e.index))
-			q.backingOff--
-		default: // running or in flight: see entry.cancelled
-			e.cancelled = true
-			continue
-		}
-		n++
-		q.metrics.Removed(q.cfg.Name, e.item.Cluster, e.item.ResourceKind)
-		q.leaveLocked(e, Cancelled, nil)
-	}
-	q.index.release(ci) // the cluster recovered: its index may go
+	n := q.s.cancelCluster(cluster)
 	if n > 0 {
-		q.metrics.Cancelled(q.cfg.Name, n)
 		q.withdrawLocked()
 	}
 	q.unlockAndDeliver()
@@ -229,25 +163,10 @@ func (q *Queue) CancelCluster(cluster string) int {
 // handler returns, whatever the handler returns.
 func (q *Queue) Complete(it Item) bool {
 	q.mu.Lock()
-	e := q.index.get(it.Cluster, it.Key)
-	switch {
-	case e == nil:
-		q.mu.Unlock()
-		return false
-	case e.state == stateRunning:
-		e.completed = true
-		q.mu.Unlock()
-		return true
-	case e.state != stateInFlight:
-		q.mu.Unlock()
-		return false
-	}
-	q.delayed.remove(int(e.index))
-	q.setInFlightLocked(q.inFlight - 1)
-	q.leaveLocked(e, Completed, nil)
+	ok := q.s.complete(it)
 	q.kickLocked()
 	q.unlockAndDeliver()
-	return true
+	return ok
 }
 
 // Len returns the number of items waiting to be handled: pending plus backing
@@ -255,14 +174,14 @@ func (q *Queue) Complete(it Item) bool {
 func (q *Queue) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.pending.Len() + q.backingOff
+	return q.s.len()
 }
 
 // InFlight returns the number of background evictions awaiting Complete.
 func (q *Queue) InFlight() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.inFlight
+	return q.s.inFlight
 }
 
 // Pending returns the Len items waiting to be handled: first the pending ones
@@ -270,145 +189,7 @@ func (q *Queue) InFlight() int {
 // their backoff ends. After Run has returned, this is every item not yet
 // handled, for a caller that hands the work over.
 func (q *Queue) Pending() []Item {
-	// Copy under the lock: entries are recycled once they leave the queue.
 	q.mu.Lock()
-	ready := make([]waitingItem, 0, q.pending.Len())
-	q.pending.each(func(e *entry) { ready = append(ready, waitingItem{e.item, e.seq, e.due}) })
-	backingOff := make([]waitingItem, 0, q.backingOff)
-	for _, e := range q.delayed.s {
-		if e.state == stateBackingOff {
-			backingOff = append(backingOff, waitingItem{e.item, e.seq, e.due})
-		}
-	}
-	q.mu.Unlock()
-
-	slices.SortFunc(ready, compareOrder)
-	slices.SortFunc(backingOff, func(a, b waitingItem) int {
-		if c := a.due.Compare(b.due); c != 0 {
-			return c
-		}
-		return compareOrder(a, b)
-	})
-	out := make([]Item, 0, len(ready)+len(backingOff))
-	for _, w := range ready {
-		out = append(out, w.item)
-	}
-	for _, w := range backingOff {
-		out = append(out, w.item)
-	}
-	return out
+	defer q.mu.Unlock()
+	return q.s.waiting()
 }
-
-// waitingItem is what Pending needs of an entry.
-type waitingItem struct {
-	item Item
-	seq  uint64
-	due  time.Time
-}
-
-// compareOrder is the processing order: higher Priority first, then lower seq.
-func compareOrder(a, b waitingItem) int {
-	if c := cmp.Compare(b.item.Priority, a.item.Priority); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.seq, b.seq)
-}
-
-// leaveLocked reports the item's last outcome and forgets it: it has left the
-// queue for good. e must not be used afterwards; it is recycled.
-func (q *Queue) leaveLocked(e *entry, kind OutcomeKind, err error) {
-	q.noteLocked(e, kind, err)
-	q.index.remove(e)
-	*e = entry{}
-	q.free.Put(e)
-}
-
-func (q *Queue) setInFlightLocked(n int) {
-	q.inFlight = n
-	q.metrics.InFlight(q.cfg.Name, n)
-}
-
-// noteLocked records an outcome for e when someone listens.
-func (q *Queue) noteLocked(e *entry, kind OutcomeKind, err error) {
-	if q.cfg.OnOutcome == nil {
-		return
-	}
-	o := Outcome{Queue: q.cfg.Name, Item: e.item, Kind: kind, Err: err, Attempts: int(e.calls)}
-	if kind == Retrying {
-		o.RetryAt = e.due
-	}
-	q.outbox = append(q.outbox, o)
-}
-
-// unlockAndDeliver releases the lock and passes the recorded outcomes to
-// OnOutcome, in the order they were recorded. Only one goroutine delivers at
-// a time; one that finds another delivering leaves its outcomes to it. So
-// OnOutcome sees each item's events in order, is never called concurrently,
-// and may call the queue: a call it makes records outcomes that this loop
-// delivers after it returns. A panic in OnOutcome reaches the caller; the
-// outcomes after the one that panicked stay for the next delivery.
-func (q *Queue) unlockAndDeliver() {
-	if q.delivering || len(q.outbox) == 0 {
-		q.mu.Unlock()
-		return
-	}
-	q.delivering = true
-	var batch []Outcome
-	next := 0 // batch[next:] is not delivered yet
-	finished := false
-	defer func() {
-		if !finished {
-			// OnOutcome panicked. Whoever recovers may go on using the
-			// queue: let the next caller deliver what is left.
-			q.mu.Lock()
-			q.outbox = append(batch[next:len(batch):len(batch)], q.outbox...)
-			q.delivering = false
-			q.mu.Unlock()
-		}
-	}()
-	for len(q.outbox) > 0 {
-		batch, next = q.outbox, 0
-		q.outbox = nil
-		q.mu.Unlock()
-		for next < len(batch) {
-			next++
-			q.cfg.OnOutcome(batch[next-1])
-		}
-		q.mu.Lock()
-	}
-	q.delivering = false
-	q.mu.Unlock()
-	finished = true
-}
-
-// unlockAndDeliverOwn is unlockAndDeliver for the queue's own goroutines
-// (workers and Run's scheduler). No caller there could recover a panic in
-// OnOutcome: it would crash the process and lose every queued item. So it is
-// logged, and delivery goes on with the next outcome.
-func (q *Queue) unlockAndDeliverOwn() {
-	for q.deliverRecovering() {
-		q.mu.Lock()
-	}
-}
-
-// deliverRecovering runs unlockAndDeliver and reports whether OnOutcome
-// panicked.
-func (q *Queue) deliverRecovering() (panicked bool) {
-	defer func() {
-		if r := recover(); r != nil {
-			panicked = true
-			q.cfg.Logger.Error(fmt.Errorf("evictionqueue: OnOutcome panicked: %v", r),
-				"the outcome was dropped", "queue", q.cfg.Name, "stack", string(debug.Stack()))
-		}
-	}()
-	q.unlockAndDeliver()
-	return false
-}
-
-type nopMetrics struct{}
-
-func (nopMetrics) Added(string, string, string)            {}
-func (nopMetrics) Removed(string, string, string)          {}
-func (nopMetrics) Processed(string, string, time.Duration) {}
-func (nopMetrics) Cancelled(string, int)                   {}
-func (nopMetrics) InFlight(string, int)                    {}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/go-logr/logr/funcr"
@@ -84,40 +85,42 @@ func TestBackoffDoublesUpToTheCap(t *testing.T) {
 }
 
 func TestPendingIsPriorityThenFirstInFirstOut(t *testing.T) {
-	f := newFixture(t, Config{})
-	add := []Item{
-		{Cluster: "a", Key: "low-1", Priority: 0},
-		{Cluster: "b", Key: "high-1", Priority: 10},
-		{Cluster: "a", Key: "low-2", Priority: 0},
-		{Cluster: "c", Key: "mid-1", Priority: 5},
-		{Cluster: "b", Key: "high-2", Priority: 10},
-		{Cluster: "a", Key: "neg-1", Priority: -1},
-		{Cluster: "c", Key: "low-3", Priority: 0},
-	}
-	for _, it := range add {
-		if !f.q.Add(it) {
-			t.Fatalf("Add(%v) = false on a new item", it)
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, Config{})
+		add := []Item{
+			{Cluster: "a", Key: "low-1", Priority: 0},
+			{Cluster: "b", Key: "high-1", Priority: 10},
+			{Cluster: "a", Key: "low-2", Priority: 0},
+			{Cluster: "c", Key: "mid-1", Priority: 5},
+			{Cluster: "b", Key: "high-2", Priority: 10},
+			{Cluster: "a", Key: "neg-1", Priority: -1},
+			{Cluster: "c", Key: "low-3", Priority: 0},
 		}
-	}
-	want := []string{"high-1", "high-2", "mid-1", "low-1", "low-2", "low-3", "neg-1"}
-	if got := keys(f.q.Pending()); !slices.Equal(got, want) {
-		t.Fatalf("Pending = %v, want %v", got, want)
-	}
-	if f.q.Len() != len(add) {
-		t.Errorf("Len = %d, want %d", f.q.Len(), len(add))
-	}
-	f.balanced(t)
+		for _, it := range add {
+			if !f.q.Add(it) {
+				t.Fatalf("Add(%v) = false on a new item", it)
+			}
+		}
+		want := []string{"high-1", "high-2", "mid-1", "low-1", "low-2", "low-3", "neg-1"}
+		if got := keys(f.q.Pending()); !slices.Equal(got, want) {
+			t.Fatalf("Pending = %v, want %v", got, want)
+		}
+		if f.q.Len() != len(add) {
+			t.Errorf("Len = %d, want %d", f.q.Len(), len(add))
+		}
+		f.balanced(t)
 
-	// The workers follow the order Pending promised.
-	start(t, f.q)
-	for _, k := range want {
-		f.h.expect(t, k, nil)
-	}
-	quiet(t, f.q, nil)
-	f.balanced(t)
-	if f.q.Len() != 0 {
-		t.Errorf("Len = %d after handling everything", f.q.Len())
-	}
+		// The workers follow the order Pending promised.
+		start(t, f.q)
+		for _, k := range want {
+			f.h.expect(t, k, nil)
+		}
+		quiet(t, f.q)
+		f.balanced(t)
+		if f.q.Len() != 0 {
+			t.Errorf("Len = %d after handling everything", f.q.Len())
+		}
+	})
 }
 
 func TestAddOfAPendingItemChangesNothing(t *testing.T) {
@@ -169,7 +172,7 @@ func TestCancelClusterRemovesOnlyThatClustersWaitingItems(t *testing.T) {
 	if !f.q.Add(item("down", "d0")) {
 		t.Error("Add after cancel = false")
 	}
-	if _, ok := f.q.index.clusters["unknown"]; ok {
+	if _, ok := f.q.s.index.clusters["unknown"]; ok {
 		t.Error("CancelCluster of an unknown cluster left an index entry behind")
 	}
 	f.balanced(t)
@@ -267,34 +270,36 @@ func TestOutcomesAfterAPanickingOneInTheSameBatchAreStillDelivered(t *testing.T)
 }
 
 func TestAPanickingOutcomeCallbackInAWorkerDoesNotCrashTheQueue(t *testing.T) {
-	var logs syncBuffer
-	var mu sync.Mutex
-	var got []OutcomeKind
-	f := newFixture(t, Config{})
-	f.q.cfg.Logger = funcr.New(func(prefix, args string) { logs.Write([]byte(prefix + args + "\n")) }, funcr.Options{})
-	f.q.cfg.OnOutcome = func(o Outcome) {
-		if o.Kind == Succeeded && o.Item.Key == "x" {
-			panic("callback bug")
+	synctest.Test(t, func(t *testing.T) {
+		var logs syncBuffer
+		var mu sync.Mutex
+		var got []OutcomeKind
+		f := newFixture(t, Config{})
+		f.q.cfg.Logger = funcr.New(func(prefix, args string) { logs.Write([]byte(prefix + args + "\n")) }, funcr.Options{})
+		f.q.cfg.OnOutcome = func(o Outcome) {
+			if o.Kind == Succeeded && o.Item.Key == "x" {
+				panic("callback bug")
+			}
+			mu.Lock()
+			got = append(got, o.Kind)
+			mu.Unlock()
 		}
-		mu.Lock()
-		got = append(got, o.Kind)
-		mu.Unlock()
-	}
-	start(t, f.q)
-	f.q.Add(item("a", "x"))
-	f.h.expect(t, "x", nil) // the worker delivers Succeeded, which panics
-	f.q.Add(item("a", "y"))
-	f.h.expect(t, "y", nil) // the worker lives on
-	waitUntil(t, "y's outcome is delivered", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(got) == 1
+		start(t, f.q)
+		f.q.Add(item("a", "x"))
+		f.h.expect(t, "x", nil) // the worker delivers Succeeded, which panics
+		f.q.Add(item("a", "y"))
+		f.h.expect(t, "y", nil) // the worker lives on
+		settled(t, "y's outcome is delivered", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(got) == 1
+		})
+		f.balanced(t)
+		log := logs.String()
+		if !strings.Contains(log, "OnOutcome panicked: callback bug") || strings.Contains(log, "handler panicked") {
+			t.Errorf("the panic was not logged as OnOutcome's through Config.Logger; log: %q", log)
+		}
 	})
-	f.balanced(t)
-	log := logs.String()
-	if !strings.Contains(log, "OnOutcome panicked: callback bug") || strings.Contains(log, "handler panicked") {
-		t.Errorf("the panic was not logged as OnOutcome's through Config.Logger; log: %q", log)
-	}
 }
 
 // syncBuffer is a bytes.Buffer safe for the logger and the test at once.

@@ -25,7 +25,7 @@ func (yieldingPacer) Wait(ctx context.Context) error {
 // cancels, completes, clock steps, handler results (nil, error, Abandon,
 // ErrInProgress, panic, blocking until Run ends) and Run stops and restarts,
 // concurrently with the workers. After every stop it checks the queue's
-// books: no claim, permit wait or handler call is left over, the metrics'
+// books: no permit wait, handler call or undelivered outcome is left over, the metrics'
 // gauges equal Len and InFlight, and every item added is either still held
 // or has left with exactly one final outcome. The handler is never running
 // twice for one identity.
@@ -116,16 +116,15 @@ func randomRun(t *testing.T, seed uint64) {
 	checkStopped := func(round int) {
 		t.Helper()
 		q.mu.Lock()
-		claims, run, pacing, withdrawn, cw, hw, out := q.claims, q.running, len(q.pacing), q.withdrawn, q.claimWaiters, q.holdWaiters, len(q.outbox)
+		run, waits, out := q.s.running, len(q.waits), len(q.s.outbox)
 		q.mu.Unlock()
-		if claims != 0 || run != 0 || pacing != 0 || withdrawn != 0 || cw != 0 || hw != 0 || out != 0 {
-			t.Fatalf("round %d, after Run: claims %d, running %d, pacing %d, withdrawn %d, waiters %d/%d, outbox %d; want all 0",
-				round, claims, run, pacing, withdrawn, cw, hw, out)
+		if run != 0 || waits != 0 || out != 0 {
+			t.Fatalf("round %d, after Run: running %d, waiting for permits %d, outbox %d; want all 0", round, run, waits, out)
 		}
 		checkBalanced(t, q, m)
 		q.mu.Lock()
 		held := map[Item]bool{}
-		for _, ci := range q.index.clusters {
+		for _, ci := range q.s.index.clusters {
 			for e := ci.head; e != nil; e = e.next {
 				held[Item{Cluster: e.item.Cluster, Key: e.item.Key}] = true
 			}

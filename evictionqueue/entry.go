@@ -2,29 +2,31 @@ package evictionqueue
 
 import "time"
 
-// state is where an entry is in its life. Only pending and backingOff entries
-// count in Len; every state holds the entry's identity, so Add of the same
-// (Cluster, Key) is refused in all of them.
+// state is where an entry is in its life. Only pending and backing-off
+// entries count in Len; every state holds the entry's identity, so Add of the
+// same (Cluster, Key) is refused in all of them.
 type state uint8
 
 const (
-	statePending    state = iota + 1 // in q.pending, waiting for a worker
-	stateBackingOff                  // in q.delayed until due, then pending
+	statePending    state = iota + 1 // in pending, waiting for a worker
+	stateBackingOff                  // in delayed until due, then pending
 	stateRunning                     // a handler call is running
-	stateInFlight                    // in q.delayed until due (TTL), or until Complete
+	stateInFlight                    // in delayed until due (TTL), or until Complete
 )
 
-// entry is the queue's record of one item.
+// entry is the store's record of one item.
 type entry struct {
 	item     Item
 	seq      uint64    // order of first enqueue; a retried item keeps it
 	enqueued time.Time // first enqueue, for the latency metric
-	due      time.Time // stateBackingOff: end of backoff; stateInFlight: TTL deadline
-	index    int32     // position in q.delayed, or in q.pending's bucket (see loc)
-	calls    int32     // handler calls so far
-	failures int32     // errors and TTL expiries so far, counted against MaxRetries
+	// due is the end of the backoff (stateBackingOff), the TTL deadline
+	// (stateInFlight), or when the handler call began (stateRunning).
+	due      time.Time
+	index    int32 // position in delayed, or in pending's bucket (see loc)
+	calls    int32 // handler calls so far
+	failures int32 // errors and TTL expiries so far, counted against MaxRetries
 	state    state
-	loc      uint8 // where in q.pending's bucket: locFIFO or locRetry
+	loc      uint8 // where in pending's bucket: locFIFO or locRetry
 	// cancelled is set when CancelCluster finds the item running or in flight:
 	// those cannot be taken back, but if the handler fails or the TTL passes,
 	// retrying would evict from a cluster that has recovered, so the item is
@@ -57,15 +59,7 @@ func (h *entryHeap) less(a, b *entry) bool {
 	if h.byDue && !a.due.Equal(b.due) {
 		return a.due.Before(b.due)
 	}
-	return before(a, b)
-}
-
-// before is the processing order among pending entries.
-func before(a, b *entry) bool {
-	if a.item.Priority != b.item.Priority {
-		return a.item.Priority > b.item.Priority
-	}
-	return a.seq < b.seq
+	return compareOrder(a, b) < 0
 }
 
 func (h *entryHeap) push(e *entry) {

@@ -1,0 +1,406 @@
+package evictionqueue
+
+import (
+	"cmp"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Store is a Queue without its goroutines: the items and every rule about
+// them (identity, priority-then-FIFO order, retries with backoff, in-flight
+// TTLs, cancel-by-cluster, MaxInFlight), for a caller that moves time itself,
+// such as a simulation. Its methods take the time as a parameter, as
+// x/time/rate's ReserveN(t) does, and nothing happens between calls: the
+// caller takes an item, calls its handler, reports the result with Done, and
+// calls Advance to act on the backoffs and TTLs that have ended by then.
+//
+// A Store uses Config's Name, MaxRetries, MaxInFlight, InFlightTTL,
+// BackoffBase, BackoffMax, Metrics and OnOutcome; Workers, Pacer, Clock and
+// Logger are for Queue. Metrics and OnOutcome are called before the method
+// that caused them returns; a panic in OnOutcome reaches that method's
+// caller, and the outcomes after it are delivered by the next call. A Store
+// is not safe for concurrent use; Queue is a Store behind a lock, with
+// workers.
+type Store struct {
+	cfg Config
+	s   store
+}
+
+// NewStore returns an empty Store, after validating cfg as New does.
+func NewStore(cfg Config) (*Store, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	st := &Store{cfg: cfg}
+	st.s.init(&st.cfg)
+	return st, nil
+}
+
+// Add makes it pending at now, as Queue.Add does.
+func (st *Store) Add(it Item, now time.Time) bool {
+	return st.s.add(it, now)
+}
+
+// CancelCluster removes the cluster's waiting items, as Queue.CancelCluster
+// does.
+func (st *Store) CancelCluster(cluster string) int {
+	defer st.deliver()
+	return st.s.cancelCluster(cluster)
+}
+
+// Take returns the head pending item for a handler call that begins at now,
+// or false when no item is pending or MaxInFlight's slots are all held by
+// handler calls and background evictions. The item stays held until Done.
+func (st *Store) Take(now time.Time) (Item, bool) {
+	if st.s.pending.Len() == 0 || (st.cfg.MaxInFlight > 0 && st.s.running+st.s.inFlight >= st.cfg.MaxInFlight) {
+		return Item{}, false
+	}
+	return st.s.take(now).item, true
+}
+
+// Done reports the result err of the handler call for it, which Take
+// returned, at now; the Handler documentation says what each result does.
+// It returns false, changing nothing, when it is not being handled.
+func (st *Store) Done(it Item, err error, now time.Time) bool {
+	e := st.s.index.get(it.Cluster, it.Key)
+	if e == nil || e.state != stateRunning {
+		return false
+	}
+	defer st.deliver()
+	st.s.done(e, err, now, false)
+	return true
+}
+
+// Complete ends the background eviction of it, as Queue.Complete does.
+func (st *Store) Complete(it Item) bool {
+	defer st.deliver()
+	return st.s.complete(it)
+}
+
+// Advance acts on every backoff and in-flight TTL that ends at or before
+// now: the item is pending again, or, when an expired eviction was out of
+// retries or its cluster was cancelled, it leaves.
+func (st *Store) Advance(now time.Time) {
+	defer st.deliver()
+	st.s.advance(now)
+}
+
+// NextDue returns when the earliest backoff or in-flight TTL ends, the next
+// time Advance has something to do; false when none is under way.
+func (st *Store) NextDue() (time.Time, bool) { return st.s.nextDue() }
+
+// Len returns the number of items waiting to be handled, as Queue.Len does.
+func (st *Store) Len() int { return st.s.len() }
+
+// InFlight returns the number of background evictions awaiting Complete.
+func (st *Store) InFlight() int { return st.s.inFlight }
+
+// Pending returns the waiting items in order, as Queue.Pending does.
+func (st *Store) Pending() []Item { return st.s.waiting() }
+
+// deliver passes the recorded outcomes to OnOutcome, in order. One that
+// OnOutcome causes by calling the Store is delivered after those before it.
+func (st *Store) deliver() {
+	for len(st.s.outbox) > 0 {
+		o := st.s.outbox[0]
+		st.s.outbox = st.s.outbox[1:]
+		st.cfg.OnOutcome(o)
+	}
+}
+
+// store is the state Store and Queue share. It takes the time as a
+// parameter, starts no goroutine and takes no lock: Queue holds its lock
+// around every call, and its workers and scheduler (run.go) are the only
+// code that waits. Each method makes the Metrics calls and records the
+// Outcomes of the changes it makes, in order.
+type store struct {
+	cfg     *Config
+	metrics Metrics
+
+	index      index        // every entry, in any state: identity and cluster lists
+	pending    pendingQueue // statePending, in processing order
+	delayed    entryHeap    // stateBackingOff and stateInFlight, by due time
+	backingOff int          // entries in stateBackingOff
+	inFlight   int          // entries in stateInFlight
+	running    int          // entries in stateRunning
+	seq        uint64
+	// free recycles entries of items that left. Without it a queue
+	// allocates an entry per item and its Add+process overhead exceeds
+	// client-go's workqueue (BenchmarkAddProcess), DESIGN.md's bound.
+	free sync.Pool
+
+	outbox []Outcome // outcomes not yet passed to Config.OnOutcome
+}
+
+// init readies the zero store for cfg, which it keeps using.
+func (s *store) init(cfg *Config) {
+	s.cfg, s.metrics, s.delayed.byDue = cfg, cfg.Metrics, true
+	if s.metrics == nil {
+		s.metrics = nopMetrics{}
+	}
+}
+
+// add makes it pending, unless the store holds its identity (see Queue.Add).
+func (s *store) add(it Item, now time.Time) bool {
+	ci := s.index.cluster(it.Cluster, true)
+	if e := ci.keys[it.Key]; e != nil {
+		e.cancelled = false
+		return false
+	}
+	s.seq++
+	e, _ := s.free.Get().(*entry)
+	if e == nil {
+		e = new(entry)
+	}
+	e.item, e.seq, e.state, e.enqueued = it, s.seq, statePending, now
+	s.index.insert(ci, e)
+	s.pending.push(e)
+	s.metrics.Added(s.cfg.Name, it.Cluster, it.ResourceKind)
+	return true
+}
+
+// cancelCluster drops the cluster's pending and backing-off items and marks
+// its running and in-flight ones cancelled (see Queue.CancelCluster).
+func (s *store) cancelCluster(cluster string) int {
+	ci := s.index.cluster(cluster, false)
+	if ci == nil {
+		return 0
+	}
+	n := 0
+	for e, next := ci.head, (*entry)(nil); e != nil; e = next {
+		next = e.next
+		switch e.state {
+		case statePending:
+			s.pending.remove(e)
+		case stateBackingOff:
+			s.delayed.remove(int(e.index))
+			s.backingOff--
+		default: // running or in flight: see entry.cancelled
+			e.cancelled = true
+			continue
+		}
+		n++
+		s.metrics.Removed(s.cfg.Name, e.item.Cluster, e.item.ResourceKind)
+		s.leave(e, Cancelled, nil)
+	}
+	s.index.release(ci) // the cluster recovered: its index may go
+	if n > 0 {
+		s.metrics.Cancelled(s.cfg.Name, n)
+	}
+	return n
+}
+
+// take hands the head pending item to a handler call, which holds it until
+// done. There must be a pending item.
+func (s *store) take(now time.Time) *entry {
+	e := s.pending.pop()
+	s.running++
+	e.state, e.due = stateRunning, now
+	e.calls++
+	s.metrics.Removed(s.cfg.Name, e.item.Cluster, e.item.ResourceKind)
+	return e
+}
+
+// done acts on the result err of the handler call for e, which take
+// returned. interrupted says that Run ended under the call, so a failure
+// says nothing about the item. It reports whether e now waits for the
+// store's earliest deadline, which a timer set for a later one must learn.
+func (s *store) done(e *entry, err error, now time.Time, interrupted bool) (earliest bool) {
+	s.running--
+	latency := e.due.Sub(e.enqueued)
+	result := ResultError
+	switch {
+	case err == nil:
+		result = ResultSuccess
+		s.leave(e, Succeeded, nil)
+	case IsAbandoned(err):
+		result = ResultAbandoned
+		s.leave(e, Abandoned, err)
+	case errors.Is(err, ErrInProgress):
+		result = ResultSuccess
+		if e.completed {
+			s.note(e, InProgress, nil)
+			s.leave(e, Completed, nil)
+			break
+		}
+		e.state = stateInFlight
+		e.due = now.Add(s.cfg.InFlightTTL)
+		earliest = s.delay(e)
+		s.setInFlight(s.inFlight + 1)
+		s.note(e, InProgress, nil)
+	case e.completed:
+		// Complete confirmed the eviction while the handler was failing:
+		// the eviction is done, retrying it would evict again.
+		s.leave(e, Completed, nil)
+	case e.cancelled:
+		s.metrics.Cancelled(s.cfg.Name, 1)
+		s.leave(e, Cancelled, err)
+	case interrupted:
+		e.state = statePending
+		s.pending.push(e)
+		s.metrics.Added(s.cfg.Name, e.item.Cluster, e.item.ResourceKind)
+		s.note(e, Requeued, err)
+	default:
+		earliest = s.fail(e, err, now)
+	}
+	s.metrics.Processed(s.cfg.Name, result, latency)
+	return earliest
+}
+
+// fail counts a handler failure of e: e backs off before its next attempt,
+// or is dropped when out of retries.
+func (s *store) fail(e *entry, err error, now time.Time) (earliest bool) {
+	e.failures++
+	if int(e.failures) > s.cfg.MaxRetries {
+		s.leave(e, Failed, err)
+		return false
+	}
+	e.state = stateBackingOff
+	e.due = now.Add(s.cfg.backoff(int(e.failures)))
+	earliest = s.delay(e)
+	s.backingOff++
+	s.metrics.Added(s.cfg.Name, e.item.Cluster, e.item.ResourceKind)
+	s.note(e, Retrying, err)
+	return earliest
+}
+
+// complete ends the background eviction of it (see Queue.Complete).
+func (s *store) complete(it Item) bool {
+	e := s.index.get(it.Cluster, it.Key)
+	switch {
+	case e == nil:
+		return false
+	case e.state == stateRunning:
+		e.completed = true
+		return true
+	case e.state != stateInFlight:
+		return false
+	}
+	s.delayed.remove(int(e.index))
+	s.setInFlight(s.inFlight - 1)
+	s.leave(e, Completed, nil)
+	return true
+}
+
+// advance acts on every deadline not after now: a backoff that ended makes
+// its entry pending; an in-flight TTL that passed frees the slot and counts
+// a failure: the entry is pending again at once (its eviction may be under
+// way, so there is nothing to back off from), or dropped as failed when out
+// of retries, or as cancelled when its cluster was cancelled.
+func (s *store) advance(now time.Time) {
+	for {
+		e := s.delayed.peek()
+		if e == nil || e.due.After(now) {
+			return
+		}
+		s.delayed.pop()
+		if e.state == stateBackingOff {
+			// Still counted by Added since it began backing off.
+			s.backingOff--
+			e.state = statePending
+			s.pending.push(e)
+			continue
+		}
+		s.setInFlight(s.inFlight - 1)
+		s.note(e, Expired, ErrInFlightExpired)
+		if e.cancelled {
+			s.metrics.Cancelled(s.cfg.Name, 1)
+			s.leave(e, Cancelled, ErrInFlightExpired)
+			continue
+		}
+		if e.failures++; int(e.failures) > s.cfg.MaxRetries {
+			s.leave(e, Failed, ErrInFlightExpired)
+			continue
+		}
+		e.state = statePending
+		s.pending.push(e)
+		s.metrics.Added(s.cfg.Name, e.item.Cluster, e.item.ResourceKind)
+	}
+}
+
+// nextDue returns the earliest backoff end or TTL deadline, if any.
+func (s *store) nextDue() (time.Time, bool) {
+	if e := s.delayed.peek(); e != nil {
+		return e.due, true
+	}
+	return time.Time{}, false
+}
+
+// len is Queue.Len: pending plus backing off.
+func (s *store) len() int { return s.pending.Len() + s.backingOff }
+
+// waiting lists the pending items in processing order, then the backing-off
+// ones by end of backoff (see Queue.Pending).
+func (s *store) waiting() []Item {
+	ready := make([]*entry, 0, s.pending.Len())
+	s.pending.each(func(e *entry) { ready = append(ready, e) })
+	backingOff := make([]*entry, 0, s.backingOff)
+	for _, e := range s.delayed.s {
+		if e.state == stateBackingOff {
+			backingOff = append(backingOff, e)
+		}
+	}
+	slices.SortFunc(ready, compareOrder)
+	slices.SortFunc(backingOff, func(a, b *entry) int {
+		if c := a.due.Compare(b.due); c != 0 {
+			return c
+		}
+		return compareOrder(a, b)
+	})
+	out := make([]Item, 0, len(ready)+len(backingOff))
+	for _, e := range slices.Concat(ready, backingOff) {
+		out = append(out, e.item)
+	}
+	return out
+}
+
+// compareOrder is the processing order: higher Priority first, then lower seq.
+func compareOrder(a, b *entry) int {
+	if c := cmp.Compare(b.item.Priority, a.item.Priority); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.seq, b.seq)
+}
+
+// delay puts e in the delayed heap and reports whether it is now the first.
+func (s *store) delay(e *entry) bool {
+	s.delayed.push(e)
+	return e.index == 0
+}
+
+// leave reports the item's last outcome and forgets it: it has left the
+// queue for good. e must not be used afterwards; it is recycled.
+func (s *store) leave(e *entry, kind OutcomeKind, err error) {
+	s.note(e, kind, err)
+	s.index.remove(e)
+	*e = entry{}
+	s.free.Put(e)
+}
+
+func (s *store) setInFlight(n int) {
+	s.inFlight = n
+	s.metrics.InFlight(s.cfg.Name, n)
+}
+
+// note records an outcome for e when someone listens.
+func (s *store) note(e *entry, kind OutcomeKind, err error) {
+	if s.cfg.OnOutcome == nil {
+		return
+	}
+	o := Outcome{Queue: s.cfg.Name, Item: e.item, Kind: kind, Err: err, Attempts: int(e.calls)}
+	if kind == Retrying {
+		o.RetryAt = e.due
+	}
+	s.outbox = append(s.outbox, o)
+}
+
+type nopMetrics struct{}
+
+func (nopMetrics) Added(string, string, string)            {}
+func (nopMetrics) Removed(string, string, string)          {}
+func (nopMetrics) Processed(string, string, time.Duration) {}
+func (nopMetrics) Cancelled(string, int)                   {}
+func (nopMetrics) InFlight(string, int)                    {}
