@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -148,23 +149,25 @@ func TestInformerHandler(t *testing.T) {
 // A Limiter over a hand-fed Tracker pauses until MarkSynced, then lets the
 // waiter through at once, without a clock step or a poll.
 func TestUnsyncedTrackerPausesLimiter(t *testing.T) {
-	tr := NewUnsyncedTracker()
-	clk := testingclock.NewFakeClock(t0)
-	l, err := NewLimiter(DefaultConfig(), tr, WithClock(clk))
-	require.NoError(t, err)
+	synctest.Test(t, func(t *testing.T) {
+		tr := NewUnsyncedTracker()
+		clk := testingclock.NewFakeClock(t0)
+		l, err := NewLimiter(DefaultConfig(), tr, WithClock(clk))
+		require.NoError(t, err)
 
-	var wg sync.WaitGroup
-	res := waitAsync(l, context.Background(), &wg)
-	settle(t, l, clk, 1, 1)
-	assert.Zero(t, l.Rate(), "paused while the fleet is unknown")
-	tr.Set("member1", false)
-	tr.Set("member2", true)
-	clk.Step(time.Hour) // polling changes nothing: still unsynced
-	settle(t, l, clk, 1, 1)
-	assert.True(t, pending(res))
+		var wg sync.WaitGroup
+		res := waitAsync(l, context.Background(), &wg)
+		settle(t, l, clk, 1, 1)
+		assert.Zero(t, l.Rate(), "paused while the fleet is unknown")
+		tr.Set("member1", false)
+		tr.Set("member2", true)
+		clk.Step(time.Hour) // polling changes nothing: still unsynced
+		settle(t, l, clk, 1, 1)
+		assert.True(t, pending(res))
 
-	tr.MarkSynced()
-	require.NoError(t, <-res)
-	wg.Wait()
-	assert.Equal(t, 0.5, l.Rate())
+		tr.MarkSynced()
+		require.NoError(t, <-res)
+		wg.Wait()
+		assert.Equal(t, 0.5, l.Rate())
+	})
 }
