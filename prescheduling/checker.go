@@ -27,6 +27,10 @@ type Result struct {
 	Feasible bool
 	// Reason explains the answer in a sentence an operator can act on.
 	Reason string
+	// Code names the answer for programs (an Event's reason, a metric
+	// label): Feasible, or why not. Its values are stable; Reason's words
+	// are not.
+	Code Code
 	// Candidates are the eligible target clusters, sorted by name: for
 	// Duplicated the clusters that do not run the workload yet, for Divided
 	// every cluster that may take the evicted replicas (those it already
@@ -40,6 +44,30 @@ type Result struct {
 	// then its message and Feasible is false.
 	Err error
 }
+
+// Code is a Result's machine-readable answer. The values are CamelCase so
+// that a controller can use them as the reason of a Kubernetes Event.
+type Code string
+
+// The Codes a Result carries.
+const (
+	// Feasible: the scheduler has somewhere to put what the eviction removes.
+	Feasible Code = "Feasible"
+	// NothingToEvict: no cluster of Request.Evicting is in the schedule result.
+	NothingToEvict Code = "NothingToEvict"
+	// NoEligibleCluster: too few eligible clusters (not evicted from, not
+	// faulty, matching the affinity, tolerating the taints).
+	NoEligibleCluster Code = "NoEligibleCluster"
+	// SpreadConstraintUnsatisfiable: there are eligible clusters, but not
+	// enough of them in the groups the spread constraints require.
+	SpreadConstraintUnsatisfiable Code = "SpreadConstraintUnsatisfiable"
+	// InsufficientCapacity: the known spare capacity of the clusters the
+	// scheduler may use does not cover the evicted replicas.
+	InsufficientCapacity Code = "InsufficientCapacity"
+	// InvalidRequest: the request or its placement is invalid; Result.Err
+	// says how.
+	InvalidRequest Code = "InvalidRequest"
+)
 
 // Checker runs pre-scheduling checks. Its zero value and nil are usable and
 // know no capacities; it is immutable once built and safe for concurrent use.
@@ -129,7 +157,7 @@ func (c *Checker) Check(req Request, fleet []failover.Cluster) Result {
 		return invalid(err)
 	}
 	if len(s.evicted) == 0 {
-		return Result{Reason: fmt.Sprintf("nothing to evict: %s %s not in the schedule result (%s)",
+		return Result{Code: NothingToEvict, Reason: fmt.Sprintf("nothing to evict: %s %s not in the schedule result (%s)",
 			list(req.Evicting, 5), isAre(len(req.Evicting)), list(names(req.Scheduled), 5))}
 	}
 	if err := s.run(fleet); err != nil {
@@ -162,7 +190,7 @@ func (c *Checker) Check(req Request, fleet []failover.Cluster) Result {
 	return first
 }
 
-func invalid(err error) Result { return Result{Reason: err.Error(), Err: err} }
+func invalid(err error) Result { return Result{Code: InvalidRequest, Reason: err.Error(), Err: err} }
 
 func validateRequest(req *Request) error {
 	if len(req.Evicting) == 0 {

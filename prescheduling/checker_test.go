@@ -365,3 +365,31 @@ func TestNewCheckerIgnoresANilOption(t *testing.T) {
 	got := c.Check(Request{Scheduled: sched("a1"), Evicting: []string{"a1"}}, threeRegionsUS)
 	assert.True(t, got.Feasible, got.Reason)
 }
+
+// Each way a check can end carries its own Code, whatever the Reason's words.
+func TestCheckCodes(t *testing.T) {
+	byRegion := func(minG, maxG int) Placement {
+		return Placement{SpreadConstraints: []SpreadConstraint{{SpreadByField: SpreadByFieldRegion, MinGroups: minG, MaxGroups: maxG}}}
+	}
+	noRoom := NewChecker(WithCapacity(func(string) (int32, bool) { return 0, true }))
+	for _, tc := range []struct {
+		name    string
+		checker *Checker
+		req     Request
+		want    Code
+	}{
+		{"somewhere to go", NewChecker(), Request{Scheduled: sched("a1"), Evicting: []string{"a1"}}, Feasible},
+		{"not scheduled there", NewChecker(), Request{Scheduled: sched("a1"), Evicting: []string{"zz"}}, NothingToEvict},
+		{"every cluster already runs it", NewChecker(), Request{Scheduled: sched("a1", "a2", "b1", "c1", "c2"), Evicting: []string{"a1"}}, NoEligibleCluster},
+		{"four regions wanted, three exist", NewChecker(), Request{Placement: byRegion(4, 4), Scheduled: sched("a1"), Evicting: []string{"a1"}}, SpreadConstraintUnsatisfiable},
+		{"no spare capacity", noRoom, Request{Placement: Placement{ReplicaScheduling: divided},
+			Scheduled: []failover.TargetCluster{{Name: "a1", Replicas: 3}}, Evicting: []string{"a1"}}, InsufficientCapacity},
+		{"MinGroups above MaxGroups", NewChecker(), Request{Placement: byRegion(3, 2), Scheduled: sched("a1"), Evicting: []string{"a1"}}, InvalidRequest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.checker.Check(tc.req, threeRegionsUS)
+			assert.Equal(t, tc.want, got.Code, got.Reason)
+			assert.Equal(t, tc.want == Feasible, got.Feasible)
+		})
+	}
+}

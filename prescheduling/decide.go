@@ -26,15 +26,17 @@ func (s *scan) duplicated(ti int) Result {
 		if len(cands) > 0 {
 			found = fmt.Sprintf("only %s (%s)", plural(len(cands), "eligible cluster", "eligible clusters"), list(cands, 5))
 		}
+		r.Code = NoEligibleCluster
 		r.Reason = fmt.Sprintf("%s%s outside %s to replace %s: %s", prefix, found, list(names(s.req.Scheduled), 5), what, s.why(ti))
 		return r
 	}
 	v := s.p.plan.check(s.spreadCase(ts.cands, need))
 	if !v.ok {
+		r.Code = SpreadConstraintUnsatisfiable
 		r.Reason = prefix + v.reason + " when replacing " + what
 		return r
 	}
-	r.Feasible = true
+	r.Feasible, r.Code = true, Feasible
 	r.Reason = fmt.Sprintf("%sfeasible: %s can replace %s%s", prefix, list(cands, 5), what, noteOf(v.note))
 	return r
 }
@@ -56,6 +58,7 @@ func (s *scan) divided(ti int, c *Checker) Result {
 	what := fmt.Sprintf("the %s evicted from %s", plural64(evicted, "replica", "replicas"), list(names(s.evicted), 5))
 	prefix := s.termPrefix(ti)
 	if len(cands) == 0 {
+		r.Code = NoEligibleCluster
 		r.Reason = fmt.Sprintf("%sno eligible cluster can take %s: %s", prefix, what, s.why(ti))
 		return r
 	}
@@ -76,6 +79,7 @@ func (s *scan) divided(ti int, c *Checker) Result {
 	}
 	v := s.p.plan.check(s.spreadCase(added, need))
 	if !v.ok {
+		r.Code = SpreadConstraintUnsatisfiable
 		r.Reason = prefix + v.reason + " when moving " + what
 		return r
 	}
@@ -127,11 +131,13 @@ func (s *scan) divided(ti int, c *Checker) Result {
 			if len(kept) > 0 {
 				also = fmt.Sprintf(" and %s it keeps (%s)", pluralWord(len(kept), "the one", "those"), list(clusterNames(kept), 5))
 			}
+			r.Code = InsufficientCapacity
 			r.Reason = fmt.Sprintf("%sspreadConstraints[%d] allows at most %s and the workload keeps %d, so it can add at most %d; the %d eligible %s with the most spare capacity%s have room for %d of %s",
 				prefix, s.p.plan.clusters.maxAt, plural(s.p.plan.clusters.max, "cluster", "clusters"), len(s.remaining), room,
 				room, pluralWord(room, "cluster", "clusters"), also, spare, what)
 			return r
 		default:
+			r.Code = InsufficientCapacity
 			r.Reason = fmt.Sprintf("%sthe eligible clusters (%s) have spare capacity for %d of %s", prefix, list(cands, 5), spare, what)
 			return r
 		}
@@ -139,7 +145,7 @@ func (s *scan) divided(ti int, c *Checker) Result {
 			notes = append(notes, fmt.Sprintf("the library could not check the spare capacity %s by %s: the scheduler picks them by scores it cannot see", k[0].key.singular(), k[0].key.singular()))
 		}
 	}
-	r.Feasible = true
+	r.Feasible, r.Code = true, Feasible
 	r.Reason = fmt.Sprintf("%sfeasible: %s can take %s%s", prefix, list(cands, 5), what, noteOf(notes...))
 	return r
 }

@@ -195,29 +195,23 @@ var taskDoneCodes = map[string]string{
 
 // The codes of why the pre-scheduling check abandoned an eviction.
 const (
-	abandonNoEligibleCluster    = "NoEligibleCluster"
-	abandonSpreadConstraint     = "SpreadConstraintUnsatisfiable"
-	abandonInsufficientCapacity = "InsufficientCapacity"
+	abandonNoEligibleCluster    = string(prescheduling.NoEligibleCluster)
+	abandonSpreadConstraint     = string(prescheduling.SpreadConstraintUnsatisfiable)
+	abandonInsufficientCapacity = string(prescheduling.InsufficientCapacity)
 	abandonInvalidPlacement     = "InvalidPlacement"
 	abandonOther                = "Other"
 )
 
-// abandonCode classifies an infeasible check's answer. prescheduling
-// explains itself in sentences only, so the code comes from the sentence's
-// fixed words; TestJSONSchema holds the shipped scenarios to codes other
-// than Other, so a reworded sentence shows up there.
+// abandonCode is the code of an infeasible check's answer: prescheduling's
+// own Code, InvalidPlacement for a placement it refused.
 func abandonCode(res prescheduling.Result) string {
-	switch r := res.Reason; {
-	case res.Err != nil:
+	if res.Code == prescheduling.InvalidRequest {
 		return abandonInvalidPlacement
-	case strings.Contains(r, "spare capacity for"):
-		return abandonInsufficientCapacity
-	case strings.Contains(r, "spreadConstraints["):
-		return abandonSpreadConstraint
-	case strings.Contains(r, "eligible cluster"):
-		return abandonNoEligibleCluster
 	}
-	return abandonOther
+	if res.Code == "" || res.Feasible {
+		return abandonOther
+	}
+	return string(res.Code)
 }
 
 func seconds(d time.Duration) float64 { return d.Seconds() }
