@@ -2,69 +2,73 @@ package strictyaml
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
-// Decode decodes doc into v, which must be a non-nil pointer, as
-// sigs.k8s.io/yaml does (YAML to JSON, then encoding/json), but strictly:
+// Decode decodes doc into v, which must be a non-nil pointer, as kubectl
+// does: sigs.k8s.io/yaml turns the YAML into JSON, refusing duplicated keys,
+// and sigs.k8s.io/json's strict mode decodes it, matching field names
+// case-sensitively and refusing unknown ones (all of them are named, with
+// their paths, and v is still decoded from the known ones, so that the
+// caller can name the object in its own message).
 //
-//   - a key v's type has no JSON field for is an error, and keys are compared
-//     case-sensitively, as the Kubernetes API server does: encoding/json would
-//     put "Spec" into the field tagged "spec" without a word;
-//   - a key given twice in one mapping is an error;
-//   - a value of the wrong type is an error naming its full path, list
-//     indexes included, and so is a value a type's own UnmarshalJSON refuses
-//     (a duration, a time), whose error would otherwise not say where it is.
-//
-// The error is an *Error. Every unknown field is named, not only the first,
-// and v is still decoded from the known ones (as far as encoding/json gets),
-// so that the caller can name the object in its own message.
-// Types with their own UnmarshalJSON or UnmarshalText, and interfaces, are
-// taken whole: their contents are not checked for unknown fields. A null or
-// empty document leaves v as it is.
-//
-// Decode into *any or *map[string]any accepts any mapping: callers use it to
-// read the apiVersion and kind that say which type to decode into.
+// What this adds is where each problem is: the error is an *Error naming
+// the document and its line; a YAML syntax error names the line of the
+// stream; an unknown field that differs only in case from a known one gets
+// a hint; a value of the wrong type, or one a type's own UnmarshalJSON
+// refuses (a duration, a time), is named by its full path with list
+// indexes; so is a .nan or .inf, which JSON cannot carry.
 func Decode(doc Document, v any) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return doc.fail("", fmt.Errorf("strictyaml: Decode needs a non-nil pointer, not %T", v))
+		return doc.fail(fmt.Errorf("strictyaml: Decode needs a non-nil pointer, not %T", v))
 	}
 	js, err := yaml.YAMLToJSONStrict(doc.Data)
 	if err != nil {
 		if path, value, line, ok := nonFinite(doc.Data); ok {
-			return doc.fail(path, nonFiniteError(path, value, line+doc.Line-1))
+			return doc.fail(nonFiniteError(path, value, line+doc.Line-1))
 		}
-		return doc.fail("", yamlError(err, doc.Line))
+		return doc.fail(yamlError(err, doc.Line))
 	}
-	var generic any
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.UseNumber() // so that a value re-encoded to find a bad one is the one written
-	if err := dec.Decode(&generic); err != nil {
-		return doc.fail("", err)
-	}
-	t := rv.Type().Elem()
-	if unknown := unknownFields(generic, t, "", nil); len(unknown) > 0 {
-		// Decode the rest anyway, so that the caller can name the object
-		// (its kind and name) in its own message.
-		_ = json.Unmarshal(js, v)
-		return doc.fail(unknown[0].path, unknown)
-	}
-	dec = json.NewDecoder(bytes.NewReader(js))
-	dec.DisallowUnknownFields() // a safety net: unknownFields is stricter
-	if err := dec.Decode(v); err != nil {
-		if path, msg := badValue(generic, t, ""); msg != "" {
-			return doc.fail(path, errors.New(msg))
+	strict, err := kjson.UnmarshalStrict(js, v)
+	if err != nil {
+		// The decoder names no path for a type's own error, and one
+		// without list indexes for a type error: find the value at fault.
+		var generic any
+		dec := json.NewDecoder(bytes.NewReader(js))
+		dec.UseNumber() // so that the value shown is the one written
+		if dec.Decode(&generic) == nil {
+			if path, value, why := badValue(generic, rv.Type().Elem(), ""); why != nil {
+				return doc.fail(valueError(path, value, why))
+			}
 		}
-		return doc.fail("", err)
+		return doc.fail(err)
+	}
+	if len(strict) > 0 {
+		var b strings.Builder
+		for i, e := range strict {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(e.Error())
+			if fe, ok := e.(kjson.FieldError); ok && strings.HasPrefix(e.Error(), "unknown field") {
+				if h := caseHint(rv.Type().Elem(), fe.FieldPath()); h != "" {
+					fmt.Fprintf(&b, " (did you mean %q?)", h)
+				}
+			}
+		}
+		return doc.fail(errors.New(b.String()))
 	}
 	return nil
 }
@@ -76,11 +80,6 @@ type Error struct {
 	// Line is the line its content starts on. A YAML syntax error names the
 	// exact line of the stream in its message.
 	Line int
-	// Field is the path of the field at fault, e.g. "spec.taints[0].key" or
-	// "metadata.labels[app]"; the first of them when several fields are
-	// unknown; empty when the problem is not in one field (malformed YAML, a
-	// duplicated key).
-	Field string
 	// Err is the cause. Its message names the field, so callers that report
 	// the document their own way print Err alone.
 	Err error
@@ -94,38 +93,9 @@ func (e *Error) Error() string {
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-// ErrUnknownField matches, with errors.Is, the error of a document that has
-// fields its type does not.
-var ErrUnknownField = errors.New("unknown field")
-
-func (d Document) fail(field string, err error) *Error {
-	return &Error{Document: d.Index, Line: d.Line, Field: field, Err: err}
+func (d Document) fail(err error) *Error {
+	return &Error{Document: d.Index, Line: d.Line, Err: err}
 }
-
-// unknownFieldsError lists every unknown field of a document.
-type unknownFieldsError []unknownField
-
-type unknownField struct {
-	path string
-	hint string // the field's name when only the case differs
-}
-
-func (e unknownFieldsError) Error() string {
-	var b strings.Builder
-	b.WriteString("unknown field ")
-	for i, u := range e {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(strconv.Quote(u.path))
-		if u.hint != "" {
-			fmt.Fprintf(&b, " (did you mean %q?)", u.hint)
-		}
-	}
-	return b.String()
-}
-
-func (e unknownFieldsError) Is(target error) bool { return target == ErrUnknownField }
 
 var yamlLine = regexp.MustCompile(`\bline (\d+)`)
 
@@ -134,17 +104,173 @@ var yamlLine = regexp.MustCompile(`\bline (\d+)`)
 // start, into lines of the stream.
 func yamlError(err error, first int) error {
 	msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
-	lines := strings.Split(msg, "\n")
-	for i := range lines {
-		lines[i] = strings.TrimSpace(lines[i])
-	}
-	msg = strings.Join(lines, " ")
+	msg = strings.Join(strings.Fields(msg), " ")
 	msg = yamlLine.ReplaceAllStringFunc(msg, func(m string) string {
-		n, convErr := strconv.Atoi(m[len("line "):])
-		if convErr != nil {
-			return m
-		}
+		n, _ := strconv.Atoi(m[len("line "):]) // \d+ after a YAML parser: fits
 		return "line " + strconv.Itoa(n+first-1)
 	})
 	return errors.New(msg)
+}
+
+// badValue finds the first value in v (the document decoded generically),
+// keys sorted, depth first, that its type t refuses when decoded alone, and
+// returns its path, the value and the error.
+func badValue(v any, t reflect.Type, path string) (string, []byte, error) {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice:
+		if v == nil {
+			return "", nil, nil // null sets them to nil
+		}
+	}
+	t = deref(t)
+	m, isMap := v.(map[string]any)
+	list, isList := v.([]any)
+	switch {
+	case reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()):
+		// Its contents are its own business: decode it whole.
+	case isMap && (t.Kind() == reflect.Struct || t.Kind() == reflect.Map):
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if ct := child(t, k); ct != nil {
+				if p, value, err := badValue(m[k], ct, join(path, k)); err != nil {
+					return p, value, err
+				}
+			}
+		}
+		return "", nil, nil
+	case isList && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array):
+		for i, e := range list {
+			if p, value, err := badValue(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return p, value, err
+			}
+		}
+		return "", nil, nil
+	}
+	js, err := json.Marshal(v)
+	if err != nil {
+		return "", nil, nil
+	}
+	if err := json.Unmarshal(js, reflect.New(t).Interface()); err != nil {
+		return path, js, err
+	}
+	return "", nil, nil
+}
+
+// valueError says what is wrong with value at path: what the type wants, or
+// the type's own words.
+func valueError(path string, value []byte, err error) error {
+	if path == "" {
+		path = "the document"
+	}
+	const limit = 60 // so that a large mapping does not flood the message
+	if len(value) > limit {
+		value = append(value[:limit:limit], "…"...)
+	}
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return fmt.Errorf("%s: %s: %w", path, value, err)
+	}
+	want := "an integer (" + te.Type.String() + ")"
+	switch te.Type.Kind() {
+	case reflect.Struct, reflect.Map:
+		want = "a mapping"
+	case reflect.Slice, reflect.Array:
+		want = "a list"
+	case reflect.String:
+		want = "a string"
+	case reflect.Bool:
+		want = "a boolean (true or false)"
+	case reflect.Float32, reflect.Float64:
+		want = "a number"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		want = "a non-negative integer (" + te.Type.String() + ")"
+	}
+	return fmt.Errorf("%s: %s: want %s", path, value, want)
+}
+
+// caseHint returns the name of the field of the struct holding path (an
+// unknown field's path in t, as sigs.k8s.io/json writes it) that differs
+// from path's last name only in case, or "".
+func caseHint(t reflect.Type, path string) string {
+	names := strings.Split(path, ".")
+	for _, name := range names[:len(names)-1] {
+		name, indexes, _ := strings.Cut(name, "[")
+		if t = child(t, name); t == nil {
+			return ""
+		}
+		for range strings.Count(indexes, "]") {
+			if t = deref(t); t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
+				return ""
+			}
+			t = t.Elem()
+		}
+	}
+	if t = deref(t); t.Kind() != reflect.Struct {
+		return ""
+	}
+	var hint string
+	for name := range fieldsOf(t) {
+		if strings.EqualFold(name, names[len(names)-1]) && (hint == "" || name < hint) {
+			hint = name
+		}
+	}
+	return hint
+}
+
+// child is the type of key k's value in a value of type t, or nil when t
+// has no such key.
+func child(t reflect.Type, k string) reflect.Type {
+	switch t = deref(t); t.Kind() {
+	case reflect.Struct:
+		return fieldsOf(t)[k]
+	case reflect.Map:
+		return t.Elem()
+	}
+	return nil
+}
+
+// fieldsOf maps the JSON names of struct t's fields to their types, as
+// encoding/json names them: the tag's name, else the Go name; "-" and
+// unexported fields left out; an untagged embedded struct's fields counted as
+// t's own unless t has that name. A ",string" field is left out: its value is
+// a quoted number, which the decoder's own error describes.
+func fieldsOf(t reflect.Type) map[string]reflect.Type {
+	fields := map[string]reflect.Type{}
+	var embedded []reflect.Type
+	for f := range t.Fields() {
+		tag := f.Tag.Get("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		switch {
+		case f.Anonymous && name == "" && deref(f.Type).Kind() == reflect.Struct:
+			embedded = append(embedded, deref(f.Type))
+		case f.IsExported() && tag != "-" && !slices.Contains(strings.Split(opts, ","), "string"):
+			fields[cmp.Or(name, f.Name)] = f.Type
+		}
+	}
+	for _, et := range embedded {
+		for k, ft := range fieldsOf(et) {
+			if _, ok := fields[k]; !ok {
+				fields[k] = ft
+			}
+		}
+	}
+	return fields
+}
+
+func deref(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+func join(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
 }

@@ -1,7 +1,6 @@
 package strictyaml_test
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/failoverkit/failover/internal/strictyaml"
@@ -35,19 +34,14 @@ replicas: three
 `)
 	for _, doc := range strictyaml.Split(stream) {
 		var w workload
-		err := strictyaml.Decode(doc, &w)
-		var e *strictyaml.Error
-		switch {
-		case errors.As(err, &e):
-			fmt.Printf("%v\n  field %q, unknown: %v\n", err, e.Field, errors.Is(err, strictyaml.ErrUnknownField))
-		default:
-			fmt.Printf("document %d (line %d): %s with %d replicas\n", doc.Index, doc.Line, w.Name, w.Replicas)
+		if err := strictyaml.Decode(doc, &w); err != nil {
+			fmt.Println(err)
+			continue
 		}
+		fmt.Printf("document %d (line %d): %s with %d replicas\n", doc.Index, doc.Line, w.Name, w.Replicas)
 	}
 	// Output:
 	// document 1 (line 2): web with 3 replicas
-	// document 2 (line 6): unknown field "Replicas" (did you mean "replicas"?), "ports[1].prot"
-	//   field "Replicas", unknown: true
-	// document 3 (line 11): replicas: "three": want an integer (int32), not a string
-	//   field "replicas", unknown: false
+	// document 2 (line 6): unknown field "Replicas" (did you mean "replicas"?), unknown field "ports[1].prot"
+	// document 3 (line 11): replicas: "three": want an integer (int32)
 }

@@ -3,12 +3,12 @@
 // scenarios).
 //
 // Split cuts a stream into its documents and remembers where each starts;
-// Decode decodes one document as sigs.k8s.io/yaml and encoding/json would,
-// but refuses what they let through silently: fields the target type does
-// not have (including a field name in the wrong case, which encoding/json
-// matches anyway), duplicated keys, and values of the wrong type. Every error
-// is an *Error naming the document, the line it starts on and the path of the
-// field at fault, such as spec.taintsToAdd[0].effect.
+// Decode decodes one document with the ecosystem's strict decoders, as
+// kubectl does (sigs.k8s.io/yaml refuses duplicated keys, sigs.k8s.io/json
+// unknown fields and field names in the wrong case), and adds where each
+// problem is: every error is an *Error naming the document, the line it
+// starts on and the path of the field at fault, such as
+// spec.taintsToAdd[0].effect.
 package strictyaml
 
 import "bytes"
