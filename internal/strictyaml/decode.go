@@ -36,8 +36,8 @@ func Decode(doc Document, v any) error {
 	}
 	js, err := yaml.YAMLToJSONStrict(doc.Data)
 	if err != nil {
-		if path, value, line, ok := nonFinite(doc.Data); ok {
-			return doc.fail(nonFiniteError(path, value, line+doc.Line-1))
+		if nf := nonFinite(doc.Data, doc.Line); nf != nil {
+			return doc.fail(nf)
 		}
 		return doc.fail(yamlError(err, doc.Line))
 	}
@@ -196,38 +196,30 @@ func valueError(path string, value []byte, err error) error {
 // unknown field's path in t, as sigs.k8s.io/json writes it) that differs
 // from path's last name only in case, or "".
 func caseHint(t reflect.Type, path string) string {
-	names := strings.Split(path, ".")
-	for _, name := range names[:len(names)-1] {
-		name, indexes, _ := strings.Cut(name, "[")
-		if t = child(t, name); t == nil {
+	names := strings.FieldsFunc(path, func(r rune) bool { return r == '.' || r == '[' || r == ']' })
+	for _, k := range names[:len(names)-1] {
+		if t = child(t, k); t == nil {
 			return ""
 		}
-		for range strings.Count(indexes, "]") {
-			if t = deref(t); t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
-				return ""
-			}
-			t = t.Elem()
-		}
-	}
-	if t = deref(t); t.Kind() != reflect.Struct {
-		return ""
 	}
 	var hint string
-	for name := range fieldsOf(t) {
-		if strings.EqualFold(name, names[len(names)-1]) && (hint == "" || name < hint) {
-			hint = name
+	if t = deref(t); t.Kind() == reflect.Struct {
+		for name := range fieldsOf(t) {
+			if strings.EqualFold(name, names[len(names)-1]) && (hint == "" || name < hint) {
+				hint = name
+			}
 		}
 	}
 	return hint
 }
 
-// child is the type of key k's value in a value of type t, or nil when t
-// has no such key.
+// child is the type of the value under key or index k in a value of type
+// t, or nil when t has none.
 func child(t reflect.Type, k string) reflect.Type {
 	switch t = deref(t); t.Kind() {
 	case reflect.Struct:
 		return fieldsOf(t)[k]
-	case reflect.Map:
+	case reflect.Map, reflect.Slice, reflect.Array:
 		return t.Elem()
 	}
 	return nil

@@ -114,6 +114,9 @@ func TestDecodeRejects(t *testing.T) {
 		{"NaN, which JSON cannot carry, with its path and line", "items: [{b: 1}, {b: .nan}]\n",
 			`items[1].b: .nan (line 11): want a number, not NaN or infinity`},
 		{"infinity on a later line", "name: x\nsmall: -.Inf\n", `small: -.Inf (line 12): want a number, not NaN or infinity`},
+		{"NaN behind an alias is named where its anchor is", "items: [{b: &n .nan}]\nsmall: *n\n", `items[0].b: .nan (line 11): want a number, not NaN or infinity`},
+		{"an anchor that contains itself is refused, not followed forever", "any: &x [*x]\n", `yaml: anchor 'x' value contains itself`},
+		{"a document that is NaN", "-.inf\n", `the document: -.inf (line 11): want a number, not NaN or infinity`},
 		{"a document that is not a mapping", "- a\n- b\n", `the document: ["a","b"]: want a mapping`},
 		{"a scalar document", "just words\n", `the document: "just words": want a mapping`},
 	} {
