@@ -633,38 +633,3 @@ func TestReschedule(t *testing.T) {
 	tc("divided: what does not fit spills onto a new cluster", divided, []failover.TargetCluster{{Name: "a1", Replicas: 3}}, nil, "x", 3, all,
 		[]failover.TargetCluster{{Name: "a1", Replicas: 4}, {Name: "b2", Replicas: 2}})
 }
-
-// A goroutine of the run that never blocks would leave the clock unable to
-// move on: the run stops with an error naming it instead of hanging.
-func TestARunThatNeverSettlesFailsClearly(t *testing.T) {
-	sc, err := readScenario("scenarios/small-fleet-pause.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, err := parseFlags(nil, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := o.rateConfig(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := newSim(sc, cfg, prometheus.NewRegistry(), nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.settler.limit = 50 * time.Millisecond
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	// Started under the run's label, as a goroutine of a queue would be.
-	s.settler.do(t.Context(), func(context.Context) { wg.Go(func() { spinUntil(stop) }) })
-	err = s.run(t.Context())
-	close(stop)
-	wg.Wait()
-	if err == nil || !strings.Contains(err.Error(), "fleetsim: simulated clock:") || !strings.Contains(err.Error(), "spinUntil(") {
-		t.Fatalf("want the run to stop with an error naming spinUntil, got %v", err)
-	}
-	if now := s.clk.Now(); !now.Before(sc.Start.Add(sc.Duration)) {
-		t.Errorf("the run went on to its end (%v) after the settle failure", now.Sub(sc.Start))
-	}
-}

@@ -3,7 +3,7 @@
 // taint them, a Tracker turns taints into fleet health, two eviction queues
 // share one Limiter, every eviction passes the pre-scheduling check, evicted
 // copies become graceful eviction tasks that the Assessor clears. Time is
-// simulated, so a half-hour outage plays in a few seconds.
+// simulated, so a half-hour outage plays in well under a second.
 //
 //	go run ./examples/fleetsim                      # the built-in scenario
 //	go run ./examples/fleetsim --scenario my.yaml   # your own (see README.md)
