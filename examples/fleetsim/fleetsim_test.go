@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"path/filepath"
 	"regexp"
@@ -427,6 +428,24 @@ func TestMetricsAreServedWhileItRuns(t *testing.T) {
 		if !want.MatchString(w.body) {
 			t.Errorf("/metrics at 00:03:00 has no line matching %s", want)
 		}
+	}
+}
+
+// A busy --metrics-addr is a bad flag: the run fails before it prints
+// anything, header included.
+func TestBusyMetricsAddrFailsBeforePrinting(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	var out bytes.Buffer
+	err = run(context.Background(), []string{"--metrics-addr", busy.Addr().String()}, &out)
+	if err == nil || !strings.Contains(err.Error(), "fleetsim: --metrics-addr:") {
+		t.Fatalf("want a --metrics-addr error, got %v", err)
+	}
+	if out.Len() > 0 {
+		t.Errorf("printed before failing:\n%s", out.String())
 	}
 }
 
