@@ -34,7 +34,7 @@ type sim struct {
 	sc    *scenario
 	cfg   ratelimit.Config
 	w     *world
-	clk   *clocktesting.FakeClock // the simulated time; only drive moves it
+	clk   *clocktesting.FakeClock // the simulated time; only run moves it
 	out   io.Writer               // progress; nil: none
 	speed float64                 // simulated seconds per wall second; 0: as fast as possible
 	line  workerLine
