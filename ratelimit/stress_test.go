@@ -142,9 +142,6 @@ func TestLimiterUnderUnsettledConcurrency(t *testing.T) {
 							s += fmt.Sprintf(" promise %v", p.Sub(t0))
 						}
 						l.mu.Unlock()
-						buf := make([]byte, 1<<20)
-						buf = buf[:runtime.Stack(buf, true)]
-						t.Logf("%s", buf)
 						t.Fatalf("waiters still blocked on a healthy fleet: %s", s)
 					}
 					clk.Step(100 * time.Millisecond)

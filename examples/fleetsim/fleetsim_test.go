@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"path/filepath"
 	"regexp"
@@ -430,6 +431,24 @@ func TestMetricsAreServedWhileItRuns(t *testing.T) {
 	}
 }
 
+// A busy --metrics-addr is a bad flag: the run fails before it prints
+// anything, header included.
+func TestBusyMetricsAddrFailsBeforePrinting(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	var out bytes.Buffer
+	err = run(context.Background(), []string{"--metrics-addr", busy.Addr().String()}, &out)
+	if err == nil || !strings.Contains(err.Error(), "fleetsim: --metrics-addr:") {
+		t.Fatalf("want a --metrics-addr error, got %v", err)
+	}
+	if out.Len() > 0 {
+		t.Errorf("printed before failing:\n%s", out.String())
+	}
+}
+
 func TestRecorderChecksCanFail(t *testing.T) {
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
@@ -632,39 +651,4 @@ func TestReschedule(t *testing.T) {
 		[]failover.TargetCluster{{Name: "a2", Replicas: 3}, {Name: "b2", Replicas: 1}})
 	tc("divided: what does not fit spills onto a new cluster", divided, []failover.TargetCluster{{Name: "a1", Replicas: 3}}, nil, "x", 3, all,
 		[]failover.TargetCluster{{Name: "a1", Replicas: 4}, {Name: "b2", Replicas: 2}})
-}
-
-// A goroutine of the run that never blocks would leave the clock unable to
-// move on: the run stops with an error naming it instead of hanging.
-func TestARunThatNeverSettlesFailsClearly(t *testing.T) {
-	sc, err := readScenario("scenarios/small-fleet-pause.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, err := parseFlags(nil, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := o.rateConfig(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := newSim(sc, cfg, prometheus.NewRegistry(), nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.settler.limit = 50 * time.Millisecond
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	// Started under the run's label, as a goroutine of a queue would be.
-	s.settler.do(t.Context(), func(context.Context) { wg.Go(func() { spinUntil(stop) }) })
-	err = s.run(t.Context())
-	close(stop)
-	wg.Wait()
-	if err == nil || !strings.Contains(err.Error(), "fleetsim: simulated clock:") || !strings.Contains(err.Error(), "spinUntil(") {
-		t.Fatalf("want the run to stop with an error naming spinUntil, got %v", err)
-	}
-	if now := s.clk.Now(); !now.Before(sc.Start.Add(sc.Duration)) {
-		t.Errorf("the run went on to its end (%v) after the settle failure", now.Sub(sc.Start))
-	}
 }

@@ -20,8 +20,6 @@ import (
 // eviction task) and the scheduler's answer.
 func (w *world) handler(queue int) evictionqueue.Handler {
 	return func(ctx context.Context, it evictionqueue.Item) error {
-		w.mu.Lock()
-		defer w.mu.Unlock()
 		now := w.clk.Now()
 		w.rec.permit(queue, now, w.observeRate(now), w.queues[qRB].Len()+w.queues[qCRB].Len())
 		b := w.byKey[queue][it.Key]

@@ -3,7 +3,7 @@
 // taint them, a Tracker turns taints into fleet health, two eviction queues
 // share one Limiter, every eviction passes the pre-scheduling check, evicted
 // copies become graceful eviction tasks that the Assessor clears. Time is
-// simulated, so a half-hour outage plays in a few seconds.
+// simulated, so a half-hour outage plays in well under a second.
 //
 //	go run ./examples/fleetsim                      # the built-in scenario
 //	go run ./examples/fleetsim --scenario my.yaml   # your own (see README.md)
@@ -181,14 +181,18 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Listen before printing anything: a busy address is a bad flag, and
+	// fails the run before it starts.
+	var ln net.Listener
+	if o.metricsAddr != "" {
+		if ln, err = net.Listen("tcp", o.metricsAddr); err != nil {
+			return fmt.Errorf("fleetsim: --metrics-addr: %w", err)
+		}
+	}
 	if !o.json {
 		printHeader(stdout, s)
 	}
-	if o.metricsAddr != "" {
-		ln, err := net.Listen("tcp", o.metricsAddr)
-		if err != nil {
-			return fmt.Errorf("fleetsim: --metrics-addr: %w", err)
-		}
+	if ln != nil {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}

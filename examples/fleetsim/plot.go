@@ -107,7 +107,6 @@ func (s *sim) figure() *figure {
 		}
 	}
 	rec := s.w.rec
-	rec.mu.Lock()
 	var ev, ab, ca int
 	f.evicted, f.abandoned, f.cancelled = plotter.XYs{{}}, plotter.XYs{{}}, plotter.XYs{{}}
 	for _, e := range rec.log {
@@ -126,7 +125,6 @@ func (s *sim) figure() *figure {
 			f.abandoned = append(f.abandoned, plotter.XY{X: x, Y: float64(ab)})
 		}
 	}
-	rec.mu.Unlock()
 	// Every series runs to the end of the run.
 	for _, xys := range []*plotter.XYs{&f.faulty, &f.notReady, &f.rate, &f.depth[0], &f.depth[1], &f.evicted, &f.abandoned, &f.cancelled} {
 		if n := len(*xys); n > 0 && (*xys)[n-1].X < f.end {

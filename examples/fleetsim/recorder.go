@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/failoverkit/failover"
@@ -62,10 +61,7 @@ type counts struct {
 func sum2(a [2]int) int { return a[0] + a[1] }
 
 // recorder keeps what happened during a run, for the report and the checks.
-// It has its own lock: the queues' outcome callback reaches it from workers
-// without the world's lock.
 type recorder struct {
-	mu         sync.Mutex
 	log        []entry
 	rateKnown  bool
 	curRate    float64
@@ -93,14 +89,10 @@ func newRecorder() *recorder {
 }
 
 func (r *recorder) snapshot() counts {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	return r.c
 }
 
 func (r *recorder) rate(t time.Time, rate float64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.rateKnown && r.curRate == rate {
 		return
 	}
@@ -109,8 +101,6 @@ func (r *recorder) rate(t time.Time, rate float64) {
 }
 
 func (r *recorder) permit(queue int, t time.Time, rate float64, backlog int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.log = append(r.log, entry{kind: entryPermit, t: t, queue: queue, rate: rate, backlog: backlog})
 }
 
@@ -121,8 +111,6 @@ func (r *recorder) setResult(result string) {
 }
 
 func (r *recorder) queued(queue int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.c.Queued[queue]++
 }
 
@@ -130,21 +118,15 @@ func (r *recorder) cancelled(queue int, t time.Time, n int) {
 	if n == 0 {
 		return
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.c.Cancelled[queue] += n
 	r.log = append(r.log, entry{kind: entryCancel, t: t, queue: queue, n: n})
 }
 
 func (r *recorder) violation(check, detail string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.violations[check] = append(r.violations[check], detail)
 }
 
 func (r *recorder) outcome(queue int, o evictionqueue.Outcome) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.outcomes[queue][o.Kind]++
 	if o.Kind == evictionqueue.Failed {
 		r.c.Failed[queue]++
@@ -152,8 +134,6 @@ func (r *recorder) outcome(queue int, o evictionqueue.Outcome) {
 }
 
 func (r *recorder) abandon(queue int, b *binding, cluster, reason, code string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.c.Abandoned[queue]++
 	r.reasons[reason]++
 	r.reasonCodes[reason] = code
@@ -177,8 +157,6 @@ func (r *recorder) abandon(queue int, b *binding, cluster, reason, code string) 
 // permit says whether that call is the latest in the log (false when a
 // background eviction lands later; accepted marked its call then).
 func (r *recorder) evict(queue int, b *binding, from string, before, after []failover.TargetCluster, clusters map[string]*clusterState, permit bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.c.Evicted[queue]++
 	if permit {
 		r.setResult("evicted")
@@ -209,22 +187,16 @@ func (r *recorder) evict(queue int, b *binding, from string, before, after []fai
 // accepted marks the latest handler call as an eviction accepted to finish
 // in the background.
 func (r *recorder) accepted() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.setResult("evicted")
 }
 
 // completed records that the driver told a queue Complete at t.
 func (r *recorder) completed(t time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.log = append(r.log, entry{kind: entryComplete, t: t})
 }
 
 // taskDone records why the Assessor let an old copy go.
 func (r *recorder) taskDone(b *binding, t gracefulevict.Task, now time.Time, deadline time.Time, hasDeadline bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.c.TasksDone++
 	why := "replacement healthy"
 	switch {
@@ -276,8 +248,6 @@ const minGapsForRate = 5
 // analyse splits the log into segments at phase starts and rate changes,
 // measures each, and checks the rate bound.
 func (r *recorder) analyse(phases []phaseMark, faulty []faultyMark, end time.Time) []segment {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	var segs []segment
 	pi, fi := 0, 0
 	curFaulty := 0
@@ -303,7 +273,7 @@ func (r *recorder) analyse(phases []phaseMark, faulty []faultyMark, end time.Tim
 	// at that very instant, after it, went to a worker that was waiting for
 	// the slot, not for the Limiter: the gap it ends says nothing of the
 	// rate. (Permits the Limiter times come first at an instant: the driver
-	// lets the workers run before it calls Complete.)
+	// dispatches them before it calls Complete.)
 	var freed time.Time
 	// A change of the faulty count at the instant a segment starts belongs
 	// to that segment, so marks at an entry's instant are applied after it.
@@ -397,7 +367,7 @@ func (r *recorder) analyse(phases []phaseMark, faulty []faultyMark, end time.Tim
 }
 
 // checkBound verifies that no window within a stretch of constant rate held
-// more than rate×t+1 handler calls. Called with r.mu held.
+// more than rate×t+1 handler calls.
 func (r *recorder) checkBound(rate float64, permits []time.Time) {
 	if rate == 0 && len(permits) > 0 {
 		r.violations[checkRateBound] = append(r.violations[checkRateBound],

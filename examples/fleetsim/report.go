@@ -62,8 +62,6 @@ func (s *sim) report() *report {
 		}
 	}
 	rec := w.rec
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
 	r.Totals = rec.c
 	r.TasksDoneBy = rec.tasksBy
 	r.Abandoned = rec.reasons

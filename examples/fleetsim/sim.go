@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
@@ -25,15 +26,18 @@ import (
 // sim drives one run: it owns the simulated clock and plays the parts of a
 // control plane that the library leaves to its user (cluster status, the
 // taint controller, the taint manager, the scheduler, the graceful eviction
-// controller), around the real Limiter, queues, Checker and Assessor.
+// controller), around the real Limiter, eviction stores, Checker and
+// Assessor. It runs on one goroutine and steps the library through its
+// time-taking methods (Limiter.TakeAt, Store.Take, Done, Advance), jumping
+// from one event to the next.
 type sim struct {
-	sc      *scenario
-	cfg     ratelimit.Config
-	w       *world
-	clk     *simClock
-	settler *settler
-	out     io.Writer // progress; nil: none
-	speed   float64   // simulated seconds per wall second; 0: as fast as possible
+	sc    *scenario
+	cfg   ratelimit.Config
+	w     *world
+	clk   *clocktesting.FakeClock // the simulated time; only run moves it
+	out   io.Writer               // progress; nil: none
+	speed float64                 // simulated seconds per wall second; 0: as fast as possible
+	line  workerLine
 
 	phases []phaseMark
 	faulty []faultyMark
@@ -93,7 +97,7 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 	if err != nil {
 		return nil, err
 	}
-	clk := newSimClock(sc.Start)
+	clk := clocktesting.NewFakeClock(sc.Start)
 	evaluator, err := taintpolicy.NewEvaluator(sc.Policies)
 	if err != nil {
 		return nil, fmt.Errorf("fleetsim: %s: %w", sc.Source, err)
@@ -117,8 +121,6 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		abandoned: map[itemID]int{},
 		rec:       newRecorder(),
 	}
-	// The check is called with w.mu held, so the capacity function reads
-	// the world directly.
 	w.checker = prescheduling.NewChecker(prescheduling.WithCapacity(w.spare))
 	for i := range sc.Clusters {
 		c := &clusterState{Cluster: sc.Clusters[i], dirty: true}
@@ -128,15 +130,12 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		tracker.Set(c.Name, false)
 	}
 	for i := range 2 {
-		q, err := evictionqueue.New(evictionqueue.Config{
+		q, err := evictionqueue.NewStore(evictionqueue.Config{
 			Name:        queueNames[i],
-			Workers:     sc.Workers,
-			Pacer:       limiter,
 			MaxInFlight: sc.MaxInFlight,
 			Metrics:     m,
-			Clock:       clk,
 			OnOutcome:   func(o evictionqueue.Outcome) { w.rec.outcome(i, o) },
-		}, w.handler(i))
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -167,64 +166,41 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 				sc.Source, w.used[c.Name], c.Name, sc.Capacity[c.Name])
 		}
 	}
-	st, err := newSettler()
-	if err != nil {
-		return nil, err
-	}
 	notReady0 := w.notReady()
 	names := make([]string, len(w.clusters))
 	for i, c := range w.clusters {
 		names[i] = c.Name
 	}
 	sort.Strings(names)
-	return &sim{sc: sc, cfg: cfg, w: w, clk: clk, settler: st, out: out, speed: speed, fleetNames: names, notReady0: notReady0}, nil
+	return &sim{sc: sc, cfg: cfg, w: w, clk: clk, out: out, speed: speed, line: workerLine{workers: sc.Workers}, fleetNames: names, notReady0: notReady0}, nil
 }
 
-// run plays the scenario to its end, or until ctx ends. It drives under the
-// run's label, so that every goroutine it starts, and every goroutine those
-// start, is one the settler waits for.
+// run plays the scenario to its end, or until ctx ends. At each instant it
+// lets the queues' workers take the permits and items due, then does what the
+// controllers have due (step), and then jumps the clock to the next moment
+// anything can happen: a permit, a backoff or in-flight TTL ending, a
+// controller's deadline, a timeline event, a progress line. With --speed it
+// sleeps until that moment's wall-clock time first.
 func (s *sim) run(ctx context.Context) error {
-	var err error
-	s.settler.do(ctx, func(ctx context.Context) { err = s.drive(ctx) })
-	return err
-}
-
-func (s *sim) drive(ctx context.Context) error {
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 2)
-	for _, q := range s.w.queues {
-		go func() { done <- q.Run(runCtx) }()
-	}
-	defer func() {
-		stop()
-		// After a settle failure a goroutine of the run may never end;
-		// the error names it, and waiting for it would turn it into a hang.
-		var giveUp <-chan time.Time
-		if s.settler.err != nil {
-			giveUp = time.After(s.settler.limit)
-		}
-		for range 2 {
-			select {
-			case <-done:
-			case <-giveUp:
-				return
-			}
-		}
-	}()
-
 	start, end := s.sc.Start, s.sc.Start.Add(s.sc.Duration)
 	wallStart := time.Now()
 	nextEvent, nextLine := 0, start
 	var err error
 	for {
 		now := s.clk.Now()
-		s.step(now, &nextEvent)
-		if err = s.settler.err; err != nil {
+		for i, q := range s.w.queues {
+			q.Advance(now)
+			s.line.join(i, q, s.sc.MaxInFlight)
+		}
+		if err = s.dispatch(ctx, now); err != nil {
+			break
+		}
+		if err = s.step(ctx, now, &nextEvent); err != nil {
 			break
 		}
 		s.depth = append(s.depth, depthMark{now, [2]int{s.w.queues[qRB].Len(), s.w.queues[qCRB].Len()}})
 		if !now.Before(nextLine) {
-			s.line(now)
+			s.progress(now)
 			nextLine = nextLine.Add(s.sc.Interval)
 		}
 		if !now.Before(end) {
@@ -234,34 +210,33 @@ func (s *sim) drive(ctx context.Context) error {
 		if nextEvent < len(s.sc.Timeline) {
 			next = minTime(next, start.Add(s.sc.Timeline[nextEvent].At.Duration))
 		}
-		if t, ok := s.clk.nextDue(); ok {
+		if t := s.line.permitAt; !t.IsZero() {
 			next = minTime(next, t)
 		}
-		s.w.mu.Lock()
+		for _, q := range s.w.queues {
+			if t, ok := q.NextDue(); ok {
+				next = minTime(next, t)
+			}
+		}
 		if t, ok := s.w.nextWake(now); ok {
 			next = minTime(next, t)
 		}
-		s.w.mu.Unlock()
 		if err = s.pace(ctx, wallStart, next.Sub(start)); err != nil {
 			break
 		}
 		s.clk.SetTime(next)
-		if err = s.settler.settle(); err != nil {
-			break
-		}
 	}
-	s.w.mu.Lock()
 	s.w.observeRate(s.clk.Now())
-	s.w.mu.Unlock()
 	return err
 }
 
 // step does everything due at now: timeline events, the taint controller,
-// cancellations and health, the taint manager; lets the workers run; then
-// the graceful eviction controller.
-func (s *sim) step(now time.Time, nextEvent *int) {
+// background evictions landing, cancellations and health, the taint manager,
+// then the graceful eviction controller. After each change that can free a
+// permit or bring an item, the workers take what is due (dispatch), in the
+// order a control plane's goroutines would see the changes.
+func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 	w := s.w
-	w.mu.Lock()
 	t := now.Sub(s.sc.Start)
 	for *nextEvent < len(s.sc.Timeline) && s.sc.Timeline[*nextEvent].At.Duration <= t {
 		e := s.sc.Timeline[*nextEvent]
@@ -290,23 +265,23 @@ func (s *sim) step(now time.Time, nextEvent *int) {
 	// target once a cluster has lost a taint: the event line says so.
 	abandonedBefore := maps.Clone(w.abandoned)
 	due := w.taintManager(now)
-	completed := w.completeDue(now)
-	w.mu.Unlock()
 
-	for _, c := range completed {
-		w.queues[c.queue].Complete(c.item)
-		_ = s.settler.settle() // a failure sticks: drive stops after this step
+	for _, c := range w.completeDue(now) {
+		q := w.queues[c.queue]
+		q.Complete(c.item)
+		s.line.join(c.queue, q, s.sc.MaxInFlight) // its in-flight slot is free
+		if err := s.dispatch(ctx, now); err != nil {
+			return err
+		}
 	}
 
-	// The workers are all blocked now, and each of the changes below wakes
-	// some of them: the driver lets them settle after each, so that they
-	// reach the Limiter's first-come-first-served line in the same order on
-	// every run. Cancel before telling the Tracker: the better health wakes
-	// waiting workers, who must not find a recovered cluster's items queued.
+	// Cancel before telling the Tracker: the better health frees permits,
+	// and no worker may find a recovered cluster's items queued.
 	cancelled := 0
 	for _, name := range recovered {
 		for i, q := range w.queues {
 			n := q.CancelCluster(name)
+			s.line.withdraw(i, q)
 			w.rec.cancelled(i, now, n)
 			cancelled += n
 		}
@@ -314,8 +289,9 @@ func (s *sim) step(now time.Time, nextEvent *int) {
 	for _, name := range append(failed, recovered...) {
 		w.tracker.Set(name, w.byName[name].faulty)
 	}
-	_ = s.settler.settle() // a failure sticks: drive stops after this step
-	w.mu.Lock()
+	if err := s.dispatch(ctx, now); err != nil {
+		return err
+	}
 	if len(failed)+len(recovered) > 0 {
 		h, _ := w.tracker.Health()
 		s.faulty = append(s.faulty, faultyMark{now, h.Unhealthy})
@@ -335,14 +311,10 @@ func (s *sim) step(now time.Time, nextEvent *int) {
 			return !slices.ContainsFunc(b.gb.Clusters, func(t failover.TargetCluster) bool { return t.Name == it.Cluster })
 		})
 	}
-	w.mu.Unlock()
 	queued, retried := 0, 0
 	for i, items := range due {
-		// Highest priority first: a worker may take the head while the rest
-		// is being added, and it must be the head it would be once all are.
-		sort.SliceStable(items, func(a, b int) bool { return items[a].Priority > items[b].Priority })
 		for _, it := range items {
-			if w.queues[i].Add(it) {
+			if w.queues[i].Add(it, now) {
 				queued++
 				w.rec.queued(i)
 				if _, ok := abandonedBefore[itemID{it.Cluster, it.Key}]; ok {
@@ -350,16 +322,18 @@ func (s *sim) step(now time.Time, nextEvent *int) {
 				}
 			}
 		}
-		_ = s.settler.settle() // a failure sticks: drive stops after this step
+		s.line.join(i, w.queues[i], s.sc.MaxInFlight)
+		if err := s.dispatch(ctx, now); err != nil {
+			return err
+		}
 	}
 	if queued > 0 {
 		s.note(now, s.queuedEvent(queued, retried, taintedClusters(changes, "-")))
 	}
 
-	w.mu.Lock()
 	w.observeRate(now)
 	w.gracefulEvictionController(now)
-	w.mu.Unlock()
+	return nil
 }
 
 func (s *sim) note(now time.Time, e event) {
@@ -419,9 +393,8 @@ func (s *sim) pace(ctx context.Context, wallStart time.Time, simElapsed time.Dur
 
 const lineHeader = "    time  faulty     rate  rb-queue  crb-queue  evicted  abandoned  cancelled  tasks open"
 
-func (s *sim) line(now time.Time) {
+func (s *sim) progress(now time.Time) {
 	w := s.w
-	w.mu.Lock()
 	h, _ := w.tracker.Health()
 	l := progressLine{
 		T:      now.Sub(s.sc.Start),
@@ -434,7 +407,6 @@ func (s *sim) line(now time.Time) {
 		l.TasksOpen += len(b.gb.Tasks)
 	}
 	l.InFlight = len(w.inFlight)
-	w.mu.Unlock()
 	c := w.rec.snapshot()
 	l.Evicted, l.Abandoned, l.Cancelled = sum2(c.Evicted), sum2(c.Abandoned), sum2(c.Cancelled)
 	var prev progressLine
@@ -474,8 +446,6 @@ func delta(cur, prev int) string {
 // or is still queued.
 func (s *sim) accounted() {
 	w := s.w
-	w.rec.mu.Lock()
-	defer w.rec.mu.Unlock()
 	for i, q := range w.queues {
 		o := w.rec.outcomes[i]
 		left := o[evictionqueue.Succeeded] + o[evictionqueue.Completed] + o[evictionqueue.Abandoned] + o[evictionqueue.Failed] + o[evictionqueue.Cancelled]

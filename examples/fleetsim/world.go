@@ -1,10 +1,10 @@
 package main
 
 import (
-	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
@@ -59,13 +59,10 @@ func (b *binding) replicas() int32 {
 
 // world is the simulated control plane: the fleet, the bindings and the
 // controllers a Karmada control plane runs around the failover primitives.
-// The driver goroutine and the queue workers (through the handler) change it
-// under mu.
+// Only the driver's goroutine uses it.
 type world struct {
-	mu sync.Mutex
-
 	sc       *scenario
-	clk      *simClock
+	clk      clock.PassiveClock
 	clusters []*clusterState
 	byName   map[string]*clusterState
 	bindings []*binding
@@ -77,7 +74,7 @@ type world struct {
 	evaluator *taintpolicy.Evaluator
 	tracker   *ratelimit.Tracker
 	limiter   *ratelimit.Limiter
-	queues    [2]*evictionqueue.Queue
+	queues    [2]*evictionqueue.Store
 	checker   *prescheduling.Checker
 	assessor  *gracefulevict.Assessor
 

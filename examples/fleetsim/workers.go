@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/failoverkit/failover/evictionqueue"
+)
+
+// workerLine models the queues' workers in line for the shared Limiter, as
+// evictionqueue.Queue's workers would be: each queue has the scenario's
+// workers, one waits for a permit only for an item no other worker waits
+// for and while MaxInFlight has a slot, and the Limiter serves them first
+// come, first served. The handler takes no simulated time, so between
+// handler calls every worker of a queue is either in line or idle; the
+// workers bound how many of a queue's items wait for a permit at once, and
+// so how the two queues interleave on the Limiter.
+type workerLine struct {
+	workers int
+	waiting [2]int // workers of each queue in line
+	order   []int  // the queue of each worker in line, first come first
+	// permitAt is when the Limiter may next free a permit for the worker at
+	// the head of the line, as TakeAt last said; zero when nobody is in
+	// line, or while paused (only a change of health frees one then).
+	permitAt time.Time
+}
+
+// join puts in line the idle workers of queue i that may go for an item:
+// more items wait than its workers in line, and MaxInFlight (0: unlimited)
+// has a slot for one more.
+func (l *workerLine) join(i int, q *evictionqueue.Store, maxInFlight int) {
+	for l.waiting[i] < l.workers && q.Len() > l.waiting[i] &&
+		(maxInFlight == 0 || q.InFlight()+l.waiting[i] < maxInFlight) {
+		l.order = append(l.order, i)
+		l.waiting[i]++
+	}
+}
+
+// withdraw takes out of line, newest first, the workers of queue i whose
+// items CancelCluster removed, so that none takes a permit for nothing.
+func (l *workerLine) withdraw(i int, q *evictionqueue.Store) {
+	for j := len(l.order) - 1; j >= 0 && l.waiting[i] > q.Len(); j-- {
+		if l.order[j] == i {
+			l.order = slices.Delete(l.order, j, j+1)
+			l.waiting[i]--
+		}
+	}
+}
+
+// dispatch hands the permits free at now to the workers in line, in order:
+// each takes its queue's head item and calls the handler, whose result the
+// store settles at once; the worker then joins the line again if it may.
+func (s *sim) dispatch(ctx context.Context, now time.Time) error {
+	l := &s.line
+	for len(l.order) > 0 {
+		ok, next := s.w.limiter.TakeAt(now)
+		if !ok {
+			l.permitAt = next
+			return nil
+		}
+		i := l.order[0]
+		l.order = l.order[1:]
+		l.waiting[i]--
+		q := s.w.queues[i]
+		it, ok := q.Take(now)
+		if !ok {
+			// join counts items that back off as waiting; the handler never
+			// asks for a retry, so none does.
+			return fmt.Errorf("fleetsim: queue %s: a worker holds a permit but no item is pending", queueNames[i])
+		}
+		q.Done(it, s.w.handler(i)(ctx, it), now)
+		l.join(i, q, s.sc.MaxInFlight)
+	}
+	l.permitAt = time.Time{}
+	return nil
+}
