@@ -17,4 +17,9 @@
 //     taints follow in policy-name order.
 //   - An Evaluator is safe for concurrent use, starts no goroutines, and its
 //     policies can be replaced while it runs.
+//
+// Where to change what: a taint's add and remove windows are computed in
+// evaluate.go (each policy's vote, then the combination of the votes of the
+// policies that list a taint); the policies are parsed once in evaluator.go;
+// the memory that stands in for a missing lastTransitionTime is memory.go.
 package taintpolicy
