@@ -113,7 +113,9 @@ type AffinityMatcher struct {
 }
 
 // Matches reports whether c is selected. A nil matcher, like a nil
-// affinity, selects every cluster.
+// affinity, selects every cluster. Unlike [ClusterAffinity.Matches] it takes
+// a pointer: it runs for every cluster of a fleet, and copying the Cluster
+// per call made BenchmarkCheck 5-10% slower.
 func (m *AffinityMatcher) Matches(c *Cluster) bool {
 	if m == nil || m.all {
 		return true
