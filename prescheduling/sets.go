@@ -1,10 +1,6 @@
 package prescheduling
 
-import (
-	"slices"
-
-	"github.com/failoverkit/failover/internal/nameset"
-)
+import "slices"
 
 // maxGroupList is the number of groups up to which groupCounter searches a
 // slice rather than hashing.
@@ -41,7 +37,7 @@ func (g *groupCounter) find(group string) int {
 	}
 	// Groups that share the signature come at i or later.
 	for ; i < len(g.groups); i++ {
-		if nameset.Equal(g.groups[i], group) {
+		if g.groups[i] == group {
 			return i
 		}
 	}
