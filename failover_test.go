@@ -293,10 +293,9 @@ func TestAffinityErrorNamesTheField(t *testing.T) {
 	}
 }
 
-// Short name lists take a scan that first rejects names by a signature of
-// their length and last bytes; names sharing it, empty names and one-byte
-// names must still be told apart exactly, at every list size on either side
-// of the switch to a map.
+// ClusterNames and ExcludeClusters tell every name apart exactly, whatever
+// the size of the list: names differing only in one byte, empty names and
+// one-byte names.
 func TestAffinityNameListsOfEverySize(t *testing.T) {
 	pool := []string{"", "a", "b", "ab", "xa1", "ya1", "member-00001", "xember-00001", "member-00011", "member-10001", "m"}
 	for n := range len(pool) + 1 {

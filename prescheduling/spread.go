@@ -279,27 +279,28 @@ func (kb *kindBound) anyAt() int {
 // must leave that interval non-empty.
 func (p *spreadPlan) checkKind(kb *kindBound, sc *spreadCase, base, room int) (bool, string) {
 	k := &kb.key
-	var have, fresh groupCounter
+	// Clusters per group: groups the workload runs in, and new ones.
+	have, fresh := map[string]int{}, map[string]int{}
 	for _, c := range sc.remainingClusters {
 		if c != nil {
 			if g := k.of(c); g != "" {
-				have.add(g)
+				have[g]++
 			}
 		}
 	}
 	covered := 0
 	for _, c := range sc.fresh {
 		g := k.of(c)
-		if have.has(g) {
+		if _, ok := have[g]; ok {
 			covered++
 		} else {
-			fresh.add(g)
+			fresh[g]++
 		}
 	}
-	h, f := have.len(), fresh.len()
+	h, f := len(have), len(fresh)
 	if kb.max > 0 && h > kb.max {
 		return false, fmt.Sprintf("spreadConstraints[%d] allows at most %s, but the workload already runs in %d (%s)",
-			kb.maxAt, k.noun(kb.max), h, list(have.names(), 5))
+			kb.maxAt, k.noun(kb.max), h, list(slices.Sorted(maps.Keys(have)), 5))
 	}
 	if h+f < kb.min {
 		return false, fmt.Sprintf("spreadConstraints[%d] needs at least %s, but the remaining and eligible clusters span only %s",
@@ -309,7 +310,7 @@ func (p *spreadPlan) checkKind(kb *kindBound, sc *spreadCase, base, room int) (b
 	if kb.max > 0 {
 		khi = min(f, kb.max-h)
 	}
-	sizes := slices.Clone(fresh.sizes())
+	sizes := slices.Collect(maps.Values(fresh))
 	slices.SortFunc(sizes, func(a, b int) int { return b - a })
 	// top[i] is the number of fresh clusters in the i largest new groups.
 	top := make([]int, len(sizes)+1)
@@ -330,7 +331,7 @@ func (p *spreadPlan) checkKind(kb *kindBound, sc *spreadCase, base, room int) (b
 	// the count check in check would have failed).
 	where := ""
 	if h > 0 {
-		where = fmt.Sprintf(" (the workload already runs in %s)", list(have.names(), 5))
+		where = fmt.Sprintf(" (the workload already runs in %s)", list(slices.Sorted(maps.Keys(have)), 5))
 	}
 	best := len(sc.remaining) + covered + top[khi]
 	total := len(sc.remaining) + base

@@ -52,8 +52,8 @@ type decision struct {
 	deadline time.Time // zero: no window pending that matters
 }
 
-// scratch is the per-evaluation working memory, pooled per policy set so
-// that a full pass over a fleet allocates little beyond the results.
+// scratch is one evaluation's working memory, indexed as the compiled
+// policies are.
 type scratch struct {
 	targeting []bool      // per policy
 	conds     []condState // per condition type
@@ -63,22 +63,17 @@ type scratch struct {
 }
 
 func (c *compiled) newScratch() *scratch {
-	return &scratch{
+	s := &scratch{
 		targeting: make([]bool, len(c.policies)),
 		conds:     make([]condState, len(c.condTypes)),
 		votes:     make([]vote, len(c.taints)),
 		present:   make([]int, len(c.slots)),
 		decisions: make([]decision, len(c.slots)),
 	}
-}
-
-func (s *scratch) reset() {
-	clear(s.targeting)
-	clear(s.conds)
-	clear(s.decisions)
 	for i := range s.present {
 		s.present[i] = -1
 	}
+	return s
 }
 
 // Evaluate decides the taints of c at time now, by the rules on Evaluator. It
@@ -86,9 +81,7 @@ func (s *scratch) reset() {
 // conditions and taints are read as they are.
 func (e *Evaluator) Evaluate(c failover.Cluster, now time.Time) Result {
 	cp := e.policies.Load()
-	s := cp.scratch.Get().(*scratch)
-	defer cp.scratch.Put(s)
-	s.reset()
+	s := cp.newScratch()
 
 	// Which policies apply, and the state of every condition they read.
 	anyTarget, needMemory := false, false

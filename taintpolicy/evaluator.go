@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -141,7 +140,6 @@ type compiled struct {
 	slots     []taintID            // distinct key+effect pairs
 	slotIndex map[taintID]int
 	slotTaint [][]int // per slot: indexes into taints, in policy order
-	scratch   sync.Pool
 }
 
 type cpolicy struct {
@@ -270,6 +268,5 @@ func (e *Evaluator) compile(in []ClusterTaintPolicy) (*compiled, error) {
 		}
 		p.end = len(c.taints)
 	}
-	c.scratch.New = func() any { return c.newScratch() }
 	return c, nil
 }

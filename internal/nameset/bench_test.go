@@ -17,7 +17,7 @@ func BenchmarkHas(b *testing.B) {
 	for i := range fleet {
 		fleet[i] = fmt.Sprintf("member-%05d", i)
 	}
-	for _, n := range []int{2, short, 50} {
+	for _, n := range []int{2, 4, 8, 50} {
 		listed := make([]string, n)
 		for i := range listed {
 			listed[i] = fleet[i*97%len(fleet)]

@@ -3,37 +3,12 @@ package prescheduling
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 
 	"github.com/failoverkit/failover"
 )
-
-func TestGroupCounterMatchesAMap(t *testing.T) {
-	for _, groups := range []int{1, 10, maxGroupList, maxGroupList + 1, 300} {
-		t.Run(fmt.Sprintf("%d groups", groups), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(3, uint64(groups)))
-			var g groupCounter
-			want := map[string]int{}
-			for range 2000 {
-				k := fmt.Sprintf("g%d", rng.IntN(groups))
-				g.add(k)
-				want[k]++
-			}
-			assert.Equal(t, len(want), g.len())
-			var wantSizes []int
-			for _, n := range want {
-				wantSizes = append(wantSizes, n)
-			}
-			got := slices.Clone(g.sizes())
-			slices.Sort(got)
-			slices.Sort(wantSizes)
-			assert.Equal(t, wantSizes, got)
-		})
-	}
-}
 
 // A long clusterNames list, a long exclude list, many schedule entries and a
 // spread label with many values take the map-backed paths; the answers stay
@@ -88,23 +63,6 @@ func TestCheckSelectsAsRoot(t *testing.T) {
 		checkSelectsAsRoot(t, data)
 		if t.Failed() {
 			return
-		}
-	}
-}
-
-// has answers as a map does, for groups that share a signature too.
-func TestGroupCounterHas(t *testing.T) {
-	for _, groups := range []int{1, 10, maxGroupList, maxGroupList + 1, 300} {
-		rng := rand.New(rand.NewPCG(4, uint64(groups)))
-		var g groupCounter
-		want := map[string]bool{}
-		for range 500 {
-			k := fmt.Sprintf("g%d", rng.IntN(2*groups))
-			assert.Equal(t, want[k], g.has(k), "%d groups: has(%q) before adding", groups, k)
-			if rng.IntN(2) == 0 {
-				g.add(k)
-				want[k] = true
-			}
 		}
 	}
 }
