@@ -100,19 +100,30 @@ func DecideEviction(taints []corev1.Taint, tolerations []corev1.Toleration, fail
 		return EvictionDecision{Reason: noFaultyTaint}
 	}
 
-	// Rule 2: every NoExecute taint needs a toleration.
+	// Rule 2: every NoExecute taint needs a toleration. The first that
+	// tolerates it is "used" (Karmada's GetMatchingTolerations keeps only
+	// those), for rule 3.
+	var used []bool
 	for i := range taints {
 		t := &taints[i]
-		if t.Effect == corev1.TaintEffectNoExecute && firstTolerating(tolerations, t) < 0 {
+		if t.Effect != corev1.TaintEffectNoExecute {
+			continue
+		}
+		j := firstTolerating(tolerations, t)
+		if j < 0 {
 			return EvictionDecision{Evict: true, Reason: fmt.Sprintf("taint %s is not tolerated%s", taintString(t), badTolerations(tolerations))}
 		}
+		if used == nil {
+			used = make([]bool, len(tolerations))
+		}
+		used[j] = true
 	}
 
 	d := deadlines{now: now}
 	// Rule 3: the deadlines of the used tolerations.
-	for j := range tolerations {
+	for j := range used {
 		tol := &tolerations[j]
-		if tol.TolerationSeconds == nil || !used(tolerations, j, taints) {
+		if !used[j] || tol.TolerationSeconds == nil {
 			continue
 		}
 		secs, note := *tol.TolerationSeconds, ""
@@ -165,17 +176,6 @@ func firstTolerating(tolerations []corev1.Toleration, t *corev1.Taint) int {
 		}
 	}
 	return -1
-}
-
-// used reports whether toleration j is the first to tolerate some NoExecute
-// taint: Karmada's GetMatchingTolerations keeps only those.
-func used(tolerations []corev1.Toleration, j int, taints []corev1.Taint) bool {
-	for i := range taints {
-		if taints[i].Effect == corev1.TaintEffectNoExecute && firstTolerating(tolerations, &taints[i]) == j {
-			return true
-		}
-	}
-	return false
 }
 
 // badTolerations names the tolerations that tolerate nothing because their
