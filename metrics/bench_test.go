@@ -19,38 +19,32 @@ func BenchmarkAddedRemoved(b *testing.B) {
 	}
 	const kind = "apps/v1/Deployment"
 
-	b.Run("metrics.Metrics", func(b *testing.B) {
-		m, err := metrics.New(prometheus.NewRegistry())
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		i := 0
-		for b.Loop() {
-			c := clusters[i%len(clusters)]
-			m.Added("resource-binding", c, kind)
-			m.Removed("resource-binding", c, kind)
-			i++
-		}
-	})
-	// WithKarmadaNames sets Karmada's GaugeVecs from the counts on every
-	// change and deletes a kind series at 0; here every op creates and
-	// deletes one, the worst case (a few µs and allocations, against queues
-	// that evict a few items per second).
-	b.Run("metrics.Metrics/WithKarmadaNames", func(b *testing.B) {
-		m, err := metrics.New(prometheus.NewRegistry(), metrics.WithKarmadaNames())
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		i := 0
-		for b.Loop() {
-			c := clusters[i%len(clusters)]
-			m.Added("resource-binding", c, kind)
-			m.Removed("resource-binding", c, kind)
-			i++
-		}
-	})
+	for _, bc := range []struct {
+		name string
+		opts []metrics.Option
+	}{
+		{"metrics.Metrics", nil},
+		// WithKarmadaNames sets Karmada's GaugeVecs from the counts on every
+		// change and deletes a kind series at 0; here every op creates and
+		// deletes one, the worst case (a few µs and allocations, against
+		// queues that evict a few items per second).
+		{"metrics.Metrics/WithKarmadaNames", []metrics.Option{metrics.WithKarmadaNames()}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			m, err := metrics.New(prometheus.NewRegistry(), bc.opts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				c := clusters[i%len(clusters)]
+				m.Added("resource-binding", c, kind)
+				m.Removed("resource-binding", c, kind)
+				i++
+			}
+		})
+	}
 	b.Run("GaugeVec.Inc/Dec", func(b *testing.B) {
 		depth := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "eviction_total"}, []string{"queue_name"})
 		byKind := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "evict_kind_total"}, []string{"cluster_name", "resource_kind"})
