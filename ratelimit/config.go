@@ -78,39 +78,39 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	if *c == (Config{}) {
 		*c = DefaultConfig()
 	}
-	floatFlag := func(p *float64, name, usage string) {
-		if shareFlag(fs, name, func(s string) error {
-			v, err := strconv.ParseFloat(s, 64)
-			if err == nil {
-				*p = v
-			}
-			return err
-		}) {
-			return
-		}
-		fs.Float64Var(p, name, *p, usage)
-	}
-	floatFlag(&c.ResourceEvictionRate, FlagResourceEvictionRate,
-		"Number of resources to be evicted per second when the system is healthy.")
-	floatFlag(&c.SecondaryResourceEvictionRate, FlagSecondaryResourceEvictionRate,
+	parseFloat := func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }
+	addFlag(fs, &c.ResourceEvictionRate, FlagResourceEvictionRate,
+		"Number of resources to be evicted per second when the system is healthy.",
+		parseFloat, fs.Float64Var)
+	addFlag(fs, &c.SecondaryResourceEvictionRate, FlagSecondaryResourceEvictionRate,
 		"Number of resources to be evicted per second when the system has become unhealthy because too many "+
 			"clusters failed (failure rate above --"+FlagUnhealthyClusterThreshold+") in a large-scale federation "+
-			"(more than --"+FlagLargeClusterNumThreshold+" clusters).")
-	floatFlag(&c.UnhealthyClusterThreshold, FlagUnhealthyClusterThreshold,
-		"Cluster failure rate (failed clusters / all clusters) above which the system is considered unhealthy.")
-	p := &c.LargeClusterNumThreshold
-	if !shareFlag(fs, FlagLargeClusterNumThreshold, func(s string) error {
-		v, err := strconv.Atoi(s)
+			"(more than --"+FlagLargeClusterNumThreshold+" clusters).",
+		parseFloat, fs.Float64Var)
+	addFlag(fs, &c.UnhealthyClusterThreshold, FlagUnhealthyClusterThreshold,
+		"Cluster failure rate (failed clusters / all clusters) above which the system is considered unhealthy.",
+		parseFloat, fs.Float64Var)
+	addFlag(fs, &c.LargeClusterNumThreshold, FlagLargeClusterNumThreshold,
+		"Number of clusters above which the federation is considered large-scale. When the cluster failure rate "+
+			"exceeds --"+FlagUnhealthyClusterThreshold+", a large-scale federation evicts at "+
+			"--"+FlagSecondaryResourceEvictionRate+" and a small one stops evicting.",
+		strconv.Atoi, fs.IntVar)
+}
+
+// addFlag shares the flag name if fs already defines it (see shareFlag), so
+// that *p follows it, and otherwise defines it bound to p with *p as default.
+func addFlag[T any](fs *pflag.FlagSet, p *T, name, usage string,
+	parse func(string) (T, error), define func(p *T, name string, value T, usage string)) {
+	if shareFlag(fs, name, func(s string) error {
+		v, err := parse(s)
 		if err == nil {
 			*p = v
 		}
 		return err
 	}) {
-		fs.IntVar(p, FlagLargeClusterNumThreshold, *p,
-			"Number of clusters above which the federation is considered large-scale. When the cluster failure rate "+
-				"exceeds --"+FlagUnhealthyClusterThreshold+", a large-scale federation evicts at "+
-				"--"+FlagSecondaryResourceEvictionRate+" and a small one stops evicting.")
+		return
 	}
+	define(p, name, *p, usage)
 }
 
 // shareFlag makes an existing flag named name also write its value through
