@@ -33,15 +33,26 @@ type Informer interface {
 // initial list to reach this Tracker, not only the informer's store. It
 // closes the Changed channel, so a waiting Limiter resumes at once. The
 // handler stays registered for the informer's lifetime.
-func NewInformerSource(inf Informer, faulty func(obj any) bool) (*Tracker, error) {
+//
+// An object that cannot be keyed (one without object metadata) is left out of
+// fleet health and logged through the source's logger, set with
+// WithSourceLogger (default klog.Background()).
+func NewInformerSource(inf Informer, faulty func(obj any) bool, opts ...SourceOption) (*Tracker, error) {
 	if inf == nil {
 		return nil, errors.New("ratelimit: NewInformerSource: informer is nil")
 	}
 	if faulty == nil {
 		return nil, errors.New("ratelimit: NewInformerSource: faulty predicate is nil")
 	}
-	t := NewTracker()
-	reg, err := inf.AddEventHandler(informerHandler{t: t, faulty: faulty})
+	h := informerHandler{t: NewTracker(), faulty: faulty, logger: klog.Background()}
+	for _, o := range opts {
+		if o == nil {
+			return nil, errors.New("ratelimit: NewInformerSource: option is nil")
+		}
+		o(&h)
+	}
+	t := h.t
+	reg, err := inf.AddEventHandler(h)
 	if err != nil {
 		return nil, fmt.Errorf("ratelimit: NewInformerSource: adding event handler: %w", err)
 	}
@@ -49,10 +60,20 @@ func NewInformerSource(inf Informer, faulty func(obj any) bool) (*Tracker, error
 	return t, nil
 }
 
+// SourceOption configures NewInformerSource.
+type SourceOption func(*informerHandler)
+
+// WithSourceLogger sets where NewInformerSource's handler logs objects it
+// cannot key. Default: klog.Background().
+func WithSourceLogger(l klog.Logger) SourceOption {
+	return func(h *informerHandler) { h.logger = l }
+}
+
 // informerHandler is a cache.ResourceEventHandler feeding a Tracker.
 type informerHandler struct {
 	t      *Tracker
 	faulty func(obj any) bool
+	logger klog.Logger
 }
 
 var _ cache.ResourceEventHandler = informerHandler{}
@@ -64,7 +85,7 @@ func (h informerHandler) OnUpdate(_, newObj any) { h.set(newObj) }
 func (h informerHandler) OnDelete(obj any) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err != nil {
-		klog.ErrorS(err, "ratelimit: cannot key deleted object; fleet health may count it until the next relist", "type", fmt.Sprintf("%T", obj))
+		h.logger.Error(err, "ratelimit: cannot key deleted object; fleet health may count it until the next relist", "type", fmt.Sprintf("%T", obj))
 		return
 	}
 	h.t.Delete(key)
@@ -73,7 +94,7 @@ func (h informerHandler) OnDelete(obj any) {
 func (h informerHandler) set(obj any) {
 	key, err := cache.MetaNamespaceKeyFunc(obj)
 	if err != nil {
-		klog.ErrorS(err, "ratelimit: cannot key object; it is left out of fleet health", "type", fmt.Sprintf("%T", obj))
+		h.logger.Error(err, "ratelimit: cannot key object; it is left out of fleet health", "type", fmt.Sprintf("%T", obj))
 		return
 	}
 	h.t.Set(key, h.faulty(obj))

@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -170,4 +171,48 @@ func TestUnsyncedTrackerPausesLimiter(t *testing.T) {
 		wg.Wait()
 		assert.Equal(t, 0.5, l.Rate())
 	})
+}
+
+// captureInformer hands the registered handler back to the test.
+type captureInformer struct{ h cache.ResourceEventHandler }
+
+func (c *captureInformer) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
+	c.h = h
+	return syncedRegistration{}, nil
+}
+
+// syncedRegistration reports the initial list as delivered.
+type syncedRegistration struct{}
+
+func (syncedRegistration) HasSynced() bool                     { return true }
+func (syncedRegistration) HasSyncedChecker() cache.DoneChecker { return syncedRegistration{} }
+func (syncedRegistration) Name() string                        { return "synced" }
+func (syncedRegistration) Done() <-chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}
+
+// An object the source cannot key is left out of fleet health and reported
+// through the logger the caller gave, not klog's global one.
+func TestInformerSourceLogsUnkeyableObjectsThroughGivenLogger(t *testing.T) {
+	var logged []string
+	logger := funcr.New(func(prefix, args string) { logged = append(logged, args) }, funcr.Options{})
+	inf := &captureInformer{}
+	tr, err := NewInformerSource(inf, nodeFaulty, WithSourceLogger(logger))
+	require.NoError(t, err)
+
+	inf.h.OnAdd(node("a", true), true)
+	inf.h.OnAdd("not an object", true)
+	inf.h.OnDelete(42)
+
+	h, err := tr.Health()
+	require.NoError(t, err)
+	assert.Equal(t, Health{Total: 1, Unhealthy: 1}, h)
+	require.Len(t, logged, 2)
+	assert.Contains(t, logged[0], "cannot key object")
+	assert.Contains(t, logged[1], "cannot key deleted object")
+
+	_, err = NewInformerSource(&captureInformer{}, nodeFaulty, nil)
+	assert.EqualError(t, err, "ratelimit: NewInformerSource: option is nil")
 }
