@@ -92,3 +92,15 @@ func WithRecoveryHold(d time.Duration) Option {
 func WithLogger(l klog.Logger) Option {
 	return func(s *settings) { s.logger = &l }
 }
+
+// DomainMetrics is optionally implemented by a Metrics given to a Limiter
+// whose Config has a disruption domain; package metrics implements it.
+// Like Metrics, it is called with the Limiter's lock held and only on
+// change.
+type DomainMetrics interface {
+	// DomainRate reports a domain's state and the permits per second its
+	// evictions get (0 while paused).
+	DomainRate(domain string, state DisruptionState, perSecond float64)
+	// DomainRemoved reports that a domain has no cluster any more.
+	DomainRemoved(domain string)
+}
