@@ -171,3 +171,5 @@ func TestQueueCancelledDomainItemCostsNoPermit(t *testing.T) {
 		}
 	})
 }
+
+var _ evictionqueue.DomainPacer = (*ratelimit.Limiter)(nil)

@@ -387,8 +387,8 @@ type domMetrics struct {
 	log []string
 }
 
-func (m *domMetrics) DomainRate(d string, s DisruptionState, r float64) {
-	m.log = append(m.log, d+"="+s.String()+"@"+strconv.FormatFloat(r, 'g', -1, 64))
+func (m *domMetrics) DomainRate(d, s string, r float64) {
+	m.log = append(m.log, d+"="+s+"@"+strconv.FormatFloat(r, 'g', -1, 64))
 }
 func (m *domMetrics) DomainRemoved(d string) { m.log = append(m.log, d+" removed") }
 

@@ -94,7 +94,7 @@ func (l *Limiter) applyDomainsLocked(now time.Time, domains map[string]Health, e
 		dm.DomainRemoved(d)
 	}
 	for d, dr := range changed {
-		dm.DomainRate(d, dr.State, dr.Rate)
+		dm.DomainRate(d, dr.State.String(), dr.Rate)
 	}
 }
 

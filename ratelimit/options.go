@@ -98,9 +98,11 @@ func WithLogger(l klog.Logger) Option {
 // Like Metrics, it is called with the Limiter's lock held and only on
 // change.
 type DomainMetrics interface {
-	// DomainRate reports a domain's state and the permits per second its
-	// evictions get (0 while paused).
-	DomainRate(domain string, state DisruptionState, perSecond float64)
+	// DomainRate reports a domain's state (DisruptionState.String:
+	// "Normal", "PartialDisruption", "FullDisruption") and the permits per
+	// second its evictions get (0 while paused). The state is a string so
+	// that an implementation need not import this package.
+	DomainRate(domain, state string, perSecond float64)
 	// DomainRemoved reports that a domain has no cluster any more.
 	DomainRemoved(domain string)
 }
