@@ -46,10 +46,9 @@ func NewInformerSource(inf Informer, faulty func(obj any) bool, opts ...SourceOp
 	}
 	h := informerHandler{t: NewTracker(), faulty: faulty, logger: klog.Background()}
 	for _, o := range opts {
-		if o == nil {
-			return nil, errors.New("ratelimit: NewInformerSource: option is nil")
+		if o != nil {
+			o(&h)
 		}
-		o(&h)
 	}
 	if h.domainsSet && h.domains == nil {
 		return nil, errors.New("ratelimit: NewInformerSource: WithDomains: domains function is nil")

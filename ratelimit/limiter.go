@@ -91,6 +91,7 @@ type Limiter struct {
 	// holds the lock and blocks.
 	clock   clock.WithTicker
 	metrics Metrics
+	recheck time.Duration // what a DynamicRateLimiter's When returns while paused
 
 	mu       sync.Mutex
 	src      reader
@@ -126,7 +127,7 @@ func NewLimiter(cfg Config, src HealthSource, opts ...Option) (*Limiter, error) 
 		// Health would panic on the first read.
 		errs = append(errs, fmt.Errorf("ratelimit: NewLimiter: health source is a nil %T", src))
 	}
-	s := settings{clock: clock.RealClock{}, poll: DefaultPollInterval}
+	s := settings{clock: clock.RealClock{}, poll: DefaultPollInterval, recheck: DefaultRecheckDelay}
 	for _, o := range opts {
 		if o != nil {
 			o(&s)
@@ -147,6 +148,7 @@ func NewLimiter(cfg Config, src HealthSource, opts ...Option) (*Limiter, error) 
 	l := &Limiter{
 		clock:    s.clock,
 		metrics:  s.metrics,
+		recheck:  s.recheck,
 		src:      reader{src: src, notifier: notifier, poll: s.poll, logger: logger, metrics: s.metrics},
 		decision: newDecision(cfg, s.hold),
 		cfg:      cfg,
