@@ -229,16 +229,21 @@ func TestShippedScenarios(t *testing.T) {
 		t.Fatalf("want the built-in and two more scenarios, got %v (%v)", files, err)
 	}
 	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			r, err := runReport(t, "--scenario", f)
-			if err != nil {
-				t.Fatalf("run: %v\n%+v", err, r)
-			}
-			assertRates(t, r)
-			if sum2(r.Totals.Evicted) == 0 {
-				t.Error("nothing was evicted")
-			}
-		})
+		for _, d := range ratelimit.Domains {
+			t.Run(filepath.Base(f)+"/"+string(d), func(t *testing.T) {
+				r, err := runReport(t, "--scenario", f, "--disruption-domain", string(d))
+				if err != nil {
+					t.Fatalf("run: %v\n%+v", err, r.Checks)
+				}
+				if r.Rates.DisruptionDomain != d {
+					t.Errorf("ran with --disruption-domain=%s, report says %q", d, r.Rates.DisruptionDomain)
+				}
+				assertRates(t, r)
+				if sum2(r.Totals.Evicted) == 0 {
+					t.Error("nothing was evicted")
+				}
+			})
+		}
 	}
 }
 
@@ -346,6 +351,7 @@ func TestFlagErrors(t *testing.T) {
 		{"negative speed", []string{"--speed", "-1"}, "--speed"},
 		{"stray argument", []string{"extra"}, `unexpected argument "extra"`},
 		{"rate out of range", []string{"--unhealthy-cluster-threshold=1.5"}, "UnhealthyClusterThreshold"},
+		{"unknown disruption domain", []string{"--disruption-domain=country"}, `"country" for "--disruption-domain" flag: ratelimit: unknown disruption domain`},
 		{"missing file", []string{"--scenario", "scenarios/nope.yaml"}, "nope.yaml"},
 		{"bad metrics address", []string{"--metrics-addr", "127.0.0.1:99999"}, "--metrics-addr"},
 	} {
@@ -463,9 +469,9 @@ func TestRecorderChecksCanFail(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRecorder()
-			r.rate(t0, 0.5)
+			r.rate(t0, 0.5, 0.5)
 			for _, p := range tc.permits {
-				r.permit(qRB, at(p), 0.5, 10)
+				r.permit(qRB, at(p), 0.5, 10, "")
 				r.setResult("evicted")
 			}
 			r.analyse(nil, nil, at(60))
@@ -476,9 +482,9 @@ func TestRecorderChecksCanFail(t *testing.T) {
 	}
 	t.Run("exact pacing passes", func(t *testing.T) {
 		r := newRecorder()
-		r.rate(t0, 0.5)
+		r.rate(t0, 0.5, 0.5)
 		for i := range 10 {
-			r.permit(qRB, at(float64(2*i)), 0.5, 10)
+			r.permit(qRB, at(float64(2*i)), 0.5, 10, "")
 		}
 		segs := r.analyse(nil, nil, at(60))
 		if len(r.violations) != 0 || len(segs) != 1 || segs[0].Achieved != 0.5 || segs[0].Gaps != 9 {
@@ -487,8 +493,8 @@ func TestRecorderChecksCanFail(t *testing.T) {
 	})
 	t.Run("any eviction while paused", func(t *testing.T) {
 		r := newRecorder()
-		r.rate(t0, 0)
-		r.permit(qRB, at(5), 0, 10)
+		r.rate(t0, 0, 0)
+		r.permit(qRB, at(5), 0, 10, "")
 		r.analyse(nil, nil, at(60))
 		if len(r.violations[checkRateBound]) == 0 {
 			t.Error("an eviction while paused must fail the rate check")

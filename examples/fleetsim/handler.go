@@ -21,7 +21,7 @@ import (
 func (w *world) handler(queue int) evictionqueue.Handler {
 	return func(ctx context.Context, it evictionqueue.Item) error {
 		now := w.clk.Now()
-		w.rec.permit(queue, now, w.observeRate(now), w.queues[qRB].Len()+w.queues[qCRB].Len())
+		w.rec.permit(queue, now, w.observeRate(now), w.queues[qRB].Len()+w.queues[qCRB].Len(), w.domainOf(it.Cluster))
 		b := w.byKey[queue][it.Key]
 		c := w.byName[it.Cluster]
 		if b == nil || c == nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -34,18 +35,26 @@ const (
 	entryRate
 	entryCancel
 	entryComplete
+	entryDomainRate
 )
 
 // entry is one event in the order it happened: a handler call (one permit),
 // a change of the rate in force, or a cancellation.
 type entry struct {
-	kind    entryKind
-	t       time.Time
-	queue   int
-	rate    float64 // entryRate: the new rate; entryPermit: the rate in force
-	backlog int     // entryPermit: items still queued when it was handled
-	n       int     // entryCancel: items cancelled
-	result  string  // entryPermit: evicted or abandoned
+	kind  entryKind
+	t     time.Time
+	queue int
+	rate  float64 // entryRate, entryDomainRate: the new rate; entryPermit: the rate in force
+	// bound (entryRate) is what the verdict bounds all evictions by: rate
+	// under the fleet rule, the cap on the domains' total under a domain
+	// rule.
+	bound float64
+	// domain is, under a domain rule, the domain of an entryPermit's item
+	// or of an entryDomainRate.
+	domain  string
+	backlog int    // entryPermit: items still queued when it was handled
+	n       int    // entryCancel: items cancelled
+	result  string // entryPermit: evicted or abandoned
 }
 
 // counts are the running totals the progress lines and the summary show.
@@ -62,14 +71,17 @@ func sum2(a [2]int) int { return a[0] + a[1] }
 
 // recorder keeps what happened during a run, for the report and the checks.
 type recorder struct {
-	log        []entry
-	rateKnown  bool
-	curRate    float64
-	c          counts
-	outcomes   [2]map[evictionqueue.OutcomeKind]int
-	tasksBy    map[string]int // why tasks were done
-	violations map[string][]string
-	reasons    map[string]int // why evictions were abandoned
+	log       []entry
+	rateKnown bool
+	curRate   float64
+	curBound  float64
+	// domainRates are each domain's rate in force, under a domain rule.
+	domainRates map[string]float64
+	c           counts
+	outcomes    [2]map[evictionqueue.OutcomeKind]int
+	tasksBy     map[string]int // why tasks were done
+	violations  map[string][]string
+	reasons     map[string]int // why evictions were abandoned
 	// reasonCodes are the reasons' codes (abandonCode).
 	reasonCodes map[string]string
 	// abandonedBy counts abandoned evictions per binding group, with the
@@ -92,16 +104,30 @@ func (r *recorder) snapshot() counts {
 	return r.c
 }
 
-func (r *recorder) rate(t time.Time, rate float64) {
-	if r.rateKnown && r.curRate == rate {
+// rate records the rate in force at t, and the bound on all evictions.
+func (r *recorder) rate(t time.Time, rate, bound float64) {
+	if r.rateKnown && r.curRate == rate && r.curBound == bound {
 		return
 	}
-	r.rateKnown, r.curRate = true, rate
-	r.log = append(r.log, entry{kind: entryRate, t: t, rate: rate})
+	r.rateKnown, r.curRate, r.curBound = true, rate, bound
+	r.log = append(r.log, entry{kind: entryRate, t: t, rate: rate, bound: bound})
 }
 
-func (r *recorder) permit(queue int, t time.Time, rate float64, backlog int) {
-	r.log = append(r.log, entry{kind: entryPermit, t: t, queue: queue, rate: rate, backlog: backlog})
+// domainRate records the rate in force for domain at t, under a domain
+// rule.
+func (r *recorder) domainRate(t time.Time, domain string, rate float64) {
+	if old, ok := r.domainRates[domain]; ok && old == rate {
+		return
+	}
+	if r.domainRates == nil {
+		r.domainRates = map[string]float64{}
+	}
+	r.domainRates[domain] = rate
+	r.log = append(r.log, entry{kind: entryDomainRate, t: t, domain: domain, rate: rate})
+}
+
+func (r *recorder) permit(queue int, t time.Time, rate float64, backlog int, domain string) {
+	r.log = append(r.log, entry{kind: entryPermit, t: t, queue: queue, rate: rate, backlog: backlog, domain: domain})
 }
 
 func (r *recorder) setResult(result string) {
@@ -260,12 +286,12 @@ func (r *recorder) analyse(phases []phaseMark, faulty []faultyMark, end time.Tim
 		cur = &segs[len(segs)-1]
 	}
 	phase := "steady state"
-	rate := 0.0
-	// permits are those since the rate last changed, for the bound; a
+	rate, bound := 0.0, 0.0
+	// permits are those since the bound last changed, for the bound; a
 	// phase boundary does not interrupt a window.
 	var permits []time.Time
 	flush := func() {
-		r.checkBound(rate, permits)
+		r.checkBound("", bound, permits)
 		permits = permits[:0]
 	}
 	var last *entry // the previous permit, for gaps
@@ -307,7 +333,13 @@ func (r *recorder) analyse(phases []phaseMark, faulty []faultyMark, end time.Tim
 		}
 		switch e.kind {
 		case entryRate:
-			flush()
+			if e.bound != bound {
+				flush()
+				bound = e.bound
+			}
+			if e.rate == rate {
+				break
+			}
 			rate = e.rate
 			if cur.Evicted+cur.Abandoned+cur.Cancelled == 0 && cur.From.Equal(e.t) {
 				cur.Rate = rate
@@ -339,6 +371,7 @@ func (r *recorder) analyse(phases []phaseMark, faulty []faultyMark, end time.Tim
 	advance(end)
 	applyFaulty(func(m time.Time) bool { return !m.After(end) })
 	flush()
+	r.checkDomainBounds()
 	if cur != nil {
 		cur.To = end
 	}
@@ -367,11 +400,15 @@ func (r *recorder) analyse(phases []phaseMark, faulty []faultyMark, end time.Tim
 }
 
 // checkBound verifies that no window within a stretch of constant rate held
-// more than rate×t+1 handler calls.
-func (r *recorder) checkBound(rate float64, permits []time.Time) {
+// more than rate×t+1 handler calls; where names the domain they were for
+// ("": all of them).
+func (r *recorder) checkBound(where string, rate float64, permits []time.Time) {
+	if where != "" {
+		where += ": "
+	}
 	if rate == 0 && len(permits) > 0 {
 		r.violations[checkRateBound] = append(r.violations[checkRateBound],
-			fmt.Sprintf("%s while paused, the first at %s", plural(len(permits), "eviction", "evictions"), permits[0].Format(time.TimeOnly)))
+			fmt.Sprintf("%s%s while paused, the first at %s", where, plural(len(permits), "eviction", "evictions"), permits[0].Format(time.TimeOnly)))
 		return
 	}
 	for i := range permits {
@@ -379,10 +416,37 @@ func (r *recorder) checkBound(rate float64, permits []time.Time) {
 			window := permits[j].Sub(permits[i]).Seconds()
 			if float64(j-i+1) > rate*window+1+1e-9 {
 				r.violations[checkRateBound] = append(r.violations[checkRateBound],
-					fmt.Sprintf("%d evictions in %.1fs from %s at %.2f/s", j-i+1, window, permits[i].Format(time.TimeOnly), rate))
+					fmt.Sprintf("%s%d evictions in %.1fs from %s at %.2f/s", where, j-i+1, window, permits[i].Format(time.TimeOnly), rate))
 				return
 			}
 		}
+	}
+}
+
+// checkDomainBounds verifies, under a domain rule, each domain's evictions
+// against its own rate, as checkBound does for all of them: the Limiter
+// gives a domain at rate r at most r×t+1 permits in any window t in which
+// its rate stays the same.
+func (r *recorder) checkDomainBounds() {
+	rates := map[string]float64{}
+	permits := map[string][]time.Time{}
+	flush := func(d string) {
+		r.checkBound(fmt.Sprintf("domain %q", d), rates[d], permits[d])
+		permits[d] = permits[d][:0]
+	}
+	for _, e := range r.log {
+		switch e.kind {
+		case entryDomainRate:
+			flush(e.domain)
+			rates[e.domain] = e.rate
+		case entryPermit:
+			if r.domainRates != nil {
+				permits[e.domain] = append(permits[e.domain], e.t)
+			}
+		}
+	}
+	for _, d := range slices.Sorted(maps.Keys(permits)) {
+		flush(d)
 	}
 }
 

@@ -122,11 +122,12 @@ func printHeader(out io.Writer, s *sim) {
 	fmt.Fprintf(tw, "  fleet:\t%s in %s: %s\n", plural(len(sc.Clusters), "cluster", "clusters"), plural(len(order), "region", "regions"), strings.Join(parts, ", "))
 	fmt.Fprintf(tw, "  bindings:\t%s, %s (%s)\n", plural(nb[qRB], "ResourceBinding", "ResourceBindings"), plural(nb[qCRB], "ClusterResourceBinding", "ClusterResourceBindings"), strings.Join(kindList, ", "))
 	fmt.Fprintf(tw, "  taint policies:\t%s\n", strings.Join(policies, ", "))
-	fmt.Fprintf(tw, "  rates:\t--%s=%g --%s=%g --%s=%g --%s=%d\n",
+	fmt.Fprintf(tw, "  rates:\t--%s=%g --%s=%g --%s=%g --%s=%d --%s=%s\n",
 		ratelimit.FlagResourceEvictionRate, s.cfg.ResourceEvictionRate,
 		ratelimit.FlagSecondaryResourceEvictionRate, s.cfg.SecondaryResourceEvictionRate,
 		ratelimit.FlagUnhealthyClusterThreshold, s.cfg.UnhealthyClusterThreshold,
-		ratelimit.FlagLargeClusterNumThreshold, s.cfg.LargeClusterNumThreshold)
+		ratelimit.FlagLargeClusterNumThreshold, s.cfg.LargeClusterNumThreshold,
+		ratelimit.FlagDisruptionDomain, s.cfg.DisruptionDomain)
 	fmt.Fprintf(tw, "  queues:\t%s and %s, %s each, sharing one Limiter\n", queueNames[qRB], queueNames[qCRB], plural(sc.Workers, "worker", "workers"))
 	if sc.CompletesAfter > 0 {
 		limit := "unlimited"

@@ -109,6 +109,7 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 	}
 	w := &world{
 		sc:        sc,
+		cfg:       cfg,
 		clk:       clk,
 		byName:    map[string]*clusterState{},
 		byKey:     [2]map[string]*binding{{}, {}},
@@ -127,7 +128,16 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		c.Conditions = append(c.Conditions[:0:0], c.Conditions...)
 		w.clusters = append(w.clusters, c)
 		w.byName[c.Name] = c
-		tracker.Set(c.Name, false)
+		// Under the fleet rule DomainsOf is nil: every cluster in "".
+		domains := ratelimit.DomainsOf(c.Cluster, cfg.DisruptionDomain)
+		tracker.SetInDomains(c.Name, false, domains...)
+		if len(domains) > 0 {
+			c.domain = domains[0] // a multi-zone cluster's items wait in its first zone
+		}
+	}
+	var domainOf func(string) string
+	if w.perDomain() {
+		domainOf = w.domainOf
 	}
 	for i := range 2 {
 		q, err := evictionqueue.NewStore(evictionqueue.Config{
@@ -135,6 +145,7 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 			MaxInFlight: sc.MaxInFlight,
 			Metrics:     m,
 			OnOutcome:   func(o evictionqueue.Outcome) { w.rec.outcome(i, o) },
+			DomainOf:    domainOf,
 		})
 		if err != nil {
 			return nil, err
@@ -295,7 +306,10 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 	if len(failed)+len(recovered) > 0 {
 		h, _ := w.tracker.Health()
 		s.faulty = append(s.faulty, faultyMark{now, h.Unhealthy})
-		msg := fmt.Sprintf("%d/%d clusters faulty (%s), rate in force %s", h.Unhealthy, h.Total, fmtPercent(h.FailureRate()), fmtRate(w.limiter.Rate()))
+		msg := fmt.Sprintf("%d/%d clusters faulty (%s), rate in force %s", h.Unhealthy, h.Total, fmtPercent(h.FailureRate()), fmtRate(w.observeRate(now)))
+		if w.perDomain() {
+			msg += " (" + describeDomains(w.cfg.DisruptionDomain, w.limiter.DomainRates()) + ")"
+		}
 		if cancelled > 0 {
 			msg += fmt.Sprintf("; %s of recovered clusters cancelled", plural(cancelled, "queued item", "queued items"))
 		}
@@ -400,7 +414,7 @@ func (s *sim) progress(now time.Time) {
 		T:      now.Sub(s.sc.Start),
 		Clock:  fmtClock(now.Sub(s.sc.Start)),
 		Faulty: h.Unhealthy, Total: h.Total,
-		Rate:   w.limiter.Rate(),
+		Rate:   w.observeRate(now),
 		Queued: [2]int{w.queues[qRB].Len(), w.queues[qCRB].Len()},
 	}
 	for _, b := range w.bindings {

@@ -2,9 +2,12 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/failoverkit/failover/ratelimit"
 )
 
 // plural is "1 worker" or "n workers".
@@ -69,4 +72,32 @@ func describeClusters(names []string, fleet []string) string {
 		shown += p.n
 	}
 	return strings.Join(out, ", ")
+}
+
+// describeDomains says, under a domain rule, which domains are disrupted
+// and at what rate they evict, e.g. "by region: southeastasia
+// FullDisruption 0.50/s, us-east-1 PartialDisruption paused; 1 other
+// Normal". A domain with no name is shown as (no region).
+func describeDomains(kind ratelimit.Domain, rates map[string]ratelimit.DomainRate) string {
+	var parts []string
+	normal := 0
+	for _, d := range slices.Sorted(maps.Keys(rates)) {
+		dr := rates[d]
+		if dr.State == ratelimit.Normal {
+			normal++
+			continue
+		}
+		name := d
+		if name == "" {
+			name = "(no " + kind.String() + ")"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s %s", name, dr.State, fmtRate(dr.Rate)))
+	}
+	switch {
+	case len(parts) == 0:
+		parts = append(parts, plural(normal, kind.String(), kind.String()+"s")+" Normal")
+	case normal > 0:
+		parts = append(parts, fmt.Sprintf("%d other Normal", normal))
+	}
+	return "by " + kind.String() + ": " + strings.Join(parts, ", ")
 }

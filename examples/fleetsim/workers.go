@@ -52,19 +52,25 @@ func (l *workerLine) withdraw(i int, q *evictionqueue.Store) {
 // dispatch hands the permits free at now to the workers in line, in order:
 // each takes its queue's head item and calls the handler, whose result the
 // store settles at once; the worker then joins the line again if it may.
+//
+// Under a domain rule a worker asks, as an evictionqueue.Queue's worker
+// does, for a permit for any domain its queue has items pending in
+// (Limiter.TakeDomainAt) and takes that domain's head item: a worker whose
+// domains have no permit free lets the next one in line, of the other
+// queue, try its own.
 func (s *sim) dispatch(ctx context.Context, now time.Time) error {
 	l := &s.line
-	for len(l.order) > 0 {
-		ok, next := s.w.limiter.TakeAt(now)
+	for {
+		l.permitAt = time.Time{}
+		j, domain, ok := s.nextPermit(now)
 		if !ok {
-			l.permitAt = next
 			return nil
 		}
-		i := l.order[0]
-		l.order = l.order[1:]
+		i := l.order[j]
+		l.order = slices.Delete(l.order, j, j+1)
 		l.waiting[i]--
 		q := s.w.queues[i]
-		it, ok := q.Take(now)
+		it, ok := q.TakeFrom(domain, now)
 		if !ok {
 			// join counts items that back off as waiting; the handler never
 			// asks for a retry, so none does.
@@ -73,6 +79,30 @@ func (s *sim) dispatch(ctx context.Context, now time.Time) error {
 		q.Done(it, s.w.handler(i)(ctx, it), now)
 		l.join(i, q, s.sc.MaxInFlight)
 	}
-	l.permitAt = time.Time{}
-	return nil
+}
+
+// nextPermit takes a permit at now for the first worker in line that can
+// have one, and returns its place in line and the permit's domain. When no
+// worker can, it sets permitAt to when one may (zero: only a change of
+// health frees one).
+func (s *sim) nextPermit(now time.Time) (j int, domain string, ok bool) {
+	l := &s.line
+	var tried [2]bool // workers of one queue ask for the same domains
+	for j, i := range l.order {
+		if tried[i] {
+			continue
+		}
+		tried[i] = true
+		domain, ok, next := s.w.limiter.TakeDomainAt(now, s.w.queues[i].PendingDomains())
+		if ok {
+			return j, domain, true
+		}
+		if !next.IsZero() && (l.permitAt.IsZero() || next.Before(l.permitAt)) {
+			l.permitAt = next
+		}
+		if !s.w.perDomain() {
+			break // one bucket for all: nobody further in line gets one
+		}
+	}
+	return 0, "", false
 }

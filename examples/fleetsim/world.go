@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,7 +29,11 @@ var never = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 // clusterState is a member cluster and what the taint controller knows of it.
 type clusterState struct {
 	failover.Cluster
-	faulty   bool
+	faulty bool
+	// domain is the disruption domain its items are paced in (its region,
+	// zone or provider, as --disruption-domain says); "" under the fleet
+	// rule.
+	domain   string
 	nextEval time.Time // zero: nothing pending
 	dirty    bool      // conditions changed: evaluate now
 }
@@ -62,6 +67,7 @@ func (b *binding) replicas() int32 {
 // Only the driver's goroutine uses it.
 type world struct {
 	sc       *scenario
+	cfg      ratelimit.Config
 	clk      clock.PassiveClock
 	clusters []*clusterState
 	byName   map[string]*clusterState
@@ -185,11 +191,69 @@ func (w *world) health(b *binding, now time.Time) map[string]gracefulevict.Resou
 	return h
 }
 
-// observeRate reads the rate in force and records a change.
+// perDomain reports whether health is judged per disruption domain
+// (--disruption-domain region, zone or provider).
+func (w *world) perDomain() bool { return w.cfg.DisruptionDomain.PerDomain() }
+
+// domainOf is the queues' Config.DomainOf: the domain a cluster's items are
+// paced in.
+func (w *world) domainOf(cluster string) string {
+	if c := w.byName[cluster]; c != nil {
+		return c.domain
+	}
+	return ""
+}
+
+// observeRate reads the rate in force, records a change and returns it.
+//
+// Under the fleet rule it is the Limiter's rate, and the verdict bounds the
+// evictions by it. Under a domain rule the Limiter has a rate per domain
+// and caps their sum at --resource-eviction-rate: the rate in force is what
+// the queued items can get together, the sum of the rates of the domains
+// that have queued items (of all domains, when none is queued) capped at
+// that total; the verdict bounds each domain's evictions by its own rate
+// and all of them by the total.
 func (w *world) observeRate(now time.Time) float64 {
-	r := w.limiter.Rate()
-	w.rec.rate(now, r)
+	if !w.perDomain() {
+		r := w.limiter.Rate()
+		w.rec.rate(now, r, r)
+		return r
+	}
+	rates := w.limiter.DomainRates()
+	for d, dr := range rates {
+		w.rec.domainRate(now, d, dr.Rate)
+	}
+	r, bound := domainRateInForce(w.cfg, rates, w.pendingDomains())
+	w.rec.rate(now, r, bound)
 	return r
+}
+
+// domainRateInForce is, under a domain rule, the rate the items queued in
+// pending can get together (all domains' when pending is empty), and the
+// cap on the sum of all domains' evictions: --resource-eviction-rate while
+// any domain may evict, else 0.
+func domainRateInForce(cfg ratelimit.Config, rates map[string]ratelimit.DomainRate, pending []string) (rate, bound float64) {
+	all := 0.0
+	for _, dr := range rates {
+		all += dr.Rate
+	}
+	if all > 0 {
+		bound = cfg.ResourceEvictionRate
+	}
+	if len(pending) == 0 {
+		return min(all, bound), bound
+	}
+	for _, d := range pending {
+		rate += rates[d].Rate
+	}
+	return min(rate, bound), bound
+}
+
+// pendingDomains are the domains with items pending in either queue.
+func (w *world) pendingDomains() []string {
+	d := append(w.queues[qRB].PendingDomains(), w.queues[qCRB].PendingDomains()...)
+	slices.Sort(d)
+	return slices.Compact(d)
 }
 
 // notReady counts the clusters whose Ready condition is not True.
