@@ -64,6 +64,7 @@ type jsonRates struct {
 	SecondaryResourceEvictionRate float64 `json:"secondary-resource-eviction-rate"`
 	UnhealthyClusterThreshold     float64 `json:"unhealthy-cluster-threshold"`
 	LargeClusterNumThreshold      int     `json:"large-cluster-num-threshold"`
+	DisruptionDomain              string  `json:"disruption-domain"`
 }
 
 // jsonTotals are the run's totals per queue.
@@ -239,6 +240,7 @@ func (r *report) json() *jsonReport {
 			SecondaryResourceEvictionRate: r.Rates.SecondaryResourceEvictionRate,
 			UnhealthyClusterThreshold:     r.Rates.UnhealthyClusterThreshold,
 			LargeClusterNumThreshold:      r.Rates.LargeClusterNumThreshold,
+			DisruptionDomain:              r.Rates.DisruptionDomain.String(),
 		},
 		WorkersPerQueue: r.Workers,
 		Totals: jsonTotals{

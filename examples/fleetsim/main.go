@@ -7,6 +7,8 @@
 //
 //	go run ./examples/fleetsim                      # the built-in scenario
 //	go run ./examples/fleetsim --scenario my.yaml   # your own (see README.md)
+//	go run ./examples/fleetsim --disruption-domain region   # health judged per region
+//	go run ./examples/fleetsim --compare-domains    # fleet and region side by side
 //
 // It prints a line per simulated interval, a summary per phase and a verdict
 // of checks; it exits non-zero when a check fails.
@@ -65,6 +67,9 @@ type options struct {
 	plot        string
 	rates       ratelimit.Config
 	flags       *pflag.FlagSet
+	// compare is, with --compare-domains, the domain rule to compare the
+	// fleet rule with; "" otherwise.
+	compare ratelimit.Domain
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -77,6 +82,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve the Prometheus series on http://ADDR/metrics while the simulation runs, e.g. 127.0.0.1:9090")
 	fs.BoolVar(&o.json, "json", false, "print a machine-readable summary (JSON) instead of the tables")
 	fs.StringVar(&o.plot, "plot", "", "also draw the run's timeline to FILE: .svg or .png by its extension")
+	compare := fs.Bool("compare-domains", false, "run the scenario under --disruption-domain=fleet and under region "+
+		"(or the --disruption-domain given) and print the outcomes side by side instead of one run's lines")
 	o.rates.AddFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: fleetsim [flags]\n\nSimulates a fleet of clusters failing over, on a simulated clock.\n\nFlags:\n%s", fs.FlagUsages())
@@ -105,7 +112,32 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		o.speed = 1
 	}
 	o.flags = fs
+	if *compare {
+		if err := o.compareWith(); err != nil {
+			return nil, err
+		}
+	}
 	return o, nil
+}
+
+// compareWith sets, for --compare-domains, the domain rule to compare the
+// fleet rule with, and rejects the flags that cannot go with it.
+func (o *options) compareWith() error {
+	for _, f := range []string{"json", "plot", "metrics-addr", "speed", "realtime"} {
+		if o.flags.Changed(f) {
+			return fmt.Errorf("fleetsim: --compare-domains prints a table of two runs made as fast as they go: it cannot take --%s", f)
+		}
+	}
+	switch d := o.rates.DisruptionDomain; {
+	case !o.flags.Changed(ratelimit.FlagDisruptionDomain):
+		o.compare = ratelimit.DomainRegion
+	case d.PerDomain():
+		o.compare = d
+	default:
+		return fmt.Errorf("fleetsim: --compare-domains compares --%s=fleet with region, zone or provider: give one of those, not --%s=%s",
+			ratelimit.FlagDisruptionDomain, ratelimit.FlagDisruptionDomain, d)
+	}
+	return nil
 }
 
 // rateConfig is the scenario's rates, overridden by the flags given.
@@ -164,6 +196,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	o, err := parseFlags(args, stdout)
 	if err != nil {
 		return err
+	}
+	if o.compare != "" {
+		return compareDomains(ctx, o, o.compare, stdout)
 	}
 	sc, err := readScenario(o.scenario)
 	if err != nil {
