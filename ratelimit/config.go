@@ -123,9 +123,10 @@ func DefaultConfig() Config {
 // (its default, unless it was set before), and every later Set of the flag
 // (fs.Parse, fs.Set) sets the flag's own variable and then copies the value
 // it now holds, read back from its String, so both agree (a float32 is
-// rounded alike in both). A value that is not a number (a string flag of
-// that name, say) leaves the field as it was, and setting one (fs.Parse)
-// fails with an error naming the flag. Only the flag is followed: code that writes the other
+// rounded alike in both). A value the field cannot hold (not a number, or
+// not a Domain, from a string flag of that name, say) leaves the field as
+// it was, and setting one (fs.Parse) fails with an error naming the flag
+// and the value. Only the flag is followed: code that writes the other
 // variable directly is not seen.
 //
 // Call AddFlags after the flags of the program it joins are defined, and on
@@ -157,7 +158,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 			"exceeds --"+FlagUnhealthyClusterThreshold+", a large-scale federation evicts at "+
 			"--"+FlagSecondaryResourceEvictionRate+" and a small one stops evicting.",
 		strconv.Atoi, fs.IntVar)
-	if !shareFlag(fs, FlagDisruptionDomain, c.DisruptionDomain.Set) {
+	if !shareFlag(fs, FlagDisruptionDomain, "a disruption domain ("+domainList()+")", c.DisruptionDomain.Set) {
 		fs.Var(&c.DisruptionDomain, FlagDisruptionDomain,
 			"What cluster health is judged by: "+domainList()+". With fleet, the failure rate of the whole fleet "+
 				"sets one rate for every eviction. With region, zone or provider, each domain has its own state "+
@@ -173,7 +174,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 // that *p follows it, and otherwise defines it bound to p with *p as default.
 func addFlag[T any](fs *pflag.FlagSet, p *T, name, usage string,
 	parse func(string) (T, error), define func(p *T, name string, value T, usage string)) {
-	if shareFlag(fs, name, func(s string) error {
+	if shareFlag(fs, name, "a number", func(s string) error {
 		v, err := parse(s)
 		if err == nil {
 			*p = v
@@ -186,14 +187,15 @@ func addFlag[T any](fs *pflag.FlagSet, p *T, name, usage string,
 }
 
 // shareFlag makes an existing flag named name also write its value through
-// set, and reports whether there was one.
-func shareFlag(fs *pflag.FlagSet, name string, set func(string) error) bool {
+// set, and reports whether there was one. want says what set takes, for
+// the error when it cannot take the flag's value.
+func shareFlag(fs *pflag.FlagSet, name, want string, set func(string) error) bool {
 	f := fs.Lookup(name)
 	if f == nil {
 		return false
 	}
 	_ = set(f.Value.String()) // a value the field cannot hold leaves it as it was (documented)
-	f.Value = sharedValue{Value: f.Value, name: name, set: set}
+	f.Value = sharedValue{Value: f.Value, name: name, want: want, set: set}
 	return true
 }
 
@@ -202,6 +204,7 @@ func shareFlag(fs *pflag.FlagSet, name string, set func(string) error) bool {
 type sharedValue struct {
 	pflag.Value
 	name string
+	want string // what set takes: "a number", …
 	set  func(string) error
 }
 
@@ -211,7 +214,7 @@ type sharedValue struct {
 func (v sharedValue) Set(s string) error {
 	err := v.Value.Set(s)
 	if ferr := v.set(v.Value.String()); err == nil && ferr != nil {
-		err = fmt.Errorf("ratelimit: --%s=%q is not a number the rate limiter can use: %w", v.name, s, ferr)
+		err = fmt.Errorf("ratelimit: --%s=%q is not %s the rate limiter can use: %w", v.name, s, v.want, ferr)
 	}
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -413,4 +414,44 @@ func TestLimiterReportsDomainMetricsOnChange(t *testing.T) {
 	tr.Delete("b-b")
 	l.DomainRates()
 	assert.Equal(t, []string{"b removed"}, m.log, "a alone is every domain: still paused")
+}
+
+// TestClustersWithoutARegionFormTheirOwnDomain: under DomainRegion, every
+// cluster with no region counts in the domain "", judged apart from the
+// named regions, as Config.DisruptionDomain's flag and DomainsOf say.
+func TestClustersWithoutARegionFormTheirOwnDomain(t *testing.T) {
+	l, tr := newDomainLimiter(t)
+	fleet := []failover.Cluster{
+		{Name: "eu-a", Region: "eu"}, {Name: "eu-b", Region: "eu"},
+		{Name: "bare-a"}, {Name: "bare-b"},
+	}
+	for _, c := range fleet {
+		tr.SetInDomains(c.Name, c.Region == "", DomainsOf(c, DomainRegion)...)
+	}
+	assert.Equal(t, map[string]DomainRate{"eu": {Normal, 1}, "": {FullDisruption, 1}}, l.DomainRates(),
+		"the two clusters without a region are one domain, fully disrupted; eu is not")
+	d, ok, _ := l.TakeDomainAt(t0, []string{""})
+	assert.True(t, ok)
+	assert.Equal(t, "", d)
+}
+
+// TestSharedDomainFlagRejectsAnUnknownDomain: a program that already
+// defines --disruption-domain (as a string, say) keeps its flag, and a
+// value the Config cannot take fails the parse naming flag and value.
+func TestSharedDomainFlagRejectsAnUnknownDomain(t *testing.T) {
+	fs := pflag.NewFlagSet("host", pflag.ContinueOnError)
+	fs.SetOutput(new(strings.Builder))
+	host := fs.String(FlagDisruptionDomain, "region", "the host's own flag")
+	var c Config
+	c.AddFlags(fs)
+	assert.Equal(t, DomainRegion, c.DisruptionDomain, "follows the existing flag's value")
+
+	err := fs.Parse([]string{"--disruption-domain=continent"})
+	require.Error(t, err)
+	for _, want := range []string{`--disruption-domain="continent"`, "is not a disruption domain (fleet|region|zone|provider)"} {
+		assert.Contains(t, err.Error(), want)
+	}
+	assert.Equal(t, "continent", *host)
+	assert.Equal(t, DomainRegion, c.DisruptionDomain, "the Config keeps what it could take")
+	assert.NoError(t, c.Validate())
 }
