@@ -256,7 +256,11 @@ func (l *Limiter) Wait(ctx context.Context) error {
 }
 
 // Rate returns the permits per second in force now, reading the source first
-// if it has changed or is due for a poll. 0 means paused.
+// if it has changed or is due for a poll. 0 means paused. Under a disruption
+// domain (Config.DisruptionDomain) it is the rate of the callers that name no
+// domain (Wait, TakeAt, When): the fleet rule's, within the total's cap;
+// DomainRates gives each domain's, and Metrics.EvictionRate reports what all
+// domains may take together.
 func (l *Limiter) Rate() float64 {
 	if l == nil || l.src.src == nil {
 		return 0
