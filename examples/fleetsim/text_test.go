@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/failoverkit/failover/ratelimit"
 )
 
 func TestDescribeClustersUsesRangesOnlyForContiguousRuns(t *testing.T) {
@@ -175,5 +177,22 @@ func TestUnknownFlagNamesTheProgramAndTheHelp(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), "fleetsim: ") || !strings.Contains(err.Error(), "fleetsim --help") {
 			t.Errorf("%v: got %v, want a fleetsim: error pointing to --help", args, err)
 		}
+	}
+}
+
+func TestDescribeDomainsNamesTheDisruptedOnes(t *testing.T) {
+	rates := map[string]ratelimit.DomainRate{
+		"southeastasia": {State: ratelimit.FullDisruption, Rate: 0.5},
+		"us-east-1":     {State: ratelimit.PartialDisruption, Rate: 0},
+		"europe-west1":  {State: ratelimit.Normal, Rate: 0.5},
+		"":              {State: ratelimit.FullDisruption, Rate: 0.5},
+	}
+	got := describeDomains(ratelimit.DomainRegion, rates)
+	want := "by region: (no region) FullDisruption 0.50/s, southeastasia FullDisruption 0.50/s, us-east-1 PartialDisruption paused, 1 other Normal"
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if got := describeDomains(ratelimit.DomainZone, map[string]ratelimit.DomainRate{"a": {}, "b": {}}); got != "by zone: 2 zones Normal" {
+		t.Errorf("all normal: got %q", got)
 	}
 }
