@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"slices"
 	"time"
 
@@ -220,8 +221,8 @@ func (w *world) observeRate(now time.Time) float64 {
 		return r
 	}
 	rates := w.limiter.DomainRates()
-	for d, dr := range rates {
-		w.rec.domainRate(now, d, dr.Rate)
+	for _, d := range slices.Sorted(maps.Keys(rates)) { // the log in one order, run after run
+		w.rec.domainRate(now, d, rates[d].Rate)
 	}
 	r, bound := domainRateInForce(w.cfg, rates, w.pendingDomains())
 	w.rec.rate(now, r, bound)
