@@ -167,7 +167,12 @@ func (o *options) rateConfig(sc *scenario) (ratelimit.Config, error) {
 	if o.flags.Changed(ratelimit.FlagLargeClusterNumThreshold) {
 		cfg.LargeClusterNumThreshold = o.rates.LargeClusterNumThreshold
 	}
-	cfg.DisruptionDomain = o.rates.DisruptionDomain
+	if v := sc.Rates.DisruptionDomain; v != nil {
+		cfg.DisruptionDomain = *v
+	}
+	if o.flags.Changed(ratelimit.FlagDisruptionDomain) {
+		cfg.DisruptionDomain = o.rates.DisruptionDomain
+	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, fmt.Errorf("fleetsim: rates (scenario %s and flags): %w", sc.Source, err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/internal/strictyaml"
 	"github.com/failoverkit/failover/prescheduling"
+	"github.com/failoverkit/failover/ratelimit"
 	"github.com/failoverkit/failover/taintpolicy"
 )
 
@@ -113,6 +114,9 @@ type rateSpec struct {
 	SecondaryResourceEvictionRate *float64 `json:"secondaryResourceEvictionRate,omitempty"`
 	UnhealthyClusterThreshold     *float64 `json:"unhealthyClusterThreshold,omitempty"`
 	LargeClusterNumThreshold      *int     `json:"largeClusterNumThreshold,omitempty"`
+	// DisruptionDomain is fleet, region, zone or provider, as
+	// --disruption-domain; the flag, when given, wins.
+	DisruptionDomain *ratelimit.Domain `json:"disruptionDomain,omitempty"`
 }
 
 // fleetGroup generates Clusters clusters of one provider and region, spread

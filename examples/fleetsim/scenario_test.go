@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -201,6 +202,28 @@ func TestAFailedCheckFailsTheRun(t *testing.T) {
 	for _, want := range []string{"FAIL no eviction without a target", "web: evicted from r1-01 onto r1-02, which is not eligible", "verdict: FAIL"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestScenarioDisruptionDomain(t *testing.T) {
+	withDomain := func(d string) string {
+		return writeScenario(t, strings.Replace(goodScenario, "  duration: 5m\n", "  duration: 5m\n  rates: {disruptionDomain: "+d+"}\n", 1))
+	}
+	r, err := runReport(t, "--scenario", withDomain("region"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Rates.DisruptionDomain != "region" {
+		t.Errorf("the scenario's rates.disruptionDomain: got %q, want region", r.Rates.DisruptionDomain)
+	}
+	if r, err = runReport(t, "--scenario", withDomain("region"), "--disruption-domain=zone"); err != nil || r.Rates.DisruptionDomain != "zone" {
+		t.Errorf("the flag wins: got %v, %v", r.Rates.DisruptionDomain, err)
+	}
+	err = run(t.Context(), []string{"--scenario", withDomain("continent")}, io.Discard)
+	for _, want := range []string{"DisruptionDomain (--disruption-domain)", `"continent"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("unknown domain: got %v, want an error containing %q", err, want)
 		}
 	}
 }
