@@ -47,14 +47,18 @@ type Pacer interface {
 	Wait(ctx context.Context) error
 }
 
-// DomainPacer is a Pacer that paces by disruption domain;
+// DomainPacer is a Pacer that can pace by disruption domain;
 // *ratelimit.Limiter satisfies it. WaitDomain blocks until one permit for
 // one of domains is granted, and returns which; the first listed is
 // preferred when several are free. Like Wait, it must give the waiter's
-// place back when ctx ends.
+// place back when ctx ends. PacesByDomain reports whether its rates differ
+// by domain (a Limiter with a disruption domain): New then requires
+// Config.DomainOf, since without it every item would be paced as if it had
+// no domain.
 type DomainPacer interface {
 	Pacer
 	WaitDomain(ctx context.Context, domains []string) (string, error)
+	PacesByDomain() bool
 }
 
 // Metrics receives the queue's measurements; package metrics implements it

@@ -172,4 +172,33 @@ func TestQueueCancelledDomainItemCostsNoPermit(t *testing.T) {
 	})
 }
 
+// TestNewRequiresDomainOfWithADomainPacer: a Limiter with a disruption
+// domain and a queue without DomainOf would pace every item as one with no
+// domain, silently ignoring --disruption-domain; New says so at start-up.
+// Under the fleet rule DomainOf stays optional.
+func TestNewRequiresDomainOfWithADomainPacer(t *testing.T) {
+	handler := func(context.Context, evictionqueue.Item) error { return nil }
+	for _, d := range []ratelimit.Domain{ratelimit.DomainFleet, ratelimit.DomainRegion} {
+		cfg := ratelimit.DefaultConfig()
+		cfg.DisruptionDomain = d
+		lim, err := ratelimit.NewLimiter(cfg, ratelimit.NewTracker())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = evictionqueue.New(evictionqueue.Config{Name: "rb", Pacer: lim}, handler)
+		if d == ratelimit.DomainFleet {
+			if err != nil {
+				t.Errorf("fleet rule without DomainOf: %v", err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), "DomainOf") || !strings.Contains(err.Error(), `"rb"`) {
+			t.Errorf("region rule without DomainOf: error %v, want one naming the queue and DomainOf", err)
+		}
+		if _, err := evictionqueue.New(evictionqueue.Config{Name: "rb", Pacer: lim, DomainOf: regionOf}, handler); err != nil {
+			t.Errorf("region rule with DomainOf: %v", err)
+		}
+	}
+}
+
 var _ evictionqueue.DomainPacer = (*ratelimit.Limiter)(nil)

@@ -2,6 +2,7 @@ package evictionqueue
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -117,11 +118,17 @@ func New(cfg Config, h Handler) (*Queue, error) {
 	if h == nil {
 		err = errors.Join(err, errors.New("evictionqueue: handler must not be nil"))
 	}
+	dp, _ := cfg.Pacer.(DomainPacer)
+	if dp != nil && cfg.DomainOf == nil && dp.PacesByDomain() {
+		err = errors.Join(err, fmt.Errorf("evictionqueue: queue %q: Config.DomainOf is nil, but the Pacer paces by "+
+			"disruption domain: set DomainOf to the domain of an item's cluster, or every item is paced as one "+
+			"with no domain", cfg.Name))
+	}
 	if err != nil {
 		return nil, err
 	}
 	q := &Queue{cfg: cfg, handler: h, clock: cfg.Clock, wake: make(chan struct{}, 1)}
-	if dp, ok := cfg.Pacer.(DomainPacer); ok && cfg.DomainOf != nil {
+	if dp != nil && cfg.DomainOf != nil {
 		q.domains = dp
 	}
 	q.s.init(&q.cfg)

@@ -71,6 +71,11 @@ func (l *Limiter) TakeDomainAt(now time.Time, domains []string) (domain string, 
 	return domain, ok, next
 }
 
+// PacesByDomain reports whether the Limiter's Config has a disruption
+// domain (region, zone or provider), so that a permit's rate depends on the
+// domain it is asked for (WaitDomain, TakeDomainAt).
+func (l *Limiter) PacesByDomain() bool { return l != nil && l.dom != nil }
+
 // DomainRates returns each domain's state and rate in force now, reading
 // the source first if it is due; nil under the fleet rule.
 func (l *Limiter) DomainRates() map[string]DomainRate {
