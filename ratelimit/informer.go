@@ -46,10 +46,9 @@ func NewInformerSource(inf Informer, faulty func(obj any) bool, opts ...SourceOp
 	}
 	h := informerHandler{t: NewTracker(), faulty: faulty, logger: klog.Background()}
 	for _, o := range opts {
-		if o == nil {
-			return nil, errors.New("ratelimit: NewInformerSource: option is nil")
+		if o != nil {
+			o(&h)
 		}
-		o(&h)
 	}
 	t := h.t
 	reg, err := inf.AddEventHandler(h)

@@ -59,6 +59,7 @@ type Limiter struct {
 	// holds the lock and blocks.
 	clock   clock.WithTicker
 	metrics Metrics
+	recheck time.Duration // what a DynamicRateLimiter's When returns while paused
 
 	mu       sync.Mutex
 	src      reader
@@ -88,7 +89,7 @@ func NewLimiter(cfg Config, src HealthSource, opts ...Option) (*Limiter, error) 
 		// Health would panic on the first read.
 		errs = append(errs, fmt.Errorf("ratelimit: NewLimiter: health source is a nil %T", src))
 	}
-	s := settings{clock: clock.RealClock{}, poll: DefaultPollInterval}
+	s := settings{clock: clock.RealClock{}, poll: DefaultPollInterval, recheck: DefaultRecheckDelay}
 	for _, o := range opts {
 		if o != nil {
 			o(&s)
@@ -106,6 +107,7 @@ func NewLimiter(cfg Config, src HealthSource, opts ...Option) (*Limiter, error) 
 	return &Limiter{
 		clock:    s.clock,
 		metrics:  s.metrics,
+		recheck:  s.recheck,
 		src:      reader{src: src, notifier: notifier, poll: s.poll, logger: logger, metrics: s.metrics},
 		decision: newDecision(cfg, s.hold),
 		wake:     make(chan struct{}),

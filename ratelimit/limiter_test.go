@@ -147,7 +147,7 @@ func newTracked(t *testing.T, cfg Config, total, faulty int, opts ...Option) (*L
 func TestNewLimiterRejectsBadInput(t *testing.T) {
 	bad := DefaultConfig()
 	bad.ResourceEvictionRate = -1
-	_, err := NewLimiter(bad, nil, WithPollInterval(0), WithRecoveryHold(-time.Second), WithClock(nil))
+	_, err := NewLimiter(bad, nil, WithPollInterval(0), WithRecoveryHold(-time.Second), WithClock(nil), WithRecheckDelay(0))
 	require.Error(t, err)
 	for _, want := range []string{
 		"ratelimit: ResourceEvictionRate (--resource-eviction-rate) must not be negative, got -1",
@@ -155,6 +155,7 @@ func TestNewLimiterRejectsBadInput(t *testing.T) {
 		"ratelimit: WithPollInterval: interval must be positive, got 0s",
 		"ratelimit: WithRecoveryHold: hold must not be negative, got -1s",
 		"ratelimit: WithClock: clock is nil",
+		"ratelimit: WithRecheckDelay: delay must be positive, got 0s",
 	} {
 		assert.Contains(t, err.Error(), want)
 	}

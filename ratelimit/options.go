@@ -31,6 +31,7 @@ type settings struct {
 	metrics Metrics
 	poll    time.Duration
 	hold    time.Duration
+	recheck time.Duration
 	logger  *klog.Logger
 	errs    []error
 }
@@ -84,6 +85,24 @@ func WithRecoveryHold(d time.Duration) Option {
 			return
 		}
 		s.hold = d
+	}
+}
+
+// DefaultRecheckDelay is what DynamicRateLimiter.When returns while the
+// Limiter is paused, unless WithRecheckDelay says otherwise.
+const DefaultRecheckDelay = 30 * time.Second
+
+// WithRecheckDelay sets the delay a DynamicRateLimiter over this Limiter
+// returns from When while the Limiter is paused, so that the item comes back
+// and asks again. It must be positive (a zero delay would spin the
+// workqueue). Default DefaultRecheckDelay (30s).
+func WithRecheckDelay(d time.Duration) Option {
+	return func(s *settings) {
+		if d <= 0 {
+			s.errs = append(s.errs, fmt.Errorf("ratelimit: WithRecheckDelay: delay must be positive, got %v", d))
+			return
+		}
+		s.recheck = d
 	}
 }
 

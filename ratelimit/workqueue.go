@@ -7,18 +7,15 @@ import (
 	"k8s.io/client-go/util/workqueue"
 )
 
-// DefaultRecheckDelay is what DynamicRateLimiter.When returns while the
-// Limiter is paused.
-const DefaultRecheckDelay = 30 * time.Second
-
 // DynamicRateLimiter adapts a shared Limiter to client-go's workqueue: use it
 // as (or inside) the rate limiter of a workqueue.TypedRateLimitingInterface.
 //
 // When promises the item the Limiter's next free slot and returns how long
 // until it, drawing from the same bucket as Limiter.Wait: N items added
 // together get 0, 1/r, 2/r, … and a Wait caller queues behind them. While the
-// Limiter is paused When reserves nothing and returns the re-check delay
-// (WithRecheckDelay, default 30s), so the item comes back and asks again.
+// Limiter is paused When reserves nothing and returns the Limiter's re-check
+// delay (WithRecheckDelay, default 30s), so the item comes back and asks
+// again.
 //
 // A delay handed to a workqueue cannot be taken back: if the fleet gets worse
 // or pauses after When returned, the item is still released at its time. So
@@ -49,8 +46,7 @@ const DefaultRecheckDelay = 30 * time.Second
 // NumRequeues counts When calls per item until Forget. A DynamicRateLimiter is
 // safe for concurrent use.
 type DynamicRateLimiter[T comparable] struct {
-	l       *Limiter
-	recheck time.Duration
+	l *Limiter
 
 	mu       sync.Mutex
 	requeues map[T]int
@@ -58,33 +54,10 @@ type DynamicRateLimiter[T comparable] struct {
 
 var _ workqueue.TypedRateLimiter[string] = (*DynamicRateLimiter[string])(nil)
 
-// DynamicOption configures a DynamicRateLimiter.
-type DynamicOption func(*dynamicSettings)
-
-type dynamicSettings struct {
-	recheck time.Duration
-}
-
-// WithRecheckDelay sets the delay When returns while the Limiter is paused.
-// Values ≤ 0 select DefaultRecheckDelay (30s): a zero delay would spin the
-// workqueue.
-func WithRecheckDelay(d time.Duration) DynamicOption {
-	return func(s *dynamicSettings) { s.recheck = d }
-}
-
 // NewDynamicRateLimiter returns a workqueue rate limiter drawing from l. A nil
-// l is a Limiter that is always paused.
-func NewDynamicRateLimiter[T comparable](l *Limiter, opts ...DynamicOption) *DynamicRateLimiter[T] {
-	s := dynamicSettings{recheck: DefaultRecheckDelay}
-	for _, o := range opts {
-		if o != nil {
-			o(&s)
-		}
-	}
-	if s.recheck <= 0 {
-		s.recheck = DefaultRecheckDelay
-	}
-	return &DynamicRateLimiter[T]{l: l, recheck: s.recheck, requeues: make(map[T]int)}
+// l is a Limiter that is always paused, re-checked after DefaultRecheckDelay.
+func NewDynamicRateLimiter[T comparable](l *Limiter) *DynamicRateLimiter[T] {
+	return &DynamicRateLimiter[T]{l: l, requeues: make(map[T]int)}
 }
 
 // When returns how long item must wait: until the bucket's next free slot,
@@ -96,7 +69,10 @@ func (d *DynamicRateLimiter[T]) When(item T) time.Duration {
 	if delay, ok := d.l.promise(); ok {
 		return delay
 	}
-	return d.recheck
+	if d.l == nil || d.l.recheck <= 0 { // nil or not made by NewLimiter
+		return DefaultRecheckDelay
+	}
+	return d.l.recheck
 }
 
 // NumRequeues returns how many times When was called for item since Forget.

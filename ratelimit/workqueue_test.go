@@ -23,15 +23,16 @@ func TestDynamicRateLimiterSpacesItemsAddedTogether(t *testing.T) {
 
 func TestDynamicRateLimiterWhilePaused(t *testing.T) {
 	l, tr, clk := newTracked(t, DefaultConfig(), 5, 5) // small fleet, all faulty: paused
+	custom, _, _ := newTracked(t, DefaultConfig(), 5, 5, WithRecheckDelay(5*time.Second))
 	tests := []struct {
 		name string
 		d    *DynamicRateLimiter[string]
 		want time.Duration
 	}{
 		{"default re-check delay", NewDynamicRateLimiter[string](l), 30 * time.Second},
-		{"custom re-check delay", NewDynamicRateLimiter[string](l, WithRecheckDelay(5*time.Second)), 5 * time.Second},
-		{"a non-positive delay selects the default", NewDynamicRateLimiter[string](l, WithRecheckDelay(0)), 30 * time.Second},
+		{"the Limiter's re-check delay", NewDynamicRateLimiter[string](custom), 5 * time.Second},
 		{"a nil Limiter is always paused", NewDynamicRateLimiter[string](nil), 30 * time.Second},
+		{"a zero Limiter is always paused", NewDynamicRateLimiter[string](&Limiter{}), 30 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

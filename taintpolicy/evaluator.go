@@ -72,7 +72,9 @@ func WithDenyNoExecute() Option {
 func NewEvaluator(policies []ClusterTaintPolicy, opts ...Option) (*Evaluator, error) {
 	e := &Evaluator{}
 	for _, o := range opts {
-		o(e)
+		if o != nil { // nil options are ignored, as in every package here
+			o(e)
+		}
 	}
 	c, err := e.compile(policies)
 	if err != nil {

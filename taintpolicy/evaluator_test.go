@@ -817,3 +817,15 @@ func TestChangedOnTheReturnedResult(t *testing.T) {
 		t.Error("no policy changed a cluster's taints")
 	}
 }
+
+// A nil option is ignored, as by every constructor in the library, instead of
+// panicking.
+func TestNewEvaluatorIgnoresNilOption(t *testing.T) {
+	e, err := NewEvaluator(nil, nil, WithDenyNoExecute(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e == nil {
+		t.Fatal("no Evaluator")
+	}
+}
