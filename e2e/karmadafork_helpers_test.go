@@ -3,8 +3,12 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -198,17 +203,43 @@ func (s *suite) start(name string, opts fork.Options, newClient func(client.Clie
 	return r
 }
 
+// clusterSpec is what a test varies between clusters.
+type clusterSpec struct {
+	ready  metav1.ConditionStatus // default True
+	region string                 // spec.region, for disruption domains
+	labels map[string]string      // besides the suite's label
+	taints []corev1.Taint
+}
+
 // cluster creates a Cluster with a Ready condition and taints.
 func (s *suite) cluster(name string, ready metav1.ConditionStatus, taints ...corev1.Taint) {
+	s.t.Helper()
+	s.newCluster(name, clusterSpec{ready: ready, taints: taints})
+}
+
+// newCluster creates a Cluster as Karmada's agent or karmadactl join leaves
+// it, its Ready condition written through the status subresource.
+func (s *suite) newCluster(name string, cs clusterSpec) {
 	t := s.t
 	t.Helper()
 	ctx := ctxFor(t)
+	labels := s.labels()
+	for k, v := range cs.labels {
+		labels[k] = v
+	}
 	c := &clusterv1alpha1.Cluster{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: s.labels()},
-		Spec:       clusterv1alpha1.ClusterSpec{APIEndpoint: "https://" + name + ".invalid:6443", Taints: taints},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec: clusterv1alpha1.ClusterSpec{
+			APIEndpoint: "https://" + name + ".invalid:6443",
+			Region:      cs.region,
+			Taints:      cs.taints,
+		},
 	}
 	require.NoError(t, s.c.Create(ctx, c))
-	s.setReady(name, ready)
+	if cs.ready == "" {
+		cs.ready = metav1.ConditionTrue
+	}
+	s.setReady(name, cs.ready)
 }
 
 func (s *suite) setReady(name string, status metav1.ConditionStatus) {
@@ -409,4 +440,155 @@ func (s *suite) releasedPolicy(clusters ...string) {
 		},
 	}
 	require.NoError(s.t, s.c.Create(ctxFor(s.t), p))
+}
+
+// elected reports whether the replica holds the Lease.
+func (r *forkRun) elected() bool {
+	select {
+	case <-r.mgr.Elected():
+		return true
+	default:
+		return false
+	}
+}
+
+// metric is running.metric on the replica's own registry.
+func (r *forkRun) metric(t *testing.T, name string, want map[string]string) float64 {
+	return (&running{reg: r.reg}).metric(t, name, want)
+}
+
+// setTaints replaces a cluster's taints as a user or another controller
+// would.
+func (s *suite) setTaints(name string, taints ...corev1.Taint) {
+	t := s.t
+	t.Helper()
+	ctx := ctxFor(t)
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var c clusterv1alpha1.Cluster
+		if err := s.c.Get(ctx, client.ObjectKey{Name: name}, &c); err != nil {
+			return err
+		}
+		c.Spec.Taints = taints
+		return s.c.Update(ctx, &c)
+	}))
+}
+
+// fail taints the clusters NoExecute now, as Karmada's cluster controller
+// does to a cluster it lost; recover removes every taint. Neither needs a
+// policy: the suites that use them have none.
+func (s *suite) fail(names ...string) {
+	s.t.Helper()
+	for _, n := range names {
+		s.setTaints(n, noExecute(time.Now()))
+	}
+}
+
+func (s *suite) recover(names ...string) {
+	s.t.Helper()
+	for _, n := range names {
+		s.setTaints(n)
+	}
+}
+
+// bindings creates n ResourceBindings named prefix0, prefix1, ….
+func (s *suite) bindings(prefix string, n int, b bindingSpec) []client.Object {
+	s.t.Helper()
+	out := make([]client.Object, n)
+	for i := range out {
+		out[i] = s.binding(prefix+strconv.Itoa(i), b)
+	}
+	return out
+}
+
+// from returns the creation timestamps of every task from cluster the log
+// has seen, earliest first.
+func (l *taskLog) from(cluster string) []time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []time.Time
+	for _, tk := range l.seen {
+		if tk.FromCluster == cluster && tk.CreationTimestamp != nil {
+			out = append(out, tk.CreationTimestamp.Time)
+		}
+	}
+	slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
+	return out
+}
+
+// perSecond is the rate that times, sorted, show: the number of intervals
+// over the span. Timestamps are stored in whole seconds, so it is only as
+// good as the span is long.
+func perSecond(times []time.Time) float64 {
+	if len(times) < 2 {
+		return 0
+	}
+	span := times[len(times)-1].Sub(times[0])
+	if span <= 0 {
+		return math.Inf(1)
+	}
+	return float64(len(times)-1) / span.Seconds()
+}
+
+// taskEnded waits until the binding has no task from cluster and returns
+// when that was seen.
+func (s *suite) taskEnded(name, cluster string, timeout time.Duration) time.Time {
+	s.t.Helper()
+	var at time.Time
+	eventually(s.t, timeout, "the task of "+name+" from "+cluster+" to end", func() bool {
+		at = time.Now()
+		return task(&s.getBinding(name).Spec, cluster) == nil
+	})
+	return at
+}
+
+// task returns the binding's graceful eviction task from cluster, or nil.
+func task(spec *workv1alpha2.ResourceBindingSpec, cluster string) *workv1alpha2.GracefulEvictionTask {
+	for i := range spec.GracefulEvictionTasks {
+		if spec.GracefulEvictionTasks[i].FromCluster == cluster {
+			return &spec.GracefulEvictionTasks[i]
+		}
+	}
+	return nil
+}
+
+// scheduled plays Karmada's scheduler and agents: the new schedule result,
+// the scheduler's observed generation, and each cluster's health.
+func (s *suite) scheduled(name string, clusters []string, health map[string]workv1alpha2.ResourceHealth) {
+	t := s.t
+	t.Helper()
+	ctx := ctxFor(t)
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		rb := s.getBinding(name)
+		rb.Spec.Clusters = nil
+		for _, c := range clusters {
+			rb.Spec.Clusters = append(rb.Spec.Clusters, workv1alpha2.TargetCluster{Name: c, Replicas: 1})
+		}
+		if err := s.c.Update(ctx, rb); err != nil {
+			return err
+		}
+		rb.Status.SchedulerObservedGeneration = rb.Generation
+		rb.Status.AggregatedStatus = nil
+		for _, c := range slices.Sorted(maps.Keys(health)) {
+			rb.Status.AggregatedStatus = append(rb.Status.AggregatedStatus, workv1alpha2.AggregatedStatusItem{ClusterName: c, Health: health[c]})
+		}
+		return s.c.Status().Update(ctx, rb)
+	}))
+}
+
+// events returns the Events regarding a ResourceBinding of the suite.
+func (s *suite) events(name string) []eventsv1.Event {
+	var list eventsv1.EventList
+	require.NoError(s.t, s.c.List(ctxFor(s.t), &list, client.InNamespace(s.ns)))
+	var out []eventsv1.Event
+	for _, e := range list.Items {
+		if e.Regarding.Name == name && e.Regarding.Kind == "ResourceBinding" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// noExecute is a NoExecute taint added at added.
+func noExecute(added time.Time) corev1.Taint {
+	return corev1.Taint{Key: forkTaintKey, Effect: corev1.TaintEffectNoExecute, TimeAdded: &metav1.Time{Time: added}}
 }

@@ -111,4 +111,33 @@ func TestKarmadaFork(t *testing.T) {
 		assert.Equal(t, []string{"rate-down"}, targets(&forever.Spec), "tolerating forever: still there")
 		assert.Empty(t, forever.Spec.GracefulEvictionTasks)
 	})
+
+	t.Run("PreferNoExecute moves only bindings with spec.failover.cluster", func(t *testing.T) {
+		t.Parallel()
+		testPreferNoExecute(t)
+	})
+	t.Run("large unhealthy fleet: the secondary rate, recovery resumes at once", func(t *testing.T) {
+		t.Parallel()
+		testLargeFleet(t)
+	})
+	t.Run("small unhealthy fleet: paused, recovery resumes at once", func(t *testing.T) {
+		t.Parallel()
+		testSmallFleet(t)
+	})
+	t.Run("nowhere to go: untouched, an Event says why", func(t *testing.T) {
+		t.Parallel()
+		testNowhereToGo(t)
+	})
+	t.Run("recovery cancels queued evictions", func(t *testing.T) {
+		t.Parallel()
+		testRecoveryWhileQueued(t)
+	})
+	t.Run("tasks end when healthy elsewhere or at the grace period", func(t *testing.T) {
+		t.Parallel()
+		testTasksEnd(t)
+	})
+	t.Run("two replicas, one leader; a conflict is retried", func(t *testing.T) {
+		t.Parallel()
+		testTwoReplicas(t)
+	})
 }
