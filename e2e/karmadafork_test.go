@@ -36,6 +36,9 @@ func TestKarmadaFork(t *testing.T) {
 	noLeaks(t)
 	applyForkManifests(t)
 
+	// Alone, before the parallel subtests: the program sees every object.
+	t.Run("the binary from a kubeconfig with deploy/rbac.yaml's rights", testForkBinary)
+
 	// A Cluster losing Ready gets the policy's taint; the bindings that do
 	// not tolerate it leave at the configured rate, into tasks with their
 	// placement's purge mode; one tolerating it for N seconds leaves after
