@@ -5,6 +5,7 @@
 package main
 
 import (
+	"errors"
 	goflag "flag"
 	"fmt"
 	"os"
@@ -75,6 +76,9 @@ func parseFlags(args []string) (*flags, error) {
 
 func run(args []string) error {
 	f, err := parseFlags(args)
+	if errors.Is(err, pflag.ErrHelp) {
+		return nil // pflag has printed the usage
+	}
 	if err != nil {
 		return err
 	}

@@ -113,8 +113,7 @@ func (f *forker) evictHandler(k *kind) evictionqueue.Handler {
 			if err != nil {
 				return err
 			}
-			f.moveToTask(&b, spec, it.Cluster, d.Reason)
-			karmada.ApplyBinding(spec, b)
+			karmada.ApplyBinding(spec, gracefulevict.Evict(b, it.Cluster, f.task(spec, d.Reason)))
 			err = f.client.Update(ctx, obj, client.FieldOwner(FieldManager))
 			if apierrors.IsConflict(err) {
 				obj = k.new()
@@ -135,27 +134,11 @@ func (f *forker) evictHandler(k *kind) evictionqueue.Handler {
 	}
 }
 
-// moveToTask takes cluster out of b's schedule result and gives it a
-// graceful eviction task, as Karmada's ResourceBindingSpec.GracefulEvictCluster
-// does: the purge mode of spec.failover.cluster (Gracefully when it names
-// none), else the configured NoExecute purge mode; an existing task for the
-// cluster is kept rather than duplicated.
-func (f *forker) moveToTask(b *gracefulevict.Binding, spec *workv1alpha2.ResourceBindingSpec, cluster, why string) {
-	var replicas int32
-	kept := b.Clusters[:0]
-	for _, c := range b.Clusters {
-		if c.Name == cluster {
-			replicas = c.Replicas
-			continue
-		}
-		kept = append(kept, c)
-	}
-	b.Clusters = kept
-	for _, t := range b.Tasks {
-		if t.FromCluster == cluster {
-			return
-		}
-	}
+// task is the graceful eviction task gracefulevict.Evict gives the
+// cluster, as Karmada's taint manager fills it: the purge mode of
+// spec.failover.cluster (Gracefully when it names none), else the configured
+// NoExecute purge mode. Evict sets FromCluster and carries the replicas over.
+func (f *forker) task(spec *workv1alpha2.ResourceBindingSpec, why string) gracefulevict.Task {
 	mode := f.opts.NoExecuteTaintEvictionPurgeMode
 	if spec.Failover != nil && spec.Failover.Cluster != nil {
 		mode = failover.PurgeModeGracefully
@@ -164,16 +147,11 @@ func (f *forker) moveToTask(b *gracefulevict.Binding, spec *workv1alpha2.Resourc
 		}
 	}
 	now := metav1.NewTime(f.opts.Now())
-	t := gracefulevict.Task{
-		FromCluster:       cluster,
+	return gracefulevict.Task{
 		PurgeMode:         mode,
 		Reason:            evictionReason,
 		Message:           why,
 		Producer:          evictionProducer,
 		CreationTimestamp: &now,
 	}
-	if replicas > 0 {
-		t.Replicas = &replicas
-	}
-	b.Tasks = append(b.Tasks, t)
 }
