@@ -123,8 +123,8 @@ current-context: e2e
 	require.Equal(t, http.StatusOK, code)
 	// Karmada's names, on controller-runtime's registry beside its own.
 	for _, want := range []string{
-		`eviction_processing_total{name="resource-binding",result="success"} 1`,
-		`eviction_queue_depth{name="resource-binding"} 0`,
+		`eviction_processing_total{name="binding-eviction",result="success"} 1`,
+		`eviction_queue_depth{name="binding-eviction"} 0`,
 		"eviction_rate 5",
 		"controller_runtime_reconcile_total",
 	} {

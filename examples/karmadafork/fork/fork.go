@@ -28,10 +28,12 @@ import (
 // FieldManager is the field manager of every write the reconcilers make.
 const FieldManager = "karmadafork"
 
-// Queue names: the name label of Karmada's eviction series.
+// Queue names: the names Karmada v1.18's taint manager gives its two queues,
+// so the name label of the eviction series (metrics.WithKarmadaNames) is the
+// one existing dashboards filter on.
 const (
-	ResourceBindingQueue        = "resource-binding"
-	ClusterResourceBindingQueue = "cluster-resource-binding"
+	ResourceBindingQueue        = "binding-eviction"
+	ClusterResourceBindingQueue = "cluster-binding-eviction"
 )
 
 // Options configure Setup. The zero value of each field means the default
