@@ -47,7 +47,7 @@ func TestKarmadaFork(t *testing.T) {
 		t.Parallel()
 		s := newSuite(t, "rate")
 		tasks := s.watchTasks()
-		const r = 2.0
+		const r = 1.0
 		s.cluster("rate-down", metav1.ConditionTrue)
 		s.cluster("rate-ok1", metav1.ConditionTrue)
 		s.cluster("rate-ok2", metav1.ConditionTrue)
@@ -67,7 +67,8 @@ func TestKarmadaFork(t *testing.T) {
 		crb := s.clusterBinding("crb", bindingSpec{clusters: on})
 		untolerating = append(untolerating, crb)
 		want[crb.Name] = policyv1alpha1.PurgeModeGracefully
-		const n = 4
+		// Longer than the six evictions ahead of it take at r.
+		const n = 8
 		notReady := func(secs *int64) []corev1.Toleration {
 			return []corev1.Toleration{{Key: forkTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: secs}}
 		}
@@ -104,6 +105,7 @@ func TestKarmadaFork(t *testing.T) {
 		minSpan := time.Duration(float64(len(created)-1) / r * float64(time.Second))
 		assert.GreaterOrEqual(t, span, minSpan-time.Second, "%d evictions at %v/s took %v: faster than the rate", len(created), r, span)
 		assert.LessOrEqual(t, span, minSpan+2*time.Second, "%d evictions at %v/s took %v", len(created), r, span)
+		t.Logf("measured: %d evictions at %v/s in %v (%.2f/s)", len(created), r, span, perSecond(created))
 
 		// N seconds of toleration, counted from the taint's TimeAdded.
 		at := s.evicted(tasks, tolN, "rate-down", n*time.Second+10*time.Second).CreationTimestamp.Time
