@@ -215,7 +215,64 @@ func startEnv(bin string) (*apiEnv, error) {
 	if err := e.installCRDs(ctx, filepath.Join("..", "examples", "taintcontroller", "crds")); err != nil {
 		return e, err
 	}
+	if err := e.installKarmadaCRDs(ctx); err != nil {
+		return e, err
+	}
 	return e, nil
+}
+
+// installKarmadaCRDs installs Karmada v1.18's own policy and work CRDs from
+// the module cache (charts/karmada/_crds/bases in the
+// github.com/karmada-io/karmada module this module requires), so the
+// karmadafork tests run on Karmada's real schemas. ClusterTaintPolicy is left
+// out: examples/taintcontroller's CRD already serves that name, and it stores
+// the released form Karmada's CRD does (it keeps unknown fields).
+func (e *apiEnv) installKarmadaCRDs(ctx context.Context) error {
+	out, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "github.com/karmada-io/karmada").Output()
+	dir := strings.TrimSpace(string(out))
+	if err != nil || dir == "" {
+		return fmt.Errorf("e2e: the github.com/karmada-io/karmada module is not in the module cache (run `go mod download` in e2e/): %v", err)
+	}
+	bases := filepath.Join(dir, "charts", "karmada", "_crds", "bases")
+	var files []string
+	for _, sub := range []string{"policy", "work"} {
+		fs, err := filepath.Glob(filepath.Join(bases, sub, "*.yaml"))
+		if err != nil || len(fs) == 0 {
+			return fmt.Errorf("e2e: no CRD manifests in %s: %v", filepath.Join(bases, sub), err)
+		}
+		for _, f := range fs {
+			if filepath.Base(f) != "policy.karmada.io_clustertaintpolicies.yaml" {
+				files = append(files, f)
+			}
+		}
+	}
+	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(data, &u.Object); err != nil {
+			return fmt.Errorf("e2e: %s: %w", f, err)
+		}
+		if _, err := e.dynamic.Resource(crdGVR).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("e2e: installing %s: %w", f, err)
+		}
+	}
+	for _, gvr := range []schema.GroupVersionResource{
+		{Group: "work.karmada.io", Version: "v1alpha2", Resource: "resourcebindings"},
+		{Group: "work.karmada.io", Version: "v1alpha2", Resource: "clusterresourcebindings"},
+	} {
+		err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			_, err := e.dynamic.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
+			return err == nil, nil
+		})
+		if err != nil {
+			return fmt.Errorf("e2e: %s never served: %w", gvr, err)
+		}
+	}
+	return nil
 }
 
 // freePorts asks the kernel for three unused loopback ports. Another process

@@ -1,0 +1,163 @@
+package e2e
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/failoverkit/failover/examples/karmadafork/fork"
+)
+
+// testForkBinary builds examples/karmadafork's main and runs it as an
+// operator would, from a kubeconfig whose user is the ServiceAccount
+// deploy/rbac.yaml binds (the admin impersonating it, on an API server that
+// enforces RBAC), with leader election and its metrics and probe servers.
+// It evicts a binding, then shuts down on SIGTERM and gives up its Lease.
+//
+// The program sees every object in the API server, not one suite's, so this
+// subtest runs alone (not in parallel) and its fleet is large enough that
+// other tests' faulty clusters cannot pause it.
+func testForkBinary(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "karmadafork")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = filepath.Join("..", "examples", "karmadafork")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "building the example: %s", out)
+
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster:
+    server: %s
+    insecure-skip-tls-verify: true
+users:
+- name: karmadafork
+  user:
+    token: %s
+    as: system:serviceaccount:%s:%s
+    as-groups: [system:serviceaccounts, "system:serviceaccounts:%s", system:authenticated]
+contexts:
+- name: e2e
+  context: {cluster: e2e, user: karmadafork}
+current-context: e2e
+`, env.config.Host, env.config.BearerToken, forkNamespace, forkServiceAccount, forkNamespace)), 0o600))
+
+	s := newSuite(t, "binary")
+	tasks := s.watchTasks()
+	s.cluster("binary-down", "True")
+	for i := range 4 {
+		s.cluster(fmt.Sprintf("binary-ok%d", i), "True")
+	}
+	rb := s.binding("b", bindingSpec{clusters: []string{"binary-down"}})
+
+	metricsAddr, probeAddr := freeAddr(t), freeAddr(t)
+	const lease = "e2e-binary-karmadafork"
+	logPath := filepath.Join(t.TempDir(), "karmadafork.log")
+	logFile, err := os.Create(logPath)
+	require.NoError(t, err)
+	defer logFile.Close()
+	cmd := exec.Command(bin,
+		"--kubeconfig="+kubeconfig,
+		"--metrics-bind-address="+metricsAddr,
+		"--health-probe-bind-address="+probeAddr,
+		"--leader-elect-resource-name="+lease,
+		"--enable-no-execute-taint-eviction=true",
+		"--resource-eviction-rate=5",
+		"--secondary-resource-eviction-rate=1",
+		"--v=2",
+	)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	killWithParent(cmd)
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			data, _ := os.ReadFile(logPath)
+			t.Logf("karmadafork log:\n%s", data)
+		}
+	})
+
+	var l coordinationv1.Lease
+	eventually(t, 30*time.Second, "the binary to hold its Lease", func() bool {
+		err := s.c.Get(ctxFor(t), client.ObjectKey{Namespace: forkNamespace, Name: lease}, &l)
+		return err == nil && ptr.Deref(l.Spec.HolderIdentity, "") != ""
+	})
+	s.fail("binary-down")
+	tk := s.evicted(tasks, rb, "binary-down", 20*time.Second)
+	assert.Equal(t, "TaintManager", tk.Producer)
+	eventually(t, 10*time.Second, "the Event on the evicted binding", func() bool {
+		evs := s.events("b")
+		return len(evs) > 0 && evs[0].Reason == fork.EventReasonEvicted
+	})
+
+	get := func(addr, path string) (int, string) {
+		resp, err := http.Get("http://" + addr + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(body)
+	}
+	code, body := get(probeAddr, "/healthz")
+	assert.Equal(t, http.StatusOK, code, body)
+	code, body = get(metricsAddr, "/metrics")
+	require.Equal(t, http.StatusOK, code)
+	// Karmada's names, on controller-runtime's registry beside its own.
+	for _, want := range []string{
+		`eviction_processing_total{name="binding-eviction",result="success"} 1`,
+		`eviction_queue_depth{name="binding-eviction"} 0`,
+		"eviction_rate 5",
+		"controller_runtime_reconcile_total",
+	} {
+		assert.Contains(t, body, want)
+	}
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-exited:
+		require.NoError(t, err, "exit status after SIGTERM")
+		exited <- err // for the cleanup
+	case <-time.After(20 * time.Second):
+		t.Fatal("the binary did not exit within 20s of SIGTERM")
+	}
+	// Nothing it needs is missing from rbac.yaml: no request was refused.
+	logged, err := os.ReadFile(logPath)
+	require.NoError(t, err)
+	var refused []string
+	for _, line := range strings.Split(string(logged), "\n") {
+		if strings.Contains(strings.ToLower(line), "forbidden") {
+			refused = append(refused, line)
+		}
+	}
+	assert.Empty(t, refused, "requests rbac.yaml does not allow")
+	require.NoError(t, s.c.Get(ctxFor(t), client.ObjectKey{Namespace: forkNamespace, Name: lease}, &l))
+	assert.Empty(t, ptr.Deref(l.Spec.HolderIdentity, ""), "the Lease is released on shutdown so a standby takes over at once")
+}
+
+// freeAddr returns a loopback address no one listens on now.
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return addr
+}
