@@ -47,6 +47,16 @@ type Pacer interface {
 	Wait(ctx context.Context) error
 }
 
+// DomainPacer is a Pacer that paces by disruption domain;
+// *ratelimit.Limiter satisfies it. WaitDomain blocks until one permit for
+// one of domains is granted, and returns which; the first listed is
+// preferred when several are free. Like Wait, it must give the waiter's
+// place back when ctx ends.
+type DomainPacer interface {
+	Pacer
+	WaitDomain(ctx context.Context, domains []string) (string, error)
+}
+
 // Metrics receives the queue's measurements; package metrics implements it
 // with Prometheus. The queue calls it with its lock held, in the order the
 // changes happen, so gauges built from Added and Removed are exact at every
@@ -77,6 +87,16 @@ type Config struct {
 	InFlightTTL time.Duration // how long a background eviction may stay unconfirmed; default 10m
 	Metrics     Metrics       // nil: none
 	Clock       clock.WithTicker
+
+	// DomainOf maps an item's cluster to its disruption domain (its region,
+	// zone or provider, as ratelimit.DomainsOf; for a multi-zone cluster, one
+	// of its zones), read once when the item is added. With it, and a Pacer
+	// that is a DomainPacer (*ratelimit.Limiter is), a worker takes a permit
+	// for one of the domains that have pending items and then that domain's
+	// head item: a paused domain does not hold back the others, and
+	// priority-then-FIFO order holds within each domain. nil: one domain,
+	// paced by Pacer.Wait.
+	DomainOf func(cluster string) string
 
 	// BackoffBase is the wait before the first retry of a failed item; each
 	// further failure of the same item doubles it. Default 1s.

@@ -8,6 +8,10 @@
 //   - Highest Priority first, first-in-first-out by first enqueue among equals.
 //   - One Pacer permit per handler call, taken before the item is chosen: an
 //     item cancelled while workers wait is never handled and takes no permit.
+//   - With Config.DomainOf and a DomainPacer (a ratelimit.Limiter with a
+//     disruption domain), the permit is for a domain with pending items and
+//     the worker takes that domain's head item: one domain's pause does not
+//     hold back another's items, and the order above holds per domain.
 //   - CancelCluster removes a recovered cluster's waiting items in time
 //     proportional to that cluster's items.
 //   - Handler errors and panics retry with per-item exponential backoff up to

@@ -17,6 +17,7 @@ const (
 // entry is the store's record of one item.
 type entry struct {
 	item     Item
+	domain   string    // Config.DomainOf(item.Cluster) at Add; "" without it
 	seq      uint64    // order of first enqueue; a retried item keeps it
 	enqueued time.Time // first enqueue, for the latency metric
 	// due is the end of the backoff (stateBackingOff), the TTL deadline

@@ -99,7 +99,7 @@ func TestAPermitGrantedForACancelledItemIsKeptForTheNext(t *testing.T) {
 		f.h.expect(t, "y", nil)
 		quiet(t, f.q)
 		f.q.mu.Lock()
-		waits, kept := len(f.q.waits), f.q.permits
+		waits, kept := len(f.q.waits), f.q.permits[""]
 		f.q.mu.Unlock()
 		if waits != 0 || kept != 0 {
 			t.Errorf("%d permit waits, %d permits kept after the queue emptied; want 0", waits, kept)
@@ -230,5 +230,9 @@ func TestAPermitGrantedAsRunEndsIsKeptForTheNextRun(t *testing.T) {
 func keptPermits(q *Queue) int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.permits
+	n := 0
+	for _, k := range q.permits {
+		n += k
+	}
+	return n
 }

@@ -1,6 +1,125 @@
 package evictionqueue
 
-import "container/heap"
+import (
+	"container/heap"
+	"slices"
+)
+
+// pendingSet is the pending entries, in one pendingQueue, or with
+// Config.DomainOf in one per disruption domain, so that a worker holding a
+// permit for a domain takes that domain's head: priority, then FIFO, holds
+// within each domain.
+type pendingSet struct {
+	all      pendingQueue             // every pending entry, unless byDomain
+	byDomain map[string]*pendingQueue // non-nil with Config.DomainOf
+	n        int
+	// epoch changes whenever a domain gains its first pending entry or
+	// loses its last, so that waits for permits of other domains can be
+	// renewed (Queue.rewaitLocked).
+	epoch uint64
+}
+
+func (p *pendingSet) Len() int { return p.n }
+
+func (p *pendingSet) queue(domain string, create bool) *pendingQueue {
+	if p.byDomain == nil {
+		return &p.all
+	}
+	q := p.byDomain[domain]
+	if q == nil && create {
+		q = &pendingQueue{}
+		p.byDomain[domain] = q
+	}
+	return q
+}
+
+func (p *pendingSet) push(e *entry) {
+	q := p.queue(e.domain, true)
+	if q.n == 0 {
+		p.epoch++
+	}
+	q.push(e)
+	p.n++
+}
+
+func (p *pendingSet) remove(e *entry) {
+	q := p.queue(e.domain, false)
+	q.remove(e)
+	p.n--
+	p.dropIfEmpty(e.domain, q)
+}
+
+// pop removes the first entry of all, in processing order; p must not be
+// empty.
+func (p *pendingSet) pop() *entry {
+	if p.byDomain == nil {
+		p.n--
+		return p.all.pop()
+	}
+	var first *entry
+	for _, q := range p.byDomain {
+		if e := q.peek(); first == nil || compareOrder(e, first) < 0 {
+			first = e
+		}
+	}
+	return p.popFrom(first.domain)
+}
+
+// popFrom removes the first entry of domain, which must have one.
+func (p *pendingSet) popFrom(domain string) *entry {
+	q := p.queue(domain, false)
+	e := q.pop()
+	p.n--
+	p.dropIfEmpty(domain, q)
+	return e
+}
+
+func (p *pendingSet) dropIfEmpty(domain string, q *pendingQueue) {
+	if p.byDomain != nil && q.n == 0 {
+		delete(p.byDomain, domain)
+		p.epoch++
+	}
+}
+
+// has reports whether domain has a pending entry.
+func (p *pendingSet) has(domain string) bool {
+	if p.byDomain == nil {
+		return p.n > 0
+	}
+	return p.byDomain[domain] != nil
+}
+
+// domains lists the domains with pending entries, ordered by their first
+// entry: the order in which a worker prefers permits. Without DomainOf it is
+// [""] while anything is pending.
+func (p *pendingSet) domains() []string {
+	if p.byDomain == nil {
+		if p.n == 0 {
+			return nil
+		}
+		return []string{""}
+	}
+	heads := make([]*entry, 0, len(p.byDomain))
+	for _, q := range p.byDomain {
+		heads = append(heads, q.peek())
+	}
+	slices.SortFunc(heads, compareOrder)
+	out := make([]string, len(heads))
+	for i, e := range heads {
+		out[i] = e.domain
+	}
+	return out
+}
+
+func (p *pendingSet) each(f func(*entry)) {
+	if p.byDomain == nil {
+		p.all.each(f)
+		return
+	}
+	for _, q := range p.byDomain {
+		q.each(f)
+	}
+}
 
 // pendingQueue holds the pending entries in processing order: highest
 // Priority first, lowest seq first among equals. Each priority has a bucket;
@@ -82,6 +201,24 @@ func (q *pendingQueue) pop() *entry {
 	q.n--
 	if b.n == 0 {
 		q.drop(b)
+	}
+	return e
+}
+
+// peek returns the first entry without removing it; the queue must not be
+// empty. It skips the removed slots at the FIFO's head, as take would.
+func (q *pendingQueue) peek() *entry {
+	b := q.order[0]
+	for b.head < len(b.fifo) && b.fifo[b.head] == nil {
+		b.head++
+		b.dead--
+	}
+	var e *entry
+	if b.head < len(b.fifo) {
+		e = b.fifo[b.head]
+	}
+	if r := b.retry.peek(); r != nil && (e == nil || r.seq < e.seq) {
+		e = r
 	}
 	return e
 }

@@ -37,6 +37,16 @@ import (
 // is the Pacer's rate whatever the number of workers, and queues sharing one
 // Pacer share its rate.
 //
+// With Config.DomainOf and a Pacer that is a DomainPacer, a worker asks for
+// a permit for any of the domains that have pending items (the domain of
+// the oldest head item preferred) and takes the head item of the domain it
+// is granted, so items are handled highest Priority first and first-in-
+// first-out within each domain, and a paused domain holds back no other.
+// When a domain gains its first pending item or loses its last, the workers
+// waiting for permits are re-aimed at the domains pending then; a permit
+// granted for a domain with nothing left is kept for that domain's next
+// item.
+//
 // # In-flight budget
 //
 // With MaxInFlight > 0, a worker holds one slot from before it waits for a
@@ -83,10 +93,16 @@ type Queue struct {
 	s  store // the items and their rules (store.go)
 
 	// The worker layer (run.go), under mu.
-	ready   sync.Cond    // workers wait here until they may go for an item
-	waits   []*pacerWait // workers in Pacer.Wait, oldest first; each holds an in-flight slot
-	permits int          // permits granted after their items were cancelled, kept for the next
-	active  bool         // Run is running
+	ready sync.Cond    // workers wait here until they may go for an item
+	waits []*pacerWait // workers in Pacer.Wait, oldest first; each holds an in-flight slot
+	// permits granted after their items were cancelled, kept for the next,
+	// by the domain they were granted for ("" without a DomainPacer).
+	permits map[string]int
+	// domains is Config.Pacer when it is a DomainPacer and Config.DomainOf
+	// is set; nil otherwise.
+	domains   DomainPacer
+	seenEpoch uint64 // the pending domains' epoch the waits were checked at
+	active    bool   // Run is running
 	// wake tells Run's scheduler that a deadline earlier than the one its
 	// timer is set for was added.
 	wake chan struct{}
@@ -105,6 +121,9 @@ func New(cfg Config, h Handler) (*Queue, error) {
 		return nil, err
 	}
 	q := &Queue{cfg: cfg, handler: h, clock: cfg.Clock, wake: make(chan struct{}, 1)}
+	if dp, ok := cfg.Pacer.(DomainPacer); ok && cfg.DomainOf != nil {
+		q.domains = dp
+	}
 	q.s.init(&q.cfg)
 	q.ready.L = &q.mu
 	return q, nil

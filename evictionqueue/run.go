@@ -96,19 +96,30 @@ func (q *Queue) next(ctx context.Context) (*entry, error) {
 			return nil, nil
 		}
 		if q.cfg.Pacer == nil {
-			return q.takeLocked()
+			return q.takeLocked(nil)
 		}
-		if q.permits > 0 {
-			q.permits--
-			return q.takeLocked()
+		if d, ok := q.keptLocked(); ok {
+			return q.takeLocked(d)
 		}
 
+		// With a DomainPacer, the permit is for one of the domains that
+		// have pending items, the domain of the oldest head first.
+		var domains []string
+		if q.domains != nil {
+			domains = q.s.pending.domains()
+		}
 		waitCtx, cancel := context.WithCancel(ctx)
-		pw := &pacerWait{cancel: cancel}
+		pw := &pacerWait{cancel: cancel, domains: sortedSet(domains)}
 		q.waits = append(q.waits, pw)
 		q.kickLocked() // more items may be pending than workers now wait for
 		q.mu.Unlock()
-		err := q.cfg.Pacer.Wait(waitCtx)
+		var got string
+		var err error
+		if q.domains != nil {
+			got, err = q.domains.WaitDomain(waitCtx, domains)
+		} else {
+			err = q.cfg.Pacer.Wait(waitCtx)
+		}
 		cancel()
 		q.mu.Lock()
 		if !pw.withdrawn {
@@ -117,24 +128,53 @@ func (q *Queue) next(ctx context.Context) (*entry, error) {
 		}
 		switch {
 		case err != nil && (pw.withdrawn || ctx.Err() != nil):
-			// Its item was cancelled, or Run ends: wait again, or return.
+			// Its item was cancelled, its domains changed, or Run ends:
+			// wait again, or return.
 		case err != nil:
 			q.kickLocked() // its slot is free
 			q.mu.Unlock()
 			return nil, fmt.Errorf("evictionqueue: queue %q: pacer: %w", q.cfg.Name, err)
-		case pw.withdrawn || ctx.Err() != nil || q.s.pending.Len() == 0:
-			q.permits++ // granted all the same: kept for the next item
+		case pw.withdrawn || ctx.Err() != nil || !q.s.pending.has(got):
+			// Granted all the same: kept for the next item (of its domain).
+			if q.permits == nil {
+				q.permits = make(map[string]int)
+			}
+			q.permits[got]++
 		default:
-			return q.takeLocked() // the wait's slot passes to the handler call
+			// The wait's slot passes to the handler call.
+			if q.domains != nil {
+				return q.takeLocked(&got)
+			}
+			return q.takeLocked(nil)
 		}
 		q.kickLocked()
 	}
 }
 
+// keptLocked finds a permit kept from before that an item pending now can
+// use: any, under one pacer; one for a domain with pending items, with a
+// DomainPacer. It returns the domain to take from (nil: the head item).
+func (q *Queue) keptLocked() (*string, bool) {
+	for d, n := range q.permits {
+		if n == 0 || (q.domains != nil && !q.s.pending.has(d)) {
+			continue
+		}
+		if q.permits[d]--; q.permits[d] == 0 {
+			delete(q.permits, d)
+		}
+		if q.domains == nil {
+			return nil, true
+		}
+		return &d, true
+	}
+	return nil, false
+}
+
 // pacerWait is a worker's wait in Pacer.Wait.
 type pacerWait struct {
 	cancel    context.CancelFunc
-	withdrawn bool // withdrawLocked cancelled it and took it out of q.waits
+	withdrawn bool     // withdrawLocked cancelled it and took it out of q.waits
+	domains   []string // with a DomainPacer: the domains it waits for, sorted
 }
 
 // mayGoLocked reports whether one more worker may go for an item: more items
@@ -152,14 +192,23 @@ func (q *Queue) mayGoLocked() bool {
 // kicks again, so a burst of changes wakes as many workers as it needs, one
 // after another, without waking them all each time.
 func (q *Queue) kickLocked() {
+	if q.domains != nil && q.s.pending.epoch != q.seenEpoch {
+		q.rewaitLocked()
+	}
 	if q.mayGoLocked() {
 		q.ready.Signal()
 	}
 }
 
-// takeLocked takes the head item for a worker and unlocks.
-func (q *Queue) takeLocked() (*entry, error) {
-	e := q.s.take(q.latencyNow())
+// takeLocked takes the head item for a worker, of domain when not nil, and
+// unlocks.
+func (q *Queue) takeLocked(domain *string) (*entry, error) {
+	var e *entry
+	if domain != nil {
+		e = q.s.takeFrom(*domain, q.latencyNow())
+	} else {
+		e = q.s.take(q.latencyNow())
+	}
 	q.kickLocked()
 	q.mu.Unlock()
 	return e, nil
@@ -179,6 +228,31 @@ func (q *Queue) withdrawLocked() {
 		pw.withdrawn = true
 		pw.cancel()
 	}
+	if q.domains != nil {
+		q.rewaitLocked()
+	}
+}
+
+// rewaitLocked withdraws, with a DomainPacer, the waits for a set of
+// domains other than the domains now pending: a domain that gained items
+// would otherwise wait behind workers waiting for a paused domain, and one
+// that lost them would take a permit for nothing. Their workers wait again,
+// for the domains pending then.
+func (q *Queue) rewaitLocked() {
+	q.seenEpoch = q.s.pending.epoch
+	now := sortedSet(q.s.pending.domains())
+	q.waits = slices.DeleteFunc(q.waits, func(pw *pacerWait) bool {
+		if slices.Equal(pw.domains, now) {
+			return false
+		}
+		pw.withdrawn = true
+		pw.cancel()
+		return true
+	})
+}
+
+func sortedSet(s []string) []string {
+	return slices.Sorted(slices.Values(s))
 }
 
 // handle calls the handler for e and settles its result. A handler that

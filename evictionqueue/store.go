@@ -61,6 +61,24 @@ func (st *Store) Take(now time.Time) (Item, bool) {
 	return st.s.take(now).item, true
 }
 
+// PendingDomains returns the disruption domains (Config.DomainOf) that have
+// pending items, in the order of their head items: the order in which a
+// worker asks a pacer for a permit (ratelimit.Limiter.TakeDomainAt). Without
+// DomainOf it is [""] while an item is pending.
+func (st *Store) PendingDomains() []string { return st.s.pending.domains() }
+
+// TakeFrom is Take for the head pending item of domain, for a handler call
+// that holds a permit for that domain: priority, then first-in-first-out,
+// within the domain. False when domain has no pending item or MaxInFlight
+// has no slot. Without DomainOf every item is in the domain "" (any domain
+// given takes the head item).
+func (st *Store) TakeFrom(domain string, now time.Time) (Item, bool) {
+	if !st.s.pending.has(domain) || (st.cfg.MaxInFlight > 0 && st.s.running+st.s.inFlight >= st.cfg.MaxInFlight) {
+		return Item{}, false
+	}
+	return st.s.takeFrom(domain, now).item, true
+}
+
 // Done reports the result err of the handler call for it, which Take
 // returned, at now; the Handler documentation says what each result does.
 // It returns false, changing nothing, when it is not being handled.
@@ -120,12 +138,12 @@ type store struct {
 	cfg     *Config
 	metrics Metrics
 
-	index      index        // every entry, in any state: identity and cluster lists
-	pending    pendingQueue // statePending, in processing order
-	delayed    entryHeap    // stateBackingOff and stateInFlight, by due time
-	backingOff int          // entries in stateBackingOff
-	inFlight   int          // entries in stateInFlight
-	running    int          // entries in stateRunning
+	index      index      // every entry, in any state: identity and cluster lists
+	pending    pendingSet // statePending, in processing order (per domain)
+	delayed    entryHeap  // stateBackingOff and stateInFlight, by due time
+	backingOff int        // entries in stateBackingOff
+	inFlight   int        // entries in stateInFlight
+	running    int        // entries in stateRunning
 	seq        uint64
 	// free recycles entries of items that left. Without it a queue
 	// allocates an entry per item and its Add+process overhead exceeds
@@ -138,6 +156,9 @@ type store struct {
 // init readies the zero store for cfg, which it keeps using.
 func (s *store) init(cfg *Config) {
 	s.cfg, s.metrics, s.delayed.byDue = cfg, cfg.Metrics, true
+	if cfg.DomainOf != nil {
+		s.pending.byDomain = make(map[string]*pendingQueue)
+	}
 	if s.metrics == nil {
 		s.metrics = nopMetrics{}
 	}
@@ -156,6 +177,9 @@ func (s *store) add(it Item, now time.Time) bool {
 		e = new(entry)
 	}
 	e.item, e.seq, e.state, e.enqueued = it, s.seq, statePending, now
+	if s.cfg.DomainOf != nil {
+		e.domain = s.cfg.DomainOf(it.Cluster)
+	}
 	s.index.insert(ci, e)
 	s.pending.push(e)
 	s.metrics.Added(s.cfg.Name, it.Cluster, it.ResourceKind)
@@ -196,7 +220,19 @@ func (s *store) cancelCluster(cluster string) int {
 // take hands the head pending item to a handler call, which holds it until
 // done. There must be a pending item.
 func (s *store) take(now time.Time) *entry {
-	e := s.pending.pop()
+	return s.takeEntry(s.pending.pop(), now)
+}
+
+// takeFrom is take for the head pending item of domain, which must have
+// one.
+func (s *store) takeFrom(domain string, now time.Time) *entry {
+	if s.pending.byDomain == nil {
+		return s.take(now)
+	}
+	return s.takeEntry(s.pending.popFrom(domain), now)
+}
+
+func (s *store) takeEntry(e *entry, now time.Time) *entry {
 	s.running++
 	e.state, e.due = stateRunning, now
 	e.calls++

@@ -1,6 +1,10 @@
 package metrics
 
-import "math"
+import (
+	"math"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // FleetHealth records the fleet's health: cluster_fault_num is set to faulty
 // and cluster_failure_rate to faulty/total, or 0 when total is 0 (an empty
@@ -32,4 +36,34 @@ func (m *Metrics) EvictionRate(perSecond float64) {
 		perSecond = 0
 	}
 	m.evictionRate.Set(perSecond)
+}
+
+// DomainRate records a disruption domain's state and rate (see
+// ratelimit.DomainMetrics): domain_disruption_state{domain, state} is 1 for
+// its state now (the series of its former state is deleted) and
+// domain_eviction_rate{domain} its permits per second. A negative or NaN
+// rate is recorded as 0.
+func (m *Metrics) DomainRate(domain, state string, perSecond float64) {
+	if m == nil {
+		return
+	}
+	if math.IsNaN(perSecond) || perSecond < 0 {
+		perSecond = 0
+	}
+	m.healthMu.Lock()
+	defer m.healthMu.Unlock()
+	m.domainState.DeletePartialMatch(prometheus.Labels{labelDomain: domain})
+	m.domainState.WithLabelValues(domain, state).Set(1)
+	m.domainRate.WithLabelValues(domain).Set(perSecond)
+}
+
+// DomainRemoved deletes the series of a domain that has no cluster any more.
+func (m *Metrics) DomainRemoved(domain string) {
+	if m == nil {
+		return
+	}
+	m.healthMu.Lock()
+	defer m.healthMu.Unlock()
+	m.domainState.DeletePartialMatch(prometheus.Labels{labelDomain: domain})
+	m.domainRate.DeletePartialMatch(prometheus.Labels{labelDomain: domain})
 }

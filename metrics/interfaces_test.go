@@ -17,8 +17,9 @@ import (
 var testEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 var (
-	_ ratelimit.Metrics     = (*metrics.Metrics)(nil)
-	_ evictionqueue.Metrics = (*metrics.Metrics)(nil)
+	_ ratelimit.Metrics       = (*metrics.Metrics)(nil)
+	_ ratelimit.DomainMetrics = (*metrics.Metrics)(nil)
+	_ evictionqueue.Metrics   = (*metrics.Metrics)(nil)
 )
 
 // The wiring a controller does: one Metrics given to a Limiter reports the
@@ -75,4 +76,37 @@ func TestQueueReportsThroughMetrics(t *testing.T) {
 		`evict_kind_total{cluster_name="m2",resource_kind="apps/v1/Deployment"}`: 1,
 		`eviction_cancelled_total{queue_name="resource-binding"}`:                2,
 	}, samples(t, reg, "eviction_total", "evict_kind_total", "eviction_cancelled_total", "eviction_unmatched_removals_total"))
+}
+
+// Under the region rule, the Limiter reports each region's state and rate,
+// with the domain label, and drops a region's series when it has no
+// cluster left.
+func TestLimiterReportsDomainsThroughMetrics(t *testing.T) {
+	m, reg := newMetrics(t)
+	tr := ratelimit.NewTracker()
+	tr.SetInDomains("asia-1", true, "asia")
+	tr.SetInDomains("asia-2", true, "asia")
+	tr.SetInDomains("eu-1", false, "eu")
+	cfg := ratelimit.DefaultConfig()
+	cfg.DisruptionDomain = ratelimit.DomainRegion
+	l, err := ratelimit.NewLimiter(cfg, tr, ratelimit.WithMetrics(m), ratelimit.WithClock(clocktesting.NewFakeClock(testEpoch)))
+	require.NoError(t, err)
+
+	l.Rate()
+	names := []string{"domain_disruption_state", "domain_eviction_rate", "eviction_rate"}
+	assert.Equal(t, map[string]float64{
+		`domain_disruption_state{domain="asia",state="FullDisruption"}`: 1,
+		`domain_disruption_state{domain="eu",state="Normal"}`:           1,
+		`domain_eviction_rate{domain="asia"}`:                           0.5,
+		`domain_eviction_rate{domain="eu"}`:                             0.5,
+		"eviction_rate":                                                 0.5,
+	}, samples(t, reg, names...))
+
+	tr.Delete("eu-1") // asia alone, fully disrupted: everything pauses
+	l.Rate()
+	assert.Equal(t, map[string]float64{
+		`domain_disruption_state{domain="asia",state="FullDisruption"}`: 1,
+		`domain_eviction_rate{domain="asia"}`:                           0,
+		"eviction_rate":                                                 0,
+	}, samples(t, reg, names...))
 }

@@ -14,6 +14,8 @@ const (
 	labelCluster = "cluster_name"
 	labelKind    = "resource_kind"
 	labelResult  = "result"
+	labelDomain  = "domain"
+	labelState   = "state"
 )
 
 // Metrics is the Prometheus implementation of ratelimit.Metrics and
@@ -32,6 +34,13 @@ const (
 //	cluster_fault_num                    gauge                              faulty clusters
 //	cluster_failure_rate                 gauge                              faulty / total, 0 for an empty fleet
 //	eviction_rate                        gauge                              permits per second in force now
+//	domain_disruption_state              gauge     domain, state            1 for each disruption domain's state now
+//	domain_eviction_rate                 gauge     domain                   each disruption domain's permits per second
+//
+// The domain series exist only under a disruption domain
+// (ratelimit.Config.DisruptionDomain other than fleet), through
+// ratelimit.DomainMetrics; eviction_rate is then the most all domains may
+// take together.
 //
 // The queue gauges are not running sums of Inc and Dec: they are counts kept
 // under one mutex and read under it at scrape time, so a scrape sees
@@ -57,9 +66,12 @@ type Metrics struct {
 	faultNum     prometheus.Gauge
 	failureRate  prometheus.Gauge
 	evictionRate prometheus.Gauge
+	domainState  *prometheus.GaugeVec
+	domainRate   *prometheus.GaugeVec
 
 	// healthMu keeps cluster_fault_num and cluster_failure_rate from one
-	// FleetHealth call together when calls race.
+	// FleetHealth call together when calls race, and a domain's state
+	// series from one DomainRate call.
 	healthMu sync.Mutex
 
 	mu sync.Mutex
@@ -124,6 +136,14 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 			Namespace: ns, Name: "eviction_rate",
 			Help: "Evictions per second the fleet-wide rate limiter allows now; 0 while paused.",
 		}),
+		domainState: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: ns, Name: "domain_disruption_state",
+			Help: "1 for the disruption state (Normal, PartialDisruption, FullDisruption) each disruption domain is in now.",
+		}, []string{labelDomain, labelState}),
+		domainRate: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: ns, Name: "domain_eviction_rate",
+			Help: "Evictions per second the rate limiter allows now in each disruption domain; 0 while paused.",
+		}, []string{labelDomain}),
 		items:   make(map[itemKey]int),
 		byQueue: make(map[string]int),
 		byKind:  make(map[kindKey]int),
@@ -266,6 +286,8 @@ func (m *Metrics) register(reg prometheus.Registerer, ns string, queueSeries []s
 		series{name: "cluster_fault_num", Collector: m.faultNum},
 		series{name: "cluster_failure_rate", Collector: m.failureRate},
 		series{name: "eviction_rate", Collector: m.evictionRate},
+		series{name: "domain_disruption_state", Collector: m.domainState},
+		series{name: "domain_eviction_rate", Collector: m.domainRate},
 	)
 	var ours []prometheus.Collector
 	for _, c := range cs {

@@ -235,3 +235,55 @@ func intervalFor(r float64) time.Duration {
 	}
 	return time.Duration(iv)
 }
+
+// The domain rule (domains.go) takes a permit from two buckets at once: the
+// total's and a domain's (or the fleet rule's). Such buckets never hold
+// reservations: their callers poll (slotAll tells them when to).
+
+// slotAll is the earliest slot, not before now, that is free in every one
+// of bs; zero when one of them is paused.
+func slotAll(now time.Time, bs ...*bucket) time.Time {
+	t := now
+	for _, b := range bs {
+		if b.rate <= 0 {
+			return time.Time{}
+		}
+		b.prune(now)
+		t = later(t, b.after(now))
+	}
+	// Each bucket's promises may push t on; stop once none does.
+	for moved := true; moved; {
+		moved = false
+		for _, b := range bs {
+			if u, _ := b.fit(t); u.After(t) {
+				t, moved = u, true
+			}
+		}
+	}
+	return t
+}
+
+// takeAll takes a permit at now from every one of bs if each has one free.
+func takeAll(now time.Time, bs ...*bucket) bool {
+	slot := slotAll(now, bs...)
+	if slot.IsZero() || slot.After(now) {
+		return false
+	}
+	for _, b := range bs {
+		b.last = later(b.last, slot)
+	}
+	return true
+}
+
+// promiseAll fixes the next slot free in every one of bs for good, in each.
+func promiseAll(now time.Time, bs ...*bucket) (time.Time, bool) {
+	slot := slotAll(now, bs...)
+	if slot.IsZero() {
+		return slot, false
+	}
+	for _, b := range bs {
+		i := sort.Search(len(b.promises), func(i int) bool { return b.promises[i].After(slot) })
+		b.promises = slices.Insert(b.promises, i, slot)
+	}
+	return slot, true
+}

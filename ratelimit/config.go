@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 )
@@ -15,7 +17,61 @@ const (
 	FlagSecondaryResourceEvictionRate = "secondary-resource-eviction-rate"
 	FlagUnhealthyClusterThreshold     = "unhealthy-cluster-threshold"
 	FlagLargeClusterNumThreshold      = "large-cluster-num-threshold"
+	FlagDisruptionDomain              = "disruption-domain"
 )
+
+// Domain is the kind of group of clusters whose health is judged apart
+// (Config.DisruptionDomain): the whole fleet, or each region, zone or
+// provider (failover.Cluster's Region, Zone or Zones, Provider).
+type Domain string
+
+// The values of Config.DisruptionDomain (--disruption-domain).
+const (
+	DomainFleet    Domain = "fleet" // the fleet rule (RateFor); the default
+	DomainRegion   Domain = "region"
+	DomainZone     Domain = "zone"
+	DomainProvider Domain = "provider"
+)
+
+// Domains lists the valid Domain values, the default first.
+var Domains = []Domain{DomainFleet, DomainRegion, DomainZone, DomainProvider}
+
+// String returns the flag value; the empty Domain is "fleet".
+func (d Domain) String() string {
+	if d == "" {
+		return string(DomainFleet)
+	}
+	return string(d)
+}
+
+// Set parses a flag value, making Domain a pflag.Value.
+func (d *Domain) Set(s string) error {
+	v := Domain(s)
+	if !v.valid() {
+		return fmt.Errorf("ratelimit: unknown disruption domain %q; want one of %s", s, domainList())
+	}
+	*d = v
+	return nil
+}
+
+// Type names the flag's value type in help text.
+func (d *Domain) Type() string { return "domain" }
+
+func (d Domain) valid() bool {
+	return d == "" || slices.Contains(Domains, d)
+}
+
+// PerDomain reports whether d keeps health per domain, rather than for the
+// whole fleet.
+func (d Domain) PerDomain() bool { return d != "" && d != DomainFleet }
+
+func domainList() string {
+	s := make([]string, len(Domains))
+	for i, d := range Domains {
+		s[i] = string(d)
+	}
+	return strings.Join(s, "|")
+}
 
 // Config is the rate rule: how fast resources are evicted, given how much of the
 // fleet has failed. The zero value pauses every eviction; start from
@@ -36,10 +92,16 @@ type Config struct {
 	// the fleet is large. An unhealthy large fleet evicts at the secondary
 	// rate, an unhealthy small one stops evicting. Default 10.
 	LargeClusterNumThreshold int
+	// DisruptionDomain is what health is judged by: the whole fleet (""
+	// or DomainFleet, the default: RateFor's rule) or each region, zone or
+	// provider apart, each with its own disruption state and rate (see
+	// DomainRates and Limiter). Default "fleet".
+	DisruptionDomain Domain
 }
 
 // DefaultConfig returns the defaults of the source document: 0.5/s, 0.1/s,
-// 0.55 and 10 clusters.
+// 0.55 and 10 clusters, judged over the whole fleet (DisruptionDomain "",
+// which is DomainFleet).
 func DefaultConfig() Config {
 	return Config{
 		ResourceEvictionRate:          0.5,
@@ -95,6 +157,16 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 			"exceeds --"+FlagUnhealthyClusterThreshold+", a large-scale federation evicts at "+
 			"--"+FlagSecondaryResourceEvictionRate+" and a small one stops evicting.",
 		strconv.Atoi, fs.IntVar)
+	if !shareFlag(fs, FlagDisruptionDomain, c.DisruptionDomain.Set) {
+		fs.Var(&c.DisruptionDomain, FlagDisruptionDomain,
+			"What cluster health is judged by: "+domainList()+". With fleet, the failure rate of the whole fleet "+
+				"sets one rate for every eviction. With region, zone or provider, each domain has its own state "+
+				"and rate (normal: --"+FlagResourceEvictionRate+"; partially disrupted: --"+
+				FlagSecondaryResourceEvictionRate+" if the domain has more than --"+FlagLargeClusterNumThreshold+
+				" clusters, else 0; fully disrupted: --"+FlagResourceEvictionRate+"), every domain fully "+
+				"disrupted pauses all evictions, and the total never exceeds --"+FlagResourceEvictionRate+
+				". A cluster with no region, zone or provider forms its own domain \"\".")
+	}
 }
 
 // addFlag shares the flag name if fs already defines it (see shareFlag), so
@@ -170,6 +242,10 @@ func (c Config) Validate() error {
 	if c.LargeClusterNumThreshold < 0 {
 		errs = append(errs, fmt.Errorf("ratelimit: LargeClusterNumThreshold (--%s) must not be negative, got %d",
 			FlagLargeClusterNumThreshold, c.LargeClusterNumThreshold))
+	}
+	if !c.DisruptionDomain.valid() {
+		errs = append(errs, fmt.Errorf("ratelimit: DisruptionDomain (--%s) must be one of %s, got %q",
+			FlagDisruptionDomain, domainList(), string(c.DisruptionDomain)))
 	}
 	return errors.Join(errs...)
 }

@@ -6,6 +6,12 @@
 // --secondary-resource-eviction-rate in a fleet of more than
 // --large-cluster-num-threshold clusters, and stop in a smaller one.
 //
+// With --disruption-domain=region (or zone, provider), health is judged per
+// region instead: a region that is down entirely evicts at the primary rate,
+// one partly down slows or stops as the fleet would, every region down
+// pauses everything, and one bucket keeps the total at the primary rate
+// (Config.DomainRates states the rule; Limiter, how it paces).
+//
 // Guarantees:
 //   - Health is incremental: a Tracker (fed by hand or by an informer through
 //     NewInformerSource) answers in O(1), whatever the fleet size, and tells a
@@ -21,7 +27,8 @@
 //     an injected clock, or from the caller of Limiter.TakeAt, which a
 //     simulation steps instead of blocking in Wait.
 //
-// Where to change what: the rate rule is Config.RateFor in config.go; how its
+// Where to change what: the rate rule is Config.RateFor in config.go, the
+// domain rule Config.DomainRates in decide.go, and its buckets domains.go; how its
 // answers become the rate in force over time (recovery hold, pause on a source
 // error) is decide.go; slots, re-timing and When's promises are bucket.go;
 // limiter.go only locks, reads the clock and blocks.

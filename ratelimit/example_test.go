@@ -141,3 +141,28 @@ func ExampleLimiter_TakeAt() {
 	// evict at +2s
 	// evict at +4s
 }
+
+func ExampleConfig_DomainRates() {
+	cfg := ratelimit.DefaultConfig()
+	cfg.DisruptionDomain = ratelimit.DomainRegion
+	show := func(domains map[string]ratelimit.Health) {
+		rates, total := cfg.DomainRates(domains)
+		for _, d := range []string{"southeastasia", "europe-west1", "us-east1"} {
+			if dr, ok := rates[d]; ok {
+				fmt.Printf("%s: %v at %.1f/s; ", d, dr.State, dr.Rate)
+			}
+		}
+		fmt.Printf("total at most %.1f/s\n", total)
+	}
+	// A region down: its workloads leave at the primary rate; under the
+	// fleet rule 18 of 30 faulty (60%) would slow everything to 0.1/s.
+	show(map[string]ratelimit.Health{"southeastasia": {Total: 18, Unhealthy: 18}, "europe-west1": {Total: 12}})
+	// A large region mostly down: the secondary rate; a small one: paused.
+	show(map[string]ratelimit.Health{"southeastasia": {Total: 18, Unhealthy: 12}, "us-east1": {Total: 4, Unhealthy: 3}})
+	// Every region down: more likely the control plane is cut off. Pause.
+	show(map[string]ratelimit.Health{"southeastasia": {Total: 18, Unhealthy: 18}, "europe-west1": {Total: 12, Unhealthy: 12}})
+	// Output:
+	// southeastasia: FullDisruption at 0.5/s; europe-west1: Normal at 0.5/s; total at most 0.5/s
+	// southeastasia: PartialDisruption at 0.1/s; us-east1: PartialDisruption at 0.0/s; total at most 0.5/s
+	// southeastasia: FullDisruption at 0.0/s; europe-west1: FullDisruption at 0.0/s; total at most 0.0/s
+}

@@ -3,8 +3,12 @@ package ratelimit
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/failoverkit/failover"
 )
 
 // Health is a snapshot of the fleet: how many clusters there are and how many
@@ -55,21 +59,41 @@ type Notifier interface {
 // MarkSynced. A partial fleet would give a meaningless failure rate.
 var ErrNotSynced = errors.New("ratelimit: fleet health has not synced yet")
 
+// DomainHealthSource is optionally implemented by a HealthSource that also
+// knows the health of each disruption domain (a region, zone or provider; see
+// Config.DisruptionDomain). A Limiter whose Config has a disruption domain
+// needs one. DomainHealth returns every domain that has clusters, and fails
+// when Health would.
+type DomainHealthSource interface {
+	HealthSource
+	DomainHealth() (map[string]Health, error)
+}
+
 // Tracker is an incremental HealthSource: callers tell it when a cluster
 // appears, changes or goes away (typically Set(name, failover.IsFaulty(c))),
 // and Set, Delete and Health are O(1) whatever the size of the fleet: nothing
 // is ever listed.
 //
+// Tracker also keeps health per disruption domain (DomainHealthSource): a
+// cluster set with SetInDomains counts in each domain it names (a multi-zone
+// cluster in each of its zones; DomainsOf lists them), and one set with Set,
+// or with no domain, counts in the domain "". Keeping it costs O(domains of
+// the cluster) per change; Health stays O(1), and DomainHealth is
+// O(domains).
+//
 // Tracker is a Notifier: the channel from Changed is closed on every Set or
-// Delete that alters Health. Setting a cluster to the state it already has
-// costs a map lookup and wakes nobody.
+// Delete that alters Health or a domain's health. Setting a cluster to the
+// state it already has costs a map lookup and wakes nobody.
 //
 // The zero value is an empty fleet, ready to use. A Tracker is safe for
 // concurrent use.
 type Tracker struct {
-	mu      sync.Mutex
-	faulty  map[string]bool
-	nFaulty int
+	mu       sync.Mutex
+	clusters map[string]trackedCluster
+	nFaulty  int
+	// domains counts each domain's clusters and faulty ones; a domain
+	// leaves when its last cluster does.
+	domains map[string]Health
 	// changed is created on demand by Changed, so that updates nobody watches
 	// allocate nothing; nil means no one holds the current channel.
 	changed chan struct{}
@@ -81,6 +105,15 @@ type Tracker struct {
 	syncedDone atomic.Bool
 	markSynced chan struct{} // guarded by mu; nil unless NewUnsyncedTracker
 }
+
+// trackedCluster is what a Tracker knows of one cluster.
+type trackedCluster struct {
+	faulty  bool
+	domains []string // never empty: [""] for a cluster without a domain
+}
+
+// noDomain is the domains of a cluster set without any.
+var noDomain = []string{""}
 
 // NewTracker returns an empty Tracker, synced from the start: an empty fleet
 // is a fleet, and Health answers at once.
@@ -118,38 +151,87 @@ func (t *Tracker) MarkSynced() {
 }
 
 // Set records whether cluster is faulty, adding it to the fleet if it is new.
+// A cluster it already knows keeps its domains; a new one counts in the
+// domain "".
 func (t *Tracker) Set(cluster string, faulty bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	old, known := t.faulty[cluster]
-	if known && old == faulty {
+	old, known := t.clusters[cluster]
+	if known && old.faulty == faulty {
 		return
 	}
-	if t.faulty == nil {
-		t.faulty = make(map[string]bool)
+	domains := noDomain
+	if known {
+		domains = old.domains
 	}
-	t.faulty[cluster] = faulty
-	switch {
-	case faulty:
-		t.nFaulty++
-	case known: // was faulty, now healthy
-		t.nFaulty--
+	t.setLocked(cluster, old, known, trackedCluster{faulty: faulty, domains: domains})
+}
+
+// SetInDomains records whether cluster is faulty and the disruption domains
+// it counts in (DomainsOf gives them for a failover.Cluster), adding it to
+// the fleet if it is new. No domain, or only "", means the domain "";
+// repeated domains count once.
+func (t *Tracker) SetInDomains(cluster string, faulty bool, domains ...string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old, known := t.clusters[cluster]
+	if known && old.faulty == faulty && slices.Equal(old.domains, domains) {
+		return
 	}
+	if len(domains) == 0 {
+		domains = noDomain
+	} else {
+		domains = slices.Compact(slices.Sorted(slices.Values(domains)))
+	}
+	if known && old.faulty == faulty && slices.Equal(old.domains, domains) {
+		return
+	}
+	t.setLocked(cluster, old, known, trackedCluster{faulty: faulty, domains: domains})
+}
+
+// setLocked replaces cluster's old state (if known) by c and notifies.
+func (t *Tracker) setLocked(cluster string, old trackedCluster, known bool, c trackedCluster) {
+	if t.clusters == nil {
+		t.clusters = make(map[string]trackedCluster)
+		t.domains = make(map[string]Health)
+	}
+	if known {
+		t.countLocked(old, -1)
+	}
+	t.clusters[cluster] = c
+	t.countLocked(c, +1)
 	t.notifyLocked()
+}
+
+// countLocked adds (n = 1) or removes (n = -1) c's counts.
+func (t *Tracker) countLocked(c trackedCluster, n int) {
+	f := 0
+	if c.faulty {
+		f = n
+	}
+	t.nFaulty += f
+	for _, d := range c.domains {
+		h := t.domains[d]
+		h.Total += n
+		h.Unhealthy += f
+		if h.Total == 0 {
+			delete(t.domains, d)
+			continue
+		}
+		t.domains[d] = h
+	}
 }
 
 // Delete removes cluster from the fleet; unknown clusters are ignored.
 func (t *Tracker) Delete(cluster string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	faulty, known := t.faulty[cluster]
+	c, known := t.clusters[cluster]
 	if !known {
 		return
 	}
-	delete(t.faulty, cluster)
-	if faulty {
-		t.nFaulty--
-	}
+	delete(t.clusters, cluster)
+	t.countLocked(c, -1)
 	t.notifyLocked()
 }
 
@@ -169,7 +251,38 @@ func (t *Tracker) Health() (Health, error) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return Health{Total: len(t.faulty), Unhealthy: t.nFaulty}, nil
+	return Health{Total: len(t.clusters), Unhealthy: t.nFaulty}, nil
+}
+
+// DomainHealth returns the health of every domain that has a cluster (see
+// SetInDomains), in a new map. It fails as Health does.
+func (t *Tracker) DomainHealth() (map[string]Health, error) {
+	if !t.isSynced() {
+		return nil, ErrNotSynced
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return maps.Clone(t.domains), nil
+}
+
+// DomainsOf returns the domains cluster c counts in under domain kind d: its
+// Region, its Zones (or, without Zones, its Zone), or its Provider. A
+// cluster without one counts in the domain "": under DomainRegion, every
+// cluster with no region shares that one domain. Under DomainFleet (or "")
+// it returns nil, which a Tracker counts as "".
+func DomainsOf(c failover.Cluster, d Domain) []string {
+	switch d {
+	case DomainRegion:
+		return []string{c.Region}
+	case DomainZone:
+		if len(c.Zones) > 0 {
+			return c.Zones
+		}
+		return []string{c.Zone}
+	case DomainProvider:
+		return []string{c.Provider}
+	}
+	return nil
 }
 
 func (t *Tracker) isSynced() bool {

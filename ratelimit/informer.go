@@ -50,6 +50,9 @@ func NewInformerSource(inf Informer, faulty func(obj any) bool, opts ...SourceOp
 			o(&h)
 		}
 	}
+	if h.domainsSet && h.domains == nil {
+		return nil, errors.New("ratelimit: NewInformerSource: WithDomains: domains function is nil")
+	}
 	t := h.t
 	reg, err := inf.AddEventHandler(h)
 	if err != nil {
@@ -62,6 +65,16 @@ func NewInformerSource(inf Informer, faulty func(obj any) bool, opts ...SourceOp
 // SourceOption configures NewInformerSource.
 type SourceOption func(*informerHandler)
 
+// WithDomains has NewInformerSource also record the disruption domains of
+// each object (Tracker.SetInDomains), for a Limiter whose Config has a
+// disruption domain: domains typically converts the object to a
+// failover.Cluster and returns DomainsOf(c, cfg.DisruptionDomain). Like
+// faulty it runs on the informer's delivery goroutine. Without it every
+// cluster counts in the domain "".
+func WithDomains(domains func(obj any) []string) SourceOption {
+	return func(h *informerHandler) { h.domains, h.domainsSet = domains, true }
+}
+
 // WithSourceLogger sets where NewInformerSource's handler logs objects it
 // cannot key. Default: klog.Background().
 func WithSourceLogger(l klog.Logger) SourceOption {
@@ -70,9 +83,12 @@ func WithSourceLogger(l klog.Logger) SourceOption {
 
 // informerHandler is a cache.ResourceEventHandler feeding a Tracker.
 type informerHandler struct {
-	t      *Tracker
-	faulty func(obj any) bool
-	logger klog.Logger
+	t       *Tracker
+	faulty  func(obj any) bool
+	domains func(obj any) []string // nil: every cluster in the domain ""
+	// domainsSet: WithDomains was given, so a nil domains is an error.
+	domainsSet bool
+	logger     klog.Logger
 }
 
 var _ cache.ResourceEventHandler = informerHandler{}
@@ -94,6 +110,10 @@ func (h informerHandler) set(obj any) {
 	key, err := cache.MetaNamespaceKeyFunc(obj)
 	if err != nil {
 		h.logger.Error(err, "ratelimit: cannot key object; it is left out of fleet health", "type", fmt.Sprintf("%T", obj))
+		return
+	}
+	if h.domains != nil {
+		h.t.SetInDomains(key, h.faulty(obj), h.domains(obj)...)
 		return
 	}
 	h.t.Set(key, h.faulty(obj))

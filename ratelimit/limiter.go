@@ -37,6 +37,38 @@ import (
 //     gives its slot back: the waiters behind it move up, and the next caller
 //     can take the last slot.
 //
+// # By disruption domain
+//
+// With Config.DisruptionDomain region, zone or provider, the source must be
+// a DomainHealthSource (such as Tracker, fed with SetInDomains) and health
+// is judged per domain, as the Kubernetes node lifecycle controller judges
+// it per zone. Each domain is in one state, by its own clusters
+// (Config.StateFor): FullDisruption when it has clusters and every one is
+// faulty; PartialDisruption when its failure rate is above
+// UnhealthyClusterThreshold (strictly); Normal otherwise. Its rate
+// (Config.DomainRates) is ResourceEvictionRate when Normal or in
+// FullDisruption (the domain is gone, its workloads should leave it), and
+// when in PartialDisruption SecondaryResourceEvictionRate if the domain has
+// more than LargeClusterNumThreshold clusters (strictly), else 0. When every
+// domain (at least one) is in FullDisruption, every rate is 0: the control
+// plane is more likely cut off than the whole fleet down. A cluster with no
+// region (zone, provider) counts in the domain ""; a multi-zone cluster
+// counts in each of its zones.
+//
+// Each domain has a bucket of burst 1 at its rate, and every permit for a
+// domain (WaitDomain, TakeDomainAt) takes one slot of its domain's bucket
+// and one of a total bucket at ResourceEvictionRate (0 when every domain is
+// in FullDisruption), so over any window t in which the rates stay the same
+// a domain at rate r gets at most r×t + 1 permits and all domains together
+// at most ResourceEvictionRate×t + 1: healthy clusters never take more
+// evictions than under the fleet rule. Callers that name no domain (Wait,
+// TakeAt, When) are paced by the fleet rule (RateFor of the fleet's Health)
+// and take a slot of the total too. A domain's change of state re-times only
+// its own callers: the others keep their slots. A source error pauses every
+// domain. Callers asking for a domain are not served in arrival order: the
+// first to ask once a slot is free gets it. WithRecoveryHold applies to the
+// fleet rule only, and NewLimiter rejects it with a disruption domain.
+//
 // Wait, TakeAt and DynamicRateLimiter.When draw from the same bucket; TakeAt
 // is Wait for a simulation that steps time itself. A delay returned by When
 // is a promise that cannot be taken back, so a rate change re-times only
@@ -65,7 +97,13 @@ type Limiter struct {
 	src      reader
 	decision decision
 	bucket   bucket
-	rateSet  bool      // the bucket's rate has been decided at least once
+	rateSet  bool // the bucket's rate has been decided at least once
+	// dom is the domain rule's buckets, nil under the fleet rule. With it,
+	// bucket paces the callers that name no domain (Wait, TakeAt, When) by
+	// the fleet rule, and every permit also takes a slot of dom.total.
+	dom      *domainPacing
+	cfg      Config
+	reported float64   // the rate last reported to Metrics.EvictionRate
 	holdEnd  time.Time // when the decision's rate next changes by itself
 	// wake is closed (and replaced) to make blocked waiters re-read their
 	// slot and deadline.
@@ -96,6 +134,9 @@ func NewLimiter(cfg Config, src HealthSource, opts ...Option) (*Limiter, error) 
 		}
 	}
 	errs = append(errs, s.errs...)
+	if err := checkDomainMode(cfg, src, s.hold); err != nil {
+		errs = append(errs, err)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -104,14 +145,40 @@ func NewLimiter(cfg Config, src HealthSource, opts ...Option) (*Limiter, error) 
 		logger = *s.logger
 	}
 	notifier, _ := src.(Notifier)
-	return &Limiter{
+	l := &Limiter{
 		clock:    s.clock,
 		metrics:  s.metrics,
 		recheck:  s.recheck,
 		src:      reader{src: src, notifier: notifier, poll: s.poll, logger: logger, metrics: s.metrics},
 		decision: newDecision(cfg, s.hold),
+		cfg:      cfg,
+		reported: -1,
 		wake:     make(chan struct{}),
-	}, nil
+	}
+	if cfg.DisruptionDomain.PerDomain() {
+		l.dom = &domainPacing{}
+		l.src.domains = src.(DomainHealthSource) // checked by checkDomainMode
+	}
+	return l, nil
+}
+
+// checkDomainMode rejects what cannot work with a disruption domain: a
+// source that does not report health per domain, and a recovery hold (the
+// domain rule puts each domain's state in force at once).
+func checkDomainMode(cfg Config, src HealthSource, hold time.Duration) error {
+	if !cfg.DisruptionDomain.PerDomain() || src == nil {
+		return nil
+	}
+	var errs []error
+	if _, ok := src.(DomainHealthSource); !ok {
+		errs = append(errs, fmt.Errorf("ratelimit: NewLimiter: --%s=%s needs a health source that reports health per domain "+
+			"(a DomainHealthSource, such as Tracker); %T does not", FlagDisruptionDomain, cfg.DisruptionDomain, src))
+	}
+	if hold > 0 {
+		errs = append(errs, fmt.Errorf("ratelimit: NewLimiter: WithRecoveryHold(%v) works with --%s=fleet only, got --%s=%s",
+			hold, FlagDisruptionDomain, FlagDisruptionDomain, cfg.DisruptionDomain))
+	}
+	return errors.Join(errs...)
 }
 
 // Wait blocks until the caller may evict one resource, or until ctx ends, in
@@ -126,6 +193,14 @@ func (l *Limiter) Wait(ctx context.Context) error {
 	}
 	if err := ctx.Err(); err != nil {
 		return err // before reading the source, which may be slow
+	}
+	if l.dom != nil {
+		return l.poll(ctx, func(now time.Time) (bool, time.Time) {
+			if takeAll(now, &l.dom.total, &l.bucket) {
+				return true, time.Time{}
+			}
+			return false, slotAll(now, &l.dom.total, &l.bucket)
+		})
 	}
 	var w *reservation // this caller's place in line, once it has one
 	for {
@@ -187,7 +262,12 @@ func (l *Limiter) Rate() float64 {
 		return 0
 	}
 	var r float64
-	l.locked(l.clock.Now, func(time.Time) { r = l.bucket.rate })
+	l.locked(l.clock.Now, func(time.Time) {
+		r = l.bucket.rate
+		if l.dom != nil {
+			r = min(r, l.dom.total.rate)
+		}
+	})
 	return r
 }
 
@@ -213,7 +293,12 @@ func (l *Limiter) promise() (delay time.Duration, ok bool) {
 	}
 	l.locked(l.clock.Now, func(now time.Time) {
 		var slot time.Time
-		if slot, ok = l.bucket.promise(now); ok {
+		if l.dom != nil {
+			slot, ok = promiseAll(now, &l.dom.total, &l.bucket)
+		} else {
+			slot, ok = l.bucket.promise(now)
+		}
+		if ok {
 			delay = slot.Sub(now)
 		}
 	})
@@ -239,6 +324,12 @@ func (l *Limiter) TakeAt(now time.Time) (ok bool, next time.Time) {
 		return false, time.Time{}
 	}
 	l.locked(func() time.Time { return now }, func(now time.Time) {
+		if l.dom != nil {
+			if ok = takeAll(now, &l.dom.total, &l.bucket); !ok {
+				next = earliest(slotAll(now, &l.dom.total, &l.bucket), l.src.nextPoll())
+			}
+			return
+		}
 		if ok = l.bucket.take(now); ok {
 			return
 		}
@@ -279,12 +370,15 @@ func (l *Limiter) readDueLocked(now time.Time) (seq uint64, due bool) {
 // read reads the source (slow, so outside the lock), applies the answer and
 // wakes every waiter to re-check its slot and deadline.
 func (l *Limiter) read(seq uint64, at func() time.Time) {
-	h, changed, err := l.src.read()
+	h, domains, changed, err := l.src.read()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := at()
 	if l.src.apply(seq, now, h, changed, err) {
 		l.decision.observe(now, h, err)
+		if l.dom != nil {
+			l.applyDomainsLocked(now, domains, err)
+		}
 		l.advanceLocked(now)
 	}
 	l.broadcastLocked()
@@ -298,10 +392,17 @@ func (l *Limiter) advanceLocked(now time.Time) {
 	if !l.rateSet || r != l.bucket.rate {
 		l.rateSet = true
 		l.bucket.setRate(r, now)
-		if l.metrics != nil {
+		changed = true
+	}
+	if l.metrics != nil {
+		// Under the domain rule, the most the domains may take together.
+		if l.dom != nil {
+			r = l.dom.totalRate()
+		}
+		if r != l.reported {
+			l.reported = r
 			l.metrics.EvictionRate(r)
 		}
-		changed = true
 	}
 	if changed {
 		l.broadcastLocked()

@@ -111,3 +111,17 @@ func WithRecheckDelay(d time.Duration) Option {
 func WithLogger(l klog.Logger) Option {
 	return func(s *settings) { s.logger = &l }
 }
+
+// DomainMetrics is optionally implemented by a Metrics given to a Limiter
+// whose Config has a disruption domain; package metrics implements it.
+// Like Metrics, it is called with the Limiter's lock held and only on
+// change.
+type DomainMetrics interface {
+	// DomainRate reports a domain's state (DisruptionState.String:
+	// "Normal", "PartialDisruption", "FullDisruption") and the permits per
+	// second its evictions get (0 while paused). The state is a string so
+	// that an implementation need not import this package.
+	DomainRate(domain, state string, perSecond float64)
+	// DomainRemoved reports that a domain has no cluster any more.
+	DomainRemoved(domain string)
+}

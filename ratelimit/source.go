@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"fmt"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -14,9 +15,12 @@ import (
 type reader struct {
 	src      HealthSource
 	notifier Notifier // src, when it is one
-	poll     time.Duration
-	logger   klog.Logger
-	metrics  Metrics
+	// domains is src when the Limiter keeps health per domain; nil
+	// otherwise, and then read returns no domains.
+	domains DomainHealthSource
+	poll    time.Duration
+	logger  klog.Logger
+	metrics Metrics
 
 	begun, applied uint64 // read numbers
 	lastRead       time.Time
@@ -63,7 +67,7 @@ func (s *reader) begin() uint64 {
 
 // read asks the source for its health. It touches no reader state, so it
 // may run without the Limiter's lock.
-func (s *reader) read() (h Health, changed <-chan struct{}, err error) {
+func (s *reader) read() (h Health, domains map[string]Health, changed <-chan struct{}, err error) {
 	// Take the channel before reading, so that a change landing between the
 	// two closes the channel kept and is read next time.
 	if s.notifier != nil {
@@ -73,7 +77,19 @@ func (s *reader) read() (h Health, changed <-chan struct{}, err error) {
 	if err == nil {
 		err = h.check() // paused like any source error
 	}
-	return h, changed, err
+	if err == nil && s.domains != nil {
+		// Read after Health: a change between the two has closed changed,
+		// so the next read brings both up to date.
+		domains, err = s.domains.DomainHealth()
+		for d, dh := range domains {
+			if err == nil {
+				if err = dh.check(); err != nil {
+					err = fmt.Errorf("ratelimit: domain %q: %w", d, err)
+				}
+			}
+		}
+	}
+	return h, domains, changed, err
 }
 
 // apply records read number seq, made at now, unless a read begun after it

@@ -1,0 +1,175 @@
+package evictionqueue_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/failoverkit/failover/evictionqueue"
+	"github.com/failoverkit/failover/ratelimit"
+)
+
+// regionOf: a cluster "eu-1" is in region "eu".
+func regionOf(cluster string) string { return strings.SplitN(cluster, "-", 2)[0] }
+
+func TestStorePacesByDomainKeepingFIFOPerDomain(t *testing.T) {
+	st, err := evictionqueue.NewStore(evictionqueue.Config{Name: "q", DomainOf: regionOf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, it := range []evictionqueue.Item{
+		{Cluster: "eu-1", Key: "a"}, {Cluster: "asia-1", Key: "b"}, {Cluster: "eu-2", Key: "c"},
+		{Cluster: "asia-2", Key: "d", Priority: 1}, {Cluster: "us-1", Key: "e"},
+	} {
+		st.Add(it, now)
+	}
+	if got, want := st.PendingDomains(), []string{"asia", "eu", "us"}; !slices.Equal(got, want) {
+		t.Fatalf("PendingDomains = %v, want %v (by head item: asia's priority-1 d first)", got, want)
+	}
+	var got []string
+	for _, d := range []string{"eu", "eu", "asia", "asia"} {
+		it, ok := st.TakeFrom(d, now)
+		if !ok {
+			t.Fatalf("TakeFrom(%q): nothing", d)
+		}
+		got = append(got, it.Key)
+		st.Done(it, nil, now)
+	}
+	if want := []string{"a", "c", "d", "b"}; !slices.Equal(got, want) {
+		t.Errorf("taken %v, want %v: FIFO within a priority, per domain", got, want)
+	}
+	if _, ok := st.TakeFrom("eu", now); ok {
+		t.Error("TakeFrom a domain with nothing pending took an item")
+	}
+	if n := st.CancelCluster("us-1"); n != 1 || len(st.PendingDomains()) != 0 || st.Len() != 0 {
+		t.Errorf("after cancelling the last item: %d cancelled, domains %v, Len %d", n, st.PendingDomains(), st.Len())
+	}
+}
+
+// domainFixture runs one queue of workers paced by a Limiter under the
+// region rule, in a synctest bubble.
+type domainFixture struct {
+	clk     *clocktesting.FakeClock
+	tr      *ratelimit.Tracker
+	q       *evictionqueue.Queue
+	mu      sync.Mutex
+	handled []string
+}
+
+func newDomainFixture(t *testing.T, workers int) *domainFixture {
+	f := &domainFixture{clk: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), tr: ratelimit.NewTracker()}
+	cfg := ratelimit.DefaultConfig() // 0.5/s; above 55% faulty; large above 10
+	cfg.DisruptionDomain = ratelimit.DomainRegion
+	lim, err := ratelimit.NewLimiter(cfg, f.tr, ratelimit.WithClock(f.clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.q, err = evictionqueue.New(evictionqueue.Config{Name: "q", Workers: workers, Pacer: lim, Clock: f.clk, DomainOf: regionOf},
+		func(_ context.Context, it evictionqueue.Item) error {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.handled = append(f.handled, it.Key)
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (f *domainFixture) got() []string {
+	synctest.Wait()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.handled)
+}
+
+func (f *domainFixture) run(t *testing.T) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := f.q.Run(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	return func() { cancel(); wg.Wait() }
+}
+
+// TestQueueOneDomainsPauseDoesNotHoldBackAnother: one worker, waiting for a
+// permit for a paused region, is re-aimed when another region's item
+// arrives; the paused region's items wait, then go in order when it
+// recovers.
+func TestQueueOneDomainsPauseDoesNotHoldBackAnother(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newDomainFixture(t, 1)
+		// asia: 2 of 3 faulty, a small domain partly disrupted: paused.
+		f.tr.SetInDomains("asia-1", true, "asia")
+		f.tr.SetInDomains("asia-2", true, "asia")
+		f.tr.SetInDomains("asia-3", false, "asia")
+		f.tr.SetInDomains("eu-1", false, "eu")
+		stop := f.run(t)
+		defer stop()
+		f.q.Add(evictionqueue.Item{Cluster: "asia-1", Key: "a1"})
+		f.q.Add(evictionqueue.Item{Cluster: "asia-2", Key: "a2"})
+		if got := f.got(); len(got) != 0 {
+			t.Fatalf("handled %v while asia is paused", got)
+		}
+		f.q.Add(evictionqueue.Item{Cluster: "eu-1", Key: "e1"})
+		f.q.Add(evictionqueue.Item{Cluster: "eu-1", Key: "e2"})
+		if got := f.got(); !slices.Equal(got, []string{"e1"}) {
+			t.Fatalf("handled %v, want e1 at once: the worker waiting for asia was re-aimed", got)
+		}
+		f.clk.Step(2 * time.Second)
+		if got := f.got(); !slices.Equal(got, []string{"e1", "e2"}) {
+			t.Fatalf("handled %v, want e2 one interval later", got)
+		}
+		// asia's whole region fails: FullDisruption, the primary rate; the
+		// total (0.5/s) still spaces it from e2.
+		f.tr.SetInDomains("asia-3", true, "asia")
+		if got := f.got(); len(got) != 2 {
+			t.Fatalf("handled %v before the total's next slot", got)
+		}
+		f.clk.Step(2 * time.Second)
+		synctest.Wait()
+		f.clk.Step(2 * time.Second)
+		if got := f.got(); !slices.Equal(got, []string{"e1", "e2", "a1", "a2"}) {
+			t.Fatalf("handled %v, want asia's items in order once it may go", got)
+		}
+	})
+}
+
+// TestQueueCancelledDomainItemCostsNoPermit: a worker waiting for a
+// permit for a domain whose items are all cancelled stops waiting; the
+// permit goes to another domain's item that arrives later, not to nothing.
+func TestQueueCancelledDomainItemCostsNoPermit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newDomainFixture(t, 2)
+		for _, c := range []string{"asia-1", "eu-1"} {
+			f.tr.SetInDomains(c, false, regionOf(c))
+		}
+		stop := f.run(t)
+		defer stop()
+		f.q.Add(evictionqueue.Item{Cluster: "eu-1", Key: "e1"}) // takes the first permit
+		f.q.Add(evictionqueue.Item{Cluster: "asia-1", Key: "a1"})
+		synctest.Wait()
+		if n := f.q.CancelCluster("asia-1"); n != 1 {
+			t.Fatalf("cancelled %d, want 1", n)
+		}
+		f.q.Add(evictionqueue.Item{Cluster: "eu-1", Key: "e2"})
+		// The slot a1 waited for (one interval on) goes to e2: had a1 taken
+		// it, e2 would wait another interval.
+		f.clk.Step(2 * time.Second)
+		if got := f.got(); !slices.Equal(got, []string{"e1", "e2"}) {
+			t.Fatalf("handled %v, want e1 then e2", got)
+		}
+	})
+}
+
+var _ evictionqueue.DomainPacer = (*ratelimit.Limiter)(nil)
