@@ -145,4 +145,8 @@ func TestKarmadaFork(t *testing.T) {
 		t.Parallel()
 		testTwoReplicas(t)
 	})
+	t.Run("region down: its bindings leave at the primary rate under --disruption-domain=region", func(t *testing.T) {
+		t.Parallel()
+		testRegionOutage(t)
+	})
 }

@@ -14,7 +14,11 @@
 //     puts the binding into one of two evictionqueue.Queues, one per kind,
 //     both paced by one ratelimit.Limiter whose rate follows fleet health (a
 //     ratelimit.Tracker fed by the manager's Cluster informer). A cluster
-//     that is no longer faulty cancels its queued items.
+//     that is no longer faulty cancels its queued items. With
+//     --disruption-domain=region (zone, provider) the Tracker counts each
+//     Cluster in its region and the queues pace each item by its cluster's
+//     region (evictionqueue.Config.DomainOf), so a region that is down
+//     entirely is evacuated at the primary rate while the others keep theirs.
 //  3. the eviction handler, run by the queues: the item is decided again on
 //     fresh reads (a cluster that recovered while the item waited is not
 //     evicted from), then prescheduling.Checker.Check with the binding's

@@ -125,7 +125,23 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Fork, error
 	if err != nil {
 		return nil, fmt.Errorf("fork: the Cluster informer: %w", err)
 	}
-	tracker, err := ratelimit.NewInformerSource(inf, clusterFaulty, ratelimit.WithSourceLogger(mgr.GetLogger().WithName("fleet-health")))
+	srcOpts := []ratelimit.SourceOption{ratelimit.WithSourceLogger(mgr.GetLogger().WithName("fleet-health"))}
+	var domainOf func(cluster string) string // nil under the fleet rule
+	if domain := opts.Rate.DisruptionDomain; domain.PerDomain() {
+		// --disruption-domain: the Tracker counts each Cluster in its
+		// region (zone, provider), and each queue paces an item by its
+		// cluster's domain, read from the cache when the item is queued.
+		srcOpts = append(srcOpts, ratelimit.WithDomains(func(obj any) []string { return clusterDomains(obj, domain) }))
+		cache := mgr.GetCache()
+		domainOf = func(name string) string {
+			var c clusterv1alpha1.Cluster
+			if err := cache.Get(context.Background(), client.ObjectKey{Name: name}, &c); err != nil {
+				return "" // gone: the domain of clusters without one
+			}
+			return clusterDomains(&c, domain)[0]
+		}
+	}
+	tracker, err := ratelimit.NewInformerSource(inf, clusterFaulty, srcOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -152,6 +168,8 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Fork, error
 			Pacer:   limiter,
 			Metrics: m,
 			Logger:  mgr.GetLogger().WithName(k.name),
+			// A multi-zone cluster's items are paced by its first zone.
+			DomainOf: domainOf,
 		}, f.evictHandler(k))
 		if err != nil {
 			return nil, err
@@ -216,4 +234,22 @@ func clusterFaulty(obj any) bool {
 		return true
 	}
 	return failover.IsFaulty(fc)
+}
+
+// clusterDomains is the disruption domains a Cluster counts in
+// (ratelimit.DomainsOf): never empty, [""] for one without a region (zone,
+// provider) or that does not convert.
+func clusterDomains(obj any, d ratelimit.Domain) []string {
+	c, ok := obj.(*clusterv1alpha1.Cluster)
+	if !ok {
+		return []string{""}
+	}
+	fc, err := karmada.FromCluster(c)
+	if err != nil {
+		return []string{""}
+	}
+	if ds := ratelimit.DomainsOf(fc, d); len(ds) > 0 {
+		return ds
+	}
+	return []string{""}
 }
