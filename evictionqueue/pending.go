@@ -208,18 +208,7 @@ func (q *pendingQueue) pop() *entry {
 // peek returns the first entry without removing it; the queue must not be
 // empty. It skips the removed slots at the FIFO's head, as take would.
 func (q *pendingQueue) peek() *entry {
-	b := q.order[0]
-	for b.head < len(b.fifo) && b.fifo[b.head] == nil {
-		b.head++
-		b.dead--
-	}
-	var e *entry
-	if b.head < len(b.fifo) {
-		e = b.fifo[b.head]
-	}
-	if r := b.retry.peek(); r != nil && (e == nil || r.seq < e.seq) {
-		e = r
-	}
+	e, _ := q.order[0].first()
 	return e
 }
 
@@ -273,20 +262,28 @@ func (q *pendingQueue) each(f func(*entry)) {
 	}
 }
 
-// take removes the bucket's first entry: the FIFO's head or the retry heap's,
-// whichever was added first.
-func (b *bucket) take() *entry {
+// first returns the bucket's first entry, the FIFO's head or the retry
+// heap's, whichever was added first, and whether it is the retry heap's. It
+// skips the removed slots at the FIFO's head for good.
+func (b *bucket) first() (e *entry, retried bool) {
 	for b.head < len(b.fifo) && b.fifo[b.head] == nil {
 		b.head++
 		b.dead--
 	}
-	var e *entry
 	if b.head < len(b.fifo) {
 		e = b.fifo[b.head]
 	}
 	if r := b.retry.peek(); r != nil && (e == nil || r.seq < e.seq) {
+		return r, true
+	}
+	return e, false
+}
+
+// take removes the bucket's first entry (see first).
+func (b *bucket) take() *entry {
+	e, retried := b.first()
+	if retried {
 		b.retry.pop()
-		e = r
 	} else {
 		b.fifo[b.head] = nil
 		b.head++

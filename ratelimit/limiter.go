@@ -239,19 +239,7 @@ func (l *Limiter) Wait(ctx context.Context) error {
 		if err != nil || granted {
 			return err
 		}
-		var timerC <-chan time.Time
-		if timer != nil {
-			timerC = timer.C()
-		}
-		select {
-		case <-ctx.Done():
-		case <-timerC:
-		case <-wake:
-		case <-changed: // nil, blocking forever, for a source that is not a Notifier
-		}
-		if timer != nil {
-			timer.Stop()
-		}
+		sleep(ctx, timer, wake, changed)
 	}
 }
 
@@ -451,4 +439,21 @@ func (l *Limiter) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return fmt.Sprintf("ratelimit.Limiter(rate=%g/s, waiters=%d)", l.bucket.rate, l.bucket.n)
+}
+
+// sleep blocks until ctx ends, timer (if any) fires, or wake or changed is
+// closed; a nil changed, for a source that is not a Notifier, never is. It
+// stops timer.
+func sleep(ctx context.Context, timer clock.Timer, wake, changed <-chan struct{}) {
+	var timerC <-chan time.Time
+	if timer != nil {
+		timerC = timer.C()
+		defer timer.Stop()
+	}
+	select {
+	case <-ctx.Done():
+	case <-timerC:
+	case <-wake:
+	case <-changed:
+	}
 }

@@ -131,18 +131,6 @@ func (l *Limiter) poll(ctx context.Context, try func(now time.Time) (ok bool, ne
 		if err != nil || granted {
 			return err
 		}
-		var timerC <-chan time.Time
-		if timer != nil {
-			timerC = timer.C()
-		}
-		select {
-		case <-ctx.Done():
-		case <-timerC:
-		case <-wake:
-		case <-changed:
-		}
-		if timer != nil {
-			timer.Stop()
-		}
+		sleep(ctx, timer, wake, changed)
 	}
 }
