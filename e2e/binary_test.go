@@ -2,13 +2,10 @@ package e2e
 
 import (
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -38,23 +35,10 @@ import (
 func TestBinaryRunsAgainstAKubeconfig(t *testing.T) {
 	noLeaks(t)
 	const name, lease = "binary", "e2e-binary"
-	bin := filepath.Join(t.TempDir(), "taintcontroller")
-	build := exec.Command("go", "build", "-o", bin, "github.com/failoverkit/failover/examples/taintcontroller")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "building the example: %s", out)
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-
+	addr := freeAddr(t)
 	grantShippedRBAC(t)
 
-	logPath := filepath.Join(t.TempDir(), "taintcontroller.log")
-	logFile, err := os.Create(logPath)
-	require.NoError(t, err)
-	defer logFile.Close()
-	cmd := exec.Command(bin,
+	proc := startExample(t, filepath.Join("..", "examples", "taintcontroller"),
 		// The user this kubeconfig names has only deploy/rbac.yaml's rights,
 		// and the Lease goes to the default namespace those rights cover.
 		"--kubeconfig="+filepath.Join(env.dir, "kubeconfig-controller"),
@@ -64,19 +48,6 @@ func TestBinaryRunsAgainstAKubeconfig(t *testing.T) {
 		"--workers=1",
 		"--v=2",
 	)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	killWithParent(cmd)
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-		if t.Failed() {
-			data, _ := os.ReadFile(logPath)
-			t.Logf("taintcontroller log:\n%s", data)
-		}
-	})
 
 	createCluster(t, name, metav1.ConditionFalse, time.Now().Add(-time.Minute), userTaint)
 	createPolicy(t, name+"-not-ready", name, 1, 1)
@@ -110,14 +81,7 @@ func TestBinaryRunsAgainstAKubeconfig(t *testing.T) {
 		assert.Contains(t, body, want)
 	}
 
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-exited:
-		require.NoError(t, err, "exit status after SIGTERM")
-		exited <- err // for the cleanup
-	case <-time.After(20 * time.Second):
-		t.Fatal("the binary did not exit within 20s of SIGTERM")
-	}
+	proc.stop(t)
 	l, err := env.kube.CoordinationV1().Leases("kube-system").Get(ctxFor(t), lease, metav1.GetOptions{})
 	require.NoError(t, err)
 	holder := ""

@@ -3,8 +3,13 @@ package e2e
 import (
 	"context"
 	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -356,4 +361,64 @@ func (r *injectingClusters) Update(ctx context.Context, obj *unstructured.Unstru
 		}
 	}
 	return r.NamespaceableResourceInterface.Update(ctx, obj, opts, subresources...)
+}
+
+// exampleProcess is an example program built and running for a test.
+type exampleProcess struct {
+	cmd    *exec.Cmd
+	exited chan error
+	log    string // its output, printed when the test fails
+}
+
+// startExample builds the example program in dir (relative to e2e/, in its
+// own module) and starts it with args, its output going to a log file that
+// is printed when the test fails. The cleanup kills it if it still runs.
+func startExample(t *testing.T, dir string, args ...string) *exampleProcess {
+	t.Helper()
+	name := filepath.Base(dir)
+	bin := filepath.Join(t.TempDir(), name)
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = dir
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "building %s: %s", dir, out)
+
+	p := &exampleProcess{cmd: exec.Command(bin, args...), exited: make(chan error, 1), log: filepath.Join(t.TempDir(), name+".log")}
+	logFile, err := os.Create(p.log)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = logFile.Close() })
+	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
+	killWithParent(p.cmd)
+	require.NoError(t, p.cmd.Start())
+	go func() { p.exited <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+		if t.Failed() {
+			data, _ := os.ReadFile(p.log)
+			t.Logf("%s log:\n%s", name, data)
+		}
+	})
+	return p
+}
+
+// stop sends SIGTERM and requires a clean exit within 20s.
+func (p *exampleProcess) stop(t *testing.T) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-p.exited:
+		require.NoError(t, err, "exit status after SIGTERM")
+		p.exited <- err // for the cleanup
+	case <-time.After(20 * time.Second):
+		t.Fatal("the binary did not exit within 20s of SIGTERM")
+	}
+}
+
+// freeAddr returns a loopback address no one listens on now.
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return addr
 }

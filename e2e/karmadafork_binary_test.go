@@ -3,13 +3,10 @@ package e2e
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -32,12 +29,6 @@ import (
 // subtest runs alone (not in parallel) and its fleet is large enough that
 // other tests' faulty clusters cannot pause it.
 func testForkBinary(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "karmadafork")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = filepath.Join("..", "examples", "karmadafork")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "building the example: %s", out)
-
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	require.NoError(t, os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
 kind: Config
@@ -68,11 +59,7 @@ current-context: e2e
 
 	metricsAddr, probeAddr := freeAddr(t), freeAddr(t)
 	const lease = "e2e-binary-karmadafork"
-	logPath := filepath.Join(t.TempDir(), "karmadafork.log")
-	logFile, err := os.Create(logPath)
-	require.NoError(t, err)
-	defer logFile.Close()
-	cmd := exec.Command(bin,
+	proc := startExample(t, filepath.Join("..", "examples", "karmadafork"),
 		"--kubeconfig="+kubeconfig,
 		"--metrics-bind-address="+metricsAddr,
 		"--health-probe-bind-address="+probeAddr,
@@ -82,19 +69,6 @@ current-context: e2e
 		"--secondary-resource-eviction-rate=1",
 		"--v=2",
 	)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	killWithParent(cmd)
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-		if t.Failed() {
-			data, _ := os.ReadFile(logPath)
-			t.Logf("karmadafork log:\n%s", data)
-		}
-	})
 
 	var l coordinationv1.Lease
 	eventually(t, 30*time.Second, "the binary to hold its Lease", func() bool {
@@ -131,16 +105,9 @@ current-context: e2e
 		assert.Contains(t, body, want)
 	}
 
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-exited:
-		require.NoError(t, err, "exit status after SIGTERM")
-		exited <- err // for the cleanup
-	case <-time.After(20 * time.Second):
-		t.Fatal("the binary did not exit within 20s of SIGTERM")
-	}
+	proc.stop(t)
 	// Nothing it needs is missing from rbac.yaml: no request was refused.
-	logged, err := os.ReadFile(logPath)
+	logged, err := os.ReadFile(proc.log)
 	require.NoError(t, err)
 	var refused []string
 	for _, line := range strings.Split(string(logged), "\n") {
@@ -151,13 +118,4 @@ current-context: e2e
 	assert.Empty(t, refused, "requests rbac.yaml does not allow")
 	require.NoError(t, s.c.Get(ctxFor(t), client.ObjectKey{Namespace: forkNamespace, Name: lease}, &l))
 	assert.Empty(t, ptr.Deref(l.Spec.HolderIdentity, ""), "the Lease is released on shutdown so a standby takes over at once")
-}
-
-// freeAddr returns a loopback address no one listens on now.
-func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
 }
