@@ -28,6 +28,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
 
 	"github.com/failoverkit/failover/examples/taintcontroller/controller"
@@ -246,33 +248,9 @@ func (e *apiEnv) installKarmadaCRDs(ctx context.Context) error {
 			}
 		}
 	}
-	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return err
-		}
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(data, &u.Object); err != nil {
-			return fmt.Errorf("e2e: %s: %w", f, err)
-		}
-		if _, err := e.dynamic.Resource(crdGVR).Create(ctx, u, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("e2e: installing %s: %w", f, err)
-		}
-	}
-	for _, gvr := range []schema.GroupVersionResource{
-		{Group: "work.karmada.io", Version: "v1alpha2", Resource: "resourcebindings"},
-		{Group: "work.karmada.io", Version: "v1alpha2", Resource: "clusterresourcebindings"},
-	} {
-		err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-			_, err := e.dynamic.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
-			return err == nil, nil
-		})
-		if err != nil {
-			return fmt.Errorf("e2e: %s never served: %w", gvr, err)
-		}
-	}
-	return nil
+	return e.createCRDs(ctx, files,
+		schema.GroupVersionResource{Group: "work.karmada.io", Version: "v1alpha2", Resource: "resourcebindings"},
+		schema.GroupVersionResource{Group: "work.karmada.io", Version: "v1alpha2", Resource: "clusterresourcebindings"})
 }
 
 // freePorts asks the kernel for three unused loopback ports. Another process
@@ -373,23 +351,22 @@ func (e *apiEnv) waitHTTP(name, url string, tlsConfig *tls.Config, token string)
 // directory: the binary test runs with one, and after a run with
 // FAILOVER_E2E_KEEP the admin's is there for kubectl.
 func (e *apiEnv) writeKubeconfig(name, token string) error {
-	kubeconfig := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: e2e
-  cluster:
-    server: %s
-    insecure-skip-tls-verify: true
-users:
-- name: e2e
-  user:
-    token: %s
-contexts:
-- name: e2e
-  context: {cluster: e2e, user: e2e}
-current-context: e2e
-`, e.config.Host, token)
-	return os.WriteFile(filepath.Join(e.dir, name), []byte(kubeconfig), 0o600)
+	data, err := kubeconfig(e.config.Host, token, "")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(e.dir, name), data, 0o600)
+}
+
+// kubeconfig is a kubeconfig for the API server at host that authenticates
+// with token and, when as is set, impersonates as, in groups.
+func kubeconfig(host, token, as string, groups ...string) ([]byte, error) {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: host, InsecureSkipTLSVerify: true}
+	cfg.AuthInfos["e2e"] = &clientcmdapi.AuthInfo{Token: token, Impersonate: as, ImpersonateGroups: groups}
+	cfg.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: "e2e"}
+	cfg.CurrentContext = "e2e"
+	return clientcmd.Write(*cfg)
 }
 
 // installCRDs creates the example's CRDs and waits until both kinds are
@@ -399,6 +376,12 @@ func (e *apiEnv) installCRDs(ctx context.Context, dir string) error {
 	if err != nil || len(files) == 0 {
 		return fmt.Errorf("e2e: no CRD manifests in %s: %v", dir, err)
 	}
+	return e.createCRDs(ctx, files, controller.ClusterGVR, controller.PolicyGVR)
+}
+
+// createCRDs creates the CRDs in files and waits until each of served is
+// served.
+func (e *apiEnv) createCRDs(ctx context.Context, files []string, served ...schema.GroupVersionResource) error {
 	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -413,7 +396,7 @@ func (e *apiEnv) installCRDs(ctx context.Context, dir string) error {
 			return fmt.Errorf("e2e: installing %s: %w", f, err)
 		}
 	}
-	for _, gvr := range []schema.GroupVersionResource{controller.ClusterGVR, controller.PolicyGVR} {
+	for _, gvr := range served {
 		err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 			_, err := e.dynamic.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
 			return err == nil, nil

@@ -29,25 +29,12 @@ import (
 // subtest runs alone (not in parallel) and its fleet is large enough that
 // other tests' faulty clusters cannot pause it.
 func testForkBinary(t *testing.T) {
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: e2e
-  cluster:
-    server: %s
-    insecure-skip-tls-verify: true
-users:
-- name: karmadafork
-  user:
-    token: %s
-    as: system:serviceaccount:%s:%s
-    as-groups: [system:serviceaccounts, "system:serviceaccounts:%s", system:authenticated]
-contexts:
-- name: e2e
-  context: {cluster: e2e, user: karmadafork}
-current-context: e2e
-`, env.config.Host, env.config.BearerToken, forkNamespace, forkServiceAccount, forkNamespace)), 0o600))
+	kubeconfigPath := filepath.Join(t.TempDir(), "kubeconfig")
+	data, err := kubeconfig(env.config.Host, env.config.BearerToken,
+		"system:serviceaccount:"+forkNamespace+":"+forkServiceAccount,
+		"system:serviceaccounts", "system:serviceaccounts:"+forkNamespace, "system:authenticated")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(kubeconfigPath, data, 0o600))
 
 	s := newSuite(t, "binary")
 	tasks := s.watchTasks()
@@ -60,7 +47,7 @@ current-context: e2e
 	metricsAddr, probeAddr := freeAddr(t), freeAddr(t)
 	const lease = "e2e-binary-karmadafork"
 	proc := startExample(t, filepath.Join("..", "examples", "karmadafork"),
-		"--kubeconfig="+kubeconfig,
+		"--kubeconfig="+kubeconfigPath,
 		"--metrics-bind-address="+metricsAddr,
 		"--health-probe-bind-address="+probeAddr,
 		"--leader-elect-resource-name="+lease,
