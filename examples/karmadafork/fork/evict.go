@@ -104,7 +104,10 @@ func (f *forker) evictHandler(k *kind) evictionqueue.Handler {
 
 		// Move the cluster into a graceful eviction task. On a conflict
 		// read the binding again and redo the move on what the other
-		// writer left, so its change is kept.
+		// writer left, so its change is kept. If that writer moved the
+		// binding off the cluster, nothing is evicted here: moved stays
+		// false and no Event says otherwise.
+		moved := false
 		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			if !scheduledOn(spec, it.Cluster) {
 				return nil
@@ -122,9 +125,10 @@ func (f *forker) evictHandler(k *kind) evictionqueue.Handler {
 				}
 				spec = k.spec(obj)
 			}
+			moved = err == nil
 			return err
 		})
-		if err != nil {
+		if err != nil || !moved {
 			return client.IgnoreNotFound(err)
 		}
 		logger.Info("evicted", "why", d.Reason)
