@@ -103,14 +103,24 @@ func (f *forker) evictHandler(k *kind) evictionqueue.Handler {
 		}
 
 		// Move the cluster into a graceful eviction task. On a conflict
-		// read the binding again and redo the move on what the other
-		// writer left, so its change is kept. If that writer moved the
-		// binding off the cluster, nothing is evicted here: moved stays
-		// false and no Event says otherwise.
-		moved := false
+		// read the binding again and decide again on what the other
+		// writer left, so its change is kept: if it moved the binding off
+		// the cluster, made it tolerate the taint or deleted it, nothing
+		// is evicted here, moved stays false and no Event says otherwise.
+		moved, reread := false, false
 		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			if !scheduledOn(spec, it.Cluster) {
+			if !scheduledOn(spec, it.Cluster) || !obj.GetDeletionTimestamp().IsZero() {
 				return nil
+			}
+			if reread {
+				var err error
+				if d, err = f.decide(obj, spec, &c); err != nil {
+					return evictionqueue.Abandon(err)
+				}
+				if !d.Evict {
+					logger.V(1).Info("no longer to be evicted", "why", d.Reason)
+					return nil
+				}
 			}
 			b, err := k.toLib(obj)
 			if err != nil {
@@ -123,7 +133,7 @@ func (f *forker) evictHandler(k *kind) evictionqueue.Handler {
 				if gerr := f.reader.Get(ctx, key, obj); gerr != nil {
 					return gerr
 				}
-				spec = k.spec(obj)
+				spec, reread = k.spec(obj), true
 			}
 			moved = err == nil
 			return err

@@ -69,14 +69,37 @@ func (r *recorded) Eventf(_ runtime.Object, _ runtime.Object, _, reason, _, _ st
 // off the cluster while the handler writes (a conflict), the handler has
 // evicted nothing and must not say it did.
 func TestEvictHandlerEvent(t *testing.T) {
+	update := func(change func(*workv1alpha2.ResourceBinding)) otherWriter {
+		return func(ctx context.Context, c client.Client, b *workv1alpha2.ResourceBinding) error {
+			change(b)
+			return c.Update(ctx, b)
+		}
+	}
+	moved := update(func(b *workv1alpha2.ResourceBinding) {
+		b.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member2"}}
+	})
+	tolerated := update(func(b *workv1alpha2.ResourceBinding) {
+		b.Spec.Placement = &policyv1alpha1.Placement{ClusterTolerations: []corev1.Toleration{{
+			Key: "cluster.karmada.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute,
+		}}}
+	})
+	deleting := func(ctx context.Context, c client.Client, b *workv1alpha2.ResourceBinding) error {
+		b.Finalizers = []string{"example.com/keep"} // so that Delete only marks it
+		if err := c.Update(ctx, b); err != nil {
+			return err
+		}
+		return c.Delete(ctx, b)
+	}
 	for _, tc := range []struct {
 		name       string
-		concurrent bool // another controller moves the binding to member2 first
+		concurrent otherWriter // made first, so the handler's write conflicts
 		wantEvents int
 		wantTasks  int
 	}{
-		{"evicted: one task, one Event", false, 1, 1},
-		{"moved by another writer meanwhile: no task, no Event", true, 0, 0},
+		{"evicted: one task, one Event", nil, 1, 1},
+		{"moved by another writer meanwhile: no task, no Event", moved, 0, 0},
+		{"made to tolerate the taint meanwhile: no task, no Event", tolerated, 0, 0},
+		{"being deleted meanwhile: no task, no Event", deleting, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, events := runEvictHandler(t, tc.concurrent)
@@ -96,7 +119,10 @@ func TestEvictHandlerEvent(t *testing.T) {
 
 // runEvictHandler runs the handler for binding shop/web on the NoExecute
 // tainted member1, member2 being healthy.
-func runEvictHandler(t *testing.T, concurrent bool) (client.Client, *recorded) {
+// otherWriter is another controller's write to the binding b it read.
+type otherWriter func(ctx context.Context, c client.Client, b *workv1alpha2.ResourceBinding) error
+
+func runEvictHandler(t *testing.T, concurrent otherWriter) (client.Client, *recorded) {
 	t.Helper()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	added := metav1.NewTime(now.Add(-time.Minute))
@@ -118,13 +144,12 @@ func runEvictHandler(t *testing.T, concurrent bool) (client.Client, *recorded) {
 	updates := 0
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(failed, healthy, binding).
 		WithInterceptorFuncs(interceptor.Funcs{Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
-			if updates++; concurrent && updates == 1 {
+			if updates++; concurrent != nil && updates == 1 {
 				var other workv1alpha2.ResourceBinding
 				if err := c.Get(ctx, client.ObjectKeyFromObject(obj), &other); err != nil {
 					return err
 				}
-				other.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member2"}}
-				if err := c.Update(ctx, &other); err != nil {
+				if err := concurrent(ctx, c, &other); err != nil {
 					return err
 				}
 			}
@@ -141,7 +166,7 @@ func runEvictHandler(t *testing.T, concurrent bool) (client.Client, *recorded) {
 		t.Fatal(err)
 	}
 	if updates != 1 {
-		t.Fatalf("%d updates, want 1: one eviction, or one conflict and no write of a binding no longer on member1", updates)
+		t.Fatalf("%d updates, want 1: one eviction, or one conflict and no write of a binding that should no longer leave member1", updates)
 	}
 	return c, events
 }
