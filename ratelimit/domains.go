@@ -11,6 +11,7 @@ import (
 // the sum never exceeds ResourceEvictionRate. Like bucket it takes the time
 // as an argument and never blocks; the Limiter holds its lock around it.
 type domainPacing struct {
+	cfg     Config
 	total   bucket
 	buckets map[string]*bucket
 	rates   map[string]DomainRate
@@ -19,10 +20,10 @@ type domainPacing struct {
 // apply puts in force, at now, the rates the rule gives for domains; err (a
 // failed read) pauses every domain. It returns the domains whose state or
 // rate changed, and those that left (with ok false), for metrics.
-func (p *domainPacing) apply(cfg Config, now time.Time, domains map[string]Health, err error) (changed map[string]DomainRate, left []string) {
+func (p *domainPacing) apply(now time.Time, domains map[string]Health, err error) (changed map[string]DomainRate, left []string) {
 	rates, total := map[string]DomainRate{}, 0.0
 	if err == nil {
-		rates, total = cfg.DomainRates(domains)
+		rates, total = p.cfg.DomainRates(domains)
 	}
 	if total != p.total.rate || p.buckets == nil {
 		p.total.setRate(total, now)

@@ -175,6 +175,8 @@ func (t *Tracker) SetInDomains(cluster string, faulty bool, domains ...string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	old, known := t.clusters[cluster]
+	// An informer's resync repeats what it said before: answer that
+	// without copying and sorting the domains, as below.
 	if known && old.faulty == faulty && slices.Equal(old.domains, domains) {
 		return
 	}

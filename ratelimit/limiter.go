@@ -102,7 +102,6 @@ type Limiter struct {
 	// bucket paces the callers that name no domain (Wait, TakeAt, When) by
 	// the fleet rule, and every permit also takes a slot of dom.total.
 	dom      *domainPacing
-	cfg      Config
 	reported float64   // the rate last reported to Metrics.EvictionRate
 	holdEnd  time.Time // when the decision's rate next changes by itself
 	// wake is closed (and replaced) to make blocked waiters re-read their
@@ -151,12 +150,11 @@ func NewLimiter(cfg Config, src HealthSource, opts ...Option) (*Limiter, error) 
 		recheck:  s.recheck,
 		src:      reader{src: src, notifier: notifier, poll: s.poll, logger: logger, metrics: s.metrics},
 		decision: newDecision(cfg, s.hold),
-		cfg:      cfg,
 		reported: -1,
 		wake:     make(chan struct{}),
 	}
 	if cfg.DisruptionDomain.PerDomain() {
-		l.dom = &domainPacing{}
+		l.dom = &domainPacing{cfg: cfg}
 		l.src.domains = src.(DomainHealthSource) // checked by checkDomainMode
 	}
 	return l, nil

@@ -90,7 +90,7 @@ func (l *Limiter) DomainRates() map[string]DomainRate {
 // applyDomainsLocked puts the domain rule's rates for a read at now in
 // force and reports what changed.
 func (l *Limiter) applyDomainsLocked(now time.Time, domains map[string]Health, err error) {
-	changed, left := l.dom.apply(l.cfg, now, domains, err)
+	changed, left := l.dom.apply(now, domains, err)
 	dm, _ := l.metrics.(DomainMetrics)
 	if dm == nil {
 		return

@@ -82,10 +82,11 @@ func (s *reader) read() (h Health, domains map[string]Health, changed <-chan str
 		// so the next read brings both up to date.
 		domains, err = s.domains.DomainHealth()
 		for d, dh := range domains {
-			if err == nil {
-				if err = dh.check(); err != nil {
-					err = fmt.Errorf("ratelimit: domain %q: %w", d, err)
-				}
+			if err != nil {
+				break
+			}
+			if err = dh.check(); err != nil {
+				err = fmt.Errorf("ratelimit: domain %q: %w", d, err)
 			}
 		}
 	}
