@@ -96,7 +96,7 @@ func (q *Queue) next(ctx context.Context) (*entry, error) {
 			return nil, nil
 		}
 		if q.cfg.Pacer == nil {
-			return q.takeLocked(nil)
+			return q.takeLocked("")
 		}
 		if d, ok := q.keptLocked(); ok {
 			return q.takeLocked(d)
@@ -141,11 +141,7 @@ func (q *Queue) next(ctx context.Context) (*entry, error) {
 			}
 			q.permits[got]++
 		default:
-			// The wait's slot passes to the handler call.
-			if q.domains != nil {
-				return q.takeLocked(&got)
-			}
-			return q.takeLocked(nil)
+			return q.takeLocked(got) // the wait's slot passes to the handler call
 		}
 		q.kickLocked()
 	}
@@ -153,8 +149,8 @@ func (q *Queue) next(ctx context.Context) (*entry, error) {
 
 // keptLocked finds a permit kept from before that an item pending now can
 // use: any, under one pacer; one for a domain with pending items, with a
-// DomainPacer. It returns the domain to take from (nil: the head item).
-func (q *Queue) keptLocked() (*string, bool) {
+// DomainPacer. It returns the domain it was granted for.
+func (q *Queue) keptLocked() (string, bool) {
 	for d, n := range q.permits {
 		if n == 0 || (q.domains != nil && !q.s.pending.has(d)) {
 			continue
@@ -162,12 +158,9 @@ func (q *Queue) keptLocked() (*string, bool) {
 		if q.permits[d]--; q.permits[d] == 0 {
 			delete(q.permits, d)
 		}
-		if q.domains == nil {
-			return nil, true
-		}
-		return &d, true
+		return d, true
 	}
-	return nil, false
+	return "", false
 }
 
 // pacerWait is a worker's wait in Pacer.Wait.
@@ -200,12 +193,12 @@ func (q *Queue) kickLocked() {
 	}
 }
 
-// takeLocked takes the head item for a worker, of domain when not nil, and
-// unlocks.
-func (q *Queue) takeLocked(domain *string) (*entry, error) {
+// takeLocked takes the head item for a worker, with a DomainPacer the head
+// of domain (the permit's), and unlocks.
+func (q *Queue) takeLocked(domain string) (*entry, error) {
 	var e *entry
-	if domain != nil {
-		e = q.s.takeFrom(*domain, q.latencyNow())
+	if q.domains != nil {
+		e = q.s.takeFrom(domain, q.latencyNow())
 	} else {
 		e = q.s.take(q.latencyNow())
 	}
