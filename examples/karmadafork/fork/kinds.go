@@ -35,7 +35,6 @@ type kind struct {
 	name  string
 	new   func() client.Object
 	list  func() client.ObjectList
-	items func(client.ObjectList) []client.Object
 	spec  func(client.Object) *workv1alpha2.ResourceBindingSpec
 	toLib func(client.Object) (gracefulevict.Binding, error)
 	queue *evictionqueue.Queue
@@ -46,14 +45,6 @@ func resourceBindings() *kind {
 		name: ResourceBindingQueue,
 		new:  func() client.Object { return &workv1alpha2.ResourceBinding{} },
 		list: func() client.ObjectList { return &workv1alpha2.ResourceBindingList{} },
-		items: func(l client.ObjectList) []client.Object {
-			items := l.(*workv1alpha2.ResourceBindingList).Items
-			out := make([]client.Object, len(items))
-			for i := range items {
-				out[i] = &items[i]
-			}
-			return out
-		},
 		spec: func(o client.Object) *workv1alpha2.ResourceBindingSpec {
 			return &o.(*workv1alpha2.ResourceBinding).Spec
 		},
@@ -68,14 +59,6 @@ func clusterResourceBindings() *kind {
 		name: ClusterResourceBindingQueue,
 		new:  func() client.Object { return &workv1alpha2.ClusterResourceBinding{} },
 		list: func() client.ObjectList { return &workv1alpha2.ClusterResourceBindingList{} },
-		items: func(l client.ObjectList) []client.Object {
-			items := l.(*workv1alpha2.ClusterResourceBindingList).Items
-			out := make([]client.Object, len(items))
-			for i := range items {
-				out[i] = &items[i]
-			}
-			return out
-		},
 		spec: func(o client.Object) *workv1alpha2.ResourceBindingSpec {
 			return &o.(*workv1alpha2.ClusterResourceBinding).Spec
 		},

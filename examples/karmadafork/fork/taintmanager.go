@@ -8,6 +8,8 @@ import (
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,11 +31,11 @@ func (f *forker) setupTaintManager(mgr manager.Manager, k *kind) error {
 			log.FromContext(ctx).Error(err, "listing bindings of a cluster", "cluster", o.GetName())
 			return nil
 		}
-		items := k.items(list)
-		out := make([]reconcile.Request, len(items))
-		for i, b := range items {
-			out[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b)}
-		}
+		var out []reconcile.Request
+		_ = meta.EachListItem(list, func(b runtime.Object) error { // fails only on a list without Items
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b.(client.Object))})
+			return nil
+		})
 		return out
 	})
 	return builder.ControllerManagedBy(mgr).
