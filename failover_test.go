@@ -460,7 +460,7 @@ func checkAgainstReference(t *testing.T, seed uint64) {
 		t.Fatalf("seed %d: Compile error %v, reference error %v for %+v", seed, err, refErr, a)
 	}
 	if err != nil {
-		if _, ok := errors.AsType[*failover.AffinityError](err); !ok {
+		if ae := (*failover.AffinityError)(nil); !errors.As(err, &ae) {
 			t.Fatalf("seed %d: Compile error %v is not an *AffinityError", seed, err)
 		}
 		return

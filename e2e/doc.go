@@ -5,7 +5,7 @@
 // Run from the repository root:
 //
 //	bash hack/e2e-binaries.sh
-//	(cd e2e && go test -race -count=1 ./...)
+//	go test -tags e2e -race -count=1 ./e2e/...
 //
 // The binaries are looked up in $FAILOVER_E2E_BIN_DIR, else in
 // ${FAILOVER_E2E_CACHE:-$HOME/.cache/failover-e2e}/v1.36.3, where the script

@@ -32,5 +32,6 @@
 //
 // Run has the shape of controller-runtime's manager.Runnable: in a manager,
 // mgr.Add(manager.RunnableFunc(q.Run)) runs a queue on the elected leader and
-// stops it, nothing lost, when the manager stops.
+// stops it, nothing lost, when the manager stops (see Example_queueAsRunnable
+// in the module examples/controllerruntime).
 package evictionqueue

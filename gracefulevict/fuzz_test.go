@@ -7,6 +7,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/failoverkit/failover"
 )
@@ -46,10 +47,10 @@ func FuzzAssess(f *testing.F) {
 				task.CreationTimestamp = &metav1.Time{Time: t0.Add(time.Duration(int8(next())) * time.Minute)}
 			}
 			if flags&2 != 0 {
-				task.SuppressDeletion = new(flags&4 != 0)
+				task.SuppressDeletion = ptr.To(flags&4 != 0)
 			}
 			if flags&8 != 0 {
-				task.GracePeriodSeconds = new(int32(int8(next())) * 30)
+				task.GracePeriodSeconds = ptr.To(int32(int8(next())) * 30)
 			}
 			b.Tasks = append(b.Tasks, task)
 		}

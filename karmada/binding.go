@@ -7,6 +7,7 @@ import (
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"k8s.io/utils/ptr"
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/gracefulevict"
@@ -147,13 +148,13 @@ func toTask(t *gracefulevict.Task) workv1alpha2.GracefulEvictionTask {
 		CreationTimestamp:      t.CreationTimestamp.DeepCopy(),
 	}
 	if t.Replicas != nil {
-		out.Replicas = new(*t.Replicas)
+		out.Replicas = ptr.To(*t.Replicas)
 	}
 	if t.GracePeriodSeconds != nil {
-		out.GracePeriodSeconds = new(*t.GracePeriodSeconds)
+		out.GracePeriodSeconds = ptr.To(*t.GracePeriodSeconds)
 	}
 	if t.SuppressDeletion != nil {
-		out.SuppressDeletion = new(*t.SuppressDeletion)
+		out.SuppressDeletion = ptr.To(*t.SuppressDeletion)
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/gracefulevict"
@@ -71,7 +72,7 @@ func TestFromResourceBinding(t *testing.T) {
 		Health:   map[string]gracefulevict.ResourceHealth{"member2": gracefulevict.Healthy, "member1": gracefulevict.Unknown},
 		Tasks: []gracefulevict.Task{{
 			FromCluster: "member1", Producer: "TaintManager", Reason: "TaintUntolerated", Message: "cluster member1 is not ready",
-			PurgeMode: failover.PurgeModeGracefully, Replicas: new(int32(2)), GracePeriodSeconds: new(int32(600)),
+			PurgeMode: failover.PurgeModeGracefully, Replicas: ptr.To(int32(2)), GracePeriodSeconds: ptr.To(int32(600)),
 			PreservedLabelState: map[string]string{"failover.karmada.io/replicas": "2"}, ClustersBeforeFailover: []string{"member1"},
 			CreationTimestamp: &created,
 		}},
@@ -124,7 +125,7 @@ func TestApplyBindingRoundTrips(t *testing.T) {
 	karmada.ApplyBinding(&out.Spec, b)
 	assert.Equal(t, rb, out, "every field of the schedule result and the tasks survives the round trip")
 
-	b.Tasks[0].Replicas = new(int32(7))
+	b.Tasks[0].Replicas = ptr.To(int32(7))
 	b.Tasks[0].PreservedLabelState["x"] = "y"
 	assert.Equal(t, int32(2), *out.Spec.GracefulEvictionTasks[0].Replicas, "the binding keeps its own copy")
 	assert.NotContains(t, out.Spec.GracefulEvictionTasks[0].PreservedLabelState, "x")
@@ -145,7 +146,7 @@ func TestApplyBindingAfterEvict(t *testing.T) {
 	require.Len(t, out.Spec.GracefulEvictionTasks, 2)
 	assert.Equal(t, rb.Spec.GracefulEvictionTasks[0], out.Spec.GracefulEvictionTasks[0])
 	assert.Equal(t, workv1alpha2.GracefulEvictionTask{
-		FromCluster: "member2", Reason: "TaintUntolerated", Producer: "EvictionQueue", PurgeMode: "Directly", Replicas: new(int32(2)),
+		FromCluster: "member2", Reason: "TaintUntolerated", Producer: "EvictionQueue", PurgeMode: "Directly", Replicas: ptr.To(int32(2)),
 	}, out.Spec.GracefulEvictionTasks[1])
 
 	rest := out.DeepCopy()

@@ -171,7 +171,7 @@ func compileAffinity(a *failover.ClusterAffinity, path string) (*failover.Affini
 	if err == nil {
 		return m, nil
 	}
-	if ae, ok := errors.AsType[*failover.AffinityError](err); ok {
+	if ae := (*failover.AffinityError)(nil); errors.As(err, &ae) {
 		return nil, fmt.Errorf("prescheduling: placement.%s.%s: %w", path, ae.Field, ae.Err)
 	}
 	return nil, fmt.Errorf("prescheduling: placement.%s: %w", path, err)

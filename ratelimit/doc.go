@@ -56,7 +56,7 @@
 //
 // There are two ways to pace a controller-runtime controller. Either its
 // Reconcile calls Limiter.Wait before each eviction (see
-// Example_controllerRuntime): every worker of every controller sharing the
+// Example_pacedReconciler in the module examples/controllerruntime): every worker of every controller sharing the
 // Limiter then gets the one rate, and a pause holds them all, since a
 // Reconcile that is waiting has not evicted yet. Or Reconcile only adds
 // items to evictionqueue queues paced by the Limiter, and each queue runs as

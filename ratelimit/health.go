@@ -98,12 +98,13 @@ type Tracker struct {
 	// allocate nothing; nil means no one holds the current channel.
 	changed chan struct{}
 
-	// synced, when set, is closed once the Tracker knows the whole fleet:
-	// by the feeding informer's handler registration, or by MarkSynced
-	// (then it is markSynced). Until then Health fails with ErrNotSynced.
-	synced     <-chan struct{}
+	// Until the Tracker knows the whole fleet Health fails with
+	// ErrNotSynced. hasSynced, for a Tracker fed by an informer, is its
+	// handler registration's HasSynced; markSynced, for NewUnsyncedTracker,
+	// is closed by MarkSynced. Neither set: synced from the start.
+	hasSynced  func() bool
+	markSynced chan struct{}
 	syncedDone atomic.Bool
-	markSynced chan struct{} // guarded by mu; nil unless NewUnsyncedTracker
 }
 
 // trackedCluster is what a Tracker knows of one cluster.
@@ -128,8 +129,7 @@ func NewTracker() *Tracker { return &Tracker{} }
 // Set, typically after the cache has synced and its list has been walked.
 // Sets and Deletes before MarkSynced are kept.
 func NewUnsyncedTracker() *Tracker {
-	ch := make(chan struct{})
-	return &Tracker{synced: ch, markSynced: ch}
+	return &Tracker{markSynced: make(chan struct{})}
 }
 
 // MarkSynced declares that the Tracker now knows the whole fleet: Health
@@ -138,11 +138,11 @@ func NewUnsyncedTracker() *Tracker {
 // calling it on a Tracker from NewTracker (always synced) or
 // NewInformerSource (its informer decides when it has synced).
 func (t *Tracker) MarkSynced() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.markSynced == nil {
 		return
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	select {
 	case <-t.markSynced:
 	default:
@@ -288,24 +288,39 @@ func DomainsOf(c failover.Cluster, d Domain) []string {
 }
 
 func (t *Tracker) isSynced() bool {
-	if t.synced == nil || t.syncedDone.Load() {
+	if t.syncedDone.Load() {
 		return true
 	}
-	select {
-	case <-t.synced:
-		t.syncedDone.Store(true)
-		return true
-	default:
-		return false
+	switch {
+	case t.hasSynced != nil:
+		if !t.hasSynced() {
+			return false
+		}
+	case t.markSynced != nil:
+		select {
+		case <-t.markSynced:
+		default:
+			return false
+		}
 	}
+	t.syncedDone.Store(true)
+	return true
 }
 
 // Changed returns a channel that is closed at the next change of Health.
 // Before the Tracker has synced, that change is the sync itself: Health
-// answers ErrNotSynced whatever the events, so they change nothing.
+// answers ErrNotSynced whatever the events, so they change nothing. For a
+// Tracker from NewUnsyncedTracker the channel is closed by MarkSynced; for
+// one from NewInformerSource it is nil until the sync, since a handler
+// registration tells of its sync only when asked (HasSynced), and a Limiter
+// polls a source whose Health fails (WithPollInterval) and so sees the sync
+// at its next poll.
 func (t *Tracker) Changed() <-chan struct{} {
 	if !t.isSynced() {
-		return t.synced
+		if t.markSynced != nil {
+			return t.markSynced
+		}
+		return nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -29,10 +29,11 @@ type Informer interface {
 // Until the informer has delivered its initial list to this handler the
 // Tracker's Health returns ErrNotSynced, which pauses a Limiter: a half-listed
 // fleet says nothing about the failure rate. The sync is the handler
-// registration's (HasSyncedChecker), not the informer's: it waits for the
-// initial list to reach this Tracker, not only the informer's store. It
-// closes the Changed channel, so a waiting Limiter resumes at once. The
-// handler stays registered for the informer's lifetime.
+// registration's (HasSynced), not the informer's: it waits for the initial
+// list to reach this Tracker, not only the informer's store. A Limiter polls
+// a source whose Health fails, so it resumes within its poll interval
+// (WithPollInterval, default 1s) of the sync. The handler stays registered
+// for the informer's lifetime.
 //
 // An object that cannot be keyed (one without object metadata) is left out of
 // fleet health and logged through the source's logger, set with
@@ -58,7 +59,10 @@ func NewInformerSource(inf Informer, faulty func(obj any) bool, opts ...SourceOp
 	if err != nil {
 		return nil, fmt.Errorf("ratelimit: NewInformerSource: adding event handler: %w", err)
 	}
-	t.synced = reg.HasSyncedChecker().Done()
+	if reg == nil {
+		return nil, fmt.Errorf("ratelimit: NewInformerSource: %T.AddEventHandler returned no registration and no error", inf)
+	}
+	t.hasSynced = reg.HasSynced
 	return t, nil
 }
 

@@ -42,9 +42,16 @@ func TestNewInformerSourceRejectsNil(t *testing.T) {
 }
 
 // waitHealth blocks on the Tracker's Changed channel until Health is want.
+// Before the sync the channel is nil (the registration answers HasSynced
+// only when asked), so it first waits for the sync as client-go's
+// WaitForCacheSync waits for an informer: by asking.
 func waitHealth(t *testing.T, tr *Tracker, want Health) {
 	t.Helper()
 	guard := time.After(30 * time.Second) // hang protection only
+	guardCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.True(t, cache.WaitForCacheSync(guardCtx.Done(), func() bool { _, err := tr.Health(); return err == nil }),
+		"the Tracker never synced")
 	for {
 		ch := tr.Changed()
 		if h, err := tr.Health(); err == nil && h == want {
@@ -112,8 +119,11 @@ func TestInformerSourceSyncReleasesLimiter(t *testing.T) {
 	go func() { defer close(done); inf.Run(ctx.Done()) }()
 	defer func() { cancel(); <-done; src.Shutdown() }()
 
-	// The sync closes the Changed channel the waiter selects on: it goes
-	// through at once, with no clock step and no poll.
+	// The Limiter polls a source whose Health fails: once the handler has
+	// the initial list, the next poll (1s, the default) lets the waiter
+	// through.
+	waitHealth(t, tr, Health{Total: 2})
+	clk.Step(time.Second)
 	require.NoError(t, <-res)
 	wg.Wait()
 	assert.Equal(t, 0.5, l.Rate())
@@ -184,14 +194,7 @@ func (c *captureInformer) AddEventHandler(h cache.ResourceEventHandler) (cache.R
 // syncedRegistration reports the initial list as delivered.
 type syncedRegistration struct{}
 
-func (syncedRegistration) HasSynced() bool                     { return true }
-func (syncedRegistration) HasSyncedChecker() cache.DoneChecker { return syncedRegistration{} }
-func (syncedRegistration) Name() string                        { return "synced" }
-func (syncedRegistration) Done() <-chan struct{} {
-	ch := make(chan struct{})
-	close(ch)
-	return ch
-}
+func (syncedRegistration) HasSynced() bool { return true }
 
 // An object the source cannot key is left out of fleet health and reported
 // through the logger the caller gave, not klog's global one.

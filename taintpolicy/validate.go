@@ -189,7 +189,7 @@ func validateAffinity(a *failover.ClusterAffinity, path *field.Path) field.Error
 // trimRoot drops the root package's "failover: clusterAffinity.<field>:"
 // prefix, which repeats the path the field error already carries.
 func trimRoot(err error) string {
-	if ae, ok := errors.AsType[*failover.AffinityError](err); ok {
+	if ae := (*failover.AffinityError)(nil); errors.As(err, &ae) {
 		return ae.Err.Error()
 	}
 	return err.Error()

@@ -233,7 +233,8 @@ func child(t reflect.Type, k string) reflect.Type {
 func fieldsOf(t reflect.Type) map[string]reflect.Type {
 	fields := map[string]reflect.Type{}
 	var embedded []reflect.Type
-	for f := range t.Fields() {
+	for i := range t.NumField() {
+		f := t.Field(i)
 		tag := f.Tag.Get("json")
 		name, opts, _ := strings.Cut(tag, ",")
 		switch {

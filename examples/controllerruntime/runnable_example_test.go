@@ -1,4 +1,4 @@
-package evictionqueue_test
+package controllerruntime_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // leader only (a RunnableFunc needs leader election) and, on shutdown, cancels
 // its context and waits for Run to return: workers stop, nothing queued is
 // lost. Reconcilers call q.Add and q.CancelCluster; the Pacer paces them all.
-func ExampleQueue_Run_controllerRuntime() {
+func Example_queueAsRunnable() {
 	ctx, cancel := context.WithCancel(context.Background())
 	q, err := evictionqueue.New(evictionqueue.Config{Name: "resource-binding"},
 		func(_ context.Context, it evictionqueue.Item) error {

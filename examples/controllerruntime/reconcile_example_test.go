@@ -1,4 +1,4 @@
-package ratelimit_test
+package controllerruntime_test
 
 import (
 	"context"
@@ -36,7 +36,7 @@ func (r *evictionReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 // before each eviction. The Tracker is fed by hand (from the Cluster
 // controller's Reconcile) and starts unsynced, so a restarted manager evicts
 // nothing until it has seen the whole fleet; then evictions go at 0.5/s.
-func Example_controllerRuntime() {
+func Example_pacedReconciler() {
 	clk := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	start := clk.Now()
 	tracker := ratelimit.NewUnsyncedTracker()
