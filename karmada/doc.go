@@ -19,6 +19,12 @@
 //     result, graceful eviction tasks, aggregated health), and
 //     [PreschedulingRequest] for the pre-scheduling check.
 //
+// What Karmada v1.18's taint manager reads and writes when it evicts:
+// [AppliedTolerations] (the tolerations of the applied placement),
+// [EvictionPurgeMode] (the task's purge mode) and [PreservedLabelState]
+// (the state spec.failover.cluster.statePreservation carries to the new
+// cluster).
+//
 // Back to Karmada: [ApplyClusterTaints] writes a cluster's spec.taints and
 // [ApplyBinding] a binding's spec.clusters and spec.gracefulEvictionTasks.
 // [FromUnstructuredCluster] and [ApplyUnstructuredTaints] do the same for a
