@@ -1,255 +1,237 @@
-package fork
+package controllers
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
-	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
-	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
-	"github.com/failoverkit/failover/gracefulevict"
-	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/metrics"
 	"github.com/failoverkit/failover/ratelimit"
-	"github.com/failoverkit/failover/taintpolicy"
 )
 
-// FieldManager is the field manager of every write the reconcilers make.
-const FieldManager = "karmadafork"
-
-// Queue names: the names Karmada v1.18's taint manager gives its two queues,
-// so the name label of the eviction series (metrics.WithKarmadaNames) is the
-// one existing dashboards filter on.
+// Queue names: the names Karmada v1.18's taint manager gives its two
+// queues, so the name label of the eviction series (Karmada's names,
+// metrics.WithKarmadaNames) keeps the values existing dashboards filter on.
 const (
 	ResourceBindingQueue        = "binding-eviction"
 	ClusterResourceBindingQueue = "cluster-binding-eviction"
 )
 
-// Options configure Setup. The zero value of each field means the default
-// stated beside it, except Rate, which main fills from flags
-// (ratelimit.Config.AddFlags beside Karmada's ClusterFailoverOptions.AddFlags).
-type Options struct {
-	// Rate is the fleet-wide eviction rate rule; it is validated.
+// EvictionOptions tune the EvictionController. The zero value of each
+// field means the default stated beside it. Inside karmada-controller-manager
+// the init function fills the fields that mirror Karmada's own flags from
+// them (package controllermanager).
+type EvictionOptions struct {
+	// Rate is the eviction rate rule shared by both queues, for the fleet
+	// or per disruption domain (ratelimit.Config.AddFlags). The zero Config
+	// means ratelimit.DefaultConfig(). It is validated.
 	Rate ratelimit.Config
 	// EnableNoExecuteTaintEviction is Karmada's
-	// --enable-no-execute-taint-eviction: without it NoExecute taints evict
-	// nothing (PreferNoExecute taints, which a binding opts into with
-	// spec.failover.cluster, still do).
+	// --enable-no-execute-taint-eviction, false by default as there: a
+	// NoExecute taint alone then evicts nothing. A PreferNoExecute taint
+	// still moves a binding that opted in with spec.failover.cluster.
 	EnableNoExecuteTaintEviction bool
 	// NoExecuteTaintEvictionPurgeMode is Karmada's
-	// --no-execute-taint-eviction-purge-mode: the purge mode of a task for
-	// a binding without spec.failover.cluster. Default Gracefully.
+	// --no-execute-taint-eviction-purge-mode: the purge mode of the task of
+	// a binding without spec.failover.cluster (karmada.EvictionPurgeMode).
+	// Gracefully or Directly; default Gracefully.
 	NoExecuteTaintEvictionPurgeMode failover.PurgeMode
-	// GracefulEvictionTimeout ends a task without its own
-	// gracePeriodSeconds this long after it was created (Karmada's
-	// --graceful-eviction-timeout). Default 10m.
-	GracefulEvictionTimeout time.Duration
-	// Workers is the number of handler goroutines of each eviction queue.
-	// The Limiter paces all of them together. Default 1.
+	// StatefulFailoverInjection is Karmada's feature gate of that name
+	// (default off): when on, the task of a binding whose
+	// spec.failover.cluster has statePreservation rules carries the state
+	// they extract from the evicted copy (karmada.PreservedLabelState).
+	StatefulFailoverInjection bool
+	// Workers is the number of handler goroutines of each eviction queue,
+	// at most evictionqueue.MaxWorkers. The Limiter paces all of them
+	// together. Default 1.
 	Workers int
-	// Registerer receives the library's metrics, with Karmada's names
-	// (metrics.WithKarmadaNames). Default controller-runtime's
-	// metrics.Registry, which the manager serves.
+	// Registerer receives the eviction series under Karmada's names
+	// (metrics.WithKarmadaNames: Karmada's own collectors, when registered
+	// there already, are adopted). Default controller-runtime's
+	// metrics.Registry, which the manager serves and on which
+	// karmada-controller-manager registers its collectors.
 	Registerer prometheus.Registerer
-	// Now is the clock of the decisions. Default time.Now.
-	Now func() time.Time
+	// Clock is the clock of the decisions, the Limiter and the queues.
+	// Default the real clock.
+	Clock clock.WithTicker
 }
 
-// Fork is the failover loop added to a manager by Setup.
-type Fork struct {
-	// Limiter paces both eviction queues; its rate follows fleet health.
-	Limiter *ratelimit.Limiter
-	// Queues are the eviction queues, by name (ResourceBindingQueue and
-	// ClusterResourceBindingQueue).
-	Queues map[string]*evictionqueue.Queue
-}
-
-// AddToScheme adds the kinds the reconcilers read and write: Kubernetes'
-// own (Events, Leases) and Karmada v1.18's Cluster, policy and work kinds.
-func AddToScheme(s *runtime.Scheme) error {
-	return errors.Join(
-		clientgoscheme.AddToScheme(s),
-		clusterv1alpha1.Install(s),
-		policyv1alpha1.Install(s),
-		workv1alpha2.Install(s),
-	)
-}
-
-// Setup adds the four reconcilers and the two eviction queues to mgr, whose
-// scheme must hold AddToScheme's kinds. ctx is used only to get the Cluster
-// informer that feeds fleet health. Nothing runs until mgr starts.
-func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Fork, error) {
-	if err := opts.Rate.Validate(); err != nil {
-		return nil, err
+// withDefaults validates o and fills in the defaults of its zero fields.
+func (o EvictionOptions) withDefaults() (EvictionOptions, error) {
+	if o.Rate == (ratelimit.Config{}) {
+		o.Rate = ratelimit.DefaultConfig()
 	}
-	if opts.NoExecuteTaintEvictionPurgeMode == "" {
-		opts.NoExecuteTaintEvictionPurgeMode = failover.PurgeModeGracefully
+	if err := o.Rate.Validate(); err != nil {
+		return o, err
 	}
-	switch opts.NoExecuteTaintEvictionPurgeMode {
+	if o.NoExecuteTaintEvictionPurgeMode == "" {
+		o.NoExecuteTaintEvictionPurgeMode = failover.PurgeModeGracefully
+	}
+	switch o.NoExecuteTaintEvictionPurgeMode {
 	case failover.PurgeModeGracefully, failover.PurgeModeDirectly:
 	default:
-		return nil, fmt.Errorf("fork: Options.NoExecuteTaintEvictionPurgeMode (--no-execute-taint-eviction-purge-mode) %q: want Gracefully or Directly", opts.NoExecuteTaintEvictionPurgeMode)
+		return o, fmt.Errorf("controllers: EvictionOptions.NoExecuteTaintEvictionPurgeMode (--no-execute-taint-eviction-purge-mode) %q: want Gracefully or Directly", o.NoExecuteTaintEvictionPurgeMode)
 	}
-	if opts.GracefulEvictionTimeout < 0 {
-		return nil, fmt.Errorf("fork: Options.GracefulEvictionTimeout (--graceful-eviction-timeout) %v: must not be negative", opts.GracefulEvictionTimeout)
+	if o.Workers < 0 || o.Workers > evictionqueue.MaxWorkers {
+		return o, fmt.Errorf("controllers: EvictionOptions.Workers %d: want 0 (the default, 1) to %d", o.Workers, evictionqueue.MaxWorkers)
 	}
-	if opts.GracefulEvictionTimeout == 0 {
-		opts.GracefulEvictionTimeout = 10 * time.Minute
+	if o.Registerer == nil {
+		o.Registerer = crmetrics.Registry
 	}
-	if opts.Workers < 0 {
-		return nil, fmt.Errorf("fork: Options.Workers %d: must not be negative", opts.Workers)
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
 	}
-	if opts.Registerer == nil {
-		opts.Registerer = crmetrics.Registry
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
+	return o, nil
+}
 
-	m, err := metrics.New(opts.Registerer, metrics.WithKarmadaNames())
+// EvictionController replaces Karmada's taint manager. For each
+// ResourceBinding and ClusterResourceBinding scheduled on a cluster with an
+// evicting taint, failover.DecideEviction says now, later (the binding is
+// reconciled again at the earliest deadline) or never: NoExecute taints
+// (only with EnableNoExecuteTaintEviction) against the tolerations of the
+// applied placement (karmada.AppliedTolerations), PreferNoExecute taints by
+// spec.failover.cluster. Now puts the binding into the eviction queue of
+// its kind; both queues are paced by one ratelimit.Limiter whose rate
+// follows the health of the fleet, read from the Clusters' taints through
+// the manager's informer (ClusterFaulty, and ClusterDomains under a
+// disruption domain). A cluster that is no longer faulty cancels its queued
+// items.
+//
+// A queue's handler decides again on fresh reads (a cluster that recovered,
+// or a binding that moved or now tolerates the taint, is left alone), runs
+// the pre-scheduling check with the binding's placement and the fleet
+// (capacity from the clusters' resource summaries, karmada.Capacity), and
+// then moves the cluster from spec.clusters into a graceful eviction task
+// written as Karmada's taint manager writes it (producer TaintManager,
+// reason TaintUntolerated, karmada.EvictionPurgeMode, the preserved label
+// state), with optimistic concurrency. Infeasible: nothing is written, the
+// item is abandoned (its permit goes back to the Limiter) and a Warning
+// Event on the binding says why.
+//
+// The queues run as manager Runnables that need leader election, as the
+// controllers do: only the leader evicts.
+type EvictionController struct {
+	opts     EvictionOptions
+	client   client.Client // the manager's cached client
+	reader   client.Reader // the API server itself, for decisions that must not act on a stale cache
+	recorder eventRecorder
+	limiter  *ratelimit.Limiter
+	kinds    []*kind
+}
+
+// NewEvictionController checks opts and fills in their defaults. It touches
+// no manager, so a bad option is reported before anything starts.
+func NewEvictionController(opts EvictionOptions) (*EvictionController, error) {
+	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
+	}
+	return &EvictionController{opts: opts}, nil
+}
+
+// SetupWithManager adds the controller to mgr, whose scheme must hold
+// AddToScheme's kinds: the fleet health source on the manager's Cluster
+// informer, the Limiter, the two eviction queues (as Runnables), the
+// bindings' index by cluster, and the reconcilers of Clusters and of both
+// binding kinds. Call it once, before mgr starts; nothing runs until then.
+func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
+	// Neither call blocks before the manager starts.
+	ctx := context.Background()
+	m, err := metrics.New(c.opts.Registerer, metrics.WithKarmadaNames())
+	if err != nil {
+		return err
 	}
 	inf, err := mgr.GetCache().GetInformer(ctx, &clusterv1alpha1.Cluster{})
 	if err != nil {
-		return nil, fmt.Errorf("fork: the Cluster informer: %w", err)
+		return fmt.Errorf("controllers: the Cluster informer: %w", err)
 	}
 	srcOpts := []ratelimit.SourceOption{ratelimit.WithSourceLogger(mgr.GetLogger().WithName("fleet-health"))}
 	var domainOf func(cluster string) string // nil under the fleet rule
-	if domain := opts.Rate.DisruptionDomain; domain.PerDomain() {
-		// --disruption-domain: the Tracker counts each Cluster in its
-		// region (zone, provider), and each queue paces an item by its
-		// cluster's domain, read from the cache when the item is queued.
-		srcOpts = append(srcOpts, ratelimit.WithDomains(func(obj any) []string { return clusterDomains(obj, domain) }))
+	if domain := c.opts.Rate.DisruptionDomain; domain.PerDomain() {
+		// The Tracker counts each Cluster in its region (zone, provider),
+		// and each queue paces an item by its cluster's domain, read from
+		// the cache when the item is queued.
+		srcOpts = append(srcOpts, ratelimit.WithDomains(ClusterDomains(domain)))
 		cache := mgr.GetCache()
 		domainOf = func(name string) string {
-			var c clusterv1alpha1.Cluster
-			if err := cache.Get(context.Background(), client.ObjectKey{Name: name}, &c); err != nil {
+			var cl clusterv1alpha1.Cluster
+			if err := cache.Get(context.Background(), client.ObjectKey{Name: name}, &cl); err != nil {
 				return "" // gone: the domain of clusters without one
 			}
-			return clusterDomains(&c, domain)[0]
+			// A multi-zone cluster's items are paced by its first zone.
+			return ClusterDomains(domain)(&cl)[0]
 		}
 	}
-	tracker, err := ratelimit.NewInformerSource(inf, clusterFaulty, srcOpts...)
+	tracker, err := ratelimit.NewInformerSource(inf, ClusterFaulty, srcOpts...)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	limiter, err := ratelimit.NewLimiter(opts.Rate, tracker, ratelimit.WithMetrics(m))
+	limiter, err := ratelimit.NewLimiter(c.opts.Rate, tracker,
+		ratelimit.WithMetrics(m), ratelimit.WithClock(c.opts.Clock), ratelimit.WithLogger(mgr.GetLogger().WithName("eviction-rate")))
 	if err != nil {
-		return nil, err
+		return err
 	}
 
-	f := &forker{
-		opts:     opts,
-		client:   mgr.GetClient(),
-		reader:   mgr.GetAPIReader(),
-		recorder: mgr.GetEventRecorder(FieldManager),
-		assessor: gracefulevict.NewAssessor(gracefulevict.WithDefaultTimeout(opts.GracefulEvictionTimeout)),
+	c.client = mgr.GetClient()
+	c.reader = mgr.GetAPIReader()
+	c.recorder = mgr.GetEventRecorder(FieldManager)
+	c.limiter = limiter
+	c.kinds = []*kind{resourceBindings(), clusterResourceBindings()}
+	if err := indexBindings(ctx, mgr, c.kinds); err != nil {
+		return err
 	}
-	if err := f.indexBindings(ctx, mgr); err != nil {
-		return nil, err
-	}
-	out := &Fork{Limiter: limiter, Queues: map[string]*evictionqueue.Queue{}}
-	for _, k := range []*kind{resourceBindings(), clusterResourceBindings()} {
+	for _, k := range c.kinds {
 		q, err := evictionqueue.New(evictionqueue.Config{
-			Name:    k.name,
-			Workers: opts.Workers,
-			Pacer:   limiter,
-			Metrics: m,
-			Logger:  mgr.GetLogger().WithName(k.name),
-			// A multi-zone cluster's items are paced by its first zone.
+			Name:     k.queue,
+			Workers:  c.opts.Workers,
+			Pacer:    limiter,
+			Metrics:  m,
+			Clock:    c.opts.Clock,
+			Logger:   mgr.GetLogger().WithName(k.queue),
 			DomainOf: domainOf,
-		}, f.evictHandler(k))
+		}, c.evictHandler(k))
 		if err != nil {
-			return nil, err
+			return err
 		}
-		k.queue = q
-		out.Queues[k.name] = q
-		f.kinds = append(f.kinds, k)
+		k.q = q
 		// A plain RunnableFunc needs leader election: only the leader
 		// evicts, and a standby's queue stays empty because its
 		// controllers do not run either.
 		if err := mgr.Add(manager.RunnableFunc(q.Run)); err != nil {
-			return nil, err
+			return err
 		}
 	}
-
-	evaluator, err := taintpolicy.NewEvaluator(nil)
-	if err != nil {
-		return nil, err
+	if err := c.setupRecovery(mgr); err != nil {
+		return err
 	}
-	if err := f.setupTaints(mgr, evaluator); err != nil {
-		return nil, err
-	}
-	if err := f.setupRecovery(mgr); err != nil {
-		return nil, err
-	}
-	for _, k := range f.kinds {
-		if err := f.setupTaintManager(mgr, k); err != nil {
-			return nil, err
-		}
-		if err := f.setupGraceful(mgr, k); err != nil {
-			return nil, err
+	for _, k := range c.kinds {
+		if err := c.setupTaintManager(mgr, k); err != nil {
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
-// forker holds what the reconcilers share.
-type forker struct {
-	opts     Options
-	client   client.Client // the manager's cached client
-	reader   client.Reader // the API server itself, for decisions that must not act on a stale cache
-	recorder eventRecorder
-	assessor *gracefulevict.Assessor
-	kinds    []*kind
-}
+// Limiter is the Limiter that paces both queues; nil before
+// SetupWithManager.
+func (c *EvictionController) Limiter() *ratelimit.Limiter { return c.limiter }
 
-// eventRecorder is the one method of controller-runtime's recorder used.
-type eventRecorder interface {
-	Eventf(regarding runtime.Object, related runtime.Object, eventtype, reason, action, note string, args ...any)
-}
-
-// clusterFaulty is fleet health's question: a Cluster with a NoExecute or
-// PreferNoExecute taint is faulty. One that does not convert counts as
-// faulty: its taints cannot be read, so it cannot be trusted as a target.
-func clusterFaulty(obj any) bool {
-	c, ok := obj.(*clusterv1alpha1.Cluster)
-	if !ok {
-		return false
+// Queue is the eviction queue named name (ResourceBindingQueue or
+// ClusterResourceBindingQueue); nil before SetupWithManager or for another
+// name.
+func (c *EvictionController) Queue(name string) *evictionqueue.Queue {
+	for _, k := range c.kinds {
+		if k.queue == name {
+			return k.q
+		}
 	}
-	fc, err := karmada.FromCluster(c)
-	if err != nil {
-		return true
-	}
-	return failover.IsFaulty(fc)
-}
-
-// clusterDomains is the disruption domains a Cluster counts in
-// (ratelimit.DomainsOf): never empty, [""] for one without a region (zone,
-// provider) or that does not convert.
-func clusterDomains(obj any, d ratelimit.Domain) []string {
-	c, ok := obj.(*clusterv1alpha1.Cluster)
-	if !ok {
-		return []string{""}
-	}
-	fc, err := karmada.FromCluster(c)
-	if err != nil {
-		return []string{""}
-	}
-	if ds := ratelimit.DomainsOf(fc, d); len(ds) > 0 {
-		return ds
-	}
-	return []string{""}
+	return nil
 }

@@ -1,4 +1,4 @@
-package fork
+package controllers
 
 import (
 	"context"
@@ -20,14 +20,43 @@ import (
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
+	"github.com/failoverkit/failover/karmada"
 )
 
-// setupTaintManager adds reconciler 2 for one binding kind: it reconciles a
-// binding when it changes and when a cluster of its schedule result does.
-func (f *forker) setupTaintManager(mgr manager.Manager, k *kind) error {
+// TaintManagerName prefixes the names of the EvictionController's
+// controller-runtime controllers (the controller label of
+// controller-runtime's own series): TaintManagerName for Clusters, and
+// TaintManagerName-resourcebinding and -clusterresourcebinding.
+const TaintManagerName = "failover-taint-manager"
+
+// setupRecovery adds the Cluster side: a cluster that is no longer faulty
+// (or is gone) cancels its items still queued for eviction.
+func (c *EvictionController) setupRecovery(mgr manager.Manager) error {
+	return builder.ControllerManagedBy(mgr).
+		Named(TaintManagerName).
+		For(&clusterv1alpha1.Cluster{}).
+		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+			var cl clusterv1alpha1.Cluster
+			if err := c.client.Get(ctx, req.NamespacedName, &cl); err != nil && !apierrors.IsNotFound(err) {
+				return reconcile.Result{}, err
+			} else if err == nil && ClusterFaulty(&cl) {
+				return reconcile.Result{}, nil
+			}
+			for _, k := range c.kinds {
+				if n := k.q.CancelCluster(req.Name); n > 0 {
+					log.FromContext(ctx).Info("cluster recovered: queued evictions cancelled", "queue", k.queue, "cancelled", n)
+				}
+			}
+			return reconcile.Result{}, nil
+		}))
+}
+
+// setupTaintManager adds the reconciler of one binding kind: it reconciles
+// a binding when it changes and when a cluster of its schedule result does.
+func (c *EvictionController) setupTaintManager(mgr manager.Manager, k *kind) error {
 	byCluster := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 		list := k.list()
-		if err := f.client.List(ctx, list, client.MatchingFields{clusterIndex: o.GetName()}); err != nil {
+		if err := c.client.List(ctx, list, client.MatchingFields{clusterIndex: o.GetName()}); err != nil {
 			log.FromContext(ctx).Error(err, "listing bindings of a cluster", "cluster", o.GetName())
 			return nil
 		}
@@ -39,21 +68,23 @@ func (f *forker) setupTaintManager(mgr manager.Manager, k *kind) error {
 		return out
 	})
 	return builder.ControllerManagedBy(mgr).
-		Named("taint-manager-"+k.name).
+		Named(TaintManagerName+"-"+k.name).
 		For(k.new()).
 		Watches(&clusterv1alpha1.Cluster{}, byCluster).
 		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-			return f.manageTaints(ctx, k, req.NamespacedName)
+			return c.manageTaints(ctx, k, req.NamespacedName)
 		}))
 }
 
 // manageTaints decides, for each cluster of the binding's schedule result,
 // whether the binding leaves it: now puts it into the kind's eviction queue,
 // later reconciles the binding again at the earliest deadline, never does
-// nothing.
-func (f *forker) manageTaints(ctx context.Context, k *kind, key types.NamespacedName) (reconcile.Result, error) {
+// nothing. A decision that fails (an applied placement that cannot be read)
+// is retried with the controller's backoff, as Karmada's taint manager
+// retries it, and the binding stays.
+func (c *EvictionController) manageTaints(ctx context.Context, k *kind, key types.NamespacedName) (reconcile.Result, error) {
 	obj := k.new()
-	if err := f.client.Get(ctx, key, obj); err != nil {
+	if err := c.client.Get(ctx, key, obj); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if !obj.GetDeletionTimestamp().IsZero() {
@@ -62,20 +93,20 @@ func (f *forker) manageTaints(ctx context.Context, k *kind, key types.Namespaced
 	spec := k.spec(obj)
 	var after time.Duration
 	for _, target := range spec.Clusters {
-		var c clusterv1alpha1.Cluster
-		if err := f.client.Get(ctx, types.NamespacedName{Name: target.Name}, &c); err != nil {
+		var cl clusterv1alpha1.Cluster
+		if err := c.client.Get(ctx, types.NamespacedName{Name: target.Name}, &cl); err != nil {
 			if apierrors.IsNotFound(err) {
 				continue
 			}
 			return reconcile.Result{}, err
 		}
-		d, err := f.decide(obj, spec, &c)
+		d, err := c.decide(obj, spec, &cl)
 		if err != nil {
 			return reconcile.Result{}, err
 		}
 		switch {
 		case d.Evict:
-			if k.queue.Add(evictionqueue.Item{Cluster: target.Name, Key: itemKey(obj), ResourceKind: resourceKind(spec)}) {
+			if k.q.Add(evictionqueue.Item{Cluster: target.Name, Key: itemKey(obj), ResourceKind: resourceKind(spec)}) {
 				log.FromContext(ctx).V(1).Info("queued for eviction", "cluster", target.Name, "why", d.Reason)
 			}
 		case d.After > 0 && (after == 0 || d.After < after):
@@ -85,27 +116,37 @@ func (f *forker) manageTaints(ctx context.Context, k *kind, key types.Namespaced
 	return reconcile.Result{RequeueAfter: after}, nil
 }
 
-// decide is failover.DecideEviction for one binding on one cluster, with
-// the tolerations of the applied placement and spec.failover.cluster.
-// Without EnableNoExecuteTaintEviction, NoExecute taints are left out, as
-// Karmada's taint manager ignores them then.
-func (f *forker) decide(obj client.Object, spec *workv1alpha2.ResourceBindingSpec, c *clusterv1alpha1.Cluster) (failover.EvictionDecision, error) {
-	tols, err := tolerations(obj, spec)
-	if err != nil {
-		return failover.EvictionDecision{}, err
-	}
-	fb, err := failoverBehavior(spec)
-	if err != nil {
-		return failover.EvictionDecision{}, err
-	}
-	taints := c.Spec.Taints
-	if !f.opts.EnableNoExecuteTaintEviction {
-		taints = make([]corev1.Taint, 0, len(c.Spec.Taints))
-		for _, t := range c.Spec.Taints {
-			if t.Effect != corev1.TaintEffectNoExecute {
-				taints = append(taints, t)
+// decide is failover.DecideEviction for one binding on one cluster, as
+// Karmada's taint manager decides for NoExecute taints: only with
+// EnableNoExecuteTaintEviction (without, they are left out), judged
+// against the tolerations of the applied placement, which are read only
+// when a NoExecute taint is left to judge. PreferNoExecute taints follow
+// spec.failover.cluster.
+func (c *EvictionController) decide(obj client.Object, spec *workv1alpha2.ResourceBindingSpec, cl *clusterv1alpha1.Cluster) (failover.EvictionDecision, error) {
+	taints := make([]corev1.Taint, 0, len(cl.Spec.Taints))
+	noExecute := false
+	for _, t := range cl.Spec.Taints {
+		if t.Effect == corev1.TaintEffectNoExecute {
+			if !c.opts.EnableNoExecuteTaintEviction {
+				continue
 			}
+			noExecute = true
+		}
+		taints = append(taints, t)
+	}
+	var tols []corev1.Toleration
+	if noExecute {
+		var err error
+		if tols, err = karmada.AppliedTolerations(obj.GetAnnotations()); err != nil {
+			return failover.EvictionDecision{}, err
 		}
 	}
-	return failover.DecideEviction(taints, tols, fb, f.opts.Now()), nil
+	var fb *failover.ClusterFailoverBehavior
+	if spec.Failover != nil {
+		var err error
+		if fb, err = karmada.FromClusterFailoverBehavior(spec.Failover.Cluster); err != nil {
+			return failover.EvictionDecision{}, err
+		}
+	}
+	return failover.DecideEviction(taints, tols, fb, c.opts.Clock.Now()), nil
 }
