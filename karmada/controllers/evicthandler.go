@@ -76,7 +76,10 @@ func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 				"not evicted from cluster %s: %v", it.Cluster, err)
 			return evictionqueue.Abandon(err)
 		}
-		checker := prescheduling.NewChecker(prescheduling.WithCapacity(karmada.Capacity(clusters, spec.ReplicaRequirements)))
+		checker, err := prescheduling.NewChecker(prescheduling.WithCapacity(karmada.Capacity(clusters, spec.ReplicaRequirements)))
+		if err != nil {
+			return evictionqueue.Abandon(err) // the same options fail every time
+		}
 		res := checker.Check(req, fleet)
 		if !res.Feasible {
 			c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(res.Code), eventActionEvict,

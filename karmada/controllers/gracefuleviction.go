@@ -73,7 +73,11 @@ func NewGracefulEvictionController(opts GracefulEvictionOptions) (*GracefulEvict
 	if opts.Plugins != nil {
 		aopts = append(aopts, gracefulevict.WithPlugins(opts.Plugins...))
 	}
-	return &GracefulEvictionController{clock: opts.Clock, assessor: gracefulevict.NewAssessor(aopts...)}, nil
+	assessor, err := gracefulevict.NewAssessor(aopts...)
+	if err != nil {
+		return nil, err
+	}
+	return &GracefulEvictionController{clock: opts.Clock, assessor: assessor}, nil
 }
 
 // SetupWithManager adds a controller per binding kind to mgr, whose scheme
