@@ -3,21 +3,29 @@
 # every dependency at its newest release, on the newest Go. In a throwaway
 # copy of the repository (nothing here changes the tree or its go.mod
 # files), each module alone (GOWORK=off) takes the newest Go (go get
-# go@latest: the newest k8s.io/kube-openapi already declares go 1.27, and
+# go@latest: the newest k8s.io releases already declare go 1.27, and
 # GOTOOLCHAIN=auto fetches that toolchain from the module proxy), then the
 # newest release of every module that provides one of its packages'
-# dependencies, tests included (what `go get -u -t ./...` upgrades), then
-# `go mod tidy`; then its tests run. .ci/run tests the floor, each module at
-# exactly the versions it declares; this says whether a user on today's
-# releases can still build and test with the library.
+# dependencies, tests included (what `go get -u -t ./...` upgrades; @upgrade,
+# so a newer pre-release already required is kept), then `go mod tidy`; then
+# its tests run. .ci/run tests the floor, each module at exactly the
+# versions it declares; this says whether a user on today's releases can
+# still build and test with the library.
 #
-# Two modules are held: the library's own (replaced by the directories of
-# this copy, as in the repository; `go get -u` would look for a published
-# release and fail), and Karmada, at the newest v1.18 patch, KARMADA_NEWEST
-# (the karmada module is written against v1.18's API; hack/forkcheck.sh
-# builds the same release). The e2e module is only compiled (go vet -tags
-# e2e): its suite needs an API server and runs once, at the workspace's
-# versions.
+# Three kinds of module are not upgraded by name:
+#   - the library's own, replaced by the directories of this copy as in the
+#     repository (`go get -u` would look for a published release and fail);
+#   - Karmada, held at the newest v1.18 patch, KARMADA_NEWEST: the karmada
+#     module is written against v1.18's API (hack/forkcheck.sh builds the
+#     same release);
+#   - modules followed at a commit rather than a release (a pseudo-version,
+#     such as k8s.io/kube-openapi or k8s.io/utils): they have no newest
+#     release, and their newest commit need not build with the newest
+#     release of what uses them (kube-openapi's head already uses
+#     structured-merge-diff/v7, which k8s.io/apimachinery v0.37 does not), so
+#     they move only as far as the upgraded releases require.
+# The e2e module is only compiled (go vet -tags e2e): its suite needs an API
+# server and runs once, at the workspace's versions.
 #
 # Prints, per module, the direct requirements (and go directive) the upgrade
 # moved, then the tests' results. Karmada's module has no checksum-database
@@ -64,9 +72,10 @@ for m in "${MODULES[@]}"; do
 			case "$mod" in
 			github.com/failoverkit/failover | github.com/failoverkit/failover/*) ;;
 			github.com/karmada-io/karmada) upgrades+=("$mod@$KARMADA_NEWEST") ;;
-			*) upgrades+=("$mod@latest") ;;
+			*) upgrades+=("$mod@upgrade") ;;
 			esac
-		done < <(go list -deps -test "${tags[@]}" -f '{{with .Module}}{{if not .Main}}{{.Path}}{{end}}{{end}}' ./... | sort -u)
+		done < <(go list -deps -test "${tags[@]}" -f '{{with .Module}}{{if not .Main}}{{.Path}} {{.Version}}{{end}}{{end}}' ./... |
+			grep -Ev ' .*[0-9]{14}-[0-9a-f]{12}(\+incompatible)?$' | cut -d' ' -f1 | sort -u)
 		go get -t "${tags[@]}" "${upgrades[@]}"
 		go mod tidy
 		newest="$(requirements)"
@@ -76,7 +85,6 @@ for m in "${MODULES[@]}"; do
 		if [[ "$m" == e2e ]]; then
 			go vet -tags e2e ./...
 		else
-			go vet ./...
 			go test -count=1 ./...
 		fi
 	)
