@@ -54,6 +54,25 @@ requirements() {
 		/^require [^(]/ && !/\/\/ indirect/ { print $2, $3 }' go.mod
 }
 
+# upgrade takes "path version" lines and upgrades each module to its newest
+# release, but for the library's own, Karmada (to KARMADA_NEWEST) and those
+# at a pseudo-version. Its arguments are go get's flags.
+upgrade() {
+	local upgrades=() mod version
+	while read -r mod version; do
+		case "$mod" in
+		github.com/failoverkit/failover | github.com/failoverkit/failover/*) ;;
+		github.com/karmada-io/karmada) upgrades+=("$mod@$KARMADA_NEWEST") ;;
+		*)
+			if ! [[ "$version" =~ [0-9]{14}-[0-9a-f]{12}(\+incompatible)?$ ]]; then
+				upgrades+=("$mod@upgrade")
+			fi
+			;;
+		esac
+	done
+	go get -t "$@" "${upgrades[@]}"
+}
+
 status=0
 for m in "${MODULES[@]}"; do
 	echo "== newest: $m"
@@ -67,16 +86,13 @@ for m in "${MODULES[@]}"; do
 		tags=()
 		[[ "$m" == e2e ]] && tags=(-tags e2e)
 		go get go@latest
-		upgrades=()
-		while read -r mod; do
-			case "$mod" in
-			github.com/failoverkit/failover | github.com/failoverkit/failover/*) ;;
-			github.com/karmada-io/karmada) upgrades+=("$mod@$KARMADA_NEWEST") ;;
-			*) upgrades+=("$mod@upgrade") ;;
-			esac
-		done < <(go list -deps -test "${tags[@]}" -f '{{with .Module}}{{if not .Main}}{{.Path}} {{.Version}}{{end}}{{end}}' ./... |
-			grep -Ev ' .*[0-9]{14}-[0-9a-f]{12}(\+incompatible)?$' | cut -d' ' -f1 | sort -u)
-		go get -t "${tags[@]}" "${upgrades[@]}"
+		# First the module's own requirements, then, once what they need is
+		# in the graph, everything its packages import: asked for at once,
+		# a dependency's release older than what an upgraded requirement
+		# needs (go-spew v1.1.1, where k8s.io asks for a later commit)
+		# would be a conflict.
+		upgrade "${tags[@]}" < <(requirements | grep -v '^go ')
+		upgrade "${tags[@]}" < <(go list -deps -test "${tags[@]}" -f '{{with .Module}}{{if not .Main}}{{.Path}} {{.Version}}{{end}}{{end}}' ./... | sort -u)
 		go mod tidy
 		newest="$(requirements)"
 		# What moved, as "module declared -> newest".
