@@ -27,6 +27,11 @@
 # The e2e module is only compiled (go vet -tags e2e): its suite needs an API
 # server and runs once, at the workspace's versions.
 #
+# NEWEST_REPLACE (default empty) holds modules back where a newest release
+# cannot be had: space-separated path=version pairs, each applied to every
+# module as a replace of all of that path's versions, e.g.
+# NEWEST_REPLACE="k8s.io/kube-openapi=v0.0.0-20260721132016-d427ff9ee9ad".
+#
 # Prints, per module, the direct requirements (and go directive) the upgrade
 # moved, then the tests' results. Karmada's module has no checksum-database
 # entry here, hence GONOSUMDB.
@@ -86,6 +91,9 @@ for m in "${MODULES[@]}"; do
 		tags=()
 		[[ "$m" == e2e ]] && tags=(-tags e2e)
 		go get go@latest
+		for r in ${NEWEST_REPLACE:-}; do
+			go mod edit -replace="${r%%=*}=${r%%=*}@${r#*=}"
+		done
 		# First the module's own requirements, then, once what they need is
 		# in the graph, everything its packages import: asked for at once,
 		# a dependency's release older than what an upgraded requirement
