@@ -10,8 +10,8 @@ import (
 
 // LoadPolicies reads ClusterTaintPolicies from a stream of YAML (or JSON)
 // documents separated by "---" lines, as kubectl applies them. Each document
-// is a ClusterTaintPolicy (policy.karmada.io/v1alpha1) in either form, or a
-// list of them (kind ClusterTaintPolicyList, or kind List as
+// is a ClusterTaintPolicy (policy.karmada.io/v1alpha1; another group/version
+// through LoadPoliciesWith) in either form, or a list of them (kind ClusterTaintPolicyList, or kind List as
 // `kubectl get -o yaml` prints); empty documents are skipped.
 //
 // Decoding is strict: an unknown field (compared case-sensitively, as the
@@ -26,8 +26,13 @@ func LoadPolicies(r io.Reader) ([]ClusterTaintPolicy, error) {
 }
 
 // LoadPoliciesWith is LoadPolicies with validation options, for example to
-// refuse NoExecute taints.
+// refuse NoExecute taints, or to read policies of a group/version of the
+// caller's own (ValidateOptions.APIVersion): documents and lists must then
+// carry that apiVersion instead of policy.karmada.io/v1alpha1.
 func LoadPoliciesWith(r io.Reader, opts ValidateOptions) ([]ClusterTaintPolicy, error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("taintpolicy: reading policies: %w", err)
@@ -38,7 +43,7 @@ func LoadPoliciesWith(r io.Reader, opts ValidateOptions) ([]ClusterTaintPolicy, 
 		names = map[string]string{} // policy name -> where first seen
 	)
 	for _, doc := range strictyaml.Split(data) {
-		policies, items, err := decodeDocument(doc)
+		policies, items, err := decodeDocument(doc, opts.apiVersion())
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -68,11 +73,9 @@ func LoadPoliciesWith(r io.Reader, opts ValidateOptions) ([]ClusterTaintPolicy, 
 	return out, nil
 }
 
-var listKinds = map[string]string{"List": "v1", Kind + "List": APIVersion}
-
-// decodeDocument decodes one document into its policies; items reports
-// whether the document was a list.
-func decodeDocument(doc strictyaml.Document) (policies []ClusterTaintPolicy, items bool, err error) {
+// decodeDocument decodes one document into its policies, which carry
+// apiVersion; items reports whether the document was a list.
+func decodeDocument(doc strictyaml.Document, apiVersion string) (policies []ClusterTaintPolicy, items bool, err error) {
 	fail := func(err error) ([]ClusterTaintPolicy, bool, error) {
 		// DecodeError names the document itself: keep only the cause,
 		// which names the field.
@@ -100,11 +103,11 @@ func decodeDocument(doc strictyaml.Document) (policies []ClusterTaintPolicy, ite
 		}
 		return fail(fmt.Errorf("not a ClusterTaintPolicy object: the document is a YAML %s", what))
 	}
-	apiVersion, _ := obj["apiVersion"].(string)
+	gotVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
-	if want, ok := listKinds[kind]; ok {
-		if apiVersion != want {
-			return fail(fmt.Errorf("apiVersion: %q for kind %s, want %q", apiVersion, kind, want))
+	if want, ok := map[string]string{"List": "v1", Kind + "List": apiVersion}[kind]; ok {
+		if gotVersion != want {
+			return fail(fmt.Errorf("apiVersion: %q for kind %s, want %q", gotVersion, kind, want))
 		}
 		var list ClusterTaintPolicyList
 		if err := strictyaml.Decode(doc, &list); err != nil {
@@ -112,7 +115,7 @@ func decodeDocument(doc strictyaml.Document) (policies []ClusterTaintPolicy, ite
 		}
 		var errs []error
 		for i := range list.Items {
-			if err := checkKind(&list.Items[i], fmt.Sprintf("items[%d].", i)); err != nil {
+			if err := checkKind(&list.Items[i], apiVersion, fmt.Sprintf("items[%d].", i)); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -125,17 +128,17 @@ func decodeDocument(doc strictyaml.Document) (policies []ClusterTaintPolicy, ite
 	if err := strictyaml.Decode(doc, &policies[0]); err != nil {
 		return fail(err)
 	}
-	if err := checkKind(&policies[0], ""); err != nil {
+	if err := checkKind(&policies[0], apiVersion, ""); err != nil {
 		return fail(err)
 	}
 	return policies, false, nil
 }
 
-// checkKind refuses an object that is not a ClusterTaintPolicy; prefix is
-// its path in the document.
-func checkKind(p *ClusterTaintPolicy, prefix string) error {
-	if p.APIVersion != APIVersion || p.Kind != Kind {
-		return fmt.Errorf("%sapiVersion %q, kind %q: want apiVersion %q, kind %q", prefix, p.APIVersion, p.Kind, APIVersion, Kind)
+// checkKind refuses an object that is not a ClusterTaintPolicy of
+// apiVersion; prefix is its path in the document.
+func checkKind(p *ClusterTaintPolicy, apiVersion, prefix string) error {
+	if p.APIVersion != apiVersion || p.Kind != Kind {
+		return fmt.Errorf("%sapiVersion %q, kind %q: want apiVersion %q, kind %q", prefix, p.APIVersion, p.Kind, apiVersion, Kind)
 	}
 	return nil
 }
