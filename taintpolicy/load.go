@@ -11,8 +11,9 @@ import (
 // LoadPolicies reads ClusterTaintPolicies from a stream of YAML (or JSON)
 // documents separated by "---" lines, as kubectl applies them. Each document
 // is a ClusterTaintPolicy (policy.karmada.io/v1alpha1; another group/version
-// through LoadPoliciesWith) in either form, or a list of them (kind ClusterTaintPolicyList, or kind List as
-// `kubectl get -o yaml` prints); empty documents are skipped.
+// through LoadPoliciesWith) in either form, or a list of them (kind
+// ClusterTaintPolicyList, or kind List as `kubectl get -o yaml` prints);
+// empty documents are skipped.
 //
 // Decoding is strict: an unknown field (compared case-sensitively, as the
 // API server does), a duplicated field, a value of the wrong type, a missing
@@ -105,9 +106,16 @@ func decodeDocument(doc strictyaml.Document, apiVersion string) (policies []Clus
 	}
 	gotVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
-	if want, ok := map[string]string{"List": "v1", Kind + "List": apiVersion}[kind]; ok {
-		if gotVersion != want {
-			return fail(fmt.Errorf("apiVersion: %q for kind %s, want %q", gotVersion, kind, want))
+	listVersion := "" // the apiVersion of a list kind; "" for other kinds
+	switch kind {
+	case "List":
+		listVersion = "v1"
+	case Kind + "List":
+		listVersion = apiVersion
+	}
+	if listVersion != "" {
+		if gotVersion != listVersion {
+			return fail(fmt.Errorf("apiVersion: %q for kind %s, want %q", gotVersion, kind, listVersion))
 		}
 		var list ClusterTaintPolicyList
 		if err := strictyaml.Decode(doc, &list); err != nil {

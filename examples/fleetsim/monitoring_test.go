@@ -35,7 +35,7 @@ type seriesScraper struct {
 
 var (
 	progressClock = regexp.MustCompile(`^\d\d:\d\d:\d\d `)
-	sampleName   = regexp.MustCompile(`(?m)^([a-zA-Z_:][a-zA-Z0-9_:]*)[{ ]`)
+	sampleName    = regexp.MustCompile(`(?m)^([a-zA-Z_:][a-zA-Z0-9_:]*)[{ ]`)
 )
 
 func (s *seriesScraper) Write(p []byte) (int, error) {
