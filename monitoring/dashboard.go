@@ -63,7 +63,7 @@ func Dashboard(n Names) ([]byte, error) {
 			query(`sum(eviction_in_flight{`+jobSel+`})`, ""))).
 		WithPanel(statPanel("Domains in full disruption", "Disruption domains (regions, zones or providers) whose "+
 			"every cluster is faulty; empty under the fleet rule.", "short",
-			query(`count(max by (domain) (domain_disruption_state{`+jobSel+`,state="FullDisruption"}) == 1)`, ""))).
+			query(`count(max by (domain) (domain_disruption_state{`+jobSel+`,state="FullDisruption"}) == 1) or vector(0)`, ""))).
 		WithPanel(timeseriesPanel("Fleet health", "Faulty clusters (left) and the failure rate (right).", "short",
 			query(`max(cluster_fault_num{`+jobSel+`})`, "faulty clusters"),
 			query(`max(cluster_failure_rate{`+jobSel+`})`, "failure rate")).
