@@ -195,7 +195,9 @@ func (c *captureInformer) AddEventHandler(h cache.ResourceEventHandler) (cache.R
 // interface so that it also satisfies newer client-go releases, whose
 // registration has methods the source never calls (v0.37's
 // HasSyncedChecker); hack/newest.sh builds the tests against those.
-type syncedRegistration struct{ cache.ResourceEventHandlerRegistration }
+type syncedRegistration struct {
+	cache.ResourceEventHandlerRegistration
+}
 
 func (syncedRegistration) HasSynced() bool { return true }
 
