@@ -219,6 +219,10 @@ func (v sharedValue) Set(s string) error {
 	return err
 }
 
+// MaxRate is the fastest rate a Limiter can keep: one permit a nanosecond.
+// Validate refuses a faster one rather than cap it silently.
+const MaxRate = 1e9
+
 // Validate reports every problem in c at once (joined with errors.Join), each
 // naming the field, its flag and the offending value.
 func (c Config) Validate() error {
@@ -229,6 +233,8 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("ratelimit: %s (--%s) must be a finite number, got %v", field, flag, v))
 		case v < 0:
 			errs = append(errs, fmt.Errorf("ratelimit: %s (--%s) must not be negative, got %v", field, flag, v))
+		case v > MaxRate:
+			errs = append(errs, fmt.Errorf("ratelimit: %s (--%s) must be at most %g per second (one a nanosecond), got %v", field, flag, float64(MaxRate), v))
 		}
 	}
 	rate(c.ResourceEvictionRate, "ResourceEvictionRate", FlagResourceEvictionRate)
@@ -251,19 +257,4 @@ func (c Config) Validate() error {
 			FlagDisruptionDomain, domainList(), string(c.DisruptionDomain)))
 	}
 	return errors.Join(errs...)
-}
-
-// RateFor is the rule of the source document, word for word. The failure rate
-// is h.Unhealthy/h.Total (0 for an empty fleet). Above UnhealthyClusterThreshold
-// (strictly) a fleet of more than LargeClusterNumThreshold clusters (strictly)
-// gets SecondaryResourceEvictionRate and a smaller one 0, which pauses
-// evictions; otherwise the rate is ResourceEvictionRate.
-func (c Config) RateFor(h Health) float64 {
-	if h.FailureRate() > c.UnhealthyClusterThreshold {
-		if h.Total > c.LargeClusterNumThreshold {
-			return c.SecondaryResourceEvictionRate
-		}
-		return 0
-	}
-	return c.ResourceEvictionRate
 }
