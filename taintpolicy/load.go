@@ -28,7 +28,7 @@ func LoadPolicies(r io.Reader) ([]ClusterTaintPolicy, error) {
 // LoadPoliciesWith is LoadPolicies with validation options, for example to
 // refuse NoExecute taints.
 func LoadPoliciesWith(r io.Reader, opts ValidateOptions) ([]ClusterTaintPolicy, error) {
-	data, err := io.ReadAll(r)
+	data, err := strictyaml.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("taintpolicy: reading policies: %w", err)
 	}

@@ -28,11 +28,16 @@ import (
 // stream; an unknown field that differs only in case from a known one gets
 // a hint; a value of the wrong type, or one a type's own UnmarshalJSON
 // refuses (a duration, a time), is named by its full path with list
-// indexes; so is a .nan or .inf, which JSON cannot carry.
+// indexes; so is a .nan or .inf, which JSON cannot carry. A document past
+// the limits (MaxBytes, MaxNodes) is refused without being decoded, and no
+// error's message is longer than a thousand bytes or so.
 func Decode(doc Document, v any) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return doc.fail(fmt.Errorf("strictyaml: Decode needs a non-nil pointer, not %T", v))
+	}
+	if doc.err != nil {
+		return doc.fail(doc.err)
 	}
 	js, err := yaml.YAMLToJSONStrict(doc.Data)
 	if err != nil {
@@ -94,7 +99,7 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 func (d Document) fail(err error) *Error {
-	return &Error{Document: d.Index, Line: d.Line, Err: err}
+	return &Error{Document: d.Index, Line: d.Line, Err: shorten(err)}
 }
 
 var yamlLine = regexp.MustCompile(`\bline (\d+)`)

@@ -26,6 +26,8 @@ type Document struct {
 	// Data is the document's text, without its separator line, its leading
 	// blanks and comments, or any byte-order mark.
 	Data []byte
+	// err is why Decode refuses the document: the stream passes the limits.
+	err error
 }
 
 // Split cuts a YAML stream into its documents, as kubectl reads a file of
@@ -37,7 +39,13 @@ type Document struct {
 //
 // Split only looks at lines: a "---" inside a block scalar is content only
 // when indented, as YAML itself requires.
+//
+// A stream of more than MaxBytes is one document that Decode refuses, and
+// so is each document that takes the stream past MaxNodes.
 func Split(data []byte) []Document {
+	if len(data) > MaxBytes {
+		return []Document{{Index: 1, Line: 1, err: errTooLarge}}
+	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	var (
 		docs  []Document
@@ -74,6 +82,7 @@ func Split(data []byte) []Document {
 		}
 	}
 	flush()
+	limit(docs)
 	return docs
 }
 
