@@ -40,24 +40,31 @@ type Handler func(ctx context.Context, it Item) error
 
 // Pacer hands out processing permits; *ratelimit.Limiter satisfies it. Wait
 // blocks until one permit is granted, or returns an error when ctx ends; it
-// must give the waiter's place back then, as *ratelimit.Limiter does, since
-// the queue also ends the wait of a worker whose item was cancelled. Queues
-// that share one Pacer share its rate.
+// must then take no permit, as *ratelimit.Limiter does, since the queue also
+// ends the wait of a worker whose item was cancelled. Queues that share one
+// Pacer share its rate. A permit a plain Pacer granted for an item that has
+// gone meanwhile is lost: the queue never keeps one for later.
 type Pacer interface {
 	Wait(ctx context.Context) error
 }
 
-// DomainPacer is a Pacer that can pace by disruption domain;
-// *ratelimit.Limiter satisfies it. WaitDomain blocks until one permit for
-// one of domains is granted, and returns which; the first listed is
-// preferred when several are free. Like Wait, it must give the waiter's
-// place back when ctx ends. PacesByDomain reports whether its rates differ
-// by domain (a Limiter with a disruption domain): New then requires
+// DomainPacer is a Pacer whose permits are for a disruption domain and can
+// be given back; *ratelimit.Limiter satisfies it. WaitDomain blocks until
+// a permit for one of the domains that domains lists is granted (the first
+// listed preferred), and returns which, with a function that gives the
+// permit back unused; like Wait, it takes nothing when ctx ends. It calls
+// domains each time it looks for a permit, so a list that changes (a
+// cluster moved) is read again. PacesByDomain reports whether its rates
+// differ by domain (a Limiter with a disruption domain): New then requires
 // Config.DomainOf, since without it every item would be paced as if it had
 // no domain.
+//
+// The queue gives a permit back when no item of its domain is left to take
+// with it, and when the handler abandons the item (Abandon: nothing was
+// done): the rate limits evictions started, not decisions.
 type DomainPacer interface {
 	Pacer
-	WaitDomain(ctx context.Context, domains []string) (string, error)
+	WaitDomain(ctx context.Context, domains func() []string) (domain string, giveBack func(), err error)
 	PacesByDomain() bool
 }
 
@@ -94,12 +101,13 @@ type Config struct {
 
 	// DomainOf maps an item's cluster to its disruption domain (its region,
 	// zone or provider, as ratelimit.DomainsOf; for a multi-zone cluster, one
-	// of its zones), read once when the item is added. With it, and a Pacer
-	// that is a DomainPacer (*ratelimit.Limiter is), a worker takes a permit
-	// for one of the domains that have pending items and then that domain's
-	// head item: a paused domain does not hold back the others, and
-	// priority-then-FIFO order holds within each domain. nil: one domain,
-	// paced by Pacer.Wait.
+	// of its zones). It is read when a worker asks for a permit and again
+	// when it takes an item with it, so a cluster that moved takes its items
+	// along; it must be quick and must not call the Pacer. With it, and a
+	// Pacer that is a DomainPacer (*ratelimit.Limiter is), a worker takes a
+	// permit for one of the domains that have pending items and then that
+	// domain's head item: a paused domain does not hold back the others, and
+	// priority-then-FIFO order holds within each domain. nil: one domain.
 	DomainOf func(cluster string) string
 
 	// BackoffBase is the wait before the first retry of a failed item; each

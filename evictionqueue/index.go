@@ -6,8 +6,8 @@ package evictionqueue
 // Keys are looked up per cluster, in one small map per cluster, rather than
 // by (cluster, key) in one large map: adds come in bursts per failed cluster,
 // so the cluster is usually the one used last and a lookup hashes only the
-// key, in a map small enough to stay in cache. Each cluster also links its
-// entries, so CancelCluster visits exactly that cluster's entries.
+// key, in a map small enough to stay in cache. CancelCluster visits exactly
+// the cluster's map.
 type index struct {
 	clusters map[string]*clusterIndex
 	last     *clusterIndex // the cluster looked up last
@@ -27,8 +27,11 @@ const keepEmpty = 128
 type clusterIndex struct {
 	name    string
 	keys    map[string]*entry
-	head    *entry // the entries, linked through entry.prev and entry.next
-	isEmpty bool   // counted in index.empty
+	isEmpty bool // counted in index.empty
+	// pending counts the cluster's pending entries, all filed under domain
+	// in pendingSet: its Config.DomainOf when last read.
+	pending int
+	domain  string
 }
 
 // cluster returns the cluster's index, creating it when create is set.
@@ -66,11 +69,7 @@ func (x *index) insert(ci *clusterIndex, e *entry) {
 		x.empty--
 	}
 	ci.keys[e.item.Key] = e
-	e.ci, e.prev, e.next = ci, nil, ci.head
-	if ci.head != nil {
-		ci.head.prev = e
-	}
-	ci.head = e
+	e.ci = ci
 	x.n++
 }
 
@@ -78,15 +77,7 @@ func (x *index) insert(ci *clusterIndex, e *entry) {
 func (x *index) remove(e *entry) {
 	ci := e.ci
 	delete(ci.keys, e.item.Key)
-	if e.prev != nil {
-		e.prev.next = e.next
-	} else {
-		ci.head = e.next
-	}
-	if e.next != nil {
-		e.next.prev = e.prev
-	}
-	e.ci, e.prev, e.next = nil, nil, nil
+	e.ci = nil
 	x.n--
 	if len(ci.keys) == 0 {
 		ci.isEmpty = true

@@ -8,85 +8,114 @@ import (
 // pendingSet is the pending entries, in one pendingQueue, or with
 // Config.DomainOf in one per disruption domain, so that a worker holding a
 // permit for a domain takes that domain's head: priority, then FIFO, holds
-// within each domain.
+// within each domain. A cluster's pending entries are all filed under the
+// domain DomainOf gave it when last read (clusterIndex.domain); refresh
+// reads it again and moves those of a cluster that moved.
 type pendingSet struct {
 	all      pendingQueue             // every pending entry, unless byDomain
 	byDomain map[string]*pendingQueue // non-nil with Config.DomainOf
+	domainOf func(cluster string) string
 	n        int
 	// epoch changes whenever a domain gains its first pending entry or
-	// loses its last, so that waits for permits of other domains can be
-	// renewed (Queue.rewaitLocked).
+	// loses its last, so that waits for permits can be renewed
+	// (Queue.kickLocked).
 	epoch uint64
 }
 
 func (p *pendingSet) Len() int { return p.n }
 
-func (p *pendingSet) queue(domain string, create bool) *pendingQueue {
+func (p *pendingSet) queue(domain string) *pendingQueue {
 	if p.byDomain == nil {
 		return &p.all
 	}
 	q := p.byDomain[domain]
-	if q == nil && create {
+	if q == nil {
 		q = &pendingQueue{}
 		p.byDomain[domain] = q
+		p.epoch++
 	}
 	return q
 }
 
 func (p *pendingSet) push(e *entry) {
-	q := p.queue(e.domain, true)
-	if q.n == 0 {
-		p.epoch++
+	ci := e.ci
+	if ci.pending == 0 && p.domainOf != nil {
+		ci.domain = p.domainOf(ci.name)
 	}
-	q.push(e)
+	ci.pending++
+	p.queue(ci.domain).push(e)
 	p.n++
 }
 
 func (p *pendingSet) remove(e *entry) {
-	q := p.queue(e.domain, false)
+	q := p.queue(e.ci.domain)
 	q.remove(e)
-	p.n--
-	p.dropIfEmpty(e.domain, q)
+	p.removed(e, q)
 }
 
-// pop removes the first entry of all, in processing order; p must not be
-// empty.
-func (p *pendingSet) pop() *entry {
+// pop removes the head entry of domain, or of all domains when any is set,
+// and returns it; nil when there is none.
+func (p *pendingSet) pop(domain string, any bool) *entry {
 	if p.byDomain == nil {
-		p.n--
-		return p.all.pop()
-	}
-	var first *entry
-	for _, q := range p.byDomain {
-		if e := q.peek(); first == nil || compareOrder(e, first) < 0 {
-			first = e
+		if p.n == 0 {
+			return nil
 		}
+		return p.removed(p.all.pop(), &p.all)
 	}
-	return p.popFrom(first.domain)
+	if any {
+		var first *entry
+		for _, q := range p.byDomain {
+			if e := q.peek(); first == nil || compareOrder(e, first) < 0 {
+				first = e
+			}
+		}
+		if first == nil {
+			return nil
+		}
+		domain = first.ci.domain
+	}
+	q := p.byDomain[domain]
+	if q == nil {
+		return nil
+	}
+	return p.removed(q.pop(), q)
 }
 
-// popFrom removes the first entry of domain, which must have one.
-func (p *pendingSet) popFrom(domain string) *entry {
-	q := p.queue(domain, false)
-	e := q.pop()
+// removed counts e, just taken out of q, as no longer pending.
+func (p *pendingSet) removed(e *entry, q *pendingQueue) *entry {
 	p.n--
-	p.dropIfEmpty(domain, q)
+	e.ci.pending--
+	if p.byDomain != nil && q.n == 0 {
+		delete(p.byDomain, e.ci.domain)
+		p.epoch++
+	}
 	return e
 }
 
-func (p *pendingSet) dropIfEmpty(domain string, q *pendingQueue) {
-	if p.byDomain != nil && q.n == 0 {
-		delete(p.byDomain, domain)
-		p.epoch++
-	}
-}
-
-// has reports whether domain has a pending entry.
-func (p *pendingSet) has(domain string) bool {
+// refresh reads each cluster's domain again and files the pending entries
+// of a cluster that moved under its new domain, in their order.
+func (p *pendingSet) refresh(x *index) {
 	if p.byDomain == nil {
-		return p.n > 0
+		return
 	}
-	return p.byDomain[domain] != nil
+	for _, ci := range x.clusters {
+		if ci.pending == 0 {
+			continue
+		}
+		if p.domainOf(ci.name) == ci.domain {
+			continue
+		}
+		var moved []*entry
+		for _, e := range ci.keys {
+			if e.state == statePending {
+				p.remove(e)
+				moved = append(moved, e)
+			}
+		}
+		for _, e := range moved {
+			p.push(e) // ci.pending is 0: push reads DomainOf again
+		}
+	}
 }
 
 // domains lists the domains with pending entries, ordered by their first
@@ -106,7 +135,7 @@ func (p *pendingSet) domains() []string {
 	slices.SortFunc(heads, compareOrder)
 	out := make([]string, len(heads))
 	for i, e := range heads {
-		out[i] = e.domain
+		out[i] = e.ci.domain
 	}
 	return out
 }

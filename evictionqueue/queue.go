@@ -27,26 +27,24 @@ import (
 // # Workers and pacing
 //
 // Run starts Config.Workers workers. A worker that sees more pending items
-// than workers already going for them first takes a permit from the Pacer and
-// only then takes the head pending item, so an item cancelled while workers
-// wait for permits takes no permit and is never handled. CancelCluster
-// withdraws the Pacer waits that no pending item backs any more, so a shared
-// Limiter hands their slots to other waiters instead of to a worker with
-// nothing to do; a permit granted all the same (just before its wait was
-// withdrawn, or as Run ended) is kept for the next item, across Runs. Every
-// handler call costs one permit, retries included, so the queue's throughput
-// is the Pacer's rate whatever the number of workers, and queues sharing one
-// Pacer share its rate.
+// than workers already waiting for permits first takes a permit from the
+// Pacer and only then takes the head pending item, so an item cancelled
+// while workers wait for permits takes no permit and is never handled. Every
+// handler call costs one permit, retries included, so the queue's
+// throughput is the Pacer's rate whatever the number of workers, and queues
+// sharing one Pacer share its rate.
 //
-// With Config.DomainOf and a Pacer that is a DomainPacer, a worker asks for
-// a permit for any of the domains that have pending items (the domain of
-// the oldest head item preferred) and takes the head item of the domain it
-// is granted, so items are handled highest Priority first and first-in-
-// first-out within each domain, and a paused domain holds back no other.
-// When a domain gains its first pending item or loses its last, the workers
-// waiting for permits are re-aimed at the domains pending then; a permit
-// granted for a domain with nothing left is kept for that domain's next
-// item.
+// With a DomainPacer (*ratelimit.Limiter), a worker asks for a permit for
+// any of the domains that have pending items (Config.DomainOf, read then;
+// the domain of the oldest head item preferred) and takes the head item of
+// the domain it is granted, read again at that moment, so items are handled
+// highest Priority first and first-in-first-out within each domain, a
+// paused domain holds back no other, and a cluster that moved domains takes
+// its items along. A permit for which no item is left goes back to the
+// Pacer, as does the permit of an item the handler abandons; none is kept
+// for later. When the pending items change under the waits (CancelCluster
+// removed some, or a domain gained its first pending item or lost its
+// last), the waits are withdrawn and made again for what is pending then.
 //
 // # In-flight budget
 //
@@ -95,14 +93,10 @@ type Queue struct {
 
 	// The worker layer (run.go), under mu.
 	ready sync.Cond    // workers wait here until they may go for an item
-	waits []*pacerWait // workers in Pacer.Wait, oldest first; each holds an in-flight slot
-	// permits granted after their items were cancelled, kept for the next,
-	// by the domain they were granted for ("" without a DomainPacer).
-	permits map[string]int
-	// domains is Config.Pacer when it is a DomainPacer and Config.DomainOf
-	// is set; nil otherwise.
+	waits []*pacerWait // workers waiting for permits; each holds an in-flight slot
+	// domains is Config.Pacer when it is a DomainPacer; nil otherwise.
 	domains   DomainPacer
-	seenEpoch uint64 // the pending domains' epoch the waits were checked at
+	seenEpoch uint64 // the pending domains' epoch the waits were made at
 	active    bool   // Run is running
 	// wake tells Run's scheduler that a deadline earlier than the one its
 	// timer is set for was added.
@@ -127,10 +121,7 @@ func New(cfg Config, h Handler) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := &Queue{cfg: cfg, handler: h, clock: cfg.Clock, wake: make(chan struct{}, 1)}
-	if dp != nil && cfg.DomainOf != nil {
-		q.domains = dp
-	}
+	q := &Queue{cfg: cfg, handler: h, clock: cfg.Clock, wake: make(chan struct{}, 1), domains: dp}
 	q.s.init(&q.cfg)
 	q.ready.L = &q.mu
 	return q, nil
@@ -174,9 +165,7 @@ func (q *Queue) Add(it Item) bool {
 func (q *Queue) CancelCluster(cluster string) int {
 	q.mu.Lock()
 	n := q.s.cancelCluster(cluster)
-	if n > 0 {
-		q.withdrawLocked()
-	}
+	q.kickLocked()
 	q.unlockAndDeliver()
 	return n
 }

@@ -67,25 +67,29 @@ func (q *Queue) Run(ctx context.Context) error {
 // ctx ends. respawn starts a replacement worker; see handle.
 func (q *Queue) work(ctx context.Context, respawn func()) error {
 	for {
-		e, err := q.next(ctx)
+		e, giveBack, err := q.next(ctx)
 		if e == nil {
 			return err
 		}
-		q.handle(ctx, e, respawn)
+		q.handle(ctx, e, giveBack, respawn)
 	}
 }
 
-// next is how a worker takes an item. It waits until more items are pending
-// than workers already wait for permits for, and MaxInFlight has a slot;
-// then it takes a permit from the Pacer (or one kept from before), holding
-// the slot while it waits, and only then the head item. So permits are
-// taken for items that exist, not banked by idle workers, and an item
-// cancelled while its worker waits for a permit is never handled:
-// CancelCluster withdraws that wait (withdrawLocked). A permit granted all
-// the same, or for an item that is gone, is kept for the next item.
+// next is how a worker takes a permit and an item. It waits until more
+// items are pending than workers already wait for permits for, and
+// MaxInFlight has a slot; then it takes a permit from the Pacer, holding
+// the slot while it waits, and only then the head item (of the permit's
+// domain, each cluster's domain read at that moment). So permits are taken
+// for items that exist, not banked by idle workers, and an item cancelled
+// while its worker waits for a permit is never handled: kickLocked
+// withdraws the waits when the pending items change under them. A permit
+// with no item left to take goes back to a DomainPacer at once; a plain
+// Pacer's is lost.
 //
-// next returns nil when ctx ends, with an error if the Pacer failed.
-func (q *Queue) next(ctx context.Context) (*entry, error) {
+// next returns nil when ctx ends, with an error if the Pacer failed;
+// otherwise the item and the function that gives its permit back (nil
+// without a DomainPacer).
+func (q *Queue) next(ctx context.Context) (*entry, func(), error) {
 	q.mu.Lock()
 	for {
 		for ctx.Err() == nil && !q.mayGoLocked() {
@@ -93,81 +97,66 @@ func (q *Queue) next(ctx context.Context) (*entry, error) {
 		}
 		if ctx.Err() != nil {
 			q.mu.Unlock()
-			return nil, nil
+			return nil, nil, nil
 		}
 		if q.cfg.Pacer == nil {
-			return q.takeLocked("")
-		}
-		if d, ok := q.keptLocked(); ok {
-			return q.takeLocked(d)
-		}
-
-		// With a DomainPacer, the permit is for one of the domains that
-		// have pending items, the domain of the oldest head first.
-		var domains []string
-		if q.domains != nil {
-			domains = q.s.pending.domains()
+			return q.takeLocked("", true), nil, nil
 		}
 		waitCtx, cancel := context.WithCancel(ctx)
-		pw := &pacerWait{cancel: cancel, domains: sortedSet(domains)}
+		pw := &pacerWait{cancel: cancel}
 		q.waits = append(q.waits, pw)
 		q.kickLocked() // more items may be pending than workers now wait for
 		q.mu.Unlock()
-		var got string
-		var err error
-		if q.domains != nil {
-			got, err = q.domains.WaitDomain(waitCtx, domains)
-		} else {
-			err = q.cfg.Pacer.Wait(waitCtx)
-		}
+		domain, giveBack, err := q.pace(waitCtx)
 		cancel()
 		q.mu.Lock()
 		if !pw.withdrawn {
-			i := slices.Index(q.waits, pw)
-			q.waits = slices.Delete(q.waits, i, i+1)
+			q.waits = slices.DeleteFunc(q.waits, func(w *pacerWait) bool { return w == pw })
 		}
 		switch {
 		case err != nil && (pw.withdrawn || ctx.Err() != nil):
-			// Its item was cancelled, its domains changed, or Run ends:
-			// wait again, or return.
+			q.kickLocked() // its slot is free: wait again, or return
+			continue
 		case err != nil:
-			q.kickLocked() // its slot is free
+			q.kickLocked()
 			q.mu.Unlock()
-			return nil, fmt.Errorf("evictionqueue: queue %q: pacer: %w", q.cfg.Name, err)
-		case pw.withdrawn || ctx.Err() != nil || !q.s.pending.has(got):
-			// Granted all the same: kept for the next item (of its domain).
-			if q.permits == nil {
-				q.permits = make(map[string]int)
+			return nil, nil, fmt.Errorf("evictionqueue: queue %q: pacer: %w", q.cfg.Name, err)
+		case ctx.Err() == nil:
+			// Withdrawn or not, the permit is for an item of its domain
+			// if one is left.
+			if e := q.takeLocked(domain, q.domains == nil); e != nil {
+				return e, giveBack, nil
 			}
-			q.permits[got]++
-		default:
-			return q.takeLocked(got) // the wait's slot passes to the handler call
 		}
 		q.kickLocked()
+		if giveBack != nil {
+			q.mu.Unlock()
+			giveBack() // outside q.mu: the Limiter calls back into the queue under its own lock
+			q.mu.Lock()
+		}
 	}
 }
 
-// keptLocked finds a permit kept from before that an item pending now can
-// use: any, under one pacer; one for a domain with pending items, with a
-// DomainPacer. It returns the domain it was granted for.
-func (q *Queue) keptLocked() (string, bool) {
-	for d, n := range q.permits {
-		if n == 0 || (q.domains != nil && !q.s.pending.has(d)) {
-			continue
-		}
-		if q.permits[d]--; q.permits[d] == 0 {
-			delete(q.permits, d)
-		}
-		return d, true
+// pace takes a permit from the Pacer: with a DomainPacer, for one of the
+// domains with pending items.
+func (q *Queue) pace(ctx context.Context) (string, func(), error) {
+	if q.domains != nil {
+		return q.domains.WaitDomain(ctx, q.pendingDomains)
 	}
-	return "", false
+	return "", nil, q.cfg.Pacer.Wait(ctx)
 }
 
-// pacerWait is a worker's wait in Pacer.Wait.
+// pendingDomains is what a worker asks a DomainPacer for.
+func (q *Queue) pendingDomains() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.s.domains()
+}
+
+// pacerWait is a worker's wait for a permit.
 type pacerWait struct {
 	cancel    context.CancelFunc
-	withdrawn bool     // withdrawLocked cancelled it and took it out of q.waits
-	domains   []string // with a DomainPacer: the domains it waits for, sorted
+	withdrawn bool // kickLocked cancelled it and took it out of q.waits
 }
 
 // mayGoLocked reports whether one more worker may go for an item: more items
@@ -181,71 +170,40 @@ func (q *Queue) mayGoLocked() bool {
 	return q.cfg.MaxInFlight == 0 || q.s.running+q.s.inFlight+waits < q.cfg.MaxInFlight
 }
 
-// kickLocked wakes one waiting worker if one may go. Every worker that goes
-// kicks again, so a burst of changes wakes as many workers as it needs, one
-// after another, without waking them all each time.
+// kickLocked withdraws the waits for permits when the pending items no
+// longer match them, and wakes one waiting worker if one may go. Every
+// worker that goes kicks again, so a burst of changes wakes as many workers
+// as it needs, one after another, without waking them all each time.
+//
+// The waits are withdrawn, their workers to wait again for what is pending
+// then, when more workers wait than items are pending (CancelCluster
+// removed some: a worker waiting on would take a permit for nothing, one
+// another queue's worker is waiting for) or when a domain gained its first
+// pending item or lost its last (the waits are for other domains).
 func (q *Queue) kickLocked() {
-	if q.domains != nil && q.s.pending.epoch != q.seenEpoch {
-		q.rewaitLocked()
+	if len(q.waits) > q.s.pending.Len() || q.s.pending.epoch != q.seenEpoch {
+		q.seenEpoch = q.s.pending.epoch
+		for _, pw := range q.waits {
+			pw.withdrawn = true
+			pw.cancel()
+		}
+		clear(q.waits)
+		q.waits = q.waits[:0]
 	}
 	if q.mayGoLocked() {
 		q.ready.Signal()
 	}
 }
 
-// takeLocked takes the head item for a worker, with a DomainPacer the head
-// of domain (the permit's), and unlocks.
-func (q *Queue) takeLocked(domain string) (*entry, error) {
-	var e *entry
-	if q.domains != nil {
-		e = q.s.takeFrom(domain, q.latencyNow())
-	} else {
-		e = q.s.take(q.latencyNow())
+// takeLocked takes the head item of domain, or of all when any is set,
+// for a worker, and unlocks if it found one.
+func (q *Queue) takeLocked(domain string, any bool) *entry {
+	e := q.s.take(domain, any, q.latencyNow())
+	if e != nil {
+		q.kickLocked()
+		q.mu.Unlock()
 	}
-	q.kickLocked()
-	q.mu.Unlock()
-	return e, nil
-}
-
-// withdrawLocked cancels the Pacer waits that no pending item backs any more
-// (CancelCluster removed them), newest first. A worker that kept waiting
-// would take a permit for nothing: a shared Limiter would hand it a slot
-// another queue's worker is waiting for, and the worker would evict a later
-// item at once with it, even while the Limiter is paused.
-func (q *Queue) withdrawLocked() {
-	for len(q.waits) > q.s.pending.Len() {
-		last := len(q.waits) - 1
-		pw := q.waits[last]
-		q.waits[last] = nil
-		q.waits = q.waits[:last]
-		pw.withdrawn = true
-		pw.cancel()
-	}
-	if q.domains != nil {
-		q.rewaitLocked()
-	}
-}
-
-// rewaitLocked withdraws, with a DomainPacer, the waits for a set of
-// domains other than the domains now pending: a domain that gained items
-// would otherwise wait behind workers waiting for a paused domain, and one
-// that lost them would take a permit for nothing. Their workers wait again,
-// for the domains pending then.
-func (q *Queue) rewaitLocked() {
-	q.seenEpoch = q.s.pending.epoch
-	now := sortedSet(q.s.pending.domains())
-	q.waits = slices.DeleteFunc(q.waits, func(pw *pacerWait) bool {
-		if slices.Equal(pw.domains, now) {
-			return false
-		}
-		pw.withdrawn = true
-		pw.cancel()
-		return true
-	})
-}
-
-func sortedSet(s []string) []string {
-	return slices.Sorted(slices.Values(s))
+	return e
 }
 
 // handle calls the handler for e and settles its result. A handler that
@@ -253,7 +211,7 @@ func sortedSet(s []string) []string {
 // goroutine whatever handle does; the deferred settle still counts the call
 // as failed with ErrHandlerExited, so the item is retried and its in-flight
 // slot is freed, and respawn puts a new worker in the ended one's place.
-func (q *Queue) handle(ctx context.Context, e *entry, respawn func()) {
+func (q *Queue) handle(ctx context.Context, e *entry, giveBack func(), respawn func()) {
 	returned := false
 	defer func() {
 		if !returned {
@@ -264,6 +222,9 @@ func (q *Queue) handle(ctx context.Context, e *entry, respawn func()) {
 	err := q.call(ctx, e.item)
 	returned = true
 	q.settle(ctx, e, err)
+	if giveBack != nil && IsAbandoned(err) {
+		giveBack() // nothing was evicted: the permit was not used
+	}
 }
 
 // call runs the handler, turning a panic into a *PanicError.

@@ -17,7 +17,7 @@ import (
 // calls Advance to act on the backoffs and TTLs that have ended by then.
 //
 // A Store uses Config's Name, MaxRetries, MaxInFlight, InFlightTTL,
-// BackoffBase, BackoffMax, Metrics and OnOutcome; Workers, Pacer, Clock and
+// BackoffBase, BackoffMax, DomainOf, Metrics and OnOutcome; Workers, Pacer, Clock and
 // Logger are for Queue. Metrics and OnOutcome are called before the method
 // that caused them returns; a panic in OnOutcome reaches that method's
 // caller, and the outcomes after it are delivered by the next call. A Store
@@ -55,28 +55,34 @@ func (st *Store) CancelCluster(cluster string) int {
 // or false when no item is pending or MaxInFlight's slots are all held by
 // handler calls and background evictions. The item stays held until Done.
 func (st *Store) Take(now time.Time) (Item, bool) {
-	if st.s.pending.Len() == 0 || (st.cfg.MaxInFlight > 0 && st.s.running+st.s.inFlight >= st.cfg.MaxInFlight) {
-		return Item{}, false
-	}
-	return st.s.take(now).item, true
+	return st.take("", true, now)
 }
 
-// PendingDomains returns the disruption domains (Config.DomainOf) that have
-// pending items, in the order of their head items: the order in which a
-// worker asks a pacer for a permit (ratelimit.Limiter.TakeDomainAt). Without
-// DomainOf it is [""] while an item is pending.
-func (st *Store) PendingDomains() []string { return st.s.pending.domains() }
+// PendingDomains returns the disruption domains (Config.DomainOf, read
+// now) that have pending items, in the order of their head items: the order
+// in which a worker asks a pacer for a permit
+// (ratelimit.Limiter.TakeDomainAt). Without DomainOf it is [""] while an
+// item is pending.
+func (st *Store) PendingDomains() []string { return st.s.domains() }
 
 // TakeFrom is Take for the head pending item of domain, for a handler call
 // that holds a permit for that domain: priority, then first-in-first-out,
-// within the domain. False when domain has no pending item or MaxInFlight
-// has no slot. Without DomainOf every item is in the domain "" (any domain
-// given takes the head item).
+// within the domain, each item's domain read now. False when domain has no
+// pending item or MaxInFlight has no slot; a caller holding a permit then
+// gives it back. Without DomainOf every item is in the domain "" (any
+// domain given takes the head item).
 func (st *Store) TakeFrom(domain string, now time.Time) (Item, bool) {
-	if !st.s.pending.has(domain) || (st.cfg.MaxInFlight > 0 && st.s.running+st.s.inFlight >= st.cfg.MaxInFlight) {
+	return st.take(domain, false, now)
+}
+
+func (st *Store) take(domain string, any bool, now time.Time) (Item, bool) {
+	if st.cfg.MaxInFlight > 0 && st.s.running+st.s.inFlight >= st.cfg.MaxInFlight {
 		return Item{}, false
 	}
-	return st.s.takeFrom(domain, now).item, true
+	if e := st.s.take(domain, any, now); e != nil {
+		return e.item, true
+	}
+	return Item{}, false
 }
 
 // Done reports the result err of the handler call for it, which Take
@@ -158,6 +164,7 @@ func (s *store) init(cfg *Config) {
 	s.cfg, s.metrics, s.delayed.byDue = cfg, cfg.Metrics, true
 	if cfg.DomainOf != nil {
 		s.pending.byDomain = make(map[string]*pendingQueue)
+		s.pending.domainOf = cfg.DomainOf
 	}
 	if s.metrics == nil {
 		s.metrics = nopMetrics{}
@@ -177,9 +184,6 @@ func (s *store) add(it Item, now time.Time) bool {
 		e = new(entry)
 	}
 	e.item, e.seq, e.state, e.enqueued = it, s.seq, statePending, now
-	if s.cfg.DomainOf != nil {
-		e.domain = s.cfg.DomainOf(it.Cluster)
-	}
 	s.index.insert(ci, e)
 	s.pending.push(e)
 	s.metrics.Added(s.cfg.Name, it.Cluster, it.ResourceKind)
@@ -194,8 +198,7 @@ func (s *store) cancelCluster(cluster string) int {
 		return 0
 	}
 	n := 0
-	for e, next := ci.head, (*entry)(nil); e != nil; e = next {
-		next = e.next
+	for _, e := range ci.keys {
 		switch e.state {
 		case statePending:
 			s.pending.remove(e)
@@ -217,22 +220,24 @@ func (s *store) cancelCluster(cluster string) int {
 	return n
 }
 
+// domains lists the domains with pending items, each cluster's read now
+// (see pendingSet.domains).
+func (s *store) domains() []string {
+	s.pending.refresh(&s.index)
+	return s.pending.domains()
+}
+
 // take hands the head pending item to a handler call, which holds it until
-// done. There must be a pending item.
-func (s *store) take(now time.Time) *entry {
-	return s.takeEntry(s.pending.pop(), now)
-}
-
-// takeFrom is take for the head pending item of domain, which must have
-// one.
-func (s *store) takeFrom(domain string, now time.Time) *entry {
-	if s.pending.byDomain == nil {
-		return s.take(now)
+// done: the head of domain, each cluster's domain read now, or of all
+// domains when any is set. It returns nil when there is none.
+func (s *store) take(domain string, any bool, now time.Time) *entry {
+	if !any {
+		s.pending.refresh(&s.index)
 	}
-	return s.takeEntry(s.pending.popFrom(domain), now)
-}
-
-func (s *store) takeEntry(e *entry, now time.Time) *entry {
+	e := s.pending.pop(domain, any)
+	if e == nil {
+		return nil
+	}
 	s.running++
 	e.state, e.due = stateRunning, now
 	e.calls++

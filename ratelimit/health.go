@@ -97,6 +97,10 @@ type Tracker struct {
 	// changed is created on demand by Changed, so that updates nobody watches
 	// allocate nothing; nil means no one holds the current channel.
 	changed chan struct{}
+	// What the Tracker was told of domains, for domainsErr: withDomains,
+	// SetInDomains was called (or WithDomains given); plainSet, Set added
+	// a cluster; noDomains, NewInformerSource had no WithDomains.
+	withDomains, plainSet, noDomains bool
 
 	// Until the Tracker knows the whole fleet Health fails with
 	// ErrNotSynced. hasSynced, for a Tracker fed by an informer, is its
@@ -163,6 +167,8 @@ func (t *Tracker) Set(cluster string, faulty bool) {
 	domains := noDomain
 	if known {
 		domains = old.domains
+	} else {
+		t.plainSet = true
 	}
 	t.setLocked(cluster, old, known, trackedCluster{faulty: faulty, domains: domains})
 }
@@ -174,6 +180,7 @@ func (t *Tracker) Set(cluster string, faulty bool) {
 func (t *Tracker) SetInDomains(cluster string, faulty bool, domains ...string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.withDomains = true
 	old, known := t.clusters[cluster]
 	// An informer's resync repeats what it said before: answer that
 	// without copying and sorting the domains, as below.
@@ -257,14 +264,41 @@ func (t *Tracker) Health() (Health, error) {
 }
 
 // DomainHealth returns the health of every domain that has a cluster (see
-// SetInDomains), in a new map. It fails as Health does.
+// SetInDomains), in a new map. It fails as Health does, and also when the
+// Tracker cannot know domains: made by NewInformerSource without
+// WithDomains, or fed with Set and never with SetInDomains.
 func (t *Tracker) DomainHealth() (map[string]Health, error) {
 	if !t.isSynced() {
 		return nil, ErrNotSynced
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if err := t.domainsErrLocked(); err != nil {
+		return nil, err
+	}
 	return maps.Clone(t.domains), nil
+}
+
+func (t *Tracker) domainsErr() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.domainsErrLocked()
+}
+
+// domainsErrLocked says why the Tracker cannot tell clusters' domains
+// apart, or nil: then every cluster would count in the domain "", and a
+// Limiter judging health per domain would never hand out a permit for any
+// other.
+func (t *Tracker) domainsErrLocked() error {
+	switch {
+	case t.noDomains:
+		return errors.New("ratelimit: the health source is a Tracker from NewInformerSource without WithDomains, " +
+			"so it knows no cluster's domain: pass WithDomains")
+	case t.plainSet && !t.withDomains:
+		return errors.New("ratelimit: the health source is a Tracker fed with Set, which records no domain: " +
+			"feed it with SetInDomains")
+	}
+	return nil
 }
 
 // DomainsOf returns the domains cluster c counts in under domain kind d: its

@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"errors"
 	"fmt"
+	"reflect"
 
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -35,8 +36,8 @@ type Informer interface {
 // (WithPollInterval, default 1s) of the sync. The handler stays registered
 // for the informer's lifetime.
 //
-// An object that cannot be keyed (one without object metadata) is left out of
-// fleet health and logged through the source's logger, set with
+// An object that cannot be keyed (one without object metadata, or a nil
+// pointer) is left out of fleet health and logged through the source's logger, set with
 // WithSourceLogger (default klog.Background()).
 func NewInformerSource(inf Informer, faulty func(obj any) bool, opts ...SourceOption) (*Tracker, error) {
 	if inf == nil {
@@ -55,6 +56,7 @@ func NewInformerSource(inf Informer, faulty func(obj any) bool, opts ...SourceOp
 		return nil, errors.New("ratelimit: NewInformerSource: WithDomains: domains function is nil")
 	}
 	t := h.t
+	t.noDomains = h.domains == nil
 	reg, err := inf.AddEventHandler(h)
 	if err != nil {
 		return nil, fmt.Errorf("ratelimit: NewInformerSource: adding event handler: %w", err)
@@ -73,8 +75,8 @@ type SourceOption func(*informerHandler)
 // each object (Tracker.SetInDomains), for a Limiter whose Config has a
 // disruption domain: domains typically converts the object to a
 // failover.Cluster and returns DomainsOf(c, cfg.DisruptionDomain). Like
-// faulty it runs on the informer's delivery goroutine. Without it every
-// cluster counts in the domain "".
+// faulty it runs on the informer's delivery goroutine. Without it the
+// Tracker knows no domain, and NewLimiter refuses it under a domain rule.
 func WithDomains(domains func(obj any) []string) SourceOption {
 	return func(h *informerHandler) { h.domains, h.domainsSet = domains, true }
 }
@@ -102,7 +104,7 @@ func (h informerHandler) OnAdd(obj any, _ bool) { h.set(obj) }
 func (h informerHandler) OnUpdate(_, newObj any) { h.set(newObj) }
 
 func (h informerHandler) OnDelete(obj any) {
-	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	key, err := keyOf(obj, cache.DeletionHandlingMetaNamespaceKeyFunc)
 	if err != nil {
 		h.logger.Error(err, "ratelimit: cannot key deleted object; fleet health may count it until the next relist", "type", fmt.Sprintf("%T", obj))
 		return
@@ -111,7 +113,7 @@ func (h informerHandler) OnDelete(obj any) {
 }
 
 func (h informerHandler) set(obj any) {
-	key, err := cache.MetaNamespaceKeyFunc(obj)
+	key, err := keyOf(obj, cache.MetaNamespaceKeyFunc)
 	if err != nil {
 		h.logger.Error(err, "ratelimit: cannot key object; it is left out of fleet health", "type", fmt.Sprintf("%T", obj))
 		return
@@ -121,4 +123,13 @@ func (h informerHandler) set(obj any) {
 		return
 	}
 	h.t.Set(key, h.faulty(obj))
+}
+
+// keyOf is obj's key by f. A typed nil (a nil *Cluster in an interface)
+// has none: f would panic reading its metadata.
+func keyOf(obj any, f cache.KeyFunc) (string, error) {
+	if v := reflect.ValueOf(obj); v.Kind() == reflect.Pointer && v.IsNil() {
+		return "", fmt.Errorf("ratelimit: the informer delivered a nil %T", obj)
+	}
+	return f(obj)
 }
