@@ -1,21 +1,15 @@
 package evictionqueue
 
-// index finds entries by identity and lists them by cluster. Every entry the
-// queue holds, in any state, is in it.
-//
-// Keys are looked up per cluster, in one small map per cluster, rather than
-// by (cluster, key) in one large map: adds come in bursts per failed cluster,
-// so the cluster is usually the one used last and a lookup hashes only the
-// key, in a map small enough to stay in cache. CancelCluster visits exactly
-// the cluster's map.
+// index finds every entry the queue holds by identity, in one small map per
+// cluster rather than one large map: adds come in bursts per failed
+// cluster, so a lookup usually hashes only the key, in a map that stays in
+// cache; and CancelCluster visits exactly the cluster's map.
 type index struct {
 	clusters map[string]*clusterIndex
 	last     *clusterIndex // the cluster looked up last
-	// empty counts clusters with no entries that are kept for reuse: a
-	// cluster's items often drain and return (a failure wave is handled, the
-	// next one comes), and re-creating its map each time costs. They are
-	// swept once there are more than keepEmpty of them and more than twice
-	// as many as clusters with entries.
+	// empty counts clusters without entries kept for reuse (their items
+	// drain and return): swept past keepEmpty and twice as many as the
+	// others.
 	empty int
 	n     int // entries
 }

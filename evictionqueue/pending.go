@@ -7,18 +7,16 @@ import (
 
 // pendingSet is the pending entries, in one pendingQueue, or with
 // Config.DomainOf in one per disruption domain, so that a worker holding a
-// permit for a domain takes that domain's head: priority, then FIFO, holds
-// within each domain. A cluster's pending entries are all filed under the
-// domain DomainOf gave it when last read (clusterIndex.domain); refresh
-// reads it again and moves those of a cluster that moved.
+// permit for a domain takes that domain's head. A cluster's pending entries
+// are filed under the domain DomainOf gave it when last read; refresh reads
+// it again and moves those of a cluster that moved.
 type pendingSet struct {
 	all      pendingQueue             // every pending entry, unless byDomain
 	byDomain map[string]*pendingQueue // non-nil with Config.DomainOf
 	domainOf func(cluster string) string
 	n        int
-	// epoch changes whenever a domain gains its first pending entry or
-	// loses its last, so that waits for permits can be renewed
-	// (Queue.kickLocked).
+	// epoch changes when a domain gains its first pending entry or loses
+	// its last, for Queue.kickLocked to renew the waits for permits.
 	epoch uint64
 }
 
@@ -53,29 +51,21 @@ func (p *pendingSet) remove(e *entry) {
 	p.removed(e, q)
 }
 
-// pop removes the head entry of domain, or of all domains when any is set,
-// and returns it; nil when there is none.
+// pop removes and returns the head entry of domain, or of all when any is
+// set; nil when there is none.
 func (p *pendingSet) pop(domain string, any bool) *entry {
-	if p.byDomain == nil {
-		if p.n == 0 {
-			return nil
-		}
-		return p.removed(p.all.pop(), &p.all)
-	}
-	if any {
-		var first *entry
-		for _, q := range p.byDomain {
-			if e := q.peek(); first == nil || compareOrder(e, first) < 0 {
-				first = e
+	q := p.byDomain[domain]
+	switch {
+	case p.byDomain == nil:
+		q = &p.all
+	case any:
+		for _, c := range p.byDomain {
+			if q == nil || compareOrder(c.peek(), q.peek()) < 0 {
+				q = c
 			}
 		}
-		if first == nil {
-			return nil
-		}
-		domain = first.ci.domain
 	}
-	q := p.byDomain[domain]
-	if q == nil {
+	if q == nil || q.n == 0 {
 		return nil
 	}
 	return p.removed(q.pop(), q)
@@ -92,8 +82,8 @@ func (p *pendingSet) removed(e *entry, q *pendingQueue) *entry {
 	return e
 }
 
-// refresh reads each cluster's domain again and files the pending entries
-// of a cluster that moved under its new domain, in their order.
+// refresh files the pending entries of a cluster that moved under its new
+// domain.
 func (p *pendingSet) refresh(x *index) {
 	if p.byDomain == nil {
 		return
@@ -118,9 +108,8 @@ func (p *pendingSet) refresh(x *index) {
 	}
 }
 
-// domains lists the domains with pending entries, ordered by their first
-// entry: the order in which a worker prefers permits. Without DomainOf it is
-// [""] while anything is pending.
+// domains lists the domains with pending entries by their first entry, the
+// order in which a worker prefers permits; without DomainOf, [""] or none.
 func (p *pendingSet) domains() []string {
 	if p.byDomain == nil {
 		if p.n == 0 {
@@ -151,11 +140,10 @@ func (p *pendingSet) each(f func(*entry)) {
 }
 
 // pendingQueue holds the pending entries in processing order: highest
-// Priority first, lowest seq first among equals. Each priority has a bucket;
-// within one, entries added for the first time arrive in seq order and wait
-// in a FIFO (O(1) in and out, no reordering of other entries), while the few
-// that become pending again after a backoff, a TTL expiry or an interrupted
-// call carry an older seq and wait in a small heap. Taking from a bucket
+// Priority first, lowest seq first among equals. Each priority has a bucket:
+// entries added for the first time arrive in seq order and wait in a FIFO
+// (O(1) in and out), the few pending again after a backoff, a TTL or an
+// interrupted call carry an older seq and wait in a small heap; taking
 // compares the two heads.
 type pendingQueue struct {
 	buckets map[int32]*bucket
@@ -209,10 +197,7 @@ func (q *pendingQueue) push(e *entry) {
 	b.n++
 	if b.head == len(b.fifo) || e.seq > b.tailSeq {
 		if len(b.fifo) == cap(b.fifo) && b.head >= len(b.fifo)/2 {
-			// The consumed head is at least half the array: move the live
-			// entries down instead of growing it, or a FIFO that never
-			// drains (always an item or two pending) grows without end.
-			b.shiftDown()
+			b.shiftDown() // or a FIFO that never drains grows without end
 		}
 		e.loc, e.index = locFIFO, int32(len(b.fifo))
 		b.fifo = append(b.fifo, e)
@@ -234,8 +219,7 @@ func (q *pendingQueue) pop() *entry {
 	return e
 }
 
-// peek returns the first entry without removing it; the queue must not be
-// empty. It skips the removed slots at the FIFO's head, as take would.
+// peek returns the first entry; the queue must not be empty.
 func (q *pendingQueue) peek() *entry {
 	e, _ := q.order[0].first()
 	return e
@@ -270,9 +254,7 @@ func (q *pendingQueue) drop(b *bucket) {
 	delete(q.buckets, b.prio)
 	clear(b.fifo[b.head:])
 	b.fifo, b.head, b.dead, b.tailSeq = b.fifo[:0], 0, 0, 0
-	// Keep the FIFO's memory for the next bucket, unless a burst made it
-	// large: then let it go.
-	if cap(b.fifo) <= 1<<16 {
+	if cap(b.fifo) <= 1<<16 { // unless a burst made it large
 		q.spare = b
 	}
 }
@@ -292,8 +274,7 @@ func (q *pendingQueue) each(f func(*entry)) {
 }
 
 // first returns the bucket's first entry, the FIFO's head or the retry
-// heap's, whichever was added first, and whether it is the retry heap's. It
-// skips the removed slots at the FIFO's head for good.
+// heap's, and whether it is the heap's; it drops removed slots on the way.
 func (b *bucket) first() (e *entry, retried bool) {
 	for b.head < len(b.fifo) && b.fifo[b.head] == nil {
 		b.head++
@@ -325,8 +306,7 @@ func (b *bucket) take() *entry {
 	return e
 }
 
-// shiftDown moves fifo[head:] to the start of the same array, keeping its
-// removed slots, so that the array's consumed head is reused.
+// shiftDown moves fifo[head:] to the start of its array, reusing the head.
 func (b *bucket) shiftDown() {
 	n := copy(b.fifo, b.fifo[b.head:])
 	clear(b.fifo[n:])
@@ -338,8 +318,8 @@ func (b *bucket) shiftDown() {
 	}
 }
 
-// compact drops the FIFO's removed slots, so entries cancelled out of a long
-// FIFO do not hold memory until the head reaches them.
+// compact drops the FIFO's removed slots, which would hold memory until the
+// head reached them.
 func (b *bucket) compact() {
 	live := make([]*entry, 0, len(b.fifo)-b.head-b.dead)
 	for _, e := range b.fifo[b.head:] {
@@ -351,8 +331,7 @@ func (b *bucket) compact() {
 	b.fifo, b.head, b.dead = live, 0, 0
 }
 
-// prioHeap orders buckets highest priority first, for container/heap: it
-// changes only when a priority gains its first or loses its last entry.
+// prioHeap orders buckets highest priority first (container/heap).
 type prioHeap []*bucket
 
 func (h prioHeap) Len() int           { return len(h) }

@@ -11,16 +11,11 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// This file is the queue's only blocking layer: Run, its workers and its
-// scheduler. How a worker takes an item is next; what then happens to the
-// item is the store's (store.go).
-
 // Run starts the workers and the scheduler that ends backoffs and in-flight
-// TTLs, and blocks until ctx ends. Then it stops taking items, waits for the
-// running handlers (their context has ended too) and returns nil, leaving
-// every item not handled in the queue; calling Run again resumes. Run returns
-// an error at once if another Run of this queue is running, and stops early
-// with an error if the Pacer fails for a reason other than ctx ending.
+// TTLs, and blocks until ctx ends; then it waits for the running handlers
+// and returns nil, every item not handled still queued. It fails at once if
+// the queue is running already, and stops early with an error if the Pacer
+// fails for a reason other than ctx ending.
 func (q *Queue) Run(ctx context.Context) error {
 	q.mu.Lock()
 	if q.active {
@@ -37,9 +32,7 @@ func (q *Queue) Run(ctx context.Context) error {
 	var errOnce sync.Once
 	var worker func()
 	worker = func() {
-		// A handler that ends its goroutine (runtime.Goexit) ends this
-		// worker too; respawn starts another in its place.
-		respawn := func() { wg.Go(worker) }
+		respawn := func() { wg.Go(worker) } // after a handler's Goexit
 		if err := q.work(ctx, respawn); err != nil {
 			errOnce.Do(func() { pacerErr = err })
 			cancel()
@@ -63,8 +56,7 @@ func (q *Queue) Run(ctx context.Context) error {
 	return pacerErr
 }
 
-// work is one worker: a permit, then the head item, then the handler, until
-// ctx ends. respawn starts a replacement worker; see handle.
+// work is one worker, until ctx ends.
 func (q *Queue) work(ctx context.Context, respawn func()) error {
 	for {
 		e, giveBack, err := q.next(ctx)
@@ -76,19 +68,14 @@ func (q *Queue) work(ctx context.Context, respawn func()) error {
 }
 
 // next is how a worker takes a permit and an item. It waits until more
-// items are pending than workers already wait for permits for, and
-// MaxInFlight has a slot; then it takes a permit from the Pacer, holding
-// the slot while it waits, and only then the head item (of the permit's
-// domain, each cluster's domain read at that moment). So permits are taken
-// for items that exist, not banked by idle workers, and an item cancelled
-// while its worker waits for a permit is never handled: kickLocked
-// withdraws the waits when the pending items change under them. A permit
-// with no item left to take goes back to a DomainPacer at once; a plain
-// Pacer's is lost.
-//
-// next returns nil when ctx ends, with an error if the Pacer failed;
-// otherwise the item and the function that gives its permit back (nil
-// without a DomainPacer).
+// items are pending than workers wait for permits, and MaxInFlight has a
+// slot; then it takes a permit, holding the slot, and only then the head
+// item of the permit's domain, each cluster's domain read at that moment.
+// So an item cancelled while a worker waits is never handled (kickLocked
+// withdraws the waits), and a permit with no item left goes back to a
+// DomainPacer (a plain Pacer's is lost): none is kept. next returns nil when
+// ctx ends, with an error if the Pacer failed; else the item and what gives
+// its permit back (nil without a DomainPacer).
 func (q *Queue) next(ctx context.Context) (*entry, func(), error) {
 	q.mu.Lock()
 	for {
@@ -102,48 +89,41 @@ func (q *Queue) next(ctx context.Context) (*entry, func(), error) {
 		if q.cfg.Pacer == nil {
 			return q.takeLocked("", true), nil, nil
 		}
+		var err error
 		waitCtx, cancel := context.WithCancel(ctx)
 		pw := &pacerWait{cancel: cancel}
 		q.waits = append(q.waits, pw)
 		q.kickLocked() // more items may be pending than workers now wait for
 		q.mu.Unlock()
-		domain, giveBack, err := q.pace(waitCtx)
+		var domain string
+		var giveBack func()
+		if q.domains != nil {
+			domain, giveBack, err = q.domains.WaitDomain(waitCtx, q.pendingDomains)
+		} else {
+			err = q.cfg.Pacer.Wait(waitCtx)
+		}
 		cancel()
 		q.mu.Lock()
 		if !pw.withdrawn {
 			q.waits = slices.DeleteFunc(q.waits, func(w *pacerWait) bool { return w == pw })
 		}
 		switch {
-		case err != nil && (pw.withdrawn || ctx.Err() != nil):
-			q.kickLocked() // its slot is free: wait again, or return
-			continue
-		case err != nil:
-			q.kickLocked()
-			q.mu.Unlock()
-			return nil, nil, fmt.Errorf("evictionqueue: queue %q: pacer: %w", q.cfg.Name, err)
-		case ctx.Err() == nil:
-			// Withdrawn or not, the permit is for an item of its domain
-			// if one is left.
+		case err == nil && ctx.Err() == nil: // withdrawn or not, if an item is left
 			if e := q.takeLocked(domain, q.domains == nil); e != nil {
 				return e, giveBack, nil
 			}
+		case err != nil && !pw.withdrawn && ctx.Err() == nil:
+			q.kickLocked()
+			q.mu.Unlock()
+			return nil, nil, fmt.Errorf("evictionqueue: queue %q: pacer: %w", q.cfg.Name, err)
 		}
-		q.kickLocked()
+		q.kickLocked() // the wait's slot is free: wait again, or return
 		if giveBack != nil {
 			q.mu.Unlock()
 			giveBack() // outside q.mu: the Limiter calls back into the queue under its own lock
 			q.mu.Lock()
 		}
 	}
-}
-
-// pace takes a permit from the Pacer: with a DomainPacer, for one of the
-// domains with pending items.
-func (q *Queue) pace(ctx context.Context) (string, func(), error) {
-	if q.domains != nil {
-		return q.domains.WaitDomain(ctx, q.pendingDomains)
-	}
-	return "", nil, q.cfg.Pacer.Wait(ctx)
 }
 
 // pendingDomains is what a worker asks a DomainPacer for.
@@ -160,8 +140,8 @@ type pacerWait struct {
 }
 
 // mayGoLocked reports whether one more worker may go for an item: more items
-// are pending than workers wait for permits for, and MaxInFlight counts
-// those waits, the handler calls and the background evictions.
+// are pending than workers waiting for permits, and MaxInFlight, counting
+// those waits, the handler calls and the background evictions, has room.
 func (q *Queue) mayGoLocked() bool {
 	waits := len(q.waits)
 	if q.s.pending.Len() <= waits {
@@ -170,16 +150,12 @@ func (q *Queue) mayGoLocked() bool {
 	return q.cfg.MaxInFlight == 0 || q.s.running+q.s.inFlight+waits < q.cfg.MaxInFlight
 }
 
-// kickLocked withdraws the waits for permits when the pending items no
-// longer match them, and wakes one waiting worker if one may go. Every
-// worker that goes kicks again, so a burst of changes wakes as many workers
-// as it needs, one after another, without waking them all each time.
-//
-// The waits are withdrawn, their workers to wait again for what is pending
-// then, when more workers wait than items are pending (CancelCluster
-// removed some: a worker waiting on would take a permit for nothing, one
-// another queue's worker is waiting for) or when a domain gained its first
-// pending item or lost its last (the waits are for other domains).
+// kickLocked wakes one waiting worker if one may go; each worker that goes
+// kicks again, so a burst wakes as many as it needs, one after another. It
+// first withdraws every wait for a permit, to be made again for what is
+// pending then, when more workers wait than items are pending (a wait on
+// would take a permit another queue's worker waits for) or a domain gained
+// its first pending item or lost its last.
 func (q *Queue) kickLocked() {
 	if len(q.waits) > q.s.pending.Len() || q.s.pending.epoch != q.seenEpoch {
 		q.seenEpoch = q.s.pending.epoch
@@ -206,11 +182,11 @@ func (q *Queue) takeLocked(domain string, any bool) *entry {
 	return e
 }
 
-// handle calls the handler for e and settles its result. A handler that
-// calls runtime.Goexit (as testing's t.FailNow does) ends the worker's
-// goroutine whatever handle does; the deferred settle still counts the call
-// as failed with ErrHandlerExited, so the item is retried and its in-flight
-// slot is freed, and respawn puts a new worker in the ended one's place.
+// handle calls the handler for e, settles its result and gives the permit
+// back when the handler abandoned the item. A handler that calls
+// runtime.Goexit (as t.FailNow does) ends the worker's goroutine; the
+// deferred settle counts the call as failed (ErrHandlerExited) and respawn
+// puts a new worker in its place.
 func (q *Queue) handle(ctx context.Context, e *entry, giveBack func(), respawn func()) {
 	returned := false
 	defer func() {
@@ -223,7 +199,7 @@ func (q *Queue) handle(ctx context.Context, e *entry, giveBack func(), respawn f
 	returned = true
 	q.settle(ctx, e, err)
 	if giveBack != nil && IsAbandoned(err) {
-		giveBack() // nothing was evicted: the permit was not used
+		giveBack()
 	}
 }
 
@@ -237,8 +213,7 @@ func (q *Queue) call(ctx context.Context, it Item) (err error) {
 	return q.handler(ctx, it)
 }
 
-// settle hands the result of a handler call to the store. A failure after
-// ctx ended says nothing about the item: it is pending again, not retried.
+// settle hands the result of a handler call to the store.
 func (q *Queue) settle(ctx context.Context, e *entry, err error) {
 	var now time.Time // only a failure or ErrInProgress sets a deadline from it
 	if err != nil {
@@ -256,7 +231,7 @@ func (q *Queue) settle(ctx context.Context, e *entry, err error) {
 }
 
 // schedule acts on backoffs and in-flight TTLs as they fall due, with one
-// clock timer set for the earliest deadline.
+// timer for the earliest.
 func (q *Queue) schedule(ctx context.Context) {
 	var timer clock.Timer
 	defer func() {

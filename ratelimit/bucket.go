@@ -5,31 +5,27 @@ import (
 	"time"
 )
 
-// bucket is a token bucket that holds at most one permit and fills at a
-// rate that can change, 0 pausing it. Like x/time/rate's ReserveN(t), its
-// methods take the time instead of reading a clock, and nothing blocks or
-// starts a goroutine; the Limiter guards its buckets with its lock.
+// bucket is a token bucket of at most one permit whose rate can change, 0
+// pausing it. Like x/time/rate's ReserveN(t), its methods take the time, and
+// nothing blocks; the Limiter's lock guards it.
 //
-// The bucket's level is how much of a permit it holds: it rises at the rate
-// in force up to 1, a permit taken lowers it by 1, and a pause freezes it.
-// So over any window the permits taken are at most the level at its start
-// (at most 1) plus the integral of the rate over it, however the rate
-// changed or paused inside it; resuming lets a permit through at once only
-// if the level was full before the pause. A promise (DynamicRateLimiter's
-// When) takes a permit ahead of time, lowering the level below 0.
+// Its level, how much of a permit it holds, rises at the rate in force up
+// to 1, falls by 1 for a permit taken, and is frozen by a pause. So the
+// permits taken over any window are at most its level at the start (at
+// most 1) plus the integral of the rate over it, however the rate changed
+// or paused. A promise (DynamicRateLimiter.When) takes a permit ahead of
+// time, below 0.
 type bucket struct {
 	rate     float64
 	interval time.Duration // 1/rate rounded up, so the rate is never exceeded
-	// full is when the level reaches 1 (in the past: full) at the rate in
-	// force; zero while paused, when lack holds 1 - level instead.
+	// full is when the level reaches 1 at the rate in force; zero while
+	// paused, when lack holds 1 - level instead.
 	full time.Time
 	lack float64
-	// promised is the latest permit promised ahead of time: a workqueue
-	// releases it then whatever the rate does, so a speed-up never brings
-	// the next permit within an interval of it.
+	// promised is the latest permit taken ahead: a workqueue releases it
+	// then whatever the rate does, so no permit comes within an interval.
 	promised time.Time
-	// takes counts the permits taken, so that one given back can tell
-	// whether another was taken after it.
+	// takes counts the permits taken, for giveBack.
 	takes uint64
 }
 
@@ -60,18 +56,16 @@ func (b *bucket) next() time.Time {
 	return b.full
 }
 
-// take takes a permit due at at, which must not be before next, and
-// returns its number for giveBack.
+// take takes a permit due at at (not before next) and returns its number.
 func (b *bucket) take(at time.Time) uint64 {
 	b.full = at.Add(b.interval)
 	b.takes++
 	return b.takes
 }
 
-// giveBack returns permit number n unused, as x/time/rate's
-// Reservation.Cancel does: the level is what it would be had the permit
-// never been taken. That is known only while no permit was taken after it;
-// after one, giving back does nothing.
+// giveBack returns permit number n unused, as x/time/rate's Cancel does:
+// the level is what it would be had the permit never been taken, which is
+// known only while none was taken after it; after one it does nothing.
 func (b *bucket) giveBack(n uint64) bool {
 	if n != b.takes {
 		return false
@@ -84,12 +78,12 @@ func (b *bucket) giveBack(n uint64) bool {
 	return true
 }
 
-// buckets are a Limiter's buckets (see rates): every permit takes one from
-// total and one from fleet or from its domain's.
+// buckets are a Limiter's buckets: every permit takes one from total and
+// one from fleet or its domain's.
 type buckets struct {
 	total, fleet bucket
-	// domains holds every domain seen, those gone at rate 0: a domain that
-	// comes back finds its level as it left it, and gets no new permit.
+	// domains holds every domain seen, gone ones at rate 0: a domain that
+	// comes back finds its level as it left it.
 	domains map[string]*bucket
 }
 
@@ -97,18 +91,16 @@ type buckets struct {
 func (s *buckets) apply(rs rates, now time.Time) {
 	s.total.setRate(rs.total, now)
 	s.fleet.setRate(rs.fleet, now)
-	for name, b := range s.domains {
-		b.setRate(rs.domains[name].Rate, now)
-	}
-	for name, dr := range rs.domains {
+	for name := range rs.domains {
 		if s.domains[name] == nil {
 			if s.domains == nil {
 				s.domains = make(map[string]*bucket)
 			}
-			b := &bucket{}
-			b.setRate(dr.Rate, now)
-			s.domains[name] = b
+			s.domains[name] = &bucket{}
 		}
+	}
+	for name, b := range s.domains {
+		b.setRate(rs.domains[name].Rate, now)
 	}
 }
 
@@ -119,12 +111,11 @@ type permit struct {
 	n, nt    uint64
 }
 
-// take takes, at now, a permit for the first of domains whose bucket and
-// the total both hold one; perDomain false (the fleet rule) or no domains
-// (a caller that names none) take from the fleet's bucket. ahead takes it
-// even if it is not due yet, as a promise: the permit is due at the time
-// returned. Without a permit, take returns when one of domains may next
-// have one; zero when none may before a change of rate.
+// take takes at now a permit for the first of domains whose bucket and the
+// total both hold one; under the fleet rule, or for no domain, the fleet's.
+// ahead takes it even if not due yet (a promise), due at the time returned.
+// Without a permit, take returns when one may come; zero: not before a
+// change of rate.
 func (s *buckets) take(now time.Time, domains []string, perDomain, ahead bool) (p permit, ok bool, due time.Time) {
 	var next time.Time
 	named, n := perDomain && len(domains) > 0, 1
@@ -178,12 +169,10 @@ func earliest(a, b time.Time) time.Time {
 	return a
 }
 
-// maxInterval keeps slot arithmetic far from time.Duration's limits for
-// tiny rates.
+// maxInterval keeps durations far from time.Duration's limits.
 const maxInterval = 10 * 365 * 24 * time.Hour
 
-// intervalFor is 1/r rounded up to the nanosecond, so rounding never makes the
-// bucket faster than r.
+// intervalFor is 1/r rounded up, so rounding never makes a bucket faster.
 func intervalFor(r float64) time.Duration {
 	return scale(1/r, time.Second)
 }

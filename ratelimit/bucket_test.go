@@ -1,7 +1,6 @@
 package ratelimit
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -162,7 +161,7 @@ func TestBucketWindowBound(t *testing.T) {
 			}
 		}
 		if len(kept) < 20 {
-			t.Fatal(fmt.Sprintf("seed %d: only %d permits: the test proves little", seed, len(kept)))
+			t.Fatalf("seed %d: only %d permits: the test proves little", seed, len(kept))
 		}
 	}
 }

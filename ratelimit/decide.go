@@ -1,22 +1,17 @@
 package ratelimit
 
-import (
-	"maps"
-	"time"
-)
+import "time"
 
-// decision turns the rule's answers (rule.go) into the rate in force for
-// each of a Limiter's buckets over time. It reads no clock and starts
-// nothing: observe records a read made at now, and inForce says what is in
-// force at now. This file is the place to change how the rule's answers
-// become the rates in force (the recovery hold, pausing on a source error).
+// decision turns the rule's answers (rule.go) into each bucket's rate in
+// force over time: the place to change the recovery hold and the pause on a
+// source error. It reads no clock: observe records a read made at now, and
+// inForce says what is in force at now.
 //
-// Every rate in force is 0 before the first read and while the latest read
-// failed. Otherwise each bucket's is the slowest rate the rule gave it over
-// the last hold, so a slowdown applies at once and a speed-up once it has
-// lasted the hold, under the fleet rule and under a domain rule alike. A
-// failed read is not health: it pauses, but it neither enters nor resets
-// the hold. A domain whose clusters have all gone gets 0.
+// Every rate is 0 before the first read and while the latest failed.
+// Otherwise each bucket's is the slowest the rule gave it over the last
+// hold, so a slowdown applies at once and a speed-up once it has lasted the
+// hold. A failed read pauses but neither enters nor resets the hold. A
+// domain whose clusters have all gone gets 0.
 type decision struct {
 	cfg     Config
 	hold    time.Duration
@@ -30,9 +25,9 @@ type decision struct {
 	states map[string]DisruptionState
 }
 
-// history is one bucket's rule rates after each good read that changed
-// it, oldest first, trimmed to the hold window: [0] was in force at the
-// window's start. Without a hold only the latest entry is kept.
+// history is one bucket's rule rates after each good read that changed it,
+// oldest first, trimmed to the hold window ([0] was in force at its start);
+// without a hold, the latest only.
 type history []rateChange
 
 type rateChange struct {
@@ -44,9 +39,8 @@ func newDecision(cfg Config, hold time.Duration) decision {
 	return decision{cfg: cfg, hold: hold, failing: true}
 }
 
-// observe records a read of the source made at now: the fleet's health h
-// and, under a domain rule, each domain's; or err when the read failed (an
-// impossible Health counts as failed).
+// observe records a read made at now: the fleet's health h and, under a
+// domain rule, each domain's; or err when it failed.
 func (d *decision) observe(now time.Time, h Health, domains map[string]Health, err error) {
 	d.failing = err != nil
 	if d.failing {
@@ -73,9 +67,8 @@ func (d *decision) observe(now time.Time, h Health, domains map[string]Health, e
 	}
 }
 
-// inForce returns the rates in force at now, and when one of them will
-// next change without a new read (a speed-up that has lasted the hold);
-// zero when none will. now must not go back between calls.
+// inForce returns the rates in force at now, and when one next rises
+// without a new read (zero: none will). now must not go back.
 func (d *decision) inForce(now time.Time) (r rates, next time.Time) {
 	if d.domains != nil {
 		r.domains = make(map[string]DomainRate, len(d.states))
@@ -86,26 +79,20 @@ func (d *decision) inForce(now time.Time) (r rates, next time.Time) {
 	if d.failing {
 		return r, time.Time{}
 	}
-	var n time.Time
-	r.fleet, next = d.fleet.at(now, d.hold)
-	r.total, n = d.total.at(now, d.hold)
-	next = earliest(next, n)
-	for name, hist := range d.domains {
-		var rate float64
-		rate, n = hist.at(now, d.hold)
+	at := func(h *history) float64 {
+		rate, n := h.at(now, d.hold)
 		next = earliest(next, n)
+		return rate
+	}
+	r.fleet, r.total = at(&d.fleet), at(&d.total)
+	for name, hist := range d.domains {
+		rate := at(hist)
 		if dr, ok := r.domains[name]; ok {
 			dr.Rate = rate
 			r.domains[name] = dr
 		}
 	}
 	return r, next
-}
-
-// snapshot copies the domains' states and rates in force at now.
-func (d *decision) snapshot(now time.Time) map[string]DomainRate {
-	r, _ := d.inForce(now)
-	return maps.Clone(r.domains)
 }
 
 func (h *history) observe(now time.Time, r float64, hold time.Duration) {
@@ -121,11 +108,8 @@ func (h *history) observe(now time.Time, r float64, hold time.Duration) {
 // at returns the rate in force at now and when it next rises by itself.
 func (h *history) at(now time.Time, hold time.Duration) (r float64, next time.Time) {
 	s := *h
-	if len(s) <= 1 { // the usual case; empty before a domain's first read
-		if len(s) == 0 {
-			return 0, time.Time{}
-		}
-		return s[0].rate, time.Time{}
+	if len(s) == 0 { // before a domain's first read
+		return 0, time.Time{}
 	}
 	start := now.Add(-hold)
 	i := 0
@@ -140,9 +124,8 @@ func (h *history) at(now time.Time, hold time.Duration) (r float64, next time.Ti
 			r, slowest = c.rate, i // the latest of the slowest
 		}
 	}
-	// The rate goes up once the slowest entry leaves the window, which it
-	// does when its successor has been in force for the hold; the latest
-	// entry stays until a new read.
+	// The rate rises when the slowest entry leaves the window: when its
+	// successor has been in force for the hold.
 	if slowest+1 < len(s) {
 		next = s[slowest+1].at.Add(hold)
 	}

@@ -9,36 +9,26 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// Informer is the one method of an informer that NewInformerSource uses. Both
-// client-go's cache.SharedIndexInformer (and cache.SharedInformer) and
-// controller-runtime's cache.Informer (what a manager's cache returns from
-// GetInformer) satisfy it, so either can feed a Tracker.
+// Informer is the one method of an informer that NewInformerSource uses:
+// client-go's cache.SharedIndexInformer and controller-runtime's
+// cache.Informer both satisfy it.
 type Informer interface {
 	AddEventHandler(handler cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error)
 }
 
 // NewInformerSource returns a Tracker kept in step with inf: every object the
-// informer adds or updates is Set under its cache key ("namespace/name", or
-// "name" for cluster-scoped objects such as Karmada Clusters) with faulty(obj),
-// and every deleted object is removed, including deletions the informer only
-// learns about on a relist (cache.DeletedFinalStateUnknown tombstones).
+// informer adds or updates is Set under its cache key with faulty(obj)
+// (which typically calls failover.IsFaulty; it runs on the informer's
+// goroutine, so must be quick), and every deleted object is removed,
+// tombstones included.
 //
-// faulty typically converts the object to a failover.Cluster and calls
-// failover.IsFaulty. It runs on the informer's delivery goroutine, so it must
-// be quick and must not block.
-//
-// Until the informer has delivered its initial list to this handler the
-// Tracker's Health returns ErrNotSynced, which pauses a Limiter: a half-listed
-// fleet says nothing about the failure rate. The sync is the handler
-// registration's (HasSynced), not the informer's: it waits for the initial
-// list to reach this Tracker, not only the informer's store. A Limiter polls
-// a source whose Health fails, so it resumes within its poll interval
-// (WithPollInterval, default 1s) of the sync. The handler stays registered
-// for the informer's lifetime.
-//
-// An object that cannot be keyed (one without object metadata, or a nil
-// pointer) is left out of fleet health and logged through the source's logger, set with
-// WithSourceLogger (default klog.Background()).
+// Until the informer has delivered its initial list to this handler (the
+// registration's HasSynced, not the store's), Health returns ErrNotSynced,
+// which pauses a Limiter: a half-listed fleet says nothing. A Limiter polls
+// a failing source, so it resumes within its poll interval of the sync. The
+// handler stays registered for the informer's lifetime. An object that
+// cannot be keyed (no object metadata, or a nil pointer) is left out and
+// logged (WithSourceLogger).
 func NewInformerSource(inf Informer, faulty func(obj any) bool, opts ...SourceOption) (*Tracker, error) {
 	if inf == nil {
 		return nil, errors.New("ratelimit: NewInformerSource: informer is nil")
@@ -71,18 +61,17 @@ func NewInformerSource(inf Informer, faulty func(obj any) bool, opts ...SourceOp
 // SourceOption configures NewInformerSource.
 type SourceOption func(*informerHandler)
 
-// WithDomains has NewInformerSource also record the disruption domains of
-// each object (Tracker.SetInDomains), for a Limiter whose Config has a
-// disruption domain: domains typically converts the object to a
-// failover.Cluster and returns DomainsOf(c, cfg.DisruptionDomain). Like
-// faulty it runs on the informer's delivery goroutine. Without it the
-// Tracker knows no domain, and NewLimiter refuses it under a domain rule.
+// WithDomains has NewInformerSource also record each object's disruption
+// domains (Tracker.SetInDomains), typically DomainsOf(c,
+// cfg.DisruptionDomain), on the informer's goroutine as faulty is. Without
+// it the Tracker knows no domain, and NewLimiter refuses it under a domain
+// rule.
 func WithDomains(domains func(obj any) []string) SourceOption {
 	return func(h *informerHandler) { h.domains, h.domainsSet = domains, true }
 }
 
-// WithSourceLogger sets where NewInformerSource's handler logs objects it
-// cannot key. Default: klog.Background().
+// WithSourceLogger sets where objects that cannot be keyed are logged.
+// Default: klog.Background().
 func WithSourceLogger(l klog.Logger) SourceOption {
 	return func(h *informerHandler) { h.logger = l }
 }
@@ -91,7 +80,7 @@ func WithSourceLogger(l klog.Logger) SourceOption {
 type informerHandler struct {
 	t       *Tracker
 	faulty  func(obj any) bool
-	domains func(obj any) []string // nil: every cluster in the domain ""
+	domains func(obj any) []string // nil: no domains
 	// domainsSet: WithDomains was given, so a nil domains is an error.
 	domainsSet bool
 	logger     klog.Logger

@@ -14,59 +14,47 @@ import (
 )
 
 // Limiter paces evictions for the whole fleet: every goroutine, worker and
-// queue that shares a Limiter shares its rate, so adding workers never
-// multiplies it.
+// queue sharing a Limiter shares its rate.
 //
-// Under the fleet rule the rate in force is cfg.RateFor of the source's
-// current Health. With Config.DisruptionDomain region, zone or provider,
-// the source must be a DomainHealthSource (such as Tracker, fed with
-// SetInDomains) and health is judged per domain, as the Kubernetes node
-// lifecycle controller judges it per zone: each domain gets the rate
-// Config.DomainRates gives it, and a total, at most ResourceEvictionRate,
-// caps them together. The fleet rule is the domain rule with one domain,
-// the whole fleet: a Limiter has one bucket per domain (or one for the
-// fleet) and one for the total, and every permit takes one from each of
-// two. Callers that name no domain (Wait, TakeAt, When) are paced by the
-// fleet rule under either rule. Every rate is 0 while the source returns
-// an error or an impossible Health (such as more unhealthy clusters than
-// clusters), and WithRecoveryHold delays speed-ups under either rule.
+// It has a bucket for the total, one for the fleet and, with
+// Config.DisruptionDomain region, zone or provider, one per domain, as the
+// Kubernetes node lifecycle controller judges health per zone (a domain
+// rule needs a DomainHealthSource, such as a Tracker fed with SetInDomains).
+// A permit takes one from the total and one from its domain's bucket, or
+// the fleet's under the fleet rule and for callers naming no domain (Wait,
+// TakeAt, When). The rule sets each bucket's rate from the source's health;
+// every rate is 0 while the source fails, and WithRecoveryHold delays
+// speed-ups.
 //
 // Guarantees:
 //   - A bucket fills at the rate in force and holds at most one permit; a
 //     pause adds nothing. So over any window, however the rate changed or
 //     paused inside it, the permits handed out are at most 1 + ∫ rate dt,
-//     for each domain (or the fleet) and for the total, whatever the
-//     number of callers. Resuming lets a caller through at once only if
-//     the bucket still held its permit from before the pause. Delays that
-//     DynamicRateLimiter.When returned before a slowdown are the exception:
-//     a workqueue cannot be told to take them back.
-//   - When the rate changes, blocked callers are re-timed against it at
-//     once. A source that is a Notifier (such as Tracker) wakes them the
-//     moment its health changes; other sources are polled
-//     (WithPollInterval), and Refresh forces a re-read.
+//     per bucket, whatever the number of callers, and resuming lets a
+//     caller through at once only if the bucket held its permit before the
+//     pause. The exception is a delay DynamicRateLimiter.When returned
+//     before a slowdown: a workqueue cannot be told to take it back.
+//   - A rate change re-times blocked callers at once: a Notifier source
+//     (such as Tracker) wakes them, other sources are polled
+//     (WithPollInterval), and Refresh forces a read.
 //   - A permit from WaitDomain or TakeDomainAt that is not used can be
-//     given back, as x/time/rate's Reservation.Cancel gives one: the
-//     bucket is left as if it had never been taken, provided no permit was
-//     taken from it since. A waiter whose context ends takes nothing.
+//     given back, as x/time/rate's Reservation.Cancel gives one: the bucket
+//     is left as if it had never been taken, if none was taken after it. A
+//     waiter whose context ends takes nothing. Waiters are not served in
+//     arrival order: the first to look once a permit is free gets it.
 //
-// Waiters are not served in arrival order: when a permit becomes free, the
-// first blocked caller to look for it gets it.
-//
-// The Limiter starts no goroutine: health is read by the callers themselves,
-// when the source's Changed channel has closed, when the poll interval has
-// passed, or on Refresh; blocked callers select on their context, a timer of
-// the injected clock, the source's Changed channel and the Limiter's own
-// wake-up broadcast. Source errors are logged once per distinct error and once
-// when the source answers again.
+// The Limiter starts no goroutine: callers read the source themselves (its
+// Changed channel closed, a poll due, or Refresh), and blocked callers
+// select on their context, a timer of the clock, Changed and the Limiter's
+// broadcast. Source errors are logged once each, and once when they end.
 //
 // A Limiter is safe for concurrent use. Create it with NewLimiter; a nil or
 // zero Limiter hands out no permits: its Wait returns an error, its Rate is 0
 // and DynamicRateLimiter over it always returns the re-check delay.
 type Limiter struct {
-	// The layers below take the time as an argument and never block:
-	// reading the source (source.go), the rule (rule.go), the rates in force
-	// over time (decide.go) and the buckets (bucket.go). The Limiter reads
-	// the clock, holds the lock and blocks.
+	// The layers below take the time and never block: the source
+	// (source.go), the rule (rule.go), the rates over time (decide.go) and
+	// the buckets (bucket.go).
 	clock     clock.WithTicker
 	metrics   Metrics
 	recheck   time.Duration // what a DynamicRateLimiter's When returns while paused
@@ -86,12 +74,10 @@ type Limiter struct {
 
 var errZeroLimiter = errors.New("ratelimit: Limiter was not created by NewLimiter")
 
-// NewLimiter returns a Limiter whose rates follow cfg's rule on src's health.
-// It validates cfg and the options, and neither reads src nor starts
-// anything: the first Wait, When or Rate reads the source. Under a domain
-// rule src must report health per domain: a Tracker made by
-// NewInformerSource without WithDomains, or one fed with Set rather than
-// SetInDomains, is refused.
+// NewLimiter returns a Limiter whose rates follow cfg's rule on src's
+// health, after validating cfg and the options; it neither reads src nor
+// starts anything. Under a domain rule, a Tracker that knows no domains
+// (from NewInformerSource without WithDomains, or fed with Set) is refused.
 func NewLimiter(cfg Config, src HealthSource, opts ...Option) (*Limiter, error) {
 	var errs []error
 	if err := cfg.Validate(); err != nil {
@@ -106,7 +92,7 @@ func NewLimiter(cfg Config, src HealthSource, opts ...Option) (*Limiter, error) 
 	} else if err := checkDomainSource(cfg, src); err != nil {
 		errs = append(errs, err)
 	}
-	s := settings{clock: clock.RealClock{}, poll: DefaultPollInterval, recheck: DefaultRecheckDelay}
+	s := settings{clock: clock.RealClock{}, poll: DefaultPollInterval, recheck: DefaultRecheckDelay, logger: klog.Background()}
 	for _, o := range opts {
 		if o != nil {
 			o(&s)
@@ -115,17 +101,13 @@ func NewLimiter(cfg Config, src HealthSource, opts ...Option) (*Limiter, error) 
 	if err := errors.Join(append(errs, s.errs...)...); err != nil {
 		return nil, err
 	}
-	logger := klog.Background()
-	if s.logger != nil {
-		logger = *s.logger
-	}
 	notifier, _ := src.(Notifier)
 	l := &Limiter{
 		clock:     s.clock,
 		metrics:   s.metrics,
 		recheck:   s.recheck,
 		perDomain: cfg.DisruptionDomain.PerDomain(),
-		src:       reader{src: src, notifier: notifier, poll: s.poll, logger: logger, metrics: s.metrics},
+		src:       reader{src: src, notifier: notifier, poll: s.poll, logger: s.logger, metrics: s.metrics},
 		decision:  newDecision(cfg, s.hold),
 		reported:  -1,
 		wake:      make(chan struct{}),
@@ -137,8 +119,7 @@ func NewLimiter(cfg Config, src HealthSource, opts ...Option) (*Limiter, error) 
 }
 
 // checkDomainSource rejects, under a domain rule, a source that cannot say
-// which domain each cluster is in: every cluster would count in one domain,
-// and permits asked for the others would never come.
+// which domain each cluster is in: permits asked for them would never come.
 func checkDomainSource(cfg Config, src HealthSource) error {
 	if !cfg.DisruptionDomain.PerDomain() {
 		return nil
@@ -155,31 +136,26 @@ func checkDomainSource(cfg Config, src HealthSource) error {
 	return nil
 }
 
-// Wait blocks until the caller may evict one resource, or until ctx ends, in
-// which case it returns ctx's error and takes nothing. It names no domain:
-// its permit is the fleet's, under either rule. While the rate is 0 it
-// blocks without limit (ctx bounds it). A health read that Wait makes itself
-// is not interrupted (the Limiter starts no goroutine to abandon it), but
-// when ctx has ended by the time it returns, Wait returns ctx's error and
-// takes no permit.
+// Wait blocks until the caller may evict one resource (a permit of the
+// fleet's bucket), or until ctx ends, when it returns ctx's error and takes
+// nothing, also if ctx ends during a health read Wait makes itself (which
+// is not interrupted: the Limiter starts no goroutine to abandon it).
 func (l *Limiter) Wait(ctx context.Context) error {
 	_, err := l.wait(ctx, nil)
 	return err
 }
 
-// WaitDomain is Wait for a permit for one of the domains that domains
-// lists, in the order the caller prefers them; it returns that domain and a
-// function that gives the permit back if the caller does not use it (say,
-// the item it was for has gone, or was abandoned). Under the fleet rule
-// every domain shares the fleet's bucket, and the domain returned is the
-// first listed. A domain the health source does not report has no permit.
+// WaitDomain is Wait for a permit for one of the domains listed, the first
+// preferred; it returns that domain and a function that gives the permit
+// back unused (its item has gone, or was abandoned). Under the fleet rule
+// every domain shares the fleet's bucket and the first listed is returned.
+// A domain the source does not report has no permit.
 //
-// domains is called, with the Limiter's lock held, each time WaitDomain
-// looks for a permit: on its first try and whenever the rate, the health or
-// a bucket changes. So a caller whose clusters move between domains (an
-// eviction queue reading Config.DomainOf) is asked again after the move.
-// It must be quick and must not call the Limiter; an empty list waits for
-// the next change.
+// domains is called with the Limiter's lock held each time WaitDomain looks
+// for a permit, on its first try and after every change of rate, health or
+// bucket, so a caller whose clusters moved (an eviction queue reading
+// Config.DomainOf) is asked again. It must be quick and must not call the
+// Limiter; an empty list waits for the next change.
 func (l *Limiter) WaitDomain(ctx context.Context, domains func() []string) (domain string, giveBack func(), err error) {
 	if domains == nil {
 		return "", nil, errors.New("ratelimit: WaitDomain: domains is nil")
@@ -211,17 +187,18 @@ func (l *Limiter) wait(ctx context.Context, domains func() []string) (p permit, 
 			if err = ctx.Err(); err != nil {
 				return
 			}
-			var next time.Time
-			if domains == nil {
-				p, ok, next = l.buckets.take(now, nil, l.perDomain, false)
-			} else if ds := domains(); len(ds) > 0 {
-				p, ok, next = l.buckets.take(now, ds, l.perDomain, false)
+			var ds []string
+			if domains != nil {
+				ds = domains()
 			}
-			if ok {
-				return
+			next := l.deadlineLocked(time.Time{}) // an empty list waits for a change
+			if domains == nil || len(ds) > 0 {
+				if p, ok, next = l.takeLocked(now, ds, false); ok {
+					return
+				}
 			}
-			if d := l.deadlineLocked(next); !d.IsZero() {
-				timer = l.clock.NewTimer(d.Sub(now))
+			if !next.IsZero() {
+				timer = l.clock.NewTimer(next.Sub(now))
 			}
 			// Any later change of a rate or a bucket's level is followed
 			// by a broadcast, which closes this wake.
@@ -248,75 +225,66 @@ func (l *Limiter) giveBackFunc(p permit) func() {
 }
 
 // TakeAt is Wait's step for a caller that keeps time itself, such as a
-// simulation that moves a fake clock from one event to the next instead of
-// running goroutines: at now, it takes a permit if one is free and reports
-// ok. Otherwise it takes nothing and returns when to ask again: when the
-// bucket next holds a permit at the rate in force, the end of a recovery
-// hold, or the next poll of a source that is not a Notifier, whichever comes
-// first; the zero time while paused with none of these due, when only a
-// change of health (a Notifier's, or Refresh) can free a permit. next is
-// when a permit may be free, not a promise: another caller may take it
-// first.
-//
-// It shares the buckets and the guarantees of Wait. now must not go back
-// between calls, and should be the time of the Limiter's clock (WithClock)
-// if Wait, Rate or When are called too.
+// simulation moving a fake clock: at now it takes a permit if one is free,
+// or returns when to ask again (when the bucket may hold one, a hold ends or
+// a poll is due; zero: only a change of health can help), which another
+// caller may take first. now must not go back, and should be the Limiter's
+// clock's if Wait, Rate or When are called too.
 func (l *Limiter) TakeAt(now time.Time) (ok bool, next time.Time) {
-	_, _, ok, next = l.takeAt(now, nil, false)
+	_, ok, next = l.takeAt(func() time.Time { return now }, nil, false)
 	return ok, next
 }
 
-// TakeDomainAt is WaitDomain's step, as TakeAt is Wait's: at now it takes
-// a permit for the first of domains that has one free and returns that
-// domain and the function that gives it back unused, or takes nothing and
-// returns when to ask again (zero: only a change of health can free one).
+// TakeDomainAt is WaitDomain's step, as TakeAt is Wait's: it takes a
+// permit for the first of domains that has one free and returns that domain
+// and the function that gives it back, or when to ask again.
 func (l *Limiter) TakeDomainAt(now time.Time, domains []string) (domain string, giveBack func(), ok bool, next time.Time) {
 	if len(domains) == 0 {
 		return "", nil, false, time.Time{}
 	}
-	return l.takeAt(now, domains, true)
-}
-
-func (l *Limiter) takeAt(now time.Time, domains []string, named bool) (domain string, giveBack func(), ok bool, next time.Time) {
-	if l == nil || l.src.src == nil {
-		return "", nil, false, time.Time{}
+	p, ok, next := l.takeAt(func() time.Time { return now }, domains, false)
+	if !ok {
+		return "", nil, false, next
 	}
-	var p permit
-	l.locked(func() time.Time { return now }, func(now time.Time) {
-		if p, ok, next = l.buckets.take(now, domains, l.perDomain, false); ok {
-			next = time.Time{}
-		} else {
-			next = l.deadlineLocked(next)
-		}
-	})
-	if ok && named {
-		return p.domain, l.giveBackFunc(p), true, time.Time{}
-	}
-	return "", nil, ok, next
+	return p.domain, l.giveBackFunc(p), true, time.Time{}
 }
 
 // promise takes the fleet's next permit ahead of time for a caller that
 // cannot be re-timed (DynamicRateLimiter.When) and returns how long until
-// it is due. ok is false while paused: nothing is promised then.
+// it is due; nothing while paused.
 func (l *Limiter) promise() (delay time.Duration, ok bool) {
+	var now time.Time
+	_, ok, due := l.takeAt(func() time.Time { now = l.clock.Now(); return now }, nil, true)
+	return due.Sub(now), ok
+}
+
+// takeAt takes a permit (ahead: a promise) at the time at returns; next is
+// when it is due, or when to ask again.
+func (l *Limiter) takeAt(at func() time.Time, domains []string, ahead bool) (p permit, ok bool, next time.Time) {
 	if l == nil || l.src.src == nil {
-		return 0, false
+		return p, false, time.Time{}
 	}
-	l.locked(l.clock.Now, func(now time.Time) {
-		var due time.Time
-		if _, ok, due = l.buckets.take(now, nil, l.perDomain, true); ok {
-			delay = due.Sub(now)
+	l.locked(at, func(now time.Time) {
+		if p, ok, next = l.takeLocked(now, domains, ahead); ok && !ahead {
+			next = time.Time{}
 		}
 	})
-	return delay, ok
+	return p, ok, next
+}
+
+// takeLocked takes a permit at now, or returns when to look again (zero:
+// only a channel can wake the caller).
+func (l *Limiter) takeLocked(now time.Time, domains []string, ahead bool) (p permit, ok bool, next time.Time) {
+	if p, ok, next = l.buckets.take(now, domains, l.perDomain, ahead); !ok {
+		next = l.deadlineLocked(next)
+	}
+	return p, ok, next
 }
 
 // Rate returns the permits per second in force now for the callers that
-// name no domain (Wait, TakeAt, When), reading the source first if it has
-// changed or is due for a poll. 0 means paused. Under a domain rule it is
-// the fleet rule's rate within the total's cap; DomainRates gives each
-// domain's, and Metrics.EvictionRate reports what all domains may take
-// together.
+// name no domain (Wait, TakeAt, When), reading the source first if due; 0
+// means paused. DomainRates gives each domain's, and Metrics.EvictionRate
+// what all domains may take together.
 func (l *Limiter) Rate() float64 {
 	if l == nil || l.src.src == nil {
 		return 0
@@ -327,8 +295,7 @@ func (l *Limiter) Rate() float64 {
 }
 
 // PacesByDomain reports whether the Limiter's Config has a disruption
-// domain (region, zone or provider), so that a permit's rate depends on the
-// domain it is asked for (WaitDomain, TakeDomainAt).
+// domain, so that a permit's rate depends on the domain asked for.
 func (l *Limiter) PacesByDomain() bool { return l != nil && l.perDomain }
 
 // DomainRates returns each domain's state and rate in force now, reading
@@ -342,9 +309,8 @@ func (l *Limiter) DomainRates() map[string]DomainRate {
 	return rates
 }
 
-// Refresh reads the source now, applies the result and wakes every waiter to
-// look again. Use it for a source that is not a Notifier when the caller
-// knows health has changed before the next poll.
+// Refresh reads the source now and wakes every waiter to look again, for a
+// source that is not a Notifier when health changed before the next poll.
 func (l *Limiter) Refresh() {
 	if l == nil || l.src.src == nil {
 		return
@@ -356,8 +322,7 @@ func (l *Limiter) Refresh() {
 }
 
 // locked runs f under the lock with the Limiter brought up to the time at
-// returns, having first read the source (outside the lock) if a read was
-// due.
+// returns, first reading the source (outside the lock) if due.
 func (l *Limiter) locked(at func() time.Time, f func(now time.Time)) {
 	for {
 		l.mu.Lock()
@@ -390,7 +355,7 @@ func (l *Limiter) read(seq uint64, at func() time.Time) {
 }
 
 // advanceLocked puts the rates in force at now in the buckets, when a read
-// or the end of a hold may have changed them.
+// or a hold's end may have changed them, and wakes the waiters.
 func (l *Limiter) advanceLocked(now time.Time) {
 	if !l.dirty && (l.holdEnd.IsZero() || now.Before(l.holdEnd)) {
 		return
@@ -436,9 +401,8 @@ func (l *Limiter) report(old map[string]DomainRate) {
 	}
 }
 
-// deadlineLocked is when a caller that found no permit must look again by
-// itself: next (when a bucket may hold one), the end of a recovery hold or
-// the next poll. Zero: only a channel can wake it.
+// deadlineLocked is the earliest of next, the end of a recovery hold and
+// the next poll.
 func (l *Limiter) deadlineLocked(next time.Time) time.Time {
 	return earliest(earliest(next, l.holdEnd), l.src.nextPoll())
 }

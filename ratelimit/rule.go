@@ -2,22 +2,17 @@ package ratelimit
 
 import "fmt"
 
-// This file is the rule: what rate each of a Limiter's buckets gets for the
-// health just read. How its answers become the rate in force over time is
-// decide.go; the buckets themselves are bucket.go.
+// This file is the rule: the rate each of a Limiter's buckets gets for the
+// health just read.
 
-// rates is the rule's answer for every bucket of a Limiter. A permit takes
-// one from the total and one from the fleet's bucket (a caller that names
-// no domain, and every caller under the fleet rule, for which the whole
-// fleet is the one domain) or from its domain's.
+// rates is the rule's answer for every bucket of a Limiter (see Limiter).
 type rates struct {
 	fleet, total float64
 	domains      map[string]DomainRate // nil under the fleet rule
 }
 
-// rates applies the rule to the fleet's health and, under a domain rule,
-// each domain's: the fleet's bucket gets RateFor(fleet); under the fleet
-// rule the total is the same, under a domain rule it is DomainRates'.
+// rates applies the rule: the fleet's bucket gets RateFor(fleet), and so
+// does the total under the fleet rule; under a domain rule, DomainRates.
 func (c Config) rates(fleet Health, domains map[string]Health) rates {
 	r := rates{fleet: c.RateFor(fleet)}
 	if !c.DisruptionDomain.PerDomain() {
@@ -28,11 +23,10 @@ func (c Config) rates(fleet Health, domains map[string]Health) rates {
 	return r
 }
 
-// RateFor is the rule of the source document, word for word. The failure rate
-// is h.Unhealthy/h.Total (0 for an empty fleet). Above UnhealthyClusterThreshold
-// (strictly) a fleet of more than LargeClusterNumThreshold clusters (strictly)
-// gets SecondaryResourceEvictionRate and a smaller one 0, which pauses
-// evictions; otherwise the rate is ResourceEvictionRate.
+// RateFor is the rule of the source document, word for word: above
+// UnhealthyClusterThreshold (strictly), a fleet of more than
+// LargeClusterNumThreshold clusters gets SecondaryResourceEvictionRate and a
+// smaller one 0 (paused); otherwise ResourceEvictionRate.
 func (c Config) RateFor(h Health) float64 {
 	if h.FailureRate() > c.UnhealthyClusterThreshold {
 		if h.Total > c.LargeClusterNumThreshold {
@@ -43,8 +37,8 @@ func (c Config) RateFor(h Health) float64 {
 	return c.ResourceEvictionRate
 }
 
-// DisruptionState is a domain's state under the domain rule (DomainRates),
-// as the Kubernetes node lifecycle controller keeps one per zone.
+// DisruptionState is a domain's state under the domain rule, as the
+// Kubernetes node lifecycle controller keeps one per zone.
 type DisruptionState int
 
 // The states of a domain, by its faulty share.
@@ -59,21 +53,15 @@ const (
 
 // String returns the state's name, as metrics and logs show it.
 func (s DisruptionState) String() string {
-	switch s {
-	case Normal:
-		return "Normal"
-	case PartialDisruption:
-		return "PartialDisruption"
-	case FullDisruption:
-		return "FullDisruption"
+	if names := [...]string{"Normal", "PartialDisruption", "FullDisruption"}; s >= 0 && int(s) < len(names) {
+		return names[s]
 	}
 	return fmt.Sprintf("DisruptionState(%d)", int(s))
 }
 
-// StateFor is a domain's state: FullDisruption when it has clusters and all
-// are faulty, PartialDisruption when its failure rate is above
-// UnhealthyClusterThreshold (strictly), else Normal. An empty domain is
-// Normal.
+// StateFor is a domain's state: FullDisruption when it has clusters, all
+// faulty; PartialDisruption above UnhealthyClusterThreshold (strictly);
+// else Normal.
 func (c Config) StateFor(h Health) DisruptionState {
 	switch {
 	case h.Total > 0 && h.Unhealthy >= h.Total:
@@ -90,19 +78,18 @@ type DomainRate struct {
 	Rate  float64
 }
 
-// DomainRates is the domain rule (Config.DisruptionDomain other than
-// fleet), a pure function of each domain's health. Each domain gets:
+// DomainRates is the domain rule, a pure function of each domain's health.
+// Each domain gets:
 //   - Normal: ResourceEvictionRate;
 //   - PartialDisruption: SecondaryResourceEvictionRate when the domain has
 //     more than LargeClusterNumThreshold clusters (strictly), else 0;
 //   - FullDisruption: ResourceEvictionRate, since the domain is gone and its
 //     workloads should leave it;
 //
-// except that when every domain (at least one) is in FullDisruption, every
-// rate is 0: the control plane is more likely cut off from the fleet than
-// the whole fleet down. total is the cap on the sum of all domains' permits:
-// ResourceEvictionRate, or 0 when every domain is in FullDisruption, so
-// healthy clusters never take more evictions than under the fleet rule.
+// except that when every domain (at least one) is in FullDisruption, all are
+// 0: the control plane is more likely cut off than the whole fleet down.
+// total caps all domains together: ResourceEvictionRate (then 0), so healthy
+// clusters never take more evictions than under the fleet rule.
 func (c Config) DomainRates(domains map[string]Health) (rates map[string]DomainRate, total float64) {
 	rates = make(map[string]DomainRate, len(domains))
 	allFull := len(domains) > 0

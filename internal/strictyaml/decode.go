@@ -16,21 +16,16 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Decode decodes doc into v, which must be a non-nil pointer, as kubectl
-// does: sigs.k8s.io/yaml turns the YAML into JSON, refusing duplicated keys,
-// and sigs.k8s.io/json's strict mode decodes it, matching field names
-// case-sensitively and refusing unknown ones (all of them are named, with
-// their paths, and v is still decoded from the known ones, so that the
-// caller can name the object in its own message).
+// Decode decodes doc into v, a non-nil pointer, as kubectl does:
+// sigs.k8s.io/yaml turns the YAML into JSON, refusing duplicated keys, and
+// sigs.k8s.io/json's strict mode decodes it, matching names case-sensitively
+// and naming every unknown field (v is still decoded from the known ones).
 //
-// What this adds is where each problem is: the error is an *Error naming
-// the document and its line; a YAML syntax error names the line of the
-// stream; an unknown field that differs only in case from a known one gets
-// a hint; a value of the wrong type, or one a type's own UnmarshalJSON
-// refuses (a duration, a time), is named by its full path with list
-// indexes; so is a .nan or .inf, which JSON cannot carry. A document past
-// the limits (MaxBytes, MaxNodes) is refused without being decoded, and no
-// error's message is longer than a thousand bytes or so.
+// It adds where each problem is: an *Error naming the document and its
+// line; a syntax error's line in the stream; a hint for a name in the wrong
+// case; the full path, list indexes included, of a value of the wrong type,
+// one its type's UnmarshalJSON refuses, or a .nan or .inf. A document past
+// the limits is refused undecoded; no message exceeds about 1000 bytes.
 func Decode(doc Document, v any) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {

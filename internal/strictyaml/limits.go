@@ -11,23 +11,19 @@ import (
 
 // The limits on what this package reads, so that a stream built to exhaust
 // memory or time is refused at once with a short error, whatever its shape:
-// at most MaxBytes, and at most MaxNodes nodes in all its documents with
-// aliases once those are expanded, as decoding expands them. The YAML
-// decoder's own alias check is a ratio, which nested aliases pass: 200 KB
-// can expand to gigabytes. (A document without aliases costs in proportion
-// to its bytes.)
+// MaxBytes, and MaxNodes nodes in all its documents with aliases once those
+// are expanded, as decoding expands them (the YAML decoder's own check is a
+// ratio, which nested aliases pass: 200 KB can expand to gigabytes). An
+// error's message is cut to maxErrLen.
 const (
-	MaxBytes = 1 << 20
-	MaxNodes = 1 << 19
-	// maxErrLen bounds an error's message: one naming a huge value or
-	// thousands of unknown fields is cut.
+	MaxBytes  = 1 << 20
+	MaxNodes  = 1 << 19
 	maxErrLen = 1000
 )
 
 var errTooLarge = fmt.Errorf("strictyaml: the input is larger than %d bytes: refused", MaxBytes)
 
-// ReadAll reads r to its end, refusing a stream of more than MaxBytes
-// without reading past it.
+// ReadAll reads r to its end, refusing more than MaxBytes.
 func ReadAll(r io.Reader) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxBytes+1))
 	if err == nil && len(data) > MaxBytes {
@@ -36,9 +32,8 @@ func ReadAll(r io.Reader) ([]byte, error) {
 	return data, err
 }
 
-// limit marks the documents that pass the limits: the stream's size, and
-// the nodes the documents expand to, counted in order against one budget.
-// A document that passes it, and every one after, fails Decode.
+// limit marks the document whose nodes, expanded, pass the stream's budget,
+// and every one after: Decode refuses them.
 func limit(docs []Document) {
 	budget := MaxNodes
 	for i := range docs {
@@ -52,9 +47,9 @@ func limit(docs []Document) {
 	}
 }
 
-// expanded counts the nodes of data with its aliases followed, stopping
-// past limit; an alias within its own anchor counts as past it. Data
-// without an alias, or that does not parse (Decode reports why), counts 0.
+// expanded counts data's nodes with its aliases followed, stopping past
+// limit (an alias in its own anchor is past it); 0 without an alias, or
+// when it does not parse (Decode says why).
 func expanded(data []byte, limit int) int {
 	var root yamlv3.Node
 	if !bytes.Contains(data, []byte("*")) || yamlv3.Unmarshal(data, &root) != nil {
@@ -89,7 +84,7 @@ func expanded(data []byte, limit int) int {
 	return count(&root)
 }
 
-// shortError is an error whose message was cut to maxErrLen.
+// shortError is an error whose message was cut.
 type shortError struct {
 	msg string
 	err error
