@@ -15,50 +15,41 @@ import (
 // most 1) plus the integral of the rate over it, however the rate changed
 // or paused. A promise (DynamicRateLimiter.When) takes a permit ahead of
 // time, below 0.
+//
+// Its times are Unix nanoseconds, cheaper than time.Time on every Wait.
 type bucket struct {
 	rate     float64
-	interval time.Duration // 1/rate rounded up, so the rate is never exceeded
-	// full is when the level reaches 1 at the rate in force; zero while
-	// paused, when lack holds 1 - level instead.
-	full time.Time
+	interval int64 // 1/rate rounded up, so the rate is never exceeded
+	// full is when the level reaches 1 at the rate in force; while paused,
+	// lack holds 1 - level instead.
+	full int64
 	lack float64
 	// promised is the latest permit taken ahead: a workqueue releases it
 	// then whatever the rate does, so no permit comes within an interval.
-	promised time.Time
+	promised int64
 	// takes counts the permits taken, for giveBack.
 	takes uint64
 }
 
 // setRate puts r in force at now, keeping the level.
-func (b *bucket) setRate(r float64, now time.Time) {
+func (b *bucket) setRate(r float64, now int64) {
 	if r == b.rate {
 		return
 	}
 	lack := b.lack
 	if b.rate > 0 {
-		lack = max(0, float64(b.full.Sub(now))) / float64(b.interval)
+		lack = float64(max(0, b.full-now)) / float64(b.interval)
 	}
 	b.rate, b.lack = r, lack
-	if r <= 0 {
-		b.full = time.Time{}
-		return
+	if r > 0 {
+		b.interval = int64(intervalFor(r))
+		b.full = max(now+int64(scale(lack, time.Duration(b.interval))), b.promised+b.interval)
 	}
-	b.interval = intervalFor(r)
-	b.full = later(now.Add(scale(lack, b.interval)), b.promised.Add(b.interval))
 }
 
-// next is when the bucket holds a permit: now or before when it does, zero
-// while paused.
-func (b *bucket) next() time.Time {
-	if b.rate <= 0 {
-		return time.Time{}
-	}
-	return b.full
-}
-
-// take takes a permit due at at (not before next) and returns its number.
-func (b *bucket) take(at time.Time) uint64 {
-	b.full = at.Add(b.interval)
+// take takes a permit due at at (not before full) and returns its number.
+func (b *bucket) take(at int64) uint64 {
+	b.full = at + b.interval
 	b.takes++
 	return b.takes
 }
@@ -71,7 +62,7 @@ func (b *bucket) giveBack(n uint64) bool {
 		return false
 	}
 	if b.rate > 0 {
-		b.full = b.full.Add(-b.interval)
+		b.full -= b.interval
 	} else {
 		b.lack = max(0, b.lack-1)
 	}
@@ -88,7 +79,8 @@ type buckets struct {
 }
 
 // apply puts rs in force at now.
-func (s *buckets) apply(rs rates, now time.Time) {
+func (s *buckets) apply(rs rates, t time.Time) {
+	now := t.UnixNano()
 	s.total.setRate(rs.total, now)
 	s.fleet.setRate(rs.fleet, now)
 	for name := range rs.domains {
@@ -114,10 +106,10 @@ type permit struct {
 // take takes at now a permit for the first of domains whose bucket and the
 // total both hold one; under the fleet rule, or for no domain, the fleet's.
 // ahead takes it even if not due yet (a promise), due at the time returned.
-// Without a permit, take returns when one may come; zero: not before a
-// change of rate.
-func (s *buckets) take(now time.Time, domains []string, perDomain, ahead bool) (p permit, ok bool, due time.Time) {
-	var next time.Time
+// Without a permit, take returns when one may come; 0: not before a change
+// of rate.
+func (s *buckets) take(t time.Time, domains []string, perDomain, ahead bool) (p permit, ok bool, due int64) {
+	now, next := t.UnixNano(), int64(0)
 	named, n := perDomain && len(domains) > 0, 1
 	if named {
 		n = len(domains)
@@ -130,9 +122,11 @@ func (s *buckets) take(now time.Time, domains []string, perDomain, ahead bool) (
 		if b == nil || b.rate <= 0 || s.total.rate <= 0 {
 			continue // unknown or paused
 		}
-		at := later(now, later(b.full, s.total.full))
-		if at.After(now) && !ahead {
-			next = earliest(next, at)
+		at := max(now, b.full, s.total.full)
+		if at > now && !ahead {
+			if next == 0 || at < next {
+				next = at
+			}
 			continue
 		}
 		p = permit{b: b, n: b.take(at), total: &s.total, nt: s.total.take(at)}
@@ -154,11 +148,12 @@ func (p permit) giveBack() bool {
 	return p.total.giveBack(p.nt) || a
 }
 
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
+// unixTime is a bucket's time as a time.Time; zero for 0.
+func unixTime(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
 	}
-	return a
+	return time.Unix(0, ns).UTC()
 }
 
 // earliest is the earlier of two times, the zero time meaning none.

@@ -191,11 +191,13 @@ func (l *Limiter) wait(ctx context.Context, domains func() []string) (p permit, 
 			if domains != nil {
 				ds = domains()
 			}
-			next := l.deadlineLocked(time.Time{}) // an empty list waits for a change
+			var next time.Time
 			if domains == nil || len(ds) > 0 {
 				if p, ok, next = l.takeLocked(now, ds, false); ok {
 					return
 				}
+			} else {
+				next = l.deadlineLocked(next) // an empty list waits for a change
 			}
 			if !next.IsZero() {
 				timer = l.clock.NewTimer(next.Sub(now))
@@ -264,19 +266,19 @@ func (l *Limiter) takeAt(at func() time.Time, domains []string, ahead bool) (p p
 	if l == nil || l.src.src == nil {
 		return p, false, time.Time{}
 	}
-	l.locked(at, func(now time.Time) {
-		if p, ok, next = l.takeLocked(now, domains, ahead); ok && !ahead {
-			next = time.Time{}
-		}
-	})
+	l.locked(at, func(now time.Time) { p, ok, next = l.takeLocked(now, domains, ahead) })
 	return p, ok, next
 }
 
 // takeLocked takes a permit at now, or returns when to look again (zero:
 // only a channel can wake the caller).
 func (l *Limiter) takeLocked(now time.Time, domains []string, ahead bool) (p permit, ok bool, next time.Time) {
-	if p, ok, next = l.buckets.take(now, domains, l.perDomain, ahead); !ok {
-		next = l.deadlineLocked(next)
+	p, ok, at := l.buckets.take(now, domains, l.perDomain, ahead)
+	switch {
+	case !ok:
+		next = l.deadlineLocked(unixTime(at))
+	case ahead:
+		next = unixTime(at)
 	}
 	return p, ok, next
 }

@@ -136,7 +136,10 @@ func TestLimiterBoundUnderMixedLoad(t *testing.T) {
 		integral := func(a, b time.Time) float64 {
 			sum := 0.0
 			for i, seg := range segments[:len(segments)-1] {
-				from, to := later(seg.start, a), segments[i+1].start
+				from, to := seg.start, segments[i+1].start
+				if a.After(from) {
+					from = a
+				}
 				if b.Before(to) {
 					to = b
 				}
