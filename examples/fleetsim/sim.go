@@ -92,8 +92,8 @@ type progressLine struct {
 	InFlight  int // background evictions awaiting Complete
 }
 
-func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out io.Writer, speed float64) (*sim, error) {
-	m, err := metrics.New(reg)
+func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out io.Writer, speed float64, metricsOpts ...metrics.Option) (*sim, error) {
+	m, err := metrics.New(reg, metricsOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +104,10 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 	}
 	tracker := ratelimit.NewTracker()
 	limiter, err := ratelimit.NewLimiter(cfg, tracker, ratelimit.WithClock(clk), ratelimit.WithMetrics(m))
+	if err != nil {
+		return nil, err
+	}
+	assessor, err := gracefulevict.NewAssessor(gracefulevict.WithDefaultTimeout(sc.GracefulEvictionTimeout))
 	if err != nil {
 		return nil, err
 	}
@@ -118,11 +122,13 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		evaluator: evaluator,
 		tracker:   tracker,
 		limiter:   limiter,
-		assessor:  gracefulevict.NewAssessor(gracefulevict.WithDefaultTimeout(sc.GracefulEvictionTimeout)),
+		assessor:  assessor,
 		abandoned: map[itemID]int{},
 		rec:       newRecorder(),
 	}
-	w.checker = prescheduling.NewChecker(prescheduling.WithCapacity(w.spare))
+	if w.checker, err = prescheduling.NewChecker(prescheduling.WithCapacity(w.spare)); err != nil {
+		return nil, err
+	}
 	for i := range sc.Clusters {
 		c := &clusterState{Cluster: sc.Clusters[i], dirty: true}
 		c.Conditions = append(c.Conditions[:0:0], c.Conditions...)
@@ -144,8 +150,13 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 			Name:        queueNames[i],
 			MaxInFlight: sc.MaxInFlight,
 			Metrics:     m,
-			OnOutcome:   func(o evictionqueue.Outcome) { w.rec.outcome(i, o) },
-			DomainOf:    domainOf,
+			OnOutcome: func(o evictionqueue.Outcome) {
+				if o.Kind == evictionqueue.Expired {
+					m.InFlightExpired(o.Queue)
+				}
+				w.rec.outcome(i, o)
+			},
+			DomainOf: domainOf,
 		})
 		if err != nil {
 			return nil, err
