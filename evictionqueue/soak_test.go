@@ -32,8 +32,9 @@ var soak = flag.Duration("soak", 0, "run TestSoak for this long (e.g. 5m) instea
 //     identity added n times has left with n final outcomes.
 //
 // Each round is a fresh bubble with its own seed, alternating the fleet rule
-// and the region rule. go test -run TestSoak -soak=5m ./evictionqueue runs
-// rounds for five minutes of wall time and logs the figures.
+// and the region rule. go test -run TestSoak ./evictionqueue -soak=5m (the
+// flag after the package) runs rounds for five minutes of wall time and
+// logs the figures.
 func TestSoak(t *testing.T) {
 	var total soakFigures
 	start := time.Now()
@@ -78,7 +79,7 @@ func (f *soakFigures) add(g soakFigures) {
 
 func (f soakFigures) String() string {
 	return fmt.Sprintf("%d rounds, %v simulated, %d ops: %d adds, %d health flaps, %d domain moves; %d handler calls: "+
-		"%d evictions, %d abandons (permits given back); %d cancelled; tightest gap between evictions %.4f permits (bound: ≥ 1)",
+		"%d evictions, %d abandons; %d cancelled; tightest gap between evictions %.4f permits (bound: ≥ 1)",
 		f.rounds, f.simulated, f.ops, f.adds, f.flaps, f.moves, f.calls, f.evictions, f.abandons, f.cancelled, f.tightest)
 }
 
