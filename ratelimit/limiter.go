@@ -176,39 +176,34 @@ func (l *Limiter) wait(ctx context.Context, domains func() []string) (p permit, 
 		return p, err // before reading the source, which may be slow
 	}
 	for {
-		var (
-			ok            bool
-			timer         clock.Timer
-			wake, changed <-chan struct{}
-		)
-		l.locked(l.clock.Now, func(now time.Time) {
-			// Checked under the lock, so also after a slow read of the
-			// source that locked made first.
-			if err = ctx.Err(); err != nil {
-				return
-			}
-			var ds []string
-			if domains != nil {
-				ds = domains()
-			}
-			var next time.Time
-			if domains == nil || len(ds) > 0 {
-				if p, ok, next = l.takeLocked(now, ds, false); ok {
-					return
-				}
-			} else {
-				next = l.deadlineLocked(next) // an empty list waits for a change
-			}
-			if !next.IsZero() {
-				timer = l.clock.NewTimer(next.Sub(now))
-			}
-			// Any later change of a rate or a bucket's level is followed
-			// by a broadcast, which closes this wake.
-			wake, changed = l.wake, l.src.changed
-		})
-		if err != nil || ok {
+		now := l.lockAt(l.clock.Now)
+		// Checked under the lock, so also after a slow read of the source.
+		if err = ctx.Err(); err != nil {
+			l.mu.Unlock()
 			return p, err
 		}
+		var ds []string
+		if domains != nil {
+			ds = domains()
+		}
+		var ok bool
+		var next time.Time
+		if domains == nil || len(ds) > 0 {
+			if p, ok, next = l.takeLocked(now, ds, false); ok {
+				l.mu.Unlock()
+				return p, nil
+			}
+		} else {
+			next = l.deadlineLocked(next) // an empty list waits for a change
+		}
+		var timer clock.Timer
+		if !next.IsZero() {
+			timer = l.clock.NewTimer(next.Sub(now))
+		}
+		// Any later change of a rate or a bucket's level is followed by a
+		// broadcast, which closes this wake.
+		wake, changed := l.wake, l.src.changed
+		l.mu.Unlock()
 		sleep(ctx, timer, wake, changed)
 	}
 }
@@ -266,7 +261,9 @@ func (l *Limiter) takeAt(at func() time.Time, domains []string, ahead bool) (p p
 	if l == nil || l.src.src == nil {
 		return p, false, time.Time{}
 	}
-	l.locked(at, func(now time.Time) { p, ok, next = l.takeLocked(now, domains, ahead) })
+	now := l.lockAt(at)
+	defer l.mu.Unlock()
+	p, ok, next = l.takeLocked(now, domains, ahead)
 	return p, ok, next
 }
 
@@ -291,9 +288,9 @@ func (l *Limiter) Rate() float64 {
 	if l == nil || l.src.src == nil {
 		return 0
 	}
-	var r float64
-	l.locked(l.clock.Now, func(time.Time) { r = min(l.inForce.fleet, l.inForce.total) })
-	return r
+	l.lockAt(l.clock.Now)
+	defer l.mu.Unlock()
+	return min(l.inForce.fleet, l.inForce.total)
 }
 
 // PacesByDomain reports whether the Limiter's Config has a disruption
@@ -306,9 +303,9 @@ func (l *Limiter) DomainRates() map[string]DomainRate {
 	if l == nil || !l.perDomain {
 		return nil
 	}
-	var rates map[string]DomainRate
-	l.locked(l.clock.Now, func(time.Time) { rates = maps.Clone(l.inForce.domains) })
-	return rates
+	l.lockAt(l.clock.Now)
+	defer l.mu.Unlock()
+	return maps.Clone(l.inForce.domains)
 }
 
 // Refresh reads the source now and wakes every waiter to look again, for a
@@ -323,22 +320,19 @@ func (l *Limiter) Refresh() {
 	l.read(seq, l.clock.Now)
 }
 
-// locked runs f under the lock with the Limiter brought up to the time at
-// returns, first reading the source (outside the lock) if due.
-func (l *Limiter) locked(at func() time.Time, f func(now time.Time)) {
+// lockAt locks the Limiter and brings it up to the time at returns, which
+// it returns, first reading the source (outside the lock) if due.
+func (l *Limiter) lockAt(at func() time.Time) time.Time {
 	for {
 		l.mu.Lock()
 		now := at()
-		if l.src.due(now) {
-			seq := l.src.begin()
-			l.mu.Unlock()
-			l.read(seq, at)
-			continue
+		if !l.src.due(now) {
+			l.advanceLocked(now)
+			return now
 		}
-		l.advanceLocked(now)
-		f(now)
+		seq := l.src.begin()
 		l.mu.Unlock()
-		return
+		l.read(seq, at)
 	}
 }
 
