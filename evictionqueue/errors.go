@@ -5,11 +5,10 @@ import (
 	"fmt"
 )
 
-// ErrInProgress is the handler result for an eviction that was accepted and
-// finishes in the background. The item stays in flight, holding one
-// MaxInFlight slot, until [Queue.Complete] confirms it or Config.InFlightTTL
-// passes; then it is pending again and retried. Handlers may wrap it; the
-// queue matches it with errors.Is.
+// ErrInProgress is the handler result for an eviction accepted and finishing
+// in the background: the item stays in flight, holding a MaxInFlight slot,
+// until [Queue.Complete] or Config.InFlightTTL (then it is retried).
+// Handlers may wrap it.
 var ErrInProgress = errors.New("evictionqueue: eviction in progress")
 
 // ErrInFlightExpired is the Outcome.Err of an Expired outcome: a background
@@ -17,15 +16,13 @@ var ErrInProgress = errors.New("evictionqueue: eviction in progress")
 var ErrInFlightExpired = errors.New("evictionqueue: background eviction not confirmed within InFlightTTL")
 
 // ErrHandlerExited is the handler error recorded when the handler ended its
-// goroutine with runtime.Goexit instead of returning (testing's t.FailNow
-// does this). The queue treats it like any other handler error: the item is
-// retried with backoff, and a new worker replaces the one that ended.
+// goroutine with runtime.Goexit (as t.FailNow does): the item is retried,
+// and a new worker replaces the one that ended.
 var ErrHandlerExited = errors.New("evictionqueue: handler called runtime.Goexit instead of returning")
 
-// Abandon wraps a handler error to drop the item without retrying it, for
-// example when the pre-scheduling check finds no cluster to migrate to. The
-// result still matches err with errors.Is and errors.As. Abandon(nil) abandons
-// with a generic reason.
+// Abandon wraps a handler error to drop the item without retry, when nothing
+// was done (no cluster to migrate to, say); its permit goes back. The result
+// still matches err with errors.Is and errors.As.
 func Abandon(err error) error {
 	if err == nil {
 		err = errors.New("no reason given")
