@@ -75,6 +75,14 @@ type Metrics interface {
 	InFlight(queue string, n int)                          // background evictions now awaiting confirmation
 }
 
+// ExpiryMetrics is implemented by a Metrics that also counts background
+// evictions not confirmed within InFlightTTL (package metrics does:
+// eviction_in_flight_expired_total). The queue calls InFlightExpired once
+// per expiry, under the same rules as Metrics.
+type ExpiryMetrics interface {
+	InFlightExpired(queue string)
+}
+
 // The result label values passed to Metrics.Processed.
 const (
 	ResultSuccess   = "success"   // the handler returned nil or ErrInProgress

@@ -328,6 +328,9 @@ func (s *store) advance(now time.Time) {
 			continue
 		}
 		s.setInFlight(s.inFlight - 1)
+		if em, ok := s.metrics.(ExpiryMetrics); ok {
+			em.InFlightExpired(s.cfg.Name)
+		}
 		s.note(e, Expired, ErrInFlightExpired)
 		if e.cancelled {
 			s.metrics.Cancelled(s.cfg.Name, 1)
