@@ -86,7 +86,10 @@ func Example_wiring() {
 		ClusterNames: []string{"member1", "member2", "member3"}}}
 	bindings := map[string]gracefulevict.Binding{"default/web": {Generation: 1, ObservedGeneration: 1,
 		Clusters: []failover.TargetCluster{{Name: "member1"}, {Name: "member2"}}}}
-	checker := prescheduling.NewChecker()
+	checker, err := prescheduling.NewChecker()
+	if err != nil {
+		panic(err)
+	}
 	handler := func(ctx context.Context, it evictionqueue.Item) error {
 		b := bindings[it.Key]
 		check := checker.Check(prescheduling.Request{
@@ -123,7 +126,10 @@ func Example_wiring() {
 	b.Clusters = append(b.Clusters, failover.TargetCluster{Name: "member3"}) // the scheduler's answer
 	b.ObservedGeneration = b.Generation
 	b.Health = map[string]gracefulevict.ResourceHealth{"member1": gracefulevict.Healthy, "member3": gracefulevict.Healthy}
-	assessor := gracefulevict.NewAssessor(gracefulevict.WithDefaultTimeout(10 * time.Minute))
+	assessor, err := gracefulevict.NewAssessor(gracefulevict.WithDefaultTimeout(10 * time.Minute))
+	if err != nil {
+		panic(err)
+	}
 	got := assessor.Assess(b, now)
 	b.Tasks = got.Keep // delete the old copy on each got.Done[i].FromCluster; assess again after got.RequeueAfter
 	fmt.Println("tasks done:", len(got.Done), "open:", len(b.Tasks))

@@ -1,6 +1,8 @@
 package gracefulevict
 
 import (
+	"errors"
+	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,46 +38,56 @@ type Assessor struct {
 	defaultTimeout time.Duration
 }
 
-// Option configures an Assessor.
-type Option func(*Assessor)
+// Option configures an Assessor. It returns an error for a value it cannot
+// take, which NewAssessor reports.
+type Option func(*Assessor) error
 
 // WithPlugins sets the plugins of rule 6, replacing the default
-// (ResourceHealthPlugin). WithPlugins() with no plugin disables rule 6. Nil
-// plugins are ignored.
+// (ResourceHealthPlugin). WithPlugins() with no plugin disables rule 6. A nil
+// plugin is an error.
 func WithPlugins(plugins ...Plugin) Option {
-	return func(a *Assessor) {
-		a.plugins = a.plugins[:0]
-		for _, p := range plugins {
-			if p != nil {
-				a.plugins = append(a.plugins, p)
+	return func(a *Assessor) error {
+		a.plugins = make([]Plugin, 0, len(plugins))
+		for i, p := range plugins {
+			if p == nil {
+				return fmt.Errorf("gracefulevict: WithPlugins: plugin %d is nil", i)
 			}
+			a.plugins = append(a.plugins, p)
 		}
+		return nil
 	}
 }
 
 // WithDefaultTimeout sets the grace period of tasks that carry no
-// GracePeriodSeconds (Karmada's --graceful-eviction-timeout). The default, and
-// any d ≤ 0, is none: such tasks wait for a plugin, as the cluster failover
-// proposal asks.
+// GracePeriodSeconds (Karmada's --graceful-eviction-timeout). The default,
+// and 0, is none: such tasks wait for a plugin, as the cluster failover
+// proposal asks. A negative d is an error.
 func WithDefaultTimeout(d time.Duration) Option {
-	return func(a *Assessor) {
+	return func(a *Assessor) error {
 		if d < 0 {
-			d = 0
+			return fmt.Errorf("gracefulevict: WithDefaultTimeout: timeout must not be negative, got %v", d)
 		}
 		a.defaultTimeout = d
+		return nil
 	}
 }
 
 // NewAssessor returns an Assessor with the ResourceHealth plugin and no
-// default timeout, changed by opts.
-func NewAssessor(opts ...Option) *Assessor {
+// default timeout, changed by opts. It fails, naming the option and the
+// value, when an option is given a value it cannot take; nil options are
+// skipped.
+func NewAssessor(opts ...Option) (*Assessor, error) {
 	a := &Assessor{plugins: []Plugin{ResourceHealthPlugin()}}
+	var errs []error
 	for _, o := range opts {
 		if o != nil {
-			o(a)
+			errs = append(errs, o(a))
 		}
 	}
-	return a
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 // Assessment is the outcome of one Assess call.

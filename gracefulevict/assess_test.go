@@ -55,62 +55,62 @@ func TestAssessRules(t *testing.T) {
 		done     bool
 	}{
 		// Rule 1.
-		{"origin back in the result is done though it suppresses deletion", NewAssessor(),
+		{"origin back in the result is done though it suppresses deletion", mustAssessor(),
 			unhealthyBinding(Task{FromCluster: "member2", SuppressDeletion: ptr.To(true), CreationTimestamp: stamped}), t0, true},
-		{"origin back in the result is done though it was never stamped", NewAssessor(),
+		{"origin back in the result is done though it was never stamped", mustAssessor(),
 			unhealthyBinding(Task{FromCluster: "member3", PurgeMode: failover.PurgeModeNever}), t0, true},
 		// Rule 2.
-		{"unstamped Directly task is kept for one pass", NewAssessor(),
+		{"unstamped Directly task is kept for one pass", mustAssessor(),
 			healthyBinding(Task{FromCluster: "member1", PurgeMode: failover.PurgeModeDirectly}), t0, false},
-		{"unstamped task is kept even if suppressDeletion is false", NewAssessor(),
+		{"unstamped task is kept even if suppressDeletion is false", mustAssessor(),
 			healthyBinding(Task{FromCluster: "member1", SuppressDeletion: ptr.To(false)}), t0, false},
 		// Rule 3.
-		{"suppressDeletion true keeps a Directly task", NewAssessor(),
+		{"suppressDeletion true keeps a Directly task", mustAssessor(),
 			healthyBinding(Task{FromCluster: "member1", PurgeMode: failover.PurgeModeDirectly, SuppressDeletion: ptr.To(true), CreationTimestamp: stamped}), t0.Add(time.Hour), false},
-		{"suppressDeletion true keeps a task past its grace period", NewAssessor(WithDefaultTimeout(time.Minute)),
+		{"suppressDeletion true keeps a task past its grace period", mustAssessor(WithDefaultTimeout(time.Minute)),
 			healthyBinding(Task{FromCluster: "member1", SuppressDeletion: ptr.To(true), CreationTimestamp: stamped}), t0.Add(time.Hour), false},
-		{"suppressDeletion false ends a Never task", NewAssessor(),
+		{"suppressDeletion false ends a Never task", mustAssessor(),
 			unhealthyBinding(Task{FromCluster: "member1", PurgeMode: failover.PurgeModeNever, SuppressDeletion: ptr.To(false), CreationTimestamp: stamped}), t0, true},
 		// Rule 4.
-		{"Directly is done while nothing is healthy", NewAssessor(),
+		{"Directly is done while nothing is healthy", mustAssessor(),
 			unhealthyBinding(Task{FromCluster: "member1", PurgeMode: failover.PurgeModeDirectly, CreationTimestamp: stamped}), t0, true},
-		{"legacy Immediately is Directly", NewAssessor(),
+		{"legacy Immediately is Directly", mustAssessor(),
 			unhealthyBinding(Task{FromCluster: "member1", PurgeMode: failover.PurgeModeImmediately, CreationTimestamp: stamped}), t0, true},
 		// Rule 5.
-		{"Never is kept though healthy and past the timeout", NewAssessor(WithDefaultTimeout(time.Minute)),
+		{"Never is kept though healthy and past the timeout", mustAssessor(WithDefaultTimeout(time.Minute)),
 			healthyBinding(Task{FromCluster: "member1", PurgeMode: failover.PurgeModeNever, CreationTimestamp: stamped}), t0.Add(time.Hour), false},
 		// Rule 6.
-		{"Gracefully is done when every scheduled copy is healthy", NewAssessor(),
+		{"Gracefully is done when every scheduled copy is healthy", mustAssessor(),
 			healthyBinding(Task{FromCluster: "member1", PurgeMode: failover.PurgeModeGracefully, CreationTimestamp: stamped}), t0, true},
-		{"empty mode is Gracefully", NewAssessor(),
+		{"empty mode is Gracefully", mustAssessor(),
 			healthyBinding(Task{FromCluster: "member1", CreationTimestamp: stamped}), t0, true},
-		{"legacy Graciously is Gracefully", NewAssessor(),
+		{"legacy Graciously is Gracefully", mustAssessor(),
 			healthyBinding(Task{FromCluster: "member1", PurgeMode: failover.PurgeModeGraciously, CreationTimestamp: stamped}), t0, true},
-		{"unknown mode is assessed as Gracefully: healthy is done", NewAssessor(),
+		{"unknown mode is assessed as Gracefully: healthy is done", mustAssessor(),
 			healthyBinding(Task{FromCluster: "member1", PurgeMode: "Sometimes", CreationTimestamp: stamped}), t0, true},
-		{"unknown mode is assessed as Gracefully: unhealthy is kept", NewAssessor(),
+		{"unknown mode is assessed as Gracefully: unhealthy is kept", mustAssessor(),
 			unhealthyBinding(Task{FromCluster: "member1", PurgeMode: "Sometimes", CreationTimestamp: stamped}), t0, false},
-		{"one unhealthy copy keeps the task", NewAssessor(),
+		{"one unhealthy copy keeps the task", mustAssessor(),
 			unhealthyBinding(Task{FromCluster: "member1", CreationTimestamp: stamped}), t0, false},
-		{"no plugins: healthy is not enough", NewAssessor(WithPlugins()),
+		{"no plugins: healthy is not enough", mustAssessor(WithPlugins()),
 			healthyBinding(Task{FromCluster: "member1", CreationTimestamp: stamped}), t0, false},
-		{"any plugin passing is enough", NewAssessor(WithPlugins(never{}, always{})),
+		{"any plugin passing is enough", mustAssessor(WithPlugins(never{}, always{})),
 			unhealthyBinding(Task{FromCluster: "member1", CreationTimestamp: stamped}), t0, true},
 		// Rule 7.
-		{"grace period elapsed exactly at the deadline", NewAssessor(),
+		{"grace period elapsed exactly at the deadline", mustAssessor(),
 			unhealthyBinding(Task{FromCluster: "member1", GracePeriodSeconds: ptr.To[int32](100), CreationTimestamp: stamped}), t0.Add(100 * time.Second), true},
-		{"grace period not yet elapsed a second before", NewAssessor(),
+		{"grace period not yet elapsed a second before", mustAssessor(),
 			unhealthyBinding(Task{FromCluster: "member1", GracePeriodSeconds: ptr.To[int32](100), CreationTimestamp: stamped}), t0.Add(99 * time.Second), false},
-		{"grace period wins over a shorter default timeout", NewAssessor(WithDefaultTimeout(time.Second)),
+		{"grace period wins over a shorter default timeout", mustAssessor(WithDefaultTimeout(time.Second)),
 			unhealthyBinding(Task{FromCluster: "member1", GracePeriodSeconds: ptr.To[int32](100), CreationTimestamp: stamped}), t0.Add(50 * time.Second), false},
-		{"default timeout applies without a grace period", NewAssessor(WithDefaultTimeout(10 * time.Minute)),
+		{"default timeout applies without a grace period", mustAssessor(WithDefaultTimeout(10 * time.Minute)),
 			unhealthyBinding(Task{FromCluster: "member1", CreationTimestamp: stamped}), t0.Add(10 * time.Minute), true},
-		{"zero grace period has elapsed once stamped", NewAssessor(),
+		{"zero grace period has elapsed once stamped", mustAssessor(),
 			unhealthyBinding(Task{FromCluster: "member1", GracePeriodSeconds: ptr.To[int32](0), CreationTimestamp: stamped}), t0, true},
 		// Rule 8.
-		{"no grace period and no default timeout waits forever", NewAssessor(),
+		{"no grace period and no default timeout waits forever", mustAssessor(),
 			unhealthyBinding(Task{FromCluster: "member1", CreationTimestamp: stamped}), t0.Add(365 * 24 * time.Hour), false},
-		{"negative default timeout means none", NewAssessor(WithDefaultTimeout(-time.Second)),
+		{"a zero default timeout means none", mustAssessor(WithDefaultTimeout(0)),
 			unhealthyBinding(Task{FromCluster: "member1", CreationTimestamp: stamped}), t0.Add(time.Hour), false},
 	}
 	for _, tc := range cases {
@@ -162,7 +162,7 @@ func TestResourceHealthPlugin(t *testing.T) {
 
 func TestAssessStampsMissingTimestampInKeepOnly(t *testing.T) {
 	b := unhealthyBinding(Task{FromCluster: "member1", GracePeriodSeconds: ptr.To[int32](100)})
-	got := NewAssessor().Assess(b, t0)
+	got := mustAssessor().Assess(b, t0)
 	require.Len(t, got.Keep, 1)
 	require.NotNil(t, got.Keep[0].CreationTimestamp)
 	assert.Equal(t, t0, got.Keep[0].CreationTimestamp.Time)
@@ -180,28 +180,28 @@ func TestAssessRequeueAfter(t *testing.T) {
 		now      time.Time
 		want     time.Duration
 	}{
-		{"no tasks", NewAssessor(), nil, t0, 0},
-		{"earliest deadline among kept tasks", NewAssessor(), []Task{
+		{"no tasks", mustAssessor(), nil, t0, 0},
+		{"earliest deadline among kept tasks", mustAssessor(), []Task{
 			{FromCluster: "a", GracePeriodSeconds: ptr.To[int32](300), CreationTimestamp: created},
 			{FromCluster: "b", GracePeriodSeconds: ptr.To[int32](120), CreationTimestamp: created},
 			{FromCluster: "c", GracePeriodSeconds: ptr.To[int32](600), CreationTimestamp: created},
 		}, t0.Add(20 * time.Second), 100 * time.Second},
-		{"a done task's deadline does not count", NewAssessor(), []Task{
+		{"a done task's deadline does not count", mustAssessor(), []Task{
 			{FromCluster: "a", GracePeriodSeconds: ptr.To[int32](300), CreationTimestamp: created},
 			{FromCluster: "b", GracePeriodSeconds: ptr.To[int32](10), CreationTimestamp: created},
 		}, t0.Add(20 * time.Second), 280 * time.Second},
-		{"default timeout gives a deadline", NewAssessor(WithDefaultTimeout(10 * time.Minute)), []Task{
+		{"default timeout gives a deadline", mustAssessor(WithDefaultTimeout(10 * time.Minute)), []Task{
 			{FromCluster: "a", CreationTimestamp: created},
 		}, t0.Add(time.Minute), 9 * time.Minute},
-		{"suppressed, Never and timeout-less tasks have no deadline", NewAssessor(), []Task{
+		{"suppressed, Never and timeout-less tasks have no deadline", mustAssessor(), []Task{
 			{FromCluster: "a", SuppressDeletion: ptr.To(true), CreationTimestamp: created},
 			{FromCluster: "b", PurgeMode: failover.PurgeModeNever, GracePeriodSeconds: ptr.To[int32](5), CreationTimestamp: created},
 			{FromCluster: "c", CreationTimestamp: created},
 		}, t0, 0},
-		{"a task stamped now counts from now", NewAssessor(WithDefaultTimeout(time.Minute)), []Task{
+		{"a task stamped now counts from now", mustAssessor(WithDefaultTimeout(time.Minute)), []Task{
 			{FromCluster: "a"},
 		}, t0.Add(time.Hour), time.Minute},
-		{"a task stamped now with zero grace is due at once", NewAssessor(), []Task{
+		{"a task stamped now with zero grace is due at once", mustAssessor(), []Task{
 			{FromCluster: "a", GracePeriodSeconds: ptr.To[int32](0)},
 		}, t0, time.Nanosecond},
 	}
@@ -217,7 +217,7 @@ func TestAssessRequeueAfter(t *testing.T) {
 // again when it says so finishes the task, and not a moment earlier.
 func TestAssessRequeueEndsTask(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
-	a := NewAssessor(WithDefaultTimeout(10 * time.Minute))
+	a := mustAssessor(WithDefaultTimeout(10 * time.Minute))
 	b := unhealthyBinding(Task{FromCluster: "member1", Reason: "TaintUntolerated", Producer: "TaintManager"})
 
 	got := a.Assess(b, clk.Now())
@@ -242,7 +242,7 @@ func TestAssessRequeueEndsTask(t *testing.T) {
 // back there. The task must end, without ever deleting the only copy.
 func TestAssessEndsTheRecoveryDeadlock(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
-	a := NewAssessor() // ResourceHealth only, no timeout: nothing else would end it
+	a := mustAssessor() // ResourceHealth only, no timeout: nothing else would end it
 	b := Binding{
 		Generation: 1, ObservedGeneration: 1,
 		Clusters: []failover.TargetCluster{{Name: "member1", Replicas: 3}},
@@ -276,7 +276,7 @@ func TestAssessKeepsOrderAndDoesNotMutateInput(t *testing.T) {
 		Task{FromCluster: "e", SuppressDeletion: ptr.To(true), CreationTimestamp: at(0)},
 	)
 	before := cloneBinding(b)
-	got := NewAssessor().Assess(b, t0)
+	got := mustAssessor().Assess(b, t0)
 	assert.Equal(t, []string{"a", "c", "e"}, fromCluster(got.Keep))
 	assert.Equal(t, []string{"b", "d"}, fromCluster(got.Done))
 	assert.Equal(t, before, b)
@@ -300,9 +300,9 @@ func cloneBinding(b Binding) Binding {
 func TestAssessAsksPluginsPerTask(t *testing.T) {
 	tasks := []Task{{FromCluster: "a", CreationTimestamp: at(0)}, {FromCluster: "b", CreationTimestamp: at(0)}, {FromCluster: "c", PurgeMode: failover.PurgeModeNever, CreationTimestamp: at(0)}}
 	for _, b := range []Binding{healthyBinding(tasks...), unhealthyBinding(tasks...)} {
-		builtin := NewAssessor().Assess(b, t0)
+		builtin := mustAssessor().Assess(b, t0)
 		counter := &countingPlugin{p: ResourceHealthPlugin()}
-		user := NewAssessor(WithPlugins(counter)).Assess(b, t0)
+		user := mustAssessor(WithPlugins(counter)).Assess(b, t0)
 		assert.Equal(t, fromCluster(builtin.Done), fromCluster(user.Done))
 		assert.Equal(t, 2, counter.calls, "Never is decided before the plugins")
 	}
@@ -320,7 +320,7 @@ func (c *countingPlugin) CanCleanup(t Task, b Binding) bool {
 }
 
 func TestDeadline(t *testing.T) {
-	a := NewAssessor(WithDefaultTimeout(10 * time.Minute))
+	a := mustAssessor(WithDefaultTimeout(10 * time.Minute))
 	cases := []struct {
 		name string
 		task Task
@@ -341,13 +341,13 @@ func TestDeadline(t *testing.T) {
 			assert.Equal(t, tc.want, got)
 		})
 	}
-	_, ok := NewAssessor().Deadline(Task{CreationTimestamp: at(0)})
+	_, ok := mustAssessor().Deadline(Task{CreationTimestamp: at(0)})
 	assert.False(t, ok, "no grace period and no default timeout")
 }
 
 func TestNewAssessorIgnoresANilOption(t *testing.T) {
 	var none Option
-	a := NewAssessor(none, WithDefaultTimeout(time.Minute))
+	a := mustAssessor(none, WithDefaultTimeout(time.Minute))
 	got := a.Assess(unhealthyBinding(Task{FromCluster: "member1", CreationTimestamp: at(0)}), t0.Add(time.Minute))
 	assert.Equal(t, []string{"member1"}, fromCluster(got.Done), "the default timeout after the nil option applies")
 }
@@ -359,7 +359,25 @@ func TestAssessManyTasksSomeBackInTheResult(t *testing.T) {
 	for _, c := range []string{"member1", "member2", "member4", "member3"} {
 		tasks = append(tasks, Task{FromCluster: c, PurgeMode: failover.PurgeModeNever, CreationTimestamp: at(0)})
 	}
-	got := NewAssessor().Assess(healthyBinding(tasks...), t0)
+	got := mustAssessor().Assess(healthyBinding(tasks...), t0)
 	assert.Equal(t, []string{"member2", "member3"}, fromCluster(got.Done))
 	assert.Equal(t, []string{"member1", "member4"}, fromCluster(got.Keep))
+}
+
+// mustAssessor is NewAssessor for options a test knows to be valid.
+func mustAssessor(opts ...Option) *Assessor {
+	a, err := NewAssessor(opts...)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
+
+func TestNewAssessorRejectsBadOptions(t *testing.T) {
+	_, err := NewAssessor(WithDefaultTimeout(-time.Second), WithPlugins(ResourceHealthPlugin(), nil))
+	assert.EqualError(t, err, "gracefulevict: WithDefaultTimeout: timeout must not be negative, got -1s\n"+
+		"gracefulevict: WithPlugins: plugin 1 is nil")
+	a, err := NewAssessor(nil, WithDefaultTimeout(0))
+	require.NoError(t, err, "a nil option is skipped; a zero timeout means none")
+	assert.Zero(t, a.defaultTimeout)
 }

@@ -45,7 +45,7 @@ func BenchmarkAssess100Tasks(b *testing.B) {
 		{"PerTaskResourceHealth", perTask{ResourceHealthPlugin()}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			a := NewAssessor(WithDefaultTimeout(10*time.Minute), WithPlugins(bc.plugin))
+			a := mustAssessor(WithDefaultTimeout(10*time.Minute), WithPlugins(bc.plugin))
 			b.ReportAllocs()
 			for b.Loop() {
 				_ = a.Assess(bd, now)
@@ -73,7 +73,7 @@ func BenchmarkAssessScales(b *testing.B) {
 				CreationTimestamp: &metav1.Time{Time: t0}})
 		}
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			a := NewAssessor()
+			a := mustAssessor()
 			b.ReportAllocs()
 			for b.Loop() {
 				_ = a.Assess(bd, t0)

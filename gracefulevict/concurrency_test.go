@@ -13,7 +13,7 @@ import (
 // -race): Assess reads its input and writes only its own result.
 func TestAssessConcurrently(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	a := NewAssessor(WithDefaultTimeout(60e9))
+	a := mustAssessor(WithDefaultTimeout(60e9))
 	b := unhealthyBinding(
 		Task{FromCluster: "member1"},
 		Task{FromCluster: "member4", GracePeriodSeconds: ptr.To[int32](30), CreationTimestamp: at(0)},

@@ -122,7 +122,7 @@ func TestEvictThenAssessWaitsForTheScheduler(t *testing.T) {
 	b.Clusters = append(b.Clusters, failover.TargetCluster{Name: "member1", Replicas: 1})
 	b.Health["member1"] = Unhealthy
 	b = Evict(b, "member1", Task{})
-	a := NewAssessor()
+	a := mustAssessor()
 	first := a.Assess(b, t0) // stamps
 	b.Tasks = first.Keep
 	assert.Empty(t, a.Assess(b, t0).Done, "not scheduled yet")

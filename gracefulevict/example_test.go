@@ -23,7 +23,10 @@ func Example() {
 	b = gracefulevict.Evict(b, "member1", gracefulevict.Task{Reason: "TaintUntolerated", Producer: "TaintManager"})
 	fmt.Println("result:", b.Clusters, "task from:", b.Tasks[0].FromCluster, "replicas:", *b.Tasks[0].Replicas)
 
-	a := gracefulevict.NewAssessor(gracefulevict.WithDefaultTimeout(10 * time.Minute))
+	a, err := gracefulevict.NewAssessor(gracefulevict.WithDefaultTimeout(10 * time.Minute))
+	if err != nil {
+		panic(err)
+	}
 	got := a.Assess(b, now)
 	b.Tasks = got.Keep
 	fmt.Println("stamped:", got.Stamped, "requeue after:", got.RequeueAfter)
@@ -48,7 +51,11 @@ func ExampleAssessor_Assess_recovery() {
 		Clusters: []failover.TargetCluster{{Name: "member1", Replicas: 3}},
 		Tasks:    []gracefulevict.Task{{FromCluster: "member1", Reason: "TaintUntolerated", Producer: "TaintManager"}},
 	}
-	got := gracefulevict.NewAssessor().Assess(b, created)
+	a, err := gracefulevict.NewAssessor()
+	if err != nil {
+		panic(err)
+	}
+	got := a.Assess(b, created)
 	fmt.Println("done:", got.Done[0].FromCluster, "kept:", len(got.Keep))
 	// Output:
 	// done: member1 kept: 0
@@ -64,8 +71,12 @@ func ExampleAssessor_Assess_purgeModes() {
 			CreationTimestamp: &metav1.Time{Time: created}})
 	}
 	b := gracefulevict.Binding{Clusters: []failover.TargetCluster{{Name: "member2"}}, Tasks: tasks} // not healthy
+	a, err := gracefulevict.NewAssessor()
+	if err != nil {
+		panic(err)
+	}
 	for _, at := range []time.Duration{time.Second, 100 * time.Second} {
-		got := gracefulevict.NewAssessor().Assess(b, created.Add(at))
+		got := a.Assess(b, created.Add(at))
 		fmt.Printf("after %v: done %v, requeue after %v\n", at, names(got.Done), got.RequeueAfter)
 	}
 	// Output:

@@ -64,7 +64,7 @@ func FuzzAssess(f *testing.F) {
 		}
 		now := t0.Add(time.Duration(nowOffset%(1<<40)) * time.Second)
 
-		got := NewAssessor(opts...).Assess(b, now)
+		got := mustAssessor(opts...).Assess(b, now)
 
 		if !equalBindings(before, b) {
 			t.Fatalf("Assess mutated its input")

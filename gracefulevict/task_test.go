@@ -43,8 +43,8 @@ func TestTaskDecodesKarmadaYAMLStrictly(t *testing.T) {
 
 	// The task is done 100s after its creation while member2 is not healthy.
 	b := Binding{Generation: 1, ObservedGeneration: 1, Clusters: spec.Clusters, Tasks: spec.Tasks}
-	assert.Len(t, NewAssessor().Assess(b, t0.Add(99e9)).Keep, 1)
-	assert.Len(t, NewAssessor().Assess(b, t0.Add(100e9)).Done, 1)
+	assert.Len(t, mustAssessor().Assess(b, t0.Add(99e9)).Keep, 1)
+	assert.Len(t, mustAssessor().Assess(b, t0.Add(100e9)).Done, 1)
 }
 
 func TestTaskRoundTripsEveryField(t *testing.T) {

@@ -81,7 +81,9 @@ func TestFromResourceBinding(t *testing.T) {
 
 	// What the graceful eviction controller decides from it: member2 is
 	// healthy and scheduled, so member1's copy can go.
-	a := gracefulevict.NewAssessor().Assess(got, created.Add(time.Minute))
+	assessor, err := gracefulevict.NewAssessor()
+	require.NoError(t, err)
+	a := assessor.Assess(got, created.Add(time.Minute))
 	assert.Len(t, a.Done, 1)
 
 	crb := &workv1alpha2.ClusterResourceBinding{ObjectMeta: rb.ObjectMeta, Spec: rb.Spec, Status: rb.Status}

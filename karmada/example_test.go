@@ -111,7 +111,10 @@ func ExamplePreschedulingRequest() {
 	if err != nil {
 		panic(err)
 	}
-	checker := prescheduling.NewChecker(prescheduling.WithCapacity(karmada.Capacity(clusters, spec.ReplicaRequirements)))
+	checker, err := prescheduling.NewChecker(prescheduling.WithCapacity(karmada.Capacity(clusters, spec.ReplicaRequirements)))
+	if err != nil {
+		panic(err)
+	}
 	fmt.Println("member2 takes", karmada.MaxReplicas(clusters[1].Status.ResourceSummary, spec.ReplicaRequirements), "more; feasible:", checker.Check(req, fleet).Feasible)
 	// Output: member2 takes 1 more; feasible: true
 }

@@ -260,7 +260,9 @@ func TestDividedPlacementWithCapacity(t *testing.T) {
 			require.NoError(t, err)
 			fleet = append(fleet, c)
 		}
-		res := prescheduling.NewChecker(prescheduling.WithCapacity(karmada.Capacity(clusters, spec.ReplicaRequirements))).Check(req, fleet)
+		checker, err := prescheduling.NewChecker(prescheduling.WithCapacity(karmada.Capacity(clusters, spec.ReplicaRequirements)))
+		require.NoError(t, err)
+		res := checker.Check(req, fleet)
 		assert.Equal(t, tc.feasible, res.Feasible, "member2 with %s CPU left: %s", tc.cpuLeft, res.Reason)
 	}
 }

@@ -58,7 +58,11 @@ func Example_readme() {
 	req, err := karmada.PreschedulingRequest(&rb.Spec, "member1") // spec.placement and spec.clusters
 	must(err)
 	capacity := karmada.Capacity(clusters, rb.Spec.ReplicaRequirements) // for prescheduling.WithCapacity
-	check := prescheduling.NewChecker(prescheduling.WithCapacity(capacity)).Check(req, fleet)
+	checker, err := prescheduling.NewChecker(prescheduling.WithCapacity(capacity))
+	if err != nil {
+		panic(err)
+	}
+	check := checker.Check(req, fleet)
 	fmt.Println("member1 faulty:", failover.IsFaulty(fleet[0]), "feasible:", check.Feasible, check.Candidates)
 
 	behavior, err := karmada.FromClusterFailoverBehavior(rb.Spec.Failover.Cluster) // spec.failover.cluster → failover.ClusterFailoverBehavior

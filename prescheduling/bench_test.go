@@ -79,7 +79,7 @@ func BenchmarkCheck(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			req := bc.req()
-			c := NewChecker(WithCapacity(func(string) (int32, bool) { return 2, true }))
+			c := mustChecker(WithCapacity(func(string) (int32, bool) { return 2, true }))
 			if r := c.Check(req, fleet); !r.Feasible {
 				b.Fatal(r.Reason)
 			}
@@ -96,7 +96,7 @@ func BenchmarkCheck(b *testing.B) {
 	// every cluster, as a per-cluster filter does.
 	b.Run("NaiveReparsePerCluster/5000", func(b *testing.B) {
 		req := benchRequest()
-		if got, want := naiveCandidates(req, fleet), NewChecker().Check(req, fleet).Candidates; !slices.Equal(got, want) {
+		if got, want := naiveCandidates(req, fleet), mustChecker().Check(req, fleet).Candidates; !slices.Equal(got, want) {
 			b.Fatalf("naive variant disagrees: %d vs %d candidates", len(got), len(want))
 		}
 		b.ReportAllocs()
@@ -133,7 +133,7 @@ func BenchmarkCheckSpread(b *testing.B) {
 		req  Request
 	}{{"PlainDuplicated/5000", plain}, {"RegionAndCluster/5000", spread}} {
 		b.Run(bc.name, func(b *testing.B) {
-			c := NewChecker()
+			c := mustChecker()
 			if r := c.Check(bc.req, fleet); !r.Feasible {
 				b.Fatal(r.Reason)
 			}

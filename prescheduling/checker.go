@@ -1,6 +1,7 @@
 package prescheduling
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/failoverkit/failover"
@@ -75,8 +76,9 @@ type Checker struct {
 	capacity func(cluster string) (replicas int32, known bool)
 }
 
-// Option configures a Checker.
-type Option func(*Checker)
+// Option configures a Checker. It returns an error for a value it cannot
+// take, which NewChecker reports.
+type Option func(*Checker) error
 
 // WithCapacity lets Divided checks count spare capacity: f returns how many
 // more replicas of the workload cluster can take, and whether that is known.
@@ -85,20 +87,32 @@ type Option func(*Checker)
 // constraint's MaxGroups in all) covers the evicted replicas, or when one of
 // them has an unknown capacity: unknown is assumed sufficient (not zero), and
 // Reason says so. f must be safe for concurrent use if Check is called
-// concurrently.
+// concurrently. A nil f is an error.
 func WithCapacity(f func(cluster string) (replicas int32, known bool)) Option {
-	return func(c *Checker) { c.capacity = f }
+	return func(c *Checker) error {
+		if f == nil {
+			return errors.New("prescheduling: WithCapacity: capacity function is nil")
+		}
+		c.capacity = f
+		return nil
+	}
 }
 
-// NewChecker returns a Checker configured by opts.
-func NewChecker(opts ...Option) *Checker {
+// NewChecker returns a Checker configured by opts. It fails, naming the
+// option, when an option is given a value it cannot take; nil options are
+// skipped.
+func NewChecker(opts ...Option) (*Checker, error) {
 	c := &Checker{}
+	var errs []error
 	for _, o := range opts {
 		if o != nil {
-			o(c)
+			errs = append(errs, o(c))
 		}
 	}
-	return c
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // Check decides whether req can be carried out on fleet.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -160,7 +161,7 @@ func TestCheckRules(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := NewChecker().Check(Request{Placement: tc.placement, Scheduled: tc.scheduled, Evicting: tc.evicting}, tc.fleet)
+			got := mustChecker().Check(Request{Placement: tc.placement, Scheduled: tc.scheduled, Evicting: tc.evicting}, tc.fleet)
 			assert.Equal(t, tc.feasible, got.Feasible, got.Reason)
 			assert.Equal(t, tc.cands, got.Candidates)
 			assert.Contains(t, got.Reason, tc.reason)
@@ -210,7 +211,7 @@ func TestCheckCapacity(t *testing.T) {
 			if tc.opt != nil {
 				opts = append(opts, tc.opt)
 			}
-			got := NewChecker(opts...).Check(req, threeRegionsUS)
+			got := mustChecker(opts...).Check(req, threeRegionsUS)
 			assert.Equal(t, tc.feasible, got.Feasible, got.Reason)
 			assert.Contains(t, got.Reason, tc.reason)
 		})
@@ -225,18 +226,18 @@ func TestCheckAffinityTerms(t *testing.T) {
 		return Request{Placement: p, Scheduled: sched("a1"), Evicting: []string{"a1"}}
 	}
 
-	got := NewChecker().Check(req(terms(primary, backup)), threeRegionsUS)
+	got := mustChecker().Check(req(terms(primary, backup)), threeRegionsUS)
 	assert.True(t, got.Feasible)
 	assert.Equal(t, "primary", got.AffinityName)
 	assert.Equal(t, []string{"a2"}, got.Candidates)
 	assert.Equal(t, `clusterAffinities term "primary": feasible: a2 can replace the copy on a1`, got.Reason)
 
-	got = NewChecker().Check(req(terms(primary, backup)), fleetWith(threeRegionsUS, 1, notReady))
+	got = mustChecker().Check(req(terms(primary, backup)), fleetWith(threeRegionsUS, 1, notReady))
 	assert.True(t, got.Feasible)
 	assert.Equal(t, "backup", got.AffinityName, "the primary group lost its only other cluster")
 	assert.Equal(t, []string{"c1", "c2"}, got.Candidates)
 
-	got = NewChecker().Check(req(terms(primary, backup)), fleetWith(threeRegionsUS, 1, notReady, 3, 4))
+	got = mustChecker().Check(req(terms(primary, backup)), fleetWith(threeRegionsUS, 1, notReady, 3, 4))
 	assert.False(t, got.Feasible)
 	assert.Empty(t, got.AffinityName)
 	assert.Empty(t, got.Candidates, "the first term's candidates")
@@ -332,7 +333,7 @@ func TestCheckBadInput(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := NewChecker().Check(tc.req, tc.fleet)
+			got := mustChecker().Check(tc.req, tc.fleet)
 			assert.False(t, got.Feasible)
 			assert.Error(t, got.Err)
 			assert.Contains(t, got.Reason, tc.field)
@@ -361,7 +362,7 @@ func TestNilCheckerIsUsable(t *testing.T) {
 
 func TestNewCheckerIgnoresANilOption(t *testing.T) {
 	var none Option
-	c := NewChecker(none)
+	c := mustChecker(none)
 	got := c.Check(Request{Scheduled: sched("a1"), Evicting: []string{"a1"}}, threeRegionsUS)
 	assert.True(t, got.Feasible, got.Reason)
 }
@@ -371,20 +372,20 @@ func TestCheckCodes(t *testing.T) {
 	byRegion := func(minG, maxG int) Placement {
 		return Placement{SpreadConstraints: []SpreadConstraint{{SpreadByField: SpreadByFieldRegion, MinGroups: minG, MaxGroups: maxG}}}
 	}
-	noRoom := NewChecker(WithCapacity(func(string) (int32, bool) { return 0, true }))
+	noRoom := mustChecker(WithCapacity(func(string) (int32, bool) { return 0, true }))
 	for _, tc := range []struct {
 		name    string
 		checker *Checker
 		req     Request
 		want    Code
 	}{
-		{"somewhere to go", NewChecker(), Request{Scheduled: sched("a1"), Evicting: []string{"a1"}}, Feasible},
-		{"not scheduled there", NewChecker(), Request{Scheduled: sched("a1"), Evicting: []string{"zz"}}, NothingToEvict},
-		{"every cluster already runs it", NewChecker(), Request{Scheduled: sched("a1", "a2", "b1", "c1", "c2"), Evicting: []string{"a1"}}, NoEligibleCluster},
-		{"four regions wanted, three exist", NewChecker(), Request{Placement: byRegion(4, 4), Scheduled: sched("a1"), Evicting: []string{"a1"}}, SpreadConstraintUnsatisfiable},
+		{"somewhere to go", mustChecker(), Request{Scheduled: sched("a1"), Evicting: []string{"a1"}}, Feasible},
+		{"not scheduled there", mustChecker(), Request{Scheduled: sched("a1"), Evicting: []string{"zz"}}, NothingToEvict},
+		{"every cluster already runs it", mustChecker(), Request{Scheduled: sched("a1", "a2", "b1", "c1", "c2"), Evicting: []string{"a1"}}, NoEligibleCluster},
+		{"four regions wanted, three exist", mustChecker(), Request{Placement: byRegion(4, 4), Scheduled: sched("a1"), Evicting: []string{"a1"}}, SpreadConstraintUnsatisfiable},
 		{"no spare capacity", noRoom, Request{Placement: Placement{ReplicaScheduling: divided},
 			Scheduled: []failover.TargetCluster{{Name: "a1", Replicas: 3}}, Evicting: []string{"a1"}}, InsufficientCapacity},
-		{"MinGroups above MaxGroups", NewChecker(), Request{Placement: byRegion(3, 2), Scheduled: sched("a1"), Evicting: []string{"a1"}}, InvalidRequest},
+		{"MinGroups above MaxGroups", mustChecker(), Request{Placement: byRegion(3, 2), Scheduled: sched("a1"), Evicting: []string{"a1"}}, InvalidRequest},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := tc.checker.Check(tc.req, threeRegionsUS)
@@ -392,4 +393,21 @@ func TestCheckCodes(t *testing.T) {
 			assert.Equal(t, tc.want == Feasible, got.Feasible)
 		})
 	}
+}
+
+// mustChecker is NewChecker for options a test knows to be valid.
+func mustChecker(opts ...Option) *Checker {
+	c, err := NewChecker(opts...)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+func TestNewCheckerRejectsBadOptions(t *testing.T) {
+	_, err := NewChecker(WithCapacity(nil))
+	assert.EqualError(t, err, "prescheduling: WithCapacity: capacity function is nil")
+	c, err := NewChecker(nil)
+	require.NoError(t, err, "a nil option is skipped")
+	assert.NotNil(t, c)
 }

@@ -13,7 +13,7 @@ func TestCheckConcurrently(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	fleet := benchFleet(300)
 	req := benchRequest()
-	c := NewChecker(WithCapacity(func(string) (int32, bool) { return 1, true }))
+	c := mustChecker(WithCapacity(func(string) (int32, bool) { return 1, true }))
 	want := c.Check(req, fleet)
 	var wg sync.WaitGroup
 	results := make([]Result, 8)
@@ -31,7 +31,7 @@ func TestCheckConcurrently(t *testing.T) {
 // list, not thousands.
 func TestCheckAllocationsDoNotGrowWithTheFleet(t *testing.T) {
 	req := benchRequest()
-	c := NewChecker()
+	c := mustChecker()
 	allocs := func(n int) float64 {
 		fleet := benchFleet(n)
 		return testing.AllocsPerRun(5, func() { _ = c.Check(req, fleet) })

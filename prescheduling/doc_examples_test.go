@@ -77,7 +77,7 @@ func TestDocumentDuplicatedExample(t *testing.T) {
 		Scheduled: []failover.TargetCluster{{Name: "member1"}, {Name: "member2"}},
 		Evicting:  []string{"member2"},
 	}
-	got := NewChecker().Check(req, fleet)
+	got := mustChecker().Check(req, fleet)
 	assert.True(t, got.Feasible, got.Reason)
 	assert.Equal(t, []string{"member3", "member5"}, got.Candidates, "member4 does not match clusterAffinity")
 	assert.Equal(t, "feasible: member3 and member5 can replace the copy on member2", got.Reason)
@@ -87,7 +87,7 @@ func TestDocumentDuplicatedExample(t *testing.T) {
 		for _, i := range []int{1, 2, 4} {
 			fleet[i].Taints = []corev1.Taint{notReady}
 		}
-		got := NewChecker().Check(req, fleet)
+		got := mustChecker().Check(req, fleet)
 		assert.False(t, got.Feasible)
 		assert.Empty(t, got.Candidates)
 		assert.Equal(t, "no eligible cluster outside member1 and member2 to replace the copy on member2: of 5 clusters, "+
@@ -110,13 +110,13 @@ func TestDocumentDividedExample(t *testing.T) {
 		Scheduled: []failover.TargetCluster{{Name: "member1", Replicas: 1}, {Name: "member2", Replicas: 2}},
 		Evicting:  []string{"member1"},
 	}
-	got := NewChecker().Check(req, fleet)
+	got := mustChecker().Check(req, fleet)
 	assert.True(t, got.Feasible, got.Reason)
 	assert.Equal(t, []string{"member2"}, got.Candidates, "member2 already runs it and counts")
 	assert.Equal(t, "feasible: member2 can take the 1 replica evicted from member1", got.Reason)
 
 	t.Run("member2 has no room for the replica", func(t *testing.T) {
-		c := NewChecker(WithCapacity(func(string) (int32, bool) { return 0, true }))
+		c := mustChecker(WithCapacity(func(string) (int32, bool) { return 0, true }))
 		got := c.Check(req, fleet)
 		assert.False(t, got.Feasible)
 		assert.Equal(t, "the eligible clusters (member2) have spare capacity for 0 of the 1 replica evicted from member1", got.Reason)

@@ -30,7 +30,11 @@ replicaScheduling:
 	fleet := []failover.Cluster{{Name: "member1"}, {Name: "member2"}, {Name: "member3"}, {Name: "member4"}, {Name: "member5"}}
 	fleet[1].Taints = []corev1.Taint{{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoExecute}}
 
-	r := prescheduling.NewChecker().Check(prescheduling.Request{
+	checker, err := prescheduling.NewChecker()
+	if err != nil {
+		panic(err)
+	}
+	r := checker.Check(prescheduling.Request{
 		Placement: p,
 		Scheduled: []failover.TargetCluster{{Name: "member1"}, {Name: "member2"}},
 		Evicting:  []string{"member2"},
@@ -52,7 +56,11 @@ func ExampleChecker_Check_infeasible() {
 		{Name: "member3", Taints: []corev1.Taint{{Key: "maintenance", Effect: corev1.TaintEffectNoSchedule}}},
 		{Name: "member4"},
 	}
-	r := prescheduling.NewChecker().Check(prescheduling.Request{
+	checker, err := prescheduling.NewChecker()
+	if err != nil {
+		panic(err)
+	}
+	r := checker.Check(prescheduling.Request{
 		Placement: p,
 		Scheduled: []failover.TargetCluster{{Name: "member1"}, {Name: "member2"}},
 		Evicting:  []string{"member2"},
@@ -87,13 +95,19 @@ func ExampleWithCapacity() {
 	fleet := []failover.Cluster{{Name: "member1"}, {Name: "member2"}}
 
 	spare := map[string]int32{"member2": 0}
-	full := prescheduling.NewChecker(prescheduling.WithCapacity(func(c string) (int32, bool) {
+	full, err := prescheduling.NewChecker(prescheduling.WithCapacity(func(c string) (int32, bool) {
 		n, ok := spare[c]
 		return n, ok
 	}))
+	if err != nil {
+		panic(err)
+	}
 	fmt.Println(full.Check(req, fleet).Reason)
 
-	unknown := prescheduling.NewChecker(prescheduling.WithCapacity(func(string) (int32, bool) { return 0, false }))
+	unknown, err := prescheduling.NewChecker(prescheduling.WithCapacity(func(string) (int32, bool) { return 0, false }))
+	if err != nil {
+		panic(err)
+	}
 	fmt.Println(unknown.Check(req, fleet).Reason)
 	// Output:
 	// the eligible clusters (member2) have spare capacity for 0 of the 1 replica evicted from member1
@@ -108,7 +122,11 @@ func ExampleChecker_Check_affinityTerms() {
 		{AffinityName: "backup", ClusterAffinity: failover.ClusterAffinity{ClusterNames: []string{"cloud-1"}}},
 	}}
 	fleet := []failover.Cluster{{Name: "dc-1"}, {Name: "dc-2"}, {Name: "cloud-1"}}
-	r := prescheduling.NewChecker().Check(prescheduling.Request{
+	checker, err := prescheduling.NewChecker()
+	if err != nil {
+		panic(err)
+	}
+	r := checker.Check(prescheduling.Request{
 		Placement: p,
 		Scheduled: []failover.TargetCluster{{Name: "dc-1"}, {Name: "dc-2"}},
 		Evicting:  []string{"dc-2"},
@@ -148,7 +166,11 @@ spreadConstraints:
 		{Name: "us-1", Region: "us"}, {Name: "us-2", Region: "us"}, {Name: "us-3", Region: "us"},
 		{Name: "ap-1", Region: "ap", Taints: []corev1.Taint{{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoExecute}}},
 	}
-	r := prescheduling.NewChecker().Check(prescheduling.Request{
+	checker, err := prescheduling.NewChecker()
+	if err != nil {
+		panic(err)
+	}
+	r := checker.Check(prescheduling.Request{
 		Placement: p,
 		Scheduled: []failover.TargetCluster{{Name: "ap-1"}},
 		Evicting:  []string{"ap-1"},

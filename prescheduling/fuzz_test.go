@@ -132,7 +132,7 @@ func checkSelectsAsRoot(t *testing.T, data []byte) {
 	// The evicted cluster is not in the fleet, so every fleet cluster is a
 	// possible target for either replica scheduling type.
 	req := Request{Placement: p, Scheduled: []failover.TargetCluster{{Name: "gone", Replicas: 1}}, Evicting: []string{"gone"}}
-	got := NewChecker().Check(req, fleet)
+	got := mustChecker().Check(req, fleet)
 
 	paths := append(termPaths, "replicaScheduling.weightPreference.staticWeightList[0].targetCluster")
 	for i, a := range append(terms, weight) {
@@ -246,7 +246,7 @@ func FuzzCheck(f *testing.F) {
 			opts = append(opts, WithCapacity(capacity))
 		}
 
-		got := NewChecker(opts...).Check(req, fleet)
+		got := mustChecker(opts...).Check(req, fleet)
 
 		if got.Err == nil && uniqueNames(fleet) {
 			// Feasible is a promise: never without a choice the joint rule
@@ -525,7 +525,7 @@ func TestCheckAgreesWithTheJointRule(t *testing.T) {
 			capacity = func(c string) (int32, bool) { return spare[c], c != unknown }
 			opts = append(opts, WithCapacity(capacity))
 		}
-		got := NewChecker(opts...).Check(req, fleet)
+		got := mustChecker(opts...).Check(req, fleet)
 		if got.Err != nil {
 			continue // two constraints of one kind that cannot both hold
 		}

@@ -64,7 +64,7 @@ func TestKarmadaSelectBestClusters(t *testing.T) {
 			"spreadConstraints[0] needs at least 7 clusters, but the remaining and eligible clusters span only 4 clusters"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := NewChecker(tc.opts...).Check(fromGone(tc.p, tc.replicas), fleet)
+			got := mustChecker(tc.opts...).Check(fromGone(tc.p, tc.replicas), fleet)
 			require.NoError(t, got.Err)
 			assert.Equal(t, tc.feasible, got.Feasible, got.Reason)
 			assert.Contains(t, got.Reason, tc.reason)
@@ -112,7 +112,7 @@ func TestKarmadaSelectBestClustersByRegion(t *testing.T) {
 			"spreadConstraints[1] needs at least 3 clusters, but the remaining and eligible clusters span only 2 clusters"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := NewChecker().Check(fromGone(tc.p, 0), tc.fleet)
+			got := mustChecker().Check(fromGone(tc.p, 0), tc.fleet)
 			require.NoError(t, got.Err)
 			assert.Equal(t, tc.feasible, got.Feasible, got.Reason)
 			assert.Contains(t, got.Reason, tc.reason)
@@ -145,7 +145,7 @@ func TestKarmadaSelectGroups(t *testing.T) {
 		{"the target needs more regions than allowed", []int{1, 2, 3, 4}, 1, 2, 8, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := NewChecker().Check(fromGone(byRegionAndCluster(tc.minGroups, tc.maxGrps, tc.target, 100), 0), regionFleet(tc.values...))
+			got := mustChecker().Check(fromGone(byRegionAndCluster(tc.minGroups, tc.maxGrps, tc.target, 100), 0), regionFleet(tc.values...))
 			require.NoError(t, got.Err)
 			assert.Equal(t, tc.feasible, got.Feasible, got.Reason)
 		})
@@ -175,7 +175,7 @@ func TestKarmadaSpreadConstraintFilter(t *testing.T) {
 			if tc.field != "" {
 				p.SpreadConstraints = []SpreadConstraint{{SpreadByField: tc.field, MinGroups: 1}}
 			}
-			got := NewChecker().Check(fromGone(p, 0), []failover.Cluster{tc.cluster})
+			got := mustChecker().Check(fromGone(p, 0), []failover.Cluster{tc.cluster})
 			assert.Equal(t, tc.eligible, got.Feasible, got.Reason)
 			if !tc.eligible {
 				assert.Contains(t, got.Reason, "m (no "+string(tc.field)+" for spreadConstraints[0]) cannot be put in a spread group")
@@ -194,15 +194,15 @@ func TestSpreadByZoneCountsEveryZoneOfACluster(t *testing.T) {
 	atLeast := func(n int) Placement {
 		return Placement{SpreadConstraints: []SpreadConstraint{{SpreadByField: SpreadByFieldZone, MinGroups: n}, {SpreadByField: SpreadByFieldCluster, MinGroups: 1, MaxGroups: 2}}}
 	}
-	got := NewChecker().Check(fromGone(atLeast(3), 0), fleet)
+	got := mustChecker().Check(fromGone(atLeast(3), 0), fleet)
 	assert.True(t, got.Feasible, got.Reason)
-	got = NewChecker().Check(fromGone(atLeast(4), 0), fleet)
+	got = mustChecker().Check(fromGone(atLeast(4), 0), fleet)
 	assert.False(t, got.Feasible)
 	assert.Contains(t, got.Reason, "spreadConstraints[0] needs at least 4 zones, but the remaining and eligible clusters span only 3 zones")
 
 	// At most one zone: the wide cluster alone spans two.
 	oneZone := Placement{SpreadConstraints: []SpreadConstraint{{SpreadByField: SpreadByFieldZone, MinGroups: 1, MaxGroups: 1}, {SpreadByField: SpreadByFieldCluster, MinGroups: 2, MaxGroups: 2}}}
-	got = NewChecker().Check(fromGone(oneZone, 0), fleet)
+	got = mustChecker().Check(fromGone(oneZone, 0), fleet)
 	assert.False(t, got.Feasible, got.Reason)
 }
 
@@ -211,14 +211,14 @@ func TestSpreadByZoneCountsEveryZoneOfACluster(t *testing.T) {
 func TestSpreadConstraintsHoldAtOnce(t *testing.T) {
 	t.Run("one region with four clusters", func(t *testing.T) {
 		fleet := regionFleet(2, 3)
-		got := NewChecker().Check(fromGone(byRegionAndCluster(1, 1, 4, 4), 0), fleet)
+		got := mustChecker().Check(fromGone(byRegionAndCluster(1, 1, 4, 4), 0), fleet)
 		assert.False(t, got.Feasible)
 		assert.Contains(t, got.Reason, "needs 4 clusters in one region; the best region has 3")
 	})
 	t.Run("Divided capacity counts only the clusters MaxGroups allows", func(t *testing.T) {
 		fleet := regionFleet(4)
 		spare := map[string]int32{"member1": 80, "member2": 60, "member3": 50, "member4": 40}
-		c := NewChecker(WithCapacity(func(name string) (int32, bool) { return spare[name], true }))
+		c := mustChecker(WithCapacity(func(name string) (int32, bool) { return spare[name], true }))
 		p := Placement{ReplicaScheduling: divided, SpreadConstraints: []SpreadConstraint{{MinGroups: 1, MaxGroups: 2}}}
 		got := c.Check(fromGone(p, 200), fleet)
 		assert.False(t, got.Feasible)
@@ -229,7 +229,7 @@ func TestSpreadConstraintsHoldAtOnce(t *testing.T) {
 	t.Run("a cluster the workload keeps takes its share first", func(t *testing.T) {
 		fleet := regionFleet(4)
 		spare := map[string]int32{"member1": 80, "member2": 60, "member3": 50, "member4": 40}
-		c := NewChecker(WithCapacity(func(name string) (int32, bool) { return spare[name], true }))
+		c := mustChecker(WithCapacity(func(name string) (int32, bool) { return spare[name], true }))
 		p := Placement{ReplicaScheduling: divided, SpreadConstraints: []SpreadConstraint{{MinGroups: 1, MaxGroups: 2}}}
 		req := Request{Placement: p, Scheduled: []failover.TargetCluster{{Name: "member4", Replicas: 10}, {Name: "gone", Replicas: 100}}, Evicting: []string{"gone"}}
 		got := c.Check(req, fleet)
@@ -241,14 +241,14 @@ func TestSpreadConstraintsHoldAtOnce(t *testing.T) {
 	})
 	t.Run("constraints of one kind that cannot both hold", func(t *testing.T) {
 		p := Placement{SpreadConstraints: []SpreadConstraint{{SpreadByField: SpreadByFieldRegion, MinGroups: 3}, {SpreadByField: SpreadByFieldRegion, MaxGroups: 2}}}
-		got := NewChecker().Check(fromGone(p, 0), regionFleet(1, 1, 1))
+		got := mustChecker().Check(fromGone(p, 0), regionFleet(1, 1, 1))
 		require.Error(t, got.Err)
 		assert.Contains(t, got.Reason, "prescheduling: placement.spreadConstraints[0].minGroups 3 and spreadConstraints[1].maxGroups 2, both by region, cannot both hold")
 	})
 	t.Run("several kinds: Reason says what was not checked together", func(t *testing.T) {
 		p := Placement{SpreadConstraints: []SpreadConstraint{
 			{SpreadByField: SpreadByFieldRegion, MinGroups: 1, MaxGroups: 2}, {SpreadByField: SpreadByFieldProvider, MinGroups: 1}, {MinGroups: 2, MaxGroups: 3}}}
-		got := NewChecker().Check(fromGone(p, 0), regionFleet(2, 2))
+		got := mustChecker().Check(fromGone(p, 0), regionFleet(2, 2))
 		assert.True(t, got.Feasible, got.Reason)
 		assert.Contains(t, got.Reason, "could not check them all at once")
 	})

@@ -36,17 +36,17 @@ func TestCheckWithLargeSets(t *testing.T) {
 		Scheduled: scheduled,
 		Evicting:  all[:10],
 	}
-	got := NewChecker().Check(req, fleet)
+	got := mustChecker().Check(req, fleet)
 	assert.True(t, got.Feasible, got.Reason)
 	assert.Equal(t, evens[10:50], got.Candidates, "even, below m100, not scheduled")
 
 	req.Placement.SpreadConstraints[0].MinGroups = 51
-	got = NewChecker().Check(req, fleet)
+	got = mustChecker().Check(req, fleet)
 	assert.False(t, got.Feasible)
 	assert.Contains(t, got.Reason, "spreadConstraints[0] needs at least 51 values of label rack, but the remaining and eligible clusters span only 50")
 
 	req.Scheduled = append(req.Scheduled, failover.TargetCluster{Name: "m005"})
-	got = NewChecker().Check(req, fleet)
+	got = mustChecker().Check(req, fleet)
 	assert.EqualError(t, got.Err, `prescheduling: request.scheduled[20].name: "m005" is also request.scheduled[5]`)
 }
 

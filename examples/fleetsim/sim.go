@@ -107,6 +107,10 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 	if err != nil {
 		return nil, err
 	}
+	assessor, err := gracefulevict.NewAssessor(gracefulevict.WithDefaultTimeout(sc.GracefulEvictionTimeout))
+	if err != nil {
+		return nil, err
+	}
 	w := &world{
 		sc:        sc,
 		cfg:       cfg,
@@ -118,11 +122,13 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		evaluator: evaluator,
 		tracker:   tracker,
 		limiter:   limiter,
-		assessor:  gracefulevict.NewAssessor(gracefulevict.WithDefaultTimeout(sc.GracefulEvictionTimeout)),
+		assessor:  assessor,
 		abandoned: map[itemID]int{},
 		rec:       newRecorder(),
 	}
-	w.checker = prescheduling.NewChecker(prescheduling.WithCapacity(w.spare))
+	if w.checker, err = prescheduling.NewChecker(prescheduling.WithCapacity(w.spare)); err != nil {
+		return nil, err
+	}
 	for i := range sc.Clusters {
 		c := &clusterState{Cluster: sc.Clusters[i], dirty: true}
 		c.Conditions = append(c.Conditions[:0:0], c.Conditions...)

@@ -94,7 +94,10 @@ func (f *forker) evictHandler(k *kind) evictionqueue.Handler {
 				"not evicted from cluster %s: %v", it.Cluster, err)
 			return evictionqueue.Abandon(err)
 		}
-		checker := prescheduling.NewChecker(prescheduling.WithCapacity(karmada.Capacity(clusters.Items, spec.ReplicaRequirements)))
+		checker, err := prescheduling.NewChecker(prescheduling.WithCapacity(karmada.Capacity(clusters.Items, spec.ReplicaRequirements)))
+		if err != nil {
+			return err
+		}
 		res := checker.Check(req, fleet)
 		if !res.Feasible {
 			f.recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(res.Code), eventActionEvict,

@@ -150,12 +150,16 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) (*Fork, error
 		return nil, err
 	}
 
+	assessor, err := gracefulevict.NewAssessor(gracefulevict.WithDefaultTimeout(opts.GracefulEvictionTimeout))
+	if err != nil {
+		return nil, err
+	}
 	f := &forker{
 		opts:     opts,
 		client:   mgr.GetClient(),
 		reader:   mgr.GetAPIReader(),
 		recorder: mgr.GetEventRecorder(FieldManager),
-		assessor: gracefulevict.NewAssessor(gracefulevict.WithDefaultTimeout(opts.GracefulEvictionTimeout)),
+		assessor: assessor,
 	}
 	if err := f.indexBindings(ctx, mgr); err != nil {
 		return nil, err
