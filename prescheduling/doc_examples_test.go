@@ -80,7 +80,7 @@ func TestDocumentDuplicatedExample(t *testing.T) {
 	got := mustChecker().Check(req, fleet)
 	assert.True(t, got.Feasible, got.Reason)
 	assert.Equal(t, []string{"member3", "member5"}, got.Candidates, "member4 does not match clusterAffinity")
-	assert.Equal(t, "feasible: member3 and member5 can replace the copy on member2", got.Reason)
+	assert.Equal(t, "feasible: member3 can replace the copy on member2", got.Reason)
 
 	t.Run("member3 and member5 faulty too: nowhere to go", func(t *testing.T) {
 		fleet := fleetOf("member1", "member2", "member3", "member4", "member5")
@@ -119,7 +119,7 @@ func TestDocumentDividedExample(t *testing.T) {
 		c := mustChecker(WithCapacity(func(string) (int32, bool) { return 0, true }))
 		got := c.Check(req, fleet)
 		assert.False(t, got.Feasible)
-		assert.Equal(t, "the eligible clusters (member2) have spare capacity for 0 of the 1 replica evicted from member1", got.Reason)
+		assert.Equal(t, "the static weights would give member2 more replicas than its spare capacity (0) when moving the 1 replica evicted from member1", got.Reason)
 	})
 }
 
