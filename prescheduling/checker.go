@@ -56,7 +56,7 @@ type Result struct {
 	// may gain (a new Duplicated copy gains them all; which clusters a
 	// weighted division favours may hang on the workload's UID). A caller
 	// that counts room taken by evictions in flight reserves these; see
-	// karmada.Ledger. Zero replicas for a workload without replicas.
+	// karmada.Ledger. A workload without replicas moves none.
 	Moves []failover.TargetCluster
 	// AffinityName is the first clusterAffinities term that is feasible;
 	// empty without clusterAffinities or when none is.
@@ -104,14 +104,15 @@ type Option func(*Checker) error
 // returns how many more replicas of the workload cluster can take (for
 // Karmada, karmada.Capacity over the clusters' resource summaries, as its
 // general estimator counts), and whether that is known. The scheduler orders
-// and selects clusters by that room and places a Divided workload's replicas
-// only where it fits; the check does the same, and also refuses a static
-// weight division that would give a cluster more than its room (Karmada's
-// does not look). A capacity that is not known is taken as the workload's
-// replicas, which is what the scheduler assumes when no estimator answers,
-// and a feasible Reason says so; without WithCapacity, every capacity is
-// unknown. f must be safe for concurrent use if Check is called
-// concurrently. A nil f is an error.
+// and selects clusters by that room, and an Aggregated or dynamically
+// weighted division places replicas only where they fit; the check follows
+// it. A static weight division shares whatever the room; the check then
+// answers as the scheduler places, and Reason names the clusters that may
+// get more than they have room for. A capacity that is not known is taken
+// as the workload's replicas, which is what the scheduler assumes when no
+// estimator answers, and a feasible Reason says so; without WithCapacity,
+// every capacity is unknown. f must be safe for concurrent use if Check is
+// called concurrently. A nil f is an error.
 func WithCapacity(f func(cluster string) (replicas int32, known bool)) Option {
 	return func(c *Checker) error {
 		if f == nil {
@@ -164,9 +165,8 @@ func NewChecker(opts ...Option) (*Checker, error) {
 // Feasible: for Duplicated (also a nil ReplicaScheduling), the new schedule
 // runs the workload on as many clusters as before, not counting a faulty
 // cluster it adds; for Divided, every replica is placed, none on a faulty
-// cluster the workload does not run on yet and, with WithCapacity, none on
-// a cluster without room for it. The replicas are read from Scheduled:
-// every copy's for Duplicated, their sum for Divided.
+// cluster the workload does not run on yet. The replicas are read from
+// Scheduled: every copy's for Duplicated, their sum for Divided.
 //
 // With clusterAffinities, the terms are tried from ObservedAffinityName on,
 // as the scheduler does: the next term only when the scheduler could not

@@ -229,10 +229,10 @@ func TestCheckCapacity(t *testing.T) {
 			"(the unknown capacity of c1 is assumed sufficient)"},
 		// Even weights: six replicas over four clusters, two each for two
 		// of them (which two, the workload's UID decides), one for the
-		// others. c2 may get two, or one more than its room.
-		{"static weights give a cluster more than its room", Request{Placement: Placement{ReplicaScheduling: divided}, Scheduled: req.Scheduled, Evicting: req.Evicting},
-			spare(map[string]int32{"a2": 5, "b1": 5, "c1": 5, "c2": 1}), false,
-			"the static weights would give c2 more replicas than its spare capacity (1) when moving the 5 replicas evicted from a1"},
+		// others. The scheduler shares whatever the room.
+		{"static weights may give a cluster more than its room", Request{Placement: Placement{ReplicaScheduling: divided}, Scheduled: req.Scheduled, Evicting: req.Evicting},
+			spare(map[string]int32{"a2": 5, "b1": 5, "c1": 5, "c2": 1}), true,
+			"feasible: a2, b1, c1 and c2 can take the 5 replicas evicted from a1 (the static weights share whatever the room, and c2 (room for 1) may get more replicas than it has room for, which would wait pending)"},
 		{"static weights within every cluster's room", Request{Placement: Placement{ReplicaScheduling: divided}, Scheduled: req.Scheduled, Evicting: req.Evicting},
 			spare(map[string]int32{"a2": 5, "b1": 5, "c1": 5, "c2": 2}), true, "feasible: a2, b1, c1 and c2 can take the 5 replicas evicted from a1"},
 	}
@@ -414,7 +414,7 @@ func TestCheckCodes(t *testing.T) {
 		{"not scheduled there", mustChecker(), Request{Scheduled: sched("a1"), Evicting: []string{"zz"}}, NothingToEvict},
 		{"every cluster already runs it", mustChecker(), Request{Scheduled: sched("a1", "a2", "b1", "c1", "c2"), Evicting: []string{"a1"}}, NoEligibleCluster},
 		{"four regions wanted, three exist", mustChecker(), Request{Placement: byRegion(4, 4), Scheduled: sched("a1"), Evicting: []string{"a1"}}, SpreadConstraintUnsatisfiable},
-		{"no spare capacity", noRoom, Request{Placement: Placement{ReplicaScheduling: divided},
+		{"no spare capacity", noRoom, Request{Placement: Placement{ReplicaScheduling: aggregated},
 			Scheduled: []failover.TargetCluster{{Name: "a1", Replicas: 3}}, Evicting: []string{"a1"}}, InsufficientCapacity},
 		{"MinGroups above MaxGroups", mustChecker(), Request{Placement: byRegion(3, 2), Scheduled: sched("a1"), Evicting: []string{"a1"}}, InvalidRequest},
 	} {

@@ -32,12 +32,12 @@ func (s *scan) decide(ti int, c *Checker) (r Result, scheduled bool) {
 	r = Result{Candidates: cands}
 	prefix := s.termPrefix(ti)
 	m := s.model(ti, c, order)
-	selected, receivers, over, f := m.schedule()
+	selected, receivers, f := m.schedule()
 	switch {
 	case f == nil && dup:
 		return s.judgeDuplicated(ti, m, selected, r), true
 	case f == nil:
-		return s.judgeDivided(ti, m, receivers, over, r), true
+		return s.judgeDivided(ti, m, receivers, r), true
 	case f.reason == "" || len(cands) == 0:
 		// Whatever else the scheduler would trip on, nothing can take it.
 		r.Code, r.Reason = NoEligibleCluster, prefix+s.noneEligible(ti)
@@ -113,14 +113,14 @@ func (s *scan) selectionLimit(ti int, m *model, selected []*node) string {
 	return s.why(ti)
 }
 
-// judgeDivided: the evicted replicas must all be placed, none of them on a
-// faulty cluster the workload does not run on yet, and, with a capacity
-// function, none on a cluster without room for them (the static weight
-// division shares by weight whatever the room). A faulty cluster the
-// workload keeps may take some (as Karmada's scheduler gives them to the
-// clusters it keeps first): it is being evicted from too, or will be, and
-// refusing would leave two faulty clusters each waiting for the other.
-func (s *scan) judgeDivided(ti int, m *model, receivers, over []*node, r Result) Result {
+// judgeDivided: the evicted replicas must all be placed (the scheduler has
+// checked the room, but for a static weight division, which shares by
+// weight whatever the room), none of them on a faulty cluster the workload
+// does not run on yet. A faulty cluster the workload keeps may take some (as
+// Karmada's scheduler gives them to the clusters it keeps first): it is
+// being evicted from too, or will be, and refusing would leave two faulty
+// clusters each waiting for the other.
+func (s *scan) judgeDivided(ti int, m *model, receivers []*node, r Result) Result {
 	prefix := s.termPrefix(ti)
 	var faulty []*node
 	for _, n := range receivers {
@@ -128,24 +128,25 @@ func (s *scan) judgeDivided(ti int, m *model, receivers, over []*node, r Result)
 			faulty = append(faulty, n)
 		}
 	}
-	switch {
-	case len(faulty) > 0:
+	if len(faulty) > 0 {
 		r.Code = NoEligibleCluster
 		r.Reason = fmt.Sprintf("%sKarmada's scheduler would put some of %s on %s, which %s faulty", prefix, s.evictedWhat(), list(nodeNames(sortedNodes(faulty)), 5), isAre(len(faulty)))
 		return r
-	case len(over) > 0:
-		over = sortedNodes(over)
-		room := make([]string, len(over))
-		for i, n := range over {
-			room[i] = fmt.Sprint(n.est)
+	}
+	notes := m.notes(receivers)
+	if m.capacity && m.p.division == divideStaticWeight {
+		var over tally
+		for _, n := range sortedNodes(receivers) {
+			if n.known && n.gain > n.est {
+				over.add(n.name, func() string { return fmt.Sprintf("room for %d", n.est) })
+			}
 		}
-		r.Code = InsufficientCapacity
-		r.Reason = fmt.Sprintf("%sthe static weights would give %s more replicas than %s spare capacity (%s) when moving %s",
-			prefix, list(nodeNames(over), 5), pluralWord(len(over), "its", "their"), list(room, 5), s.evictedWhat())
-		return r
+		if over.n > 0 {
+			notes = append(notes, fmt.Sprintf("the static weights share whatever the room, and %s may get more replicas than %s room for, which would wait pending", samples(&over), pluralWord(over.n, "it has", "they have")))
+		}
 	}
 	r.Feasible, r.Code, r.Moves = true, Feasible, moves(receivers)
-	r.Reason = fmt.Sprintf("%sfeasible: %s can take %s%s", prefix, list(nodeNames(sortedNodes(receivers)), 5), s.evictedWhat(), noteOf(m.notes(receivers)...))
+	r.Reason = fmt.Sprintf("%sfeasible: %s can take %s%s", prefix, list(nodeNames(sortedNodes(receivers)), 5), s.evictedWhat(), noteOf(notes...))
 	return r
 }
 

@@ -48,23 +48,24 @@
 //
 // # Where the check refuses what the scheduler would do
 //
-// Infeasible where the scheduler would place the workload, by design, in two
-// cases; the differential test counts each apart:
+// Infeasible where the scheduler would place the workload, by design, in one
+// case, which the differential test counts apart: a faulty cluster (a
+// NoExecute or PreferNoExecute taint) that does not run the workload yet
+// would take some of it. The scheduler filters only untolerated NoSchedule
+// and NoExecute taints, so it places the workload on a failing cluster whose
+// NoExecute taint the placement tolerates, or whose taint is PreferNoExecute;
+// replicas sent there would not run, or would be evicted again. A faulty
+// cluster that already runs the workload may take more (the scheduler
+// favours the clusters it keeps): it is being evicted from too, and refusing
+// would leave two faulty clusters each waiting for the other.
 //
-//   - A faulty cluster (a NoExecute or PreferNoExecute taint) that does not
-//     run the workload yet would take some of it: the scheduler filters only
-//     untolerated NoSchedule and NoExecute taints, so it places the workload
-//     on a failing cluster whose NoExecute taint the placement tolerates, or
-//     whose taint is PreferNoExecute. Replicas sent there would not run, or
-//     would be evicted again. A faulty cluster that already runs the
-//     workload may take more (the scheduler favours the clusters it keeps):
-//     it is being evicted from too, and refusing would leave two faulty
-//     clusters each waiting for the other.
-//   - With WithCapacity, a static weight division (Weighted with a static
-//     weight list, or without weights: the default of a Divided placement)
-//     would give a cluster more replicas than it has room for: the
-//     scheduler shares by weight whatever the room, and the replicas beyond
-//     it would stay pending.
+// A static weight division (Weighted with a static weight list, or without
+// weights: the default of a Divided placement) shares the replicas by weight
+// whatever the room, so the scheduler places them where some wait pending;
+// the check answers feasible, as the scheduler places them, and with
+// WithCapacity a Reason names the clusters without room. Holding such
+// evictions back would keep every evicted replica where it is, on the faulty
+// cluster, instead of only those beyond the room.
 //
 // The check also reads the placement as Karmada's API server and admission
 // webhook leave it: a replicaScheduling without a type is Divided, a Divided

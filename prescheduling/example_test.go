@@ -76,9 +76,9 @@ func ExampleChecker_Check_infeasible() {
 
 // The Divided example of Karmada's failover analysis: member1 fails and its
 // replica can go to member2, which already runs two. With WithCapacity the
-// check also asks whether member2 has room: the static weights give it all
-// three replicas whatever its room, and the one it has no room for would not
-// run.
+// check also reads member2's room: the static weights give it all three
+// replicas whatever its room (Reason says so), and an Aggregated division
+// only what fits.
 func ExampleWithCapacity() {
 	p := prescheduling.Placement{
 		ClusterAffinity: &failover.ClusterAffinity{ClusterNames: []string{"member1", "member2"}},
@@ -98,24 +98,22 @@ func ExampleWithCapacity() {
 	}
 	fleet := []failover.Cluster{{Name: "member1"}, {Name: "member2"}}
 
-	spare := map[string]int32{"member2": 0}
 	full, err := prescheduling.NewChecker(prescheduling.WithCapacity(func(c string) (int32, bool) {
-		n, ok := spare[c]
-		return n, ok
+		return 0, c == "member2" // no room on member2
 	}))
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(full.Check(req, fleet).Reason)
 
-	unknown, err := prescheduling.NewChecker(prescheduling.WithCapacity(func(string) (int32, bool) { return 0, false }))
-	if err != nil {
-		panic(err)
+	req.Placement.ReplicaScheduling = &prescheduling.ReplicaSchedulingStrategy{
+		ReplicaSchedulingType:     prescheduling.ReplicaSchedulingTypeDivided,
+		ReplicaDivisionPreference: prescheduling.ReplicaDivisionPreferenceAggregated,
 	}
-	fmt.Println(unknown.Check(req, fleet).Reason)
+	fmt.Println(full.Check(req, fleet).Reason)
 	// Output:
-	// the static weights would give member2 more replicas than its spare capacity (0) when moving the 1 replica evicted from member1
-	// feasible: member2 can take the 1 replica evicted from member1 (the unknown capacity of member2 is assumed sufficient)
+	// feasible: member2 can take the 1 replica evicted from member1 (the static weights share whatever the room, and member2 (room for 0) may get more replicas than it has room for, which would wait pending)
+	// the eligible clusters (member2) have spare capacity for 0 of the 1 replica evicted from member1
 }
 
 // Ordered clusterAffinities: the scheduler tries the group it last used (the

@@ -124,19 +124,18 @@ func (m *model) estimate(name string, c *Checker) (int32, bool) {
 }
 
 // schedule runs the selection and the assignment. It returns the selected
-// clusters and, for Divided, those that may be given replicas they do not
-// have now and those that may be given more than their room (see assign);
-// or why the scheduler fails.
-func (m *model) schedule() (selected, receivers, over []*node, f *failure) {
+// clusters and those that may be given replicas they do not have now, each
+// with its gain; or why the scheduler fails.
+func (m *model) schedule() (selected, receivers []*node, f *failure) {
 	if len(m.nodes) == 0 {
-		return nil, nil, nil, &failure{code: NoEligibleCluster}
+		return nil, nil, &failure{code: NoEligibleCluster}
 	}
 	selected, f = m.selectClusters()
 	if f != nil {
-		return nil, nil, nil, f
+		return nil, nil, f
 	}
-	receivers, over, f = m.assign(selected)
-	return selected, receivers, over, f
+	receivers, f = m.assign(selected)
+	return selected, receivers, f
 }
 
 // selectClusters is SelectBestClusters.
@@ -438,23 +437,22 @@ func bestPath(paths []*regionPath) *regionPath {
 }
 
 // assign is AssignReplicas in its Steady mode. It returns the clusters that
-// may be given replicas they do not have now, and, for a static weight
-// division (which shares by weight whatever the room), those that may be
-// given more than their known room; or why the scheduler fails. Which exact
-// clusters a division picks may depend on the binding's UID (the
-// tie-breaker of its Webster allocation): without Request.ResourceUID, a
-// cluster counts when either tie-breaker gives it replicas.
-func (m *model) assign(selected []*node) (receivers, over []*node, f *failure) {
+// may be given replicas they do not have now, setting each one's gain; or
+// why the scheduler fails. Which clusters a weighted division favours may
+// depend on the binding's UID (the tie-breaker of its Webster allocation):
+// without Request.ResourceUID, a cluster gains the most either tie-breaker
+// gives it.
+func (m *model) assign(selected []*node) ([]*node, *failure) {
 	if len(selected) == 0 {
 		// Only a cluster constraint without maxGroups selects none.
-		return nil, nil, m.noMaxGroups(m.p.sel.cluster, "cluster")
+		return nil, m.noMaxGroups(m.p.sel.cluster, "cluster")
 	}
 	if m.r == 0 {
 		// Not a workload: every selected cluster gets it, without replicas.
 		if m.p.division == divideDuplicated {
-			return selected, nil, nil
+			return selected, nil
 		}
-		return nil, nil, nil
+		return nil, nil
 	}
 	switch m.p.division {
 	case divideDuplicated:
@@ -465,11 +463,11 @@ func (m *model) assign(selected []*node) (receivers, over []*node, f *failure) {
 				out = append(out, n)
 			}
 		}
-		return out, nil, nil
+		return out, nil
 	case divideStaticWeight:
+		// All the replicas again, by weight, whatever the room.
 		parties, weights := m.weighted(selected)
-		receivers, over = m.share(parties, weights, m.r, true)
-		return receivers, over, nil
+		return m.share(parties, weights, m.r, true), nil
 	}
 	// Aggregated and dynamic weights: the replicas of the clusters it keeps
 	// and still selects stay; the rest go by room.
@@ -489,7 +487,7 @@ func (m *model) assign(selected []*node) (receivers, over []*node, f *failure) {
 		}
 	}
 	if assigned >= m.r {
-		return nil, nil, nil
+		return nil, nil
 	}
 	target := m.r - assigned
 	room := make(roomList, len(selected))
@@ -500,7 +498,7 @@ func (m *model) assign(selected []*node) (receivers, over []*node, f *failure) {
 		sum += n.est
 	}
 	if sum < target {
-		return nil, nil, &failure{InsufficientCapacity, m.short(selected, int64(sum), int64(target))}
+		return nil, &failure{InsufficientCapacity, m.short(selected, int64(sum), int64(target))}
 	}
 	if m.p.division == divideAggregated {
 		// The clusters it keeps first, then fill until the target is met.
@@ -527,20 +525,18 @@ func (m *model) assign(selected []*node) (receivers, over []*node, f *failure) {
 	for i, n := range room {
 		votes[i] = int64(n.est)
 	}
-	receivers, _ = m.share(room, votes, target, false)
-	return receivers, nil, nil
+	return m.share(room, votes, target, false), nil
 }
 
 // share hands out seats among parties by votes as the Dispenser does, under
-// the workload's tie-breaker, or both when its UID is not known. It returns the parties that gain replicas, and, when
-// whole is set (the seats are every replica, not only new ones), those that
-// end up with more than they keep plus their known room. Beyond
-// websterLimit seats, every party with votes may gain, and too much room is
-// judged by the total, and each may gain them all.
-func (m *model) share(parties []*node, votes []int64, seats int32, whole bool) (receivers, over []*node) {
+// the workload's tie-breaker, or both when its UID is not known, and
+// returns the parties that gain replicas, each with its gain set. With
+// whole, the seats are all the replicas, not only new ones, and a party
+// gains what it gets beyond what it keeps. Beyond websterLimit seats, every
+// party with votes may gain them all.
+func (m *model) share(parties []*node, votes []int64, seats int32, whole bool) []*node {
 	names := nodeNames(parties)
 	gain := make([]int32, len(parties))
-	exact := true
 	falls := []bool{false, true}
 	if uid := m.s.req.ResourceUID; uid != "" {
 		// tieBreakerByUID: names descending when the FNV-1a hash of the
@@ -552,7 +548,11 @@ func (m *model) share(parties []*node, votes []int64, seats int32, whole bool) (
 	for _, desc := range falls {
 		got, ok := websterSeats(seats, votes, names, desc)
 		if !ok {
-			exact = false
+			for i := range parties {
+				if votes[i] > 0 {
+					gain[i] = seats
+				}
+			}
 			break
 		}
 		for i, n := range got {
@@ -562,30 +562,14 @@ func (m *model) share(parties []*node, votes []int64, seats int32, whole bool) (
 			gain[i] = max(gain[i], n)
 		}
 	}
-	if !exact {
-		var room, kept int64
-		for i, n := range parties {
-			gain[i] = 0
-			if votes[i] > 0 {
-				gain[i] = seats
-			}
-			room += int64(n.est)
-			kept += int64(n.kept)
-		}
-		if whole && m.capacity && room < int64(seats)-kept {
-			over = parties
-		}
-	}
+	var out []*node
 	for i, n := range parties {
 		if gain[i] > 0 {
 			n.gain = gain[i]
-			receivers = append(receivers, n)
-			if exact && whole && m.capacity && n.known && gain[i] > n.est {
-				over = append(over, n)
-			}
+			out = append(out, n)
 		}
 	}
-	return receivers, over
+	return out
 }
 
 // roomList sorts as Karmada's TargetClustersList does (sort.Sort, most room
