@@ -286,3 +286,31 @@ func TestPreschedulingRequestPassesLossesOn(t *testing.T) {
 	assert.False(t, errors.As(err, new(*karmada.LossError)))
 	assert.Equal(t, prescheduling.Request{}, req, "a malformed placement gives no request")
 }
+
+// The scheduler never places a workload back on a cluster of one of its
+// open graceful eviction tasks, and breaks a tie of its weighted division
+// by the resource's UID: the request carries both.
+func TestPreschedulingRequestCarriesTasksAndUID(t *testing.T) {
+	spec := &workv1alpha2.ResourceBindingSpec{
+		Resource:              workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: "web", UID: "2f0c"},
+		Placement:             &policyv1alpha1.Placement{},
+		Clusters:              []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}, {Name: "member2", Replicas: 1}},
+		GracefulEvictionTasks: []workv1alpha2.GracefulEvictionTask{{FromCluster: "member3"}, {FromCluster: "member1"}},
+	}
+	req, err := karmada.PreschedulingRequest(spec, "member1")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"member1", "member3"}, req.Evicting, "member1 once, then the task's member3")
+	assert.Equal(t, "2f0c", req.ResourceUID)
+
+	fleet := []failover.Cluster{{Name: "member1"}, {Name: "member2"}, {Name: "member3"}}
+	res := mustCheck(t, req, fleet)
+	assert.False(t, res.Feasible, "member3 is the only cluster left, and the scheduler keeps out of it: %s", res.Reason)
+	assert.Contains(t, res.Reason, "member1 and member3 are being evicted from")
+}
+
+func mustCheck(t *testing.T, req prescheduling.Request, fleet []failover.Cluster) prescheduling.Result {
+	t.Helper()
+	checker, err := prescheduling.NewChecker()
+	require.NoError(t, err)
+	return checker.Check(req, fleet)
+}
