@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/failoverkit/failover"
 )
@@ -64,6 +65,10 @@ type Result struct {
 	// Err is non-nil when the request or placement is invalid; Reason is
 	// then its message and Feasible is false.
 	Err error
+	// RetryAfter, with Code AwaitingCapacity, is how long until the room
+	// held for evictions in flight is released at the latest; zero
+	// otherwise.
+	RetryAfter time.Duration
 }
 
 // Code is a Result's machine-readable answer. The values are CamelCase so
@@ -88,6 +93,12 @@ const (
 	// InvalidRequest: the request or its placement is invalid; Result.Err
 	// says how.
 	InvalidRequest Code = "InvalidRequest"
+	// AwaitingCapacity: the scheduler would place the workload where
+	// evictions already approved, and not yet placed, will take the room
+	// (see karmada.Ledger). Unlike the other codes, it is worth retrying:
+	// Result.RetryAfter says when the room held for them is released at the
+	// latest. The Checker itself never answers it.
+	AwaitingCapacity Code = "AwaitingCapacity"
 )
 
 // Checker runs pre-scheduling checks. Its zero value and nil are usable and
