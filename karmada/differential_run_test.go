@@ -1,11 +1,13 @@
 package karmada_test
 
 import (
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -62,6 +64,11 @@ func TestDifferential(t *testing.T) {
 		}
 		t.Logf("  incomplete, %s: %d = %.3f%% of compared", name, tl.byClass[class], 100*float64(tl.byClass[class])/float64(tl.compared))
 	}
+	var covered []string
+	for _, f := range slices.Sorted(maps.Keys(tl.features)) {
+		covered = append(covered, fmt.Sprintf("%s %d", f, tl.features[f]))
+	}
+	t.Logf("cases by what they exercise: %s", strings.Join(covered, ", "))
 	for _, s := range tl.unsound {
 		t.Errorf("unsound:\n%s", s)
 	}

@@ -460,10 +460,81 @@ type tally struct {
 	nUnsound, nIncomplete            int
 	byCode                           map[prescheduling.Code]int // incomplete answers by the library's code
 	byClass                          map[string]int             // incomplete answers by classify's class
+	features                         map[string]int             // compared cases by what they exercise
+}
+
+// features names what a case exercises, for the run's log: that the
+// generator reaches every feature the test claims to cover.
+func (c *diffCase) features() []string {
+	p := c.spec.Placement
+	var out []string
+	switch rs := p.ReplicaScheduling; {
+	case p.ReplicaSchedulingType() == policyv1alpha1.ReplicaSchedulingTypeDuplicated:
+		out = append(out, "duplicated")
+	case rs.ReplicaDivisionPreference == policyv1alpha1.ReplicaDivisionPreferenceAggregated:
+		out = append(out, "aggregated")
+	case rs.WeightPreference == nil:
+		out = append(out, "weighted evenly")
+	case rs.WeightPreference.DynamicWeight != "":
+		out = append(out, "dynamic weights")
+	default:
+		out = append(out, "static weights")
+	}
+	for _, sc := range p.SpreadConstraints {
+		out = append(out, "spread by "+string(sc.SpreadByField))
+		if sc.MaxGroups == 0 {
+			out = append(out, "no maxGroups")
+		}
+	}
+	affinity := func(a *policyv1alpha1.ClusterAffinity) {
+		if a == nil {
+			return
+		}
+		if a.LabelSelector != nil {
+			out = append(out, "affinity by labels")
+		}
+		if a.FieldSelector != nil {
+			out = append(out, "affinity by fields")
+		}
+		if len(a.ClusterNames) > 0 {
+			out = append(out, "affinity by names")
+		}
+		if len(a.ExcludeClusters) > 0 {
+			out = append(out, "affinity excluding")
+		}
+	}
+	affinity(p.ClusterAffinity)
+	for i := range p.ClusterAffinities {
+		affinity(&p.ClusterAffinities[i].ClusterAffinity)
+	}
+	if len(p.ClusterAffinities) > 0 {
+		out = append(out, "clusterAffinities, from "+c.observed)
+	}
+	for _, t := range p.ClusterTolerations {
+		if t.Key == "" {
+			out = append(out, "tolerates every taint")
+		} else {
+			out = append(out, fmt.Sprintf("tolerates %s:%s", t.Key, t.Effect))
+		}
+	}
+	if c.spec.ReplicaRequirements != nil {
+		out = append(out, "replica requirements")
+	}
+	out = append(out, fmt.Sprintf("%d evicted", len(c.evicting)))
+	if len(c.spec.GracefulEvictionTasks) > 0 {
+		out = append(out, "an earlier task open")
+	}
+	return out
 }
 
 func (t *tally) add(c *diffCase, v verdict) {
 	t.compared++
+	if t.features == nil {
+		t.features = map[string]int{}
+	}
+	for _, f := range c.features() {
+		t.features[f]++
+	}
 	switch {
 	case v.ours.Feasible && v.placed:
 		t.agreeYes++
