@@ -30,6 +30,7 @@ const (
 //	eviction_processing_total            counter   queue_name, result       processing attempts by result
 //	eviction_cancelled_total             counter   queue_name               items dropped because their cluster recovered
 //	eviction_in_flight                   gauge     queue_name               background evictions not yet confirmed
+//	eviction_in_flight_expired_total     counter   queue_name               background evictions not confirmed within InFlightTTL
 //	eviction_unmatched_removals_total    counter   queue_name               Removed calls with no matching Added (a caller bug)
 //	cluster_fault_num                    gauge                              faulty clusters
 //	cluster_failure_rate                 gauge                              faulty / total, 0 for an empty fleet
@@ -62,6 +63,7 @@ type Metrics struct {
 	processed    *prometheus.CounterVec
 	cancelled    *prometheus.CounterVec
 	inFlight     *prometheus.GaugeVec
+	expired      *prometheus.CounterVec
 	unmatched    *prometheus.CounterVec
 	faultNum     prometheus.Gauge
 	failureRate  prometheus.Gauge
@@ -119,6 +121,10 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: ns, Name: "eviction_in_flight",
 			Help: "Number of evictions accepted and finishing in the background, not yet confirmed.",
+		}, []string{labelQueue}),
+		expired: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "eviction_in_flight_expired_total",
+			Help: "Number of background evictions not confirmed within the queue's InFlightTTL (and retried or dropped).",
 		}, []string{labelQueue}),
 		unmatched: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: ns, Name: "eviction_unmatched_removals_total",
@@ -282,6 +288,7 @@ func (m *Metrics) register(reg prometheus.Registerer, ns string, queueSeries []s
 	cs := append(queueSeries,
 		series{name: "eviction_cancelled_total", Collector: m.cancelled},
 		series{name: "eviction_in_flight", Collector: m.inFlight},
+		series{name: "eviction_in_flight_expired_total", Collector: m.expired},
 		series{name: "eviction_unmatched_removals_total", Collector: m.unmatched},
 		series{name: "cluster_fault_num", Collector: m.faultNum},
 		series{name: "cluster_failure_rate", Collector: m.failureRate},

@@ -33,6 +33,7 @@ func recordOneOfEach(m *metrics.Metrics) {
 	m.Processed("resource-binding", "success", 2*time.Second)
 	m.Cancelled("resource-binding", 3)
 	m.InFlight("resource-binding", 2)
+	m.InFlightExpired("resource-binding")
 	m.Removed("resource-binding", "member1", "apps/v1/Secret") // unmatched
 }
 
@@ -56,6 +57,9 @@ eviction_cancelled_total{queue_name="resource-binding"} 3
 # HELP eviction_in_flight Number of evictions accepted and finishing in the background, not yet confirmed.
 # TYPE eviction_in_flight gauge
 eviction_in_flight{queue_name="resource-binding"} 2
+# HELP eviction_in_flight_expired_total Number of background evictions not confirmed within the queue's InFlightTTL (and retried or dropped).
+# TYPE eviction_in_flight_expired_total counter
+eviction_in_flight_expired_total{queue_name="resource-binding"} 1
 # HELP eviction_processing_latency_seconds Time from an item's first enqueue to its processing.
 # TYPE eviction_processing_latency_seconds histogram
 eviction_processing_latency_seconds_bucket{queue_name="resource-binding",le="1"} 0
@@ -99,7 +103,7 @@ func TestWithNamespacePrefixesEveryName(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{
 		"karmada_cluster_failure_rate", "karmada_cluster_fault_num", "karmada_evict_kind_total",
-		"karmada_eviction_cancelled_total", "karmada_eviction_in_flight",
+		"karmada_eviction_cancelled_total", "karmada_eviction_in_flight", "karmada_eviction_in_flight_expired_total",
 		"karmada_eviction_processing_latency_seconds", "karmada_eviction_processing_total",
 		"karmada_eviction_rate", "karmada_eviction_total", "karmada_eviction_unmatched_removals_total",
 	}, names)

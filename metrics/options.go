@@ -34,9 +34,10 @@ type options struct {
 //
 // These four never take the WithNamespace prefix, since Karmada's have none;
 // the series Karmada does not ship (eviction_cancelled_total,
-// eviction_in_flight, eviction_unmatched_removals_total, cluster_fault_num,
-// cluster_failure_rate, eviction_rate) keep the library's names and the
-// prefix. The latency buckets default to KarmadaLatencyBuckets;
+// eviction_in_flight, eviction_in_flight_expired_total,
+// eviction_unmatched_removals_total, cluster_fault_num, cluster_failure_rate,
+// eviction_rate and the domain series) keep the library's names, labels and
+// the prefix. The latency buckets default to KarmadaLatencyBuckets;
 // WithLatencyBuckets applies only when New creates the histogram, and New
 // fails if it would adopt Karmada's instead.
 //

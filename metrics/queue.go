@@ -108,12 +108,16 @@ func (m *Metrics) Cancelled(queue string, n int) {
 }
 
 // InFlight sets eviction_in_flight{queue} to n, the background evictions of
-// queue awaiting confirmation now. A negative n is recorded as 0.
+// queue awaiting confirmation now. A negative n is recorded as 0. It also
+// creates eviction_in_flight_expired_total{queue} at 0, so the first expiry
+// is an increase a rule can see rather than a new series.
 func (m *Metrics) InFlight(queue string, n int) {
 	if m == nil {
 		return
 	}
-	m.inFlight.WithLabelValues(label(queue)).Set(float64(max(n, 0)))
+	queue = label(queue)
+	m.inFlight.WithLabelValues(queue).Set(float64(max(n, 0)))
+	m.expired.WithLabelValues(queue)
 }
 
 // queueGauges exposes eviction_total and evict_kind_total from the counts,

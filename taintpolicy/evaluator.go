@@ -50,6 +50,7 @@ import (
 // NewEvaluator. All methods are safe for concurrent use.
 type Evaluator struct {
 	denyNoExecute bool
+	apiVersion    string // ValidateOptions.APIVersion
 
 	// policies is swapped whole by SetPolicies so that Evaluate never locks
 	// to read it and always sees one consistent set.
@@ -67,6 +68,13 @@ func WithDenyNoExecute() Option {
 	return func(e *Evaluator) { e.denyNoExecute = true }
 }
 
+// WithAPIVersion makes NewEvaluator and SetPolicies accept policies of the
+// caller's own group/version instead of Karmada's (see
+// ValidateOptions.APIVersion), as LoadPoliciesWith read them.
+func WithAPIVersion(apiVersion string) Option {
+	return func(e *Evaluator) { e.apiVersion = apiVersion }
+}
+
 // NewEvaluator returns an Evaluator for policies, which it validates, copies
 // and defaults; the caller may reuse the slice. Policy names must be unique.
 func NewEvaluator(policies []ClusterTaintPolicy, opts ...Option) (*Evaluator, error) {
@@ -75,6 +83,9 @@ func NewEvaluator(policies []ClusterTaintPolicy, opts ...Option) (*Evaluator, er
 		if o != nil { // nil options are ignored, as in every package here
 			o(e)
 		}
+	}
+	if err := e.validateOptions().check(); err != nil {
+		return nil, err
 	}
 	c, err := e.compile(policies)
 	if err != nil {
@@ -182,8 +193,12 @@ func statusBit(s metav1.ConditionStatus) uint8 {
 	return 0 // matched by no In, by every NotIn
 }
 
+func (e *Evaluator) validateOptions() ValidateOptions {
+	return ValidateOptions{DenyNoExecute: e.denyNoExecute, APIVersion: e.apiVersion}
+}
+
 func (e *Evaluator) compile(in []ClusterTaintPolicy) (*compiled, error) {
-	opts := ValidateOptions{DenyNoExecute: e.denyNoExecute}
+	opts := e.validateOptions()
 	var errs []error
 	byName := make(map[string]int, len(in))
 	src := make([]ClusterTaintPolicy, len(in))

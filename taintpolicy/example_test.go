@@ -188,3 +188,26 @@ func ExampleEvaluator_SetPolicies() {
 	// added cluster.karmada.io/not-ready NoSchedule
 	// added cluster.karmada.io/not-ready PreferNoExecute
 }
+
+// A controller that serves ClusterTaintPolicy from a CRD of its own group
+// names that group/version to the loader and to the Evaluator.
+func ExampleLoadPoliciesWith_ownGroup() {
+	const own = "fleet.example.com/v1alpha1"
+	policies, err := taintpolicy.LoadPoliciesWith(strings.NewReader(strings.Replace(notReadyYAML, "policy.karmada.io/v1alpha1", own, 1)),
+		taintpolicy.ValidateOptions{APIVersion: own})
+	if err != nil {
+		panic(err)
+	}
+	e, err := taintpolicy.NewEvaluator(policies, taintpolicy.WithAPIVersion(own))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(policies[0].APIVersion, policies[0].Name, len(e.Policies()))
+
+	// Karmada's group is refused once another is named.
+	_, err = taintpolicy.LoadPoliciesWith(strings.NewReader(notReadyYAML), taintpolicy.ValidateOptions{APIVersion: own})
+	fmt.Println(err)
+	// Output:
+	// fleet.example.com/v1alpha1 detect-cluster-not-ready 1
+	// taintpolicy: document 1 (line 2): apiVersion "policy.karmada.io/v1alpha1", kind "ClusterTaintPolicy": want apiVersion "fleet.example.com/v1alpha1", kind "ClusterTaintPolicy"
+}

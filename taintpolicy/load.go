@@ -10,9 +10,10 @@ import (
 
 // LoadPolicies reads ClusterTaintPolicies from a stream of YAML (or JSON)
 // documents separated by "---" lines, as kubectl applies them. Each document
-// is a ClusterTaintPolicy (policy.karmada.io/v1alpha1) in either form, or a
-// list of them (kind ClusterTaintPolicyList, or kind List as
-// `kubectl get -o yaml` prints); empty documents are skipped.
+// is a ClusterTaintPolicy (policy.karmada.io/v1alpha1; another group/version
+// through LoadPoliciesWith) in either form, or a list of them (kind
+// ClusterTaintPolicyList, or kind List as `kubectl get -o yaml` prints);
+// empty documents are skipped.
 //
 // Decoding is strict: an unknown field (compared case-sensitively, as the
 // API server does), a duplicated field, a value of the wrong type, a missing
@@ -26,8 +27,13 @@ func LoadPolicies(r io.Reader) ([]ClusterTaintPolicy, error) {
 }
 
 // LoadPoliciesWith is LoadPolicies with validation options, for example to
-// refuse NoExecute taints.
+// refuse NoExecute taints, or to read policies of a group/version of the
+// caller's own (ValidateOptions.APIVersion): documents and lists must then
+// carry that apiVersion instead of policy.karmada.io/v1alpha1.
 func LoadPoliciesWith(r io.Reader, opts ValidateOptions) ([]ClusterTaintPolicy, error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("taintpolicy: reading policies: %w", err)
@@ -38,7 +44,7 @@ func LoadPoliciesWith(r io.Reader, opts ValidateOptions) ([]ClusterTaintPolicy, 
 		names = map[string]string{} // policy name -> where first seen
 	)
 	for _, doc := range strictyaml.Split(data) {
-		policies, items, err := decodeDocument(doc)
+		policies, items, err := decodeDocument(doc, opts.apiVersion())
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -68,11 +74,9 @@ func LoadPoliciesWith(r io.Reader, opts ValidateOptions) ([]ClusterTaintPolicy, 
 	return out, nil
 }
 
-var listKinds = map[string]string{"List": "v1", Kind + "List": APIVersion}
-
-// decodeDocument decodes one document into its policies; items reports
-// whether the document was a list.
-func decodeDocument(doc strictyaml.Document) (policies []ClusterTaintPolicy, items bool, err error) {
+// decodeDocument decodes one document into its policies, which carry
+// apiVersion; items reports whether the document was a list.
+func decodeDocument(doc strictyaml.Document, apiVersion string) (policies []ClusterTaintPolicy, items bool, err error) {
 	fail := func(err error) ([]ClusterTaintPolicy, bool, error) {
 		// DecodeError names the document itself: keep only the cause,
 		// which names the field.
@@ -100,11 +104,18 @@ func decodeDocument(doc strictyaml.Document) (policies []ClusterTaintPolicy, ite
 		}
 		return fail(fmt.Errorf("not a ClusterTaintPolicy object: the document is a YAML %s", what))
 	}
-	apiVersion, _ := obj["apiVersion"].(string)
+	gotVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
-	if want, ok := listKinds[kind]; ok {
-		if apiVersion != want {
-			return fail(fmt.Errorf("apiVersion: %q for kind %s, want %q", apiVersion, kind, want))
+	listVersion := "" // the apiVersion of a list kind; "" for other kinds
+	switch kind {
+	case "List":
+		listVersion = "v1"
+	case Kind + "List":
+		listVersion = apiVersion
+	}
+	if listVersion != "" {
+		if gotVersion != listVersion {
+			return fail(fmt.Errorf("apiVersion: %q for kind %s, want %q", gotVersion, kind, listVersion))
 		}
 		var list ClusterTaintPolicyList
 		if err := strictyaml.Decode(doc, &list); err != nil {
@@ -112,7 +123,7 @@ func decodeDocument(doc strictyaml.Document) (policies []ClusterTaintPolicy, ite
 		}
 		var errs []error
 		for i := range list.Items {
-			if err := checkKind(&list.Items[i], fmt.Sprintf("items[%d].", i)); err != nil {
+			if err := checkKind(&list.Items[i], apiVersion, fmt.Sprintf("items[%d].", i)); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -125,17 +136,17 @@ func decodeDocument(doc strictyaml.Document) (policies []ClusterTaintPolicy, ite
 	if err := strictyaml.Decode(doc, &policies[0]); err != nil {
 		return fail(err)
 	}
-	if err := checkKind(&policies[0], ""); err != nil {
+	if err := checkKind(&policies[0], apiVersion, ""); err != nil {
 		return fail(err)
 	}
 	return policies, false, nil
 }
 
-// checkKind refuses an object that is not a ClusterTaintPolicy; prefix is
-// its path in the document.
-func checkKind(p *ClusterTaintPolicy, prefix string) error {
-	if p.APIVersion != APIVersion || p.Kind != Kind {
-		return fmt.Errorf("%sapiVersion %q, kind %q: want apiVersion %q, kind %q", prefix, p.APIVersion, p.Kind, APIVersion, Kind)
+// checkKind refuses an object that is not a ClusterTaintPolicy of
+// apiVersion; prefix is its path in the document.
+func checkKind(p *ClusterTaintPolicy, apiVersion, prefix string) error {
+	if p.APIVersion != apiVersion || p.Kind != Kind {
+		return fmt.Errorf("%sapiVersion %q, kind %q: want apiVersion %q, kind %q", prefix, p.APIVersion, p.Kind, apiVersion, Kind)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package taintpolicy
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/failoverkit/failover"
@@ -20,6 +22,47 @@ type ValidateOptions struct {
 	// workload that does not tolerate them. Karmada's webhook refuses them
 	// unless --allow-no-execute-taint-policy is set. Default false: allowed.
 	DenyNoExecute bool
+	// APIVersion is the group/version policies are served under, for a
+	// controller that serves ClusterTaintPolicy from a CRD of its own group
+	// (with this package's schema) rather than Karmada's: for example
+	// "fleet.example.com/v1alpha1". Policies must then carry it, or no
+	// apiVersion at all; Karmada's is refused like any other, since a
+	// document in a group the controller does not serve is more likely a
+	// mistake than a policy. The kind stays ClusterTaintPolicy. Default
+	// (empty): APIVersion, Karmada's policy.karmada.io/v1alpha1.
+	APIVersion string
+}
+
+// apiVersion is the apiVersion opts accept.
+func (o ValidateOptions) apiVersion() string {
+	if o.APIVersion == "" {
+		return APIVersion
+	}
+	return o.APIVersion
+}
+
+// check refuses an APIVersion that is not a group/version a CRD can serve.
+func (o ValidateOptions) check() error {
+	if o.APIVersion == "" {
+		return nil
+	}
+	group, version, ok := strings.Cut(o.APIVersion, "/")
+	var why []string
+	switch {
+	case !ok || strings.Contains(version, "/"):
+		why = []string{"want group/version, e.g. fleet.example.com/v1alpha1"}
+	case group == "":
+		why = []string{"the core group serves no ClusterTaintPolicy: name a group"}
+	default:
+		why = append(why, content.IsDNS1123Subdomain(group)...)
+		for _, msg := range validation.IsDNS1035Label(version) {
+			why = append(why, "version: "+msg)
+		}
+	}
+	if len(why) > 0 {
+		return fmt.Errorf("taintpolicy: ValidateOptions.APIVersion %q: %s", o.APIVersion, strings.Join(why, "; "))
+	}
+	return nil
 }
 
 var (
@@ -38,8 +81,10 @@ func (p *ClusterTaintPolicy) Validate() field.ErrorList {
 // ValidateWith is Validate with options.
 func (p *ClusterTaintPolicy) ValidateWith(opts ValidateOptions) field.ErrorList {
 	var errs field.ErrorList
-	if p.APIVersion != "" && p.APIVersion != APIVersion {
-		errs = append(errs, field.NotSupported(field.NewPath("apiVersion"), p.APIVersion, []string{APIVersion}))
+	if err := opts.check(); err != nil {
+		errs = append(errs, field.Invalid(field.NewPath("apiVersion"), p.APIVersion, err.Error()))
+	} else if want := opts.apiVersion(); p.APIVersion != "" && p.APIVersion != want {
+		errs = append(errs, field.NotSupported(field.NewPath("apiVersion"), p.APIVersion, []string{want}))
 	}
 	if p.Kind != "" && p.Kind != Kind {
 		errs = append(errs, field.NotSupported(field.NewPath("kind"), p.Kind, []string{Kind}))

@@ -1,7 +1,22 @@
 // Package controllerruntime shows the library inside a controller-runtime
-// manager: its tests and examples are the documentation. It is a module of
-// its own so that the library's own modules never require controller-runtime;
-// a user who already runs a manager has it.
+// manager, for the library's second user: a control plane of one's own,
+// with its own cluster CRD, and no Karmada. It is a module of its own so that
+// the library's own modules never require controller-runtime; a user who
+// already runs a manager has it.
+//
+// The whole controller (see README.md):
+//
+//   - api/v1alpha1: MemberCluster, the example's own cluster CRD
+//     (fleet.example.com/v1alpha1; crds/ is generated from it);
+//   - clustertaint: a Reconciler that keeps MemberClusters' taints as
+//     ClusterTaintPolicies decide (taintpolicy), pacing the taints that start
+//     evictions by the fleet's health (ratelimit), with MarkSynced called once
+//     the whole fleet is counted;
+//   - cmd/clustertaint: the manager that runs it, with policies.yaml (in the
+//     controller's own group, read by taintpolicy.LoadPoliciesWith) and
+//     deploy/rbac.yaml.
+//
+// And, as tests and examples of this package:
 //
 //   - Example_pacedReconciler: a Reconciler that calls Limiter.Wait before
 //     each eviction, so every worker of every controller sharing the Limiter

@@ -31,6 +31,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/pflag"
 
+	"github.com/failoverkit/failover/metrics"
 	"github.com/failoverkit/failover/ratelimit"
 )
 
@@ -59,14 +60,16 @@ func main() {
 }
 
 type options struct {
-	scenario    string
-	speed       float64
-	realtime    bool
-	metricsAddr string
-	json        bool
-	plot        string
-	rates       ratelimit.Config
-	flags       *pflag.FlagSet
+	scenario     string
+	speed        float64
+	realtime     bool
+	metricsAddr  string
+	hold         bool
+	karmadaNames bool
+	json         bool
+	plot         string
+	rates        ratelimit.Config
+	flags        *pflag.FlagSet
 	// compare is, with --compare-domains, the domain rule to compare the
 	// fleet rule with; "" otherwise.
 	compare ratelimit.Domain
@@ -80,6 +83,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&o.speed, "speed", 0, "simulated seconds per wall-clock second; 0: as fast as possible")
 	fs.BoolVar(&o.realtime, "realtime", false, "run in real time (--speed 1)")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve the Prometheus series on http://ADDR/metrics while the simulation runs, e.g. 127.0.0.1:9090")
+	fs.BoolVar(&o.hold, "hold", false, "with --metrics-addr: keep serving /metrics after the run, until interrupted (Ctrl-C), for a Prometheus to scrape and a dashboard to show")
+	fs.BoolVar(&o.karmadaNames, "karmada-metric-names", false, "give the queue series Karmada v1.18's names and labels (metrics.WithKarmadaNames), as a Karmada fork serves them")
 	fs.BoolVar(&o.json, "json", false, "print a machine-readable summary (JSON) instead of the tables")
 	fs.StringVar(&o.plot, "plot", "", "also draw the run's timeline to FILE: .svg or .png by its extension")
 	compare := fs.Bool("compare-domains", false, "run the scenario under --disruption-domain=fleet and under region "+
@@ -99,6 +104,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.speed < 0 || o.speed != o.speed {
 		return nil, fmt.Errorf("fleetsim: --speed %v: must be ≥ 0", o.speed)
+	}
+	if o.hold && o.metricsAddr == "" {
+		return nil, errors.New("fleetsim: --hold keeps /metrics up after the run: it needs --metrics-addr")
 	}
 	if o.plot != "" {
 		if err := figureFormat(o.plot); err != nil {
@@ -123,7 +131,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 // compareWith sets, for --compare-domains, the domain rule to compare the
 // fleet rule with, and rejects the flags that cannot go with it.
 func (o *options) compareWith() error {
-	for _, f := range []string{"json", "plot", "metrics-addr", "speed", "realtime"} {
+	for _, f := range []string{"json", "plot", "metrics-addr", "hold", "karmada-metric-names", "speed", "realtime"} {
 		if o.flags.Changed(f) {
 			return fmt.Errorf("fleetsim: --compare-domains prints a table of two runs made as fast as they go: it cannot take --%s", f)
 		}
@@ -218,7 +226,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if o.json {
 		progress = nil
 	}
-	s, err := newSim(sc, cfg, reg, progress, o.speed)
+	var metricsOpts []metrics.Option
+	if o.karmadaNames {
+		metricsOpts = append(metricsOpts, metrics.WithKarmadaNames())
+	}
+	s, err := newSim(sc, cfg, reg, progress, o.speed, metricsOpts...)
 	if err != nil {
 		return err
 	}
@@ -265,6 +277,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		if err := writeFigure(s.figure(), o.plot); err != nil {
 			return err
 		}
+	}
+	if o.hold && ctx.Err() == nil {
+		fmt.Fprintf(stdout, "\nholding: http://%s/metrics stays up until interrupted (Ctrl-C)\n", ln.Addr())
+		<-ctx.Done()
 	}
 	if runErr != nil {
 		return fmt.Errorf("fleetsim: stopped at %s: %w", fmtClock(s.clk.Now().Sub(sc.Start)), runErr)

@@ -92,8 +92,8 @@ type progressLine struct {
 	InFlight  int // background evictions awaiting Complete
 }
 
-func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out io.Writer, speed float64) (*sim, error) {
-	m, err := metrics.New(reg)
+func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out io.Writer, speed float64, metricsOpts ...metrics.Option) (*sim, error) {
+	m, err := metrics.New(reg, metricsOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -150,8 +150,13 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 			Name:        queueNames[i],
 			MaxInFlight: sc.MaxInFlight,
 			Metrics:     m,
-			OnOutcome:   func(o evictionqueue.Outcome) { w.rec.outcome(i, o) },
-			DomainOf:    domainOf,
+			OnOutcome: func(o evictionqueue.Outcome) {
+				if o.Kind == evictionqueue.Expired {
+					m.InFlightExpired(o.Queue)
+				}
+				w.rec.outcome(i, o)
+			},
+			DomainOf: domainOf,
 		})
 		if err != nil {
 			return nil, err

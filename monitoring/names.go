@@ -1,0 +1,112 @@
+// Package monitoring generates the Prometheus rules, their unit tests and the
+// Grafana dashboards of the failover library's series, once for each naming
+// of them: the library's own, and Karmada's (metrics.WithKarmadaNames). The
+// generated files sit beside this package and are committed; TestGenerated
+// fails when one is stale, and `go test -run TestGenerated -update .`
+// rewrites them.
+//
+// It is a module of its own, outside the repository's go.work:
+// github.com/prometheus/prometheus, whose PromQL parser the tests use,
+// requires a newer Go and client_golang than the library's floor.
+package monitoring
+
+// Names spells the series whose names or labels differ between the two
+// namings. Every other series (eviction_rate, cluster_fault_num,
+// cluster_failure_rate, eviction_in_flight{queue_name},
+// eviction_in_flight_expired_total{queue_name},
+// eviction_cancelled_total{queue_name}, domain_disruption_state,
+// domain_eviction_rate) is named alike in both.
+type Names struct {
+	// Set names the naming: "library" or "karmada".
+	Set string
+	// Suffix ends the generated files' names: "" or "-karmada".
+	Suffix string
+	// About says, in the generated files, which naming they read: "named
+	// as <About>".
+	About string
+
+	// QueueDepth is the queue depth gauge, labelled by Queue.
+	QueueDepth string
+	// KindDepth is the queue depth gauge by cluster (labelled by Cluster)
+	// and resource_kind.
+	KindDepth string
+	// Latency is the processing latency histogram, labelled by Queue.
+	Latency string
+	// Processed is the processing attempts counter, labelled by Queue and
+	// result.
+	Processed string
+	// Queue and Cluster are the label names of a queue and of a member
+	// cluster on the four series above.
+	Queue, Cluster string
+}
+
+// Library is the library's naming (metrics.New without WithKarmadaNames).
+var Library = Names{
+	Set:        "library",
+	Suffix:     "",
+	About:      "the library names them (metrics.New without WithKarmadaNames)",
+	QueueDepth: "eviction_total",
+	KindDepth:  "evict_kind_total",
+	Latency:    "eviction_processing_latency_seconds",
+	Processed:  "eviction_processing_total",
+	Queue:      "queue_name",
+	Cluster:    "cluster_name",
+}
+
+// Karmada is Karmada v1.18's naming of its four eviction series, which
+// metrics.WithKarmadaNames adopts inside a Karmada fork.
+var Karmada = Names{
+	Set:        "karmada",
+	Suffix:     "-karmada",
+	About:      "a Karmada fork serves them (metrics.New with WithKarmadaNames: Karmada v1.18's names for its four queue series)",
+	QueueDepth: "eviction_queue_depth",
+	KindDepth:  "eviction_kind_total",
+	Latency:    "eviction_processing_latency_seconds",
+	Processed:  "eviction_processing_total",
+	Queue:      "name",
+	Cluster:    "member_cluster",
+}
+
+// Namings are both namings, in the order the files are generated.
+var Namings = []Names{Library, Karmada}
+
+// Thresholds are the alerts' thresholds and durations; runbook.md states
+// each. Durations are PromQL durations.
+type Thresholds struct {
+	// PausedFor: how long evictions may stay paused with items queued.
+	PausedFor string
+	// DrainRatio: the share of the rate in force below which a backlogged
+	// queue counts as not draining; DrainFor: for how long.
+	DrainRatio float64
+	DrainFor   string
+	// FailureRate: the fleet's failure rate above which the alert fires;
+	// the default is ratelimit's default --unhealthy-cluster-threshold.
+	FailureRate    float64
+	FailureRateFor string
+	// ExpiryWindow: how far back an expired background eviction keeps the
+	// alert firing.
+	ExpiryWindow string
+	// ErrorRatio: the share of failed attempts above which the alert fires;
+	// ErrorFor: for how long.
+	ErrorRatio float64
+	ErrorFor   string
+	// FullDisruptionFor: how long a domain must stay in full disruption.
+	FullDisruptionFor string
+}
+
+// DefaultThresholds are the thresholds of the committed rules.
+var DefaultThresholds = Thresholds{
+	PausedFor:         "15m",
+	DrainRatio:        0.5,
+	DrainFor:          "15m",
+	FailureRate:       0.55,
+	FailureRateFor:    "5m",
+	ExpiryWindow:      "30m",
+	ErrorRatio:        0.1,
+	ErrorFor:          "15m",
+	FullDisruptionFor: "5m",
+}
+
+// RunbookURL is where the alerts' runbook_url annotations point; each alert
+// adds the anchor of its section.
+const RunbookURL = "https://github.com/failoverkit/failover/blob/main/monitoring/runbook.md"
