@@ -14,14 +14,17 @@ type Placement struct {
 	// allows every cluster. It cannot be set together with
 	// ClusterAffinities.
 	ClusterAffinity *failover.ClusterAffinity `json:"clusterAffinity,omitempty"`
-	// ClusterAffinities are ordered groups of clusters: the scheduler uses
-	// the first group that can take the workload. The check is feasible
-	// when some term is, and Result.AffinityName names the first such.
+	// ClusterAffinities are ordered groups of clusters: the scheduler starts
+	// from the group it last used (Request.ObservedAffinityName) and moves
+	// to the next only when it cannot schedule under one at all; the check
+	// does the same, and Result.AffinityName names the group of a feasible
+	// answer.
 	ClusterAffinities []ClusterAffinityTerm `json:"clusterAffinities,omitempty"`
 	// ClusterTolerations are matched against the NoSchedule and NoExecute
-	// taints of clusters, as Kubernetes matches pod tolerations. They do not
-	// apply to PreferNoExecute, and a cluster with a NoExecute or
-	// PreferNoExecute taint is faulty, hence never a target, whatever it
+	// taints of clusters that do not run the workload yet, as Kubernetes
+	// matches pod tolerations and as Karmada's scheduler filters. A cluster
+	// with a NoExecute or PreferNoExecute taint is faulty, and nothing
+	// moves onto it unless it already runs the workload, whatever it
 	// tolerates.
 	ClusterTolerations []corev1.Toleration `json:"clusterTolerations,omitempty"`
 	// SpreadConstraints say over how many groups of clusters the workload
