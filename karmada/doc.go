@@ -19,6 +19,11 @@
 //     result, graceful eviction tasks, aggregated health), and
 //     [PreschedulingRequest] for the pre-scheduling check.
 //
+// Beside the pre-scheduling check, [Ledger] holds the room approved
+// evictions will take until the clusters' resource summaries show their
+// replicas placed (Karmada issue 6518): a run of checks against summaries
+// that lag behind then approves at most what the clusters can take.
+//
 // Back to Karmada: [ApplyClusterTaints] writes a cluster's spec.taints and
 // [ApplyBinding] a binding's spec.clusters and spec.gracefulEvictionTasks.
 // [FromUnstructuredCluster] and [ApplyUnstructuredTaints] do the same for a
