@@ -75,10 +75,8 @@ type Metrics interface {
 	InFlight(queue string, n int)                          // background evictions now awaiting confirmation
 }
 
-// ExpiryMetrics is implemented by a Metrics that also counts background
-// evictions not confirmed within InFlightTTL (package metrics does:
-// eviction_in_flight_expired_total). The queue calls InFlightExpired once
-// per expiry, under the same rules as Metrics.
+// ExpiryMetrics is a Metrics that also counts background evictions not
+// confirmed within InFlightTTL (package metrics' is), once per expiry.
 type ExpiryMetrics interface {
 	InFlightExpired(queue string)
 }
@@ -88,6 +86,7 @@ const (
 	ResultSuccess   = "success"   // the handler returned nil or ErrInProgress
 	ResultError     = "error"     // the handler returned another error or panicked
 	ResultAbandoned = "abandoned" // the handler returned Abandon
+	ResultDeferred  = "deferred"  // the handler returned RetryAfter
 )
 
 // Config configures a Queue. The zero value of every field but Name is valid

@@ -6,16 +6,17 @@
 //   - One item per (Cluster, Key); highest Priority first, first-in-first-out
 //     by first enqueue among equals.
 //   - One Pacer permit per handler call, taken before the item is chosen: an
-//     item cancelled while workers wait takes no permit. A permit with no item
-//     left, or whose item the handler abandons, goes back to a DomainPacer
-//     (*ratelimit.Limiter): permits pay for evictions started, not decisions,
-//     and none is kept, so a pause of the Pacer holds back every item.
+//     item cancelled while workers wait takes no permit. A permit with no
+//     item left, or whose item the handler abandons or defers, goes back to a
+//     DomainPacer (*ratelimit.Limiter): permits pay for evictions started,
+//     not decisions, and none is kept, so a pause holds back every item.
 //   - With Config.DomainOf and a DomainPacer, the permit is for a domain with
 //     pending items, each cluster's domain read when it is taken: a paused
 //     domain holds back no other, and a cluster that moved takes its items.
 //   - CancelCluster costs in proportion to that cluster's items.
-//   - Errors and panics retry with backoff up to MaxRetries; ErrInProgress
-//     keeps the item in flight, within MaxInFlight, until Complete or TTL.
+//   - Errors and panics retry with backoff up to MaxRetries; RetryAfter
+//     waits without counting a failure; ErrInProgress keeps the item in
+//     flight, within MaxInFlight, until Complete or TTL.
 //   - Gauges built from Metrics' Added and Removed equal Len at every moment.
 //   - Run leaves every unhandled item queued; no goroutine outlives it; all
 //     time comes from Config.Clock.

@@ -3,6 +3,7 @@ package evictionqueue
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ErrInProgress is the handler result for an eviction accepted and finishing
@@ -46,6 +47,35 @@ func IsAbandoned(err error) bool {
 	var a *AbandonError
 	return errors.As(err, &a)
 }
+
+// RetryAfter wraps a handler error to try the item again after d without
+// counting a failure, when nothing was done and something outside the queue
+// must change first: the surviving clusters' room is held for evictions
+// already approved, say, and frees as the scheduler places them. Its permit
+// goes back, and MaxRetries does not run out however often it is deferred;
+// CancelCluster still ends it. A d shorter than Config.BackoffBase waits
+// BackoffBase, and one longer than BackoffMax waits BackoffMax. The result
+// still matches err with errors.Is and errors.As.
+func RetryAfter(d time.Duration, err error) error {
+	if err == nil {
+		err = errors.New("no reason given")
+	}
+	return &RetryAfterError{After: d, Err: err}
+}
+
+// RetryAfterError is the error [RetryAfter] returns.
+type RetryAfterError struct {
+	After time.Duration // how long to wait before the next attempt
+	Err   error         // why the item waits
+}
+
+// Error describes the deferred eviction and its reason.
+func (e *RetryAfterError) Error() string {
+	return fmt.Sprintf("evictionqueue: deferred for %v: %v", e.After, e.Err)
+}
+
+// Unwrap returns the reason, so errors.Is and errors.As see through RetryAfter.
+func (e *RetryAfterError) Unwrap() error { return e.Err }
 
 // PanicError is the error a handler panic is turned into. The queue treats it
 // like any other handler error: the item is retried with backoff.

@@ -16,7 +16,7 @@ const (
 	Succeeded  OutcomeKind = "Succeeded"  // the handler returned nil; the item left
 	InProgress OutcomeKind = "InProgress" // the handler returned ErrInProgress: in flight until Complete or InFlightTTL
 	Completed  OutcomeKind = "Completed"  // Complete confirmed the background eviction; the item left
-	Retrying   OutcomeKind = "Retrying"   // the handler failed (Err): backing off until RetryAt
+	Retrying   OutcomeKind = "Retrying"   // the handler failed or deferred the item (Err; see RetryAfter): waiting until RetryAt
 	Failed     OutcomeKind = "Failed"     // failed (Err) after MaxRetries retries, or expired once too often; the item left
 	Abandoned  OutcomeKind = "Abandoned"  // the handler returned Abandon (Err); the item left without retry
 	Cancelled  OutcomeKind = "Cancelled"  // its cluster recovered (CancelCluster); the item left

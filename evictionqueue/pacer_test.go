@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 func TestItemCancelledWhileAWorkerWaitsForAPermitIsNeverHandledAndTakesNoPermit(t *testing.T) {
@@ -329,4 +330,52 @@ func TestAPermitGrantedAsRunEndsIsNotKeptForTheNextRun(t *testing.T) {
 		p.permits <- struct{}{}
 		f.h.expect(t, "x", nil)
 	})
+}
+
+// RetryAfter: nothing was done and the item waits its delay, however often,
+// without running out of retries; its permit goes back each time.
+func TestRetryAfterWaitsWithoutFailingAndGivesThePermitBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &givingPacer{permits: make(chan struct{})}
+		f := newFixture(t, Config{Pacer: p, MaxRetries: 1})
+		start(t, f.q)
+
+		f.q.Add(item("down", "web"))
+		for n := 1; n <= 3; n++ { // more deferrals than MaxRetries allows failures
+			p.permits <- struct{}{}
+			f.h.expect(t, "web", RetryAfter(time.Minute, errors.New("room held for evictions in flight")))
+			quiet(t, f.q)
+			if got := p.givenBack(); got != n {
+				t.Fatalf("%d permits given back after %d deferrals, want %d", got, n, n)
+			}
+			if f.q.Len() != 1 {
+				t.Fatalf("Len = %d after a deferral, want 1: the item waits", f.q.Len())
+			}
+			f.clock.Step(59 * time.Second)
+			synctest.Wait()
+			f.h.none(t) // not before its minute
+			f.clock.Step(time.Second)
+			synctest.Wait()
+		}
+		p.permits <- struct{}{}
+		f.h.expect(t, "web", nil)
+		quiet(t, f.q)
+		if f.q.Len() != 0 || p.givenBack() != 3 {
+			t.Fatalf("Len = %d, given back %d after the eviction, want 0 and 3", f.q.Len(), p.givenBack())
+		}
+	})
+}
+
+func TestRetryAfterUnwraps(t *testing.T) {
+	err := RetryAfter(time.Minute, errBoom)
+	var ra *RetryAfterError
+	if !errors.As(err, &ra) || ra.After != time.Minute || !errors.Is(err, errBoom) {
+		t.Fatalf("RetryAfter(1m, errBoom) = %#v", err)
+	}
+	if got := err.Error(); got != "evictionqueue: deferred for 1m0s: boom" {
+		t.Errorf("Error() = %q", got)
+	}
+	if !errors.As(RetryAfter(0, nil), &ra) || ra.Err == nil {
+		t.Error("RetryAfter(0, nil) carries no reason")
+	}
 }

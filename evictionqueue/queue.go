@@ -28,7 +28,8 @@ import (
 // never has more than MaxInFlight evictions running or unconfirmed, and
 // takes no permit it could not use.
 //
-// Handler results: nil, done; Abandon, dropped without retry; ErrInProgress,
+// Handler results: nil, done; Abandon, dropped without retry; RetryAfter,
+// pending again after its delay, no failure counted; ErrInProgress,
 // in flight until Complete, or pending again (a failed attempt) after
 // InFlightTTL; another error or a panic, pending again after
 // BackoffBase·2^(n-1) (at most BackoffMax) for the n-th failure, and dropped

@@ -2,6 +2,7 @@ package evictionqueue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -198,7 +199,7 @@ func (q *Queue) handle(ctx context.Context, e *entry, giveBack func(), respawn f
 	err := q.call(ctx, e.item)
 	returned = true
 	q.settle(ctx, e, err)
-	if giveBack != nil && IsAbandoned(err) {
+	if giveBack != nil && (IsAbandoned(err) || errors.As(err, new(*RetryAfterError))) {
 		giveBack()
 	}
 }

@@ -236,6 +236,7 @@ func (s *store) done(e *entry, err error, now time.Time, interrupted bool) (earl
 	s.running--
 	latency := e.due.Sub(time.Unix(0, e.enqueued))
 	result := ResultError
+	var deferred *RetryAfterError
 	switch {
 	case err == nil:
 		result = ResultSuccess
@@ -243,6 +244,9 @@ func (s *store) done(e *entry, err error, now time.Time, interrupted bool) (earl
 	case IsAbandoned(err):
 		result = ResultAbandoned
 		s.leave(e, Abandoned, err)
+	case errors.As(err, &deferred) && !e.cancelled && !e.completed:
+		result = ResultDeferred
+		earliest = s.backOff(e, err, now, min(max(deferred.After, s.cfg.BackoffBase), s.cfg.BackoffMax))
 	case errors.Is(err, ErrInProgress):
 		result = ResultSuccess
 		if e.completed {
@@ -282,8 +286,13 @@ func (s *store) fail(e *entry, err error, now time.Time) (earliest bool) {
 		s.leave(e, Failed, err)
 		return false
 	}
+	return s.backOff(e, err, now, s.cfg.backoff(int(e.failures)))
+}
+
+// backOff makes e wait d before its next attempt.
+func (s *store) backOff(e *entry, err error, now time.Time, d time.Duration) (earliest bool) {
 	e.state = stateBackingOff
-	e.due = now.Add(s.cfg.backoff(int(e.failures)))
+	e.due = now.Add(d)
 	earliest = s.delay(e)
 	s.backingOff++
 	s.metrics.Added(s.cfg.Name, e.item.Cluster, e.item.ResourceKind)

@@ -186,7 +186,7 @@ func (m *Metrics) librarySeries(ns string, buckets []float64) []series {
 	}, []string{labelQueue})
 	m.processed = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: ns, Name: "eviction_processing_total",
-		Help: "Number of eviction processing attempts by result (success, error, abandoned).",
+		Help: "Number of eviction processing attempts by result (success, error, abandoned, deferred).",
 	}, []string{labelQueue, labelResult})
 	return []series{
 		{name: "eviction_total", Collector: queueGauges{m}},
