@@ -1,6 +1,7 @@
 package evictionqueue
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -39,32 +40,33 @@ type Item struct {
 type Handler func(ctx context.Context, it Item) error
 
 // Pacer hands out processing permits; *ratelimit.Limiter satisfies it. Wait
-// blocks until one permit is granted, or returns an error when ctx ends; it
-// must give the waiter's place back then, as *ratelimit.Limiter does, since
-// the queue also ends the wait of a worker whose item was cancelled. Queues
-// that share one Pacer share its rate.
+// blocks until one permit is granted, or returns an error when ctx ends and
+// then takes none (the queue ends the wait of a worker whose item was
+// cancelled). Queues sharing a Pacer share its rate. A plain Pacer's permit
+// granted for an item gone meanwhile is lost: the queue keeps none.
 type Pacer interface {
 	Wait(ctx context.Context) error
 }
 
-// DomainPacer is a Pacer that can pace by disruption domain;
-// *ratelimit.Limiter satisfies it. WaitDomain blocks until one permit for
-// one of domains is granted, and returns which; the first listed is
-// preferred when several are free. Like Wait, it must give the waiter's
-// place back when ctx ends. PacesByDomain reports whether its rates differ
-// by domain (a Limiter with a disruption domain): New then requires
-// Config.DomainOf, since without it every item would be paced as if it had
-// no domain.
+// DomainPacer is a Pacer whose permits are for a disruption domain and can
+// be given back; *ratelimit.Limiter satisfies it. WaitDomain blocks until
+// a permit for one of the domains listed is granted (the first preferred),
+// and returns which, with a function that gives it back unused; it calls
+// domains each time it looks, so a list that changes (a cluster moved) is
+// read again. The queue gives a permit back when no item of its domain is
+// left, and when the handler abandons the item: the rate limits evictions
+// started, not decisions. PacesByDomain reports whether rates differ by
+// domain: New then requires Config.DomainOf.
 type DomainPacer interface {
 	Pacer
-	WaitDomain(ctx context.Context, domains []string) (string, error)
+	WaitDomain(ctx context.Context, domains func() []string) (domain string, giveBack func(), err error)
 	PacesByDomain() bool
 }
 
-// Metrics receives the queue's measurements; package metrics implements it
-// with Prometheus. The queue calls it with its lock held, in the order the
-// changes happen, so gauges built from Added and Removed are exact at every
-// moment: implementations must be quick and must not call back into the queue.
+// Metrics receives the queue's measurements; package metrics implements it.
+// The queue calls it with its lock held, in order, so gauges built from
+// Added and Removed are exact at every moment: it must be quick and must not
+// call the queue.
 type Metrics interface {
 	Added(queue, cluster, kind string)                     // an item became pending (or backing off)
 	Removed(queue, cluster, kind string)                   // it stopped being pending: taken by a worker, cancelled, dropped
@@ -73,11 +75,18 @@ type Metrics interface {
 	InFlight(queue string, n int)                          // background evictions now awaiting confirmation
 }
 
+// ExpiryMetrics is a Metrics that also counts background evictions not
+// confirmed within InFlightTTL (package metrics' is), once per expiry.
+type ExpiryMetrics interface {
+	InFlightExpired(queue string)
+}
+
 // The result label values passed to Metrics.Processed.
 const (
 	ResultSuccess   = "success"   // the handler returned nil or ErrInProgress
 	ResultError     = "error"     // the handler returned another error or panicked
 	ResultAbandoned = "abandoned" // the handler returned Abandon
+	ResultDeferred  = "deferred"  // the handler returned RetryAfter
 )
 
 // Config configures a Queue. The zero value of every field but Name is valid
@@ -92,14 +101,14 @@ type Config struct {
 	Metrics     Metrics       // nil: none
 	Clock       clock.WithTicker
 
-	// DomainOf maps an item's cluster to its disruption domain (its region,
-	// zone or provider, as ratelimit.DomainsOf; for a multi-zone cluster, one
-	// of its zones), read once when the item is added. With it, and a Pacer
-	// that is a DomainPacer (*ratelimit.Limiter is), a worker takes a permit
-	// for one of the domains that have pending items and then that domain's
-	// head item: a paused domain does not hold back the others, and
-	// priority-then-FIFO order holds within each domain. nil: one domain,
-	// paced by Pacer.Wait.
+	// DomainOf maps an item's cluster to its disruption domain (as
+	// ratelimit.DomainsOf; one zone of a multi-zone cluster). With a
+	// DomainPacer, a worker takes a permit for one of the domains with
+	// pending items, then that domain's head item: a paused domain holds
+	// back no other, and the order holds within each domain. It is read
+	// when a worker asks for a permit and when it takes an item, so a
+	// cluster that moved takes its items along; it must be quick and must
+	// not call the Pacer. nil: one domain.
 	DomainOf func(cluster string) string
 
 	// BackoffBase is the wait before the first retry of a failed item; each
@@ -107,16 +116,12 @@ type Config struct {
 	BackoffBase time.Duration
 	// BackoffMax caps the wait between retries. Default 5m.
 	BackoffMax time.Duration
-	// OnOutcome, when set, is told every item event (see OutcomeKind), for
-	// example to emit Kubernetes Events. It is called without the queue's lock
-	// held, so it may call the queue, and one call at a time, in the order the
-	// events happened; the call may come from another of the queue's
-	// goroutines than the one that caused the event, shortly after it. A slow
-	// OnOutcome delays the worker that delivers, not the queue's state. A
-	// panic in OnOutcome reaches the caller of the queue method that was
-	// delivering (CancelCluster, Complete); in a worker or Run's scheduler,
-	// where nothing could recover it, it is logged instead. Either way the
-	// later outcomes are still delivered.
+	// OnOutcome, when set, is told every item event (see OutcomeKind), to
+	// emit Kubernetes Events say: one call at a time, in order, without the
+	// queue's lock (it may call the queue), maybe from another of the
+	// queue's goroutines shortly after the event. A panic in it reaches the
+	// caller of the method delivering (CancelCluster, Complete), or is
+	// logged in the queue's own goroutines; later outcomes still come.
 	OnOutcome func(Outcome)
 	// Logger receives what the queue logs (a panic in OnOutcome in one of
 	// its own goroutines). The zero Logger means klog's global logger.
@@ -129,43 +134,28 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Name == "" {
 		errs = append(errs, errors.New("evictionqueue: Name must not be empty"))
 	}
-	negInt := func(field string, v int) {
-		if v < 0 {
-			errs = append(errs, fmt.Errorf("evictionqueue: %s must not be negative, got %d", field, v))
-		}
-	}
-	negDur := func(field string, v time.Duration) {
-		if v < 0 {
+	negative := func(field string, v any, neg bool) {
+		if neg {
 			errs = append(errs, fmt.Errorf("evictionqueue: %s must not be negative, got %v", field, v))
 		}
 	}
-	negInt("Workers", c.Workers)
+	negative("Workers", c.Workers, c.Workers < 0)
+	negative("MaxRetries", c.MaxRetries, c.MaxRetries < 0)
+	negative("MaxInFlight", c.MaxInFlight, c.MaxInFlight < 0)
+	negative("InFlightTTL", c.InFlightTTL, c.InFlightTTL < 0)
+	negative("BackoffBase", c.BackoffBase, c.BackoffBase < 0)
+	negative("BackoffMax", c.BackoffMax, c.BackoffMax < 0)
 	if c.Workers > MaxWorkers {
 		errs = append(errs, fmt.Errorf("evictionqueue: Workers must not exceed %d, got %d", MaxWorkers, c.Workers))
 	}
-	negInt("MaxRetries", c.MaxRetries)
-	negInt("MaxInFlight", c.MaxInFlight)
-	negDur("InFlightTTL", c.InFlightTTL)
-	negDur("BackoffBase", c.BackoffBase)
-	negDur("BackoffMax", c.BackoffMax)
 	if len(errs) > 0 {
 		return c, errors.Join(errs...)
 	}
-	if c.Workers == 0 {
-		c.Workers = DefaultWorkers
-	}
-	if c.MaxRetries == 0 {
-		c.MaxRetries = DefaultMaxRetries
-	}
-	if c.InFlightTTL == 0 {
-		c.InFlightTTL = DefaultInFlightTTL
-	}
-	if c.BackoffBase == 0 {
-		c.BackoffBase = DefaultBackoffBase
-	}
-	if c.BackoffMax == 0 {
-		c.BackoffMax = DefaultBackoffMax
-	}
+	c.Workers = cmp.Or(c.Workers, DefaultWorkers)
+	c.MaxRetries = cmp.Or(c.MaxRetries, DefaultMaxRetries)
+	c.InFlightTTL = cmp.Or(c.InFlightTTL, DefaultInFlightTTL)
+	c.BackoffBase = cmp.Or(c.BackoffBase, DefaultBackoffBase)
+	c.BackoffMax = cmp.Or(c.BackoffMax, DefaultBackoffMax)
 	if c.BackoffBase > c.BackoffMax {
 		return c, fmt.Errorf("evictionqueue: BackoffBase %v must not exceed BackoffMax %v", c.BackoffBase, c.BackoffMax)
 	}

@@ -3,32 +3,29 @@
 // ClusterResourceBinding), paced by a Pacer that queues may share.
 //
 // Guarantees:
-//   - One item per (Cluster, Key), whatever its state; Add of a held identity
-//     returns false.
-//   - Highest Priority first, first-in-first-out by first enqueue among equals.
+//   - One item per (Cluster, Key); highest Priority first, first-in-first-out
+//     by first enqueue among equals.
 //   - One Pacer permit per handler call, taken before the item is chosen: an
-//     item cancelled while workers wait is never handled and takes no permit.
-//   - With Config.DomainOf and a DomainPacer (a ratelimit.Limiter with a
-//     disruption domain), the permit is for a domain with pending items and
-//     the worker takes that domain's head item: one domain's pause does not
-//     hold back another's items, and the order above holds per domain.
-//   - CancelCluster removes a recovered cluster's waiting items in time
-//     proportional to that cluster's items.
-//   - Handler errors and panics retry with per-item exponential backoff up to
-//     MaxRetries; Abandon drops without retry; ErrInProgress keeps the item in
-//     flight, within MaxInFlight, until Complete or InFlightTTL.
-//   - Metrics gauges built from Added and Removed equal Len at every moment.
-//   - Run leaves every unhandled item queued when it returns; nothing queued is
-//     lost, and no goroutine outlives Run.
-//   - All time, including backoff and TTL, comes from Config.Clock.
+//     item cancelled while workers wait takes no permit. A permit with no
+//     item left, or whose item the handler abandons or defers, goes back to a
+//     DomainPacer (*ratelimit.Limiter): permits pay for evictions started,
+//     not decisions, and none is kept, so a pause holds back every item.
+//   - With Config.DomainOf and a DomainPacer, the permit is for a domain with
+//     pending items, each cluster's domain read when it is taken: a paused
+//     domain holds back no other, and a cluster that moved takes its items.
+//   - CancelCluster costs in proportion to that cluster's items.
+//   - Errors and panics retry with backoff up to MaxRetries; RetryAfter
+//     waits without counting a failure; ErrInProgress keeps the item in
+//     flight, within MaxInFlight, until Complete or TTL.
+//   - Gauges built from Metrics' Added and Removed equal Len at every moment.
+//   - Run leaves every unhandled item queued; no goroutine outlives it; all
+//     time comes from Config.Clock.
 //
-// The code is in two layers, as client-go's workqueue is. store.go holds the
-// items and every rule about them (identity, order, backoff, TTL, cancel,
-// MaxInFlight), takes the time as a parameter and never blocks; it is
-// exported as Store for callers that move time themselves, such as a
-// simulation. Queue (queue.go) puts it behind a lock, and run.go, the only
-// code that waits, adds Run's workers and scheduler. To change how a worker
-// takes an item, read Queue.next in run.go.
+// Two layers, as in client-go's workqueue: store.go (the items and their
+// rules) and pending.go (their order) take the time and never block, and
+// are exported as Store for a caller that moves time itself; queue.go puts
+// them behind a lock, and run.go, the only code that waits, adds the workers.
+// How a worker takes a permit and an item is Queue.next, in run.go.
 //
 // Run has the shape of controller-runtime's manager.Runnable: in a manager,
 // mgr.Add(manager.RunnableFunc(q.Run)) runs a queue on the elected leader and

@@ -1,10 +1,12 @@
 package evictionqueue
 
-import "time"
+import (
+	"container/heap"
+	"time"
+)
 
-// state is where an entry is in its life. Only pending and backing-off
-// entries count in Len; every state holds the entry's identity, so Add of the
-// same (Cluster, Key) is refused in all of them.
+// state is where an entry is in its life; pending and backing-off ones
+// count in Len, and every state holds the entry's identity.
 type state uint8
 
 const (
@@ -16,10 +18,11 @@ const (
 
 // entry is the store's record of one item.
 type entry struct {
-	item     Item
-	domain   string    // Config.DomainOf(item.Cluster) at Add; "" without it
-	seq      uint64    // order of first enqueue; a retried item keeps it
-	enqueued time.Time // first enqueue, for the latency metric
+	item Item
+	seq  uint64 // order of first enqueue; a retried item keeps it
+	// enqueued is the first enqueue (latency metric) in Unix nanoseconds: 16
+	// bytes less than a time.Time keeps an entry within 128 bytes.
+	enqueued int64
 	// due is the end of the backoff (stateBackingOff), the TTL deadline
 	// (stateInFlight), or when the handler call began (stateRunning).
 	due      time.Time
@@ -28,27 +31,21 @@ type entry struct {
 	failures int32 // errors and TTL expiries so far, counted against MaxRetries
 	state    state
 	loc      uint8 // where in pending's bucket: locFIFO or locRetry
-	// cancelled is set when CancelCluster finds the item running or in flight:
-	// those cannot be taken back, but if the handler fails or the TTL passes,
-	// retrying would evict from a cluster that has recovered, so the item is
-	// dropped instead. Add of the item clears it (the cluster failed again).
+	// cancelled: CancelCluster found it running or in flight, so a failure
+	// or expiry drops it rather than evict from a recovered cluster; Add of
+	// the item clears it.
 	cancelled bool
-	// completed is set when Complete arrives while the handler is still
-	// running: the background eviction can finish before the handler returns
-	// ErrInProgress, and without this flag the item would then wait in flight
-	// for the whole TTL and be evicted again.
+	// completed: Complete came while the handler ran (the eviction finished
+	// before ErrInProgress), or the item would wait for the TTL and be
+	// evicted again.
 	completed bool
 
-	// ci is the entry's cluster in the index; prev and next link the
-	// cluster's entries, so CancelCluster visits only those.
-	ci         *clusterIndex
-	prev, next *entry
+	ci *clusterIndex // the entry's cluster in the index
 }
 
-// entryHeap is a binary heap of entries that keeps each entry's index, so an
-// entry can be removed from the middle in O(log n) (CancelCluster, Complete).
-// byDue orders by due time (the delayed heap); otherwise by processing order:
-// higher Priority first, then lower seq (a bucket's retry heap).
+// entryHeap is a heap of entries keeping each one's index, to remove it in
+// O(log n): by due time (byDue, the delayed heap) or in processing order (a
+// bucket's retry heap).
 type entryHeap struct {
 	s     []*entry
 	byDue bool
@@ -56,18 +53,39 @@ type entryHeap struct {
 
 func (h *entryHeap) Len() int { return len(h.s) }
 
-func (h *entryHeap) less(a, b *entry) bool {
+func (h *entryHeap) Less(i, j int) bool {
+	a, b := h.s[i], h.s[j]
 	if h.byDue && !a.due.Equal(b.due) {
 		return a.due.Before(b.due)
 	}
 	return compareOrder(a, b) < 0
 }
 
-func (h *entryHeap) push(e *entry) {
+func (h *entryHeap) Swap(i, j int) {
+	h.s[i], h.s[j] = h.s[j], h.s[i]
+	h.s[i].index, h.s[j].index = int32(i), int32(j)
+}
+
+func (h *entryHeap) Push(x any) {
+	e := x.(*entry)
 	e.index = int32(len(h.s))
 	h.s = append(h.s, e)
-	h.up(len(h.s) - 1)
 }
+
+func (h *entryHeap) Pop() any {
+	last := len(h.s) - 1
+	e := h.s[last]
+	h.s[last] = nil // let the entry be collected
+	h.s = h.s[:last]
+	e.index = -1
+	// Give memory back after a large drain, so a burst does not pin its peak.
+	if c := cap(h.s); c > 1024 && len(h.s) < c/4 {
+		h.s = append(make([]*entry, 0, c/2), h.s...)
+	}
+	return e
+}
+
+func (h *entryHeap) push(e *entry) { heap.Push(h, e) }
 
 // peek returns the first entry, or nil.
 func (h *entryHeap) peek() *entry {
@@ -77,67 +95,6 @@ func (h *entryHeap) peek() *entry {
 	return h.s[0]
 }
 
-func (h *entryHeap) pop() *entry {
-	return h.remove(0)
-}
+func (h *entryHeap) pop() *entry { return heap.Pop(h).(*entry) }
 
-func (h *entryHeap) remove(i int) *entry {
-	e := h.s[i]
-	last := len(h.s) - 1
-	if i != last {
-		h.s[i] = h.s[last]
-		h.s[i].index = int32(i)
-	}
-	h.s[last] = nil // let the entry be collected
-	h.s = h.s[:last]
-	if i != last {
-		if !h.down(i) {
-			h.up(i)
-		}
-	}
-	e.index = -1
-	// Give memory back after a large drain, so a burst does not pin its peak.
-	if c := cap(h.s); c > 1024 && len(h.s) < c/4 {
-		h.s = append(make([]*entry, 0, c/2), h.s...)
-	}
-	return e
-}
-
-func (h *entryHeap) up(i int) {
-	e := h.s[i]
-	for i > 0 {
-		p := (i - 1) / 2
-		if !h.less(e, h.s[p]) {
-			break
-		}
-		h.s[i] = h.s[p]
-		h.s[i].index = int32(i)
-		i = p
-	}
-	h.s[i] = e
-	e.index = int32(i)
-}
-
-// down moves the entry at i toward the leaves and reports whether it moved.
-func (h *entryHeap) down(i int) bool {
-	e := h.s[i]
-	start, n := i, len(h.s)
-	for {
-		c := 2*i + 1
-		if c >= n {
-			break
-		}
-		if r := c + 1; r < n && h.less(h.s[r], h.s[c]) {
-			c = r
-		}
-		if !h.less(h.s[c], e) {
-			break
-		}
-		h.s[i] = h.s[c]
-		h.s[i].index = int32(i)
-		i = c
-	}
-	h.s[i] = e
-	e.index = int32(i)
-	return i > start
-}
+func (h *entryHeap) remove(i int) *entry { return heap.Remove(h, i).(*entry) }

@@ -3,13 +3,13 @@ package evictionqueue
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
-// ErrInProgress is the handler result for an eviction that was accepted and
-// finishes in the background. The item stays in flight, holding one
-// MaxInFlight slot, until [Queue.Complete] confirms it or Config.InFlightTTL
-// passes; then it is pending again and retried. Handlers may wrap it; the
-// queue matches it with errors.Is.
+// ErrInProgress is the handler result for an eviction accepted and finishing
+// in the background: the item stays in flight, holding a MaxInFlight slot,
+// until [Queue.Complete] or Config.InFlightTTL (then it is retried).
+// Handlers may wrap it.
 var ErrInProgress = errors.New("evictionqueue: eviction in progress")
 
 // ErrInFlightExpired is the Outcome.Err of an Expired outcome: a background
@@ -17,15 +17,13 @@ var ErrInProgress = errors.New("evictionqueue: eviction in progress")
 var ErrInFlightExpired = errors.New("evictionqueue: background eviction not confirmed within InFlightTTL")
 
 // ErrHandlerExited is the handler error recorded when the handler ended its
-// goroutine with runtime.Goexit instead of returning (testing's t.FailNow
-// does this). The queue treats it like any other handler error: the item is
-// retried with backoff, and a new worker replaces the one that ended.
+// goroutine with runtime.Goexit (as t.FailNow does): the item is retried,
+// and a new worker replaces the one that ended.
 var ErrHandlerExited = errors.New("evictionqueue: handler called runtime.Goexit instead of returning")
 
-// Abandon wraps a handler error to drop the item without retrying it, for
-// example when the pre-scheduling check finds no cluster to migrate to. The
-// result still matches err with errors.Is and errors.As. Abandon(nil) abandons
-// with a generic reason.
+// Abandon wraps a handler error to drop the item without retry, when nothing
+// was done (no cluster to migrate to, say); its permit goes back. The result
+// still matches err with errors.Is and errors.As.
 func Abandon(err error) error {
 	if err == nil {
 		err = errors.New("no reason given")
@@ -49,6 +47,35 @@ func IsAbandoned(err error) bool {
 	var a *AbandonError
 	return errors.As(err, &a)
 }
+
+// RetryAfter wraps a handler error to try the item again after d without
+// counting a failure, when nothing was done and something outside the queue
+// must change first: the surviving clusters' room is held for evictions
+// already approved, say, and frees as the scheduler places them. Its permit
+// goes back, and MaxRetries does not run out however often it is deferred;
+// CancelCluster still ends it. A d shorter than Config.BackoffBase waits
+// BackoffBase, and one longer than BackoffMax waits BackoffMax. The result
+// still matches err with errors.Is and errors.As.
+func RetryAfter(d time.Duration, err error) error {
+	if err == nil {
+		err = errors.New("no reason given")
+	}
+	return &RetryAfterError{After: d, Err: err}
+}
+
+// RetryAfterError is the error [RetryAfter] returns.
+type RetryAfterError struct {
+	After time.Duration // how long to wait before the next attempt
+	Err   error         // why the item waits
+}
+
+// Error describes the deferred eviction and its reason.
+func (e *RetryAfterError) Error() string {
+	return fmt.Sprintf("evictionqueue: deferred for %v: %v", e.After, e.Err)
+}
+
+// Unwrap returns the reason, so errors.Is and errors.As see through RetryAfter.
+func (e *RetryAfterError) Unwrap() error { return e.Err }
 
 // PanicError is the error a handler panic is turned into. The queue treats it
 // like any other handler error: the item is retried with backoff.

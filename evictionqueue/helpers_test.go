@@ -336,7 +336,8 @@ func holds(q *Queue, cluster, key string) bool {
 }
 
 // clusterLen returns how many entries q holds for cluster, in any state, and
-// checks that the cluster's list agrees with its map.
+// checks that its entries point back at it and that its pending count is
+// right.
 func clusterLen(t *testing.T, q *Queue, cluster string) int {
 	t.Helper()
 	q.mu.Lock()
@@ -345,17 +346,19 @@ func clusterLen(t *testing.T, q *Queue, cluster string) int {
 	if ci == nil {
 		return 0
 	}
-	n := 0
-	for e := ci.head; e != nil; e = e.next {
-		if ci.keys[e.item.Key] != e || e.ci != ci {
-			t.Errorf("cluster %s lists %s, which its map does not hold", cluster, e.item.Key)
+	pending := 0
+	for k, e := range ci.keys {
+		if e.item.Key != k || e.ci != ci {
+			t.Errorf("cluster %s maps %s to an entry of %s/%s", cluster, k, e.item.Cluster, e.item.Key)
 		}
-		n++
+		if e.state == statePending {
+			pending++
+		}
 	}
-	if n != len(ci.keys) {
-		t.Errorf("cluster %s lists %d entries, maps %d", cluster, n, len(ci.keys))
+	if pending != ci.pending {
+		t.Errorf("cluster %s holds %d pending entries, counts %d", cluster, pending, ci.pending)
 	}
-	return n
+	return len(ci.keys)
 }
 
 // outcomes records OnOutcome calls.

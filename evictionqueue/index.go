@@ -1,21 +1,15 @@
 package evictionqueue
 
-// index finds entries by identity and lists them by cluster. Every entry the
-// queue holds, in any state, is in it.
-//
-// Keys are looked up per cluster, in one small map per cluster, rather than
-// by (cluster, key) in one large map: adds come in bursts per failed cluster,
-// so the cluster is usually the one used last and a lookup hashes only the
-// key, in a map small enough to stay in cache. Each cluster also links its
-// entries, so CancelCluster visits exactly that cluster's entries.
+// index finds every entry the queue holds by identity, in one small map per
+// cluster rather than one large map: adds come in bursts per failed
+// cluster, so a lookup usually hashes only the key, in a map that stays in
+// cache; and CancelCluster visits exactly the cluster's map.
 type index struct {
 	clusters map[string]*clusterIndex
 	last     *clusterIndex // the cluster looked up last
-	// empty counts clusters with no entries that are kept for reuse: a
-	// cluster's items often drain and return (a failure wave is handled, the
-	// next one comes), and re-creating its map each time costs. They are
-	// swept once there are more than keepEmpty of them and more than twice
-	// as many as clusters with entries.
+	// empty counts clusters without entries kept for reuse (their items
+	// drain and return): swept past keepEmpty and twice as many as the
+	// others.
 	empty int
 	n     int // entries
 }
@@ -27,8 +21,11 @@ const keepEmpty = 128
 type clusterIndex struct {
 	name    string
 	keys    map[string]*entry
-	head    *entry // the entries, linked through entry.prev and entry.next
-	isEmpty bool   // counted in index.empty
+	isEmpty bool // counted in index.empty
+	// pending counts the cluster's pending entries, all filed under domain
+	// in pendingSet: its Config.DomainOf when last read.
+	pending int
+	domain  string
 }
 
 // cluster returns the cluster's index, creating it when create is set.
@@ -66,11 +63,7 @@ func (x *index) insert(ci *clusterIndex, e *entry) {
 		x.empty--
 	}
 	ci.keys[e.item.Key] = e
-	e.ci, e.prev, e.next = ci, nil, ci.head
-	if ci.head != nil {
-		ci.head.prev = e
-	}
-	ci.head = e
+	e.ci = ci
 	x.n++
 }
 
@@ -78,15 +71,7 @@ func (x *index) insert(ci *clusterIndex, e *entry) {
 func (x *index) remove(e *entry) {
 	ci := e.ci
 	delete(ci.keys, e.item.Key)
-	if e.prev != nil {
-		e.prev.next = e.next
-	} else {
-		ci.head = e.next
-	}
-	if e.next != nil {
-		e.next.prev = e.prev
-	}
-	e.ci, e.prev, e.next = nil, nil, nil
+	e.ci = nil
 	x.n--
 	if len(ci.keys) == 0 {
 		ci.isEmpty = true

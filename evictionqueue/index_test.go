@@ -15,7 +15,7 @@ func TestIndexDoesNotKeepEmptyClustersWithoutBound(t *testing.T) {
 	for i := range 1000 {
 		q.Add(item(fmt.Sprintf("c%d", i), "x"))
 		q.mu.Lock()
-		e := q.s.pending.pop()
+		e := q.s.pending.pop("", true)
 		q.s.leave(e, Succeeded, nil)
 		q.mu.Unlock()
 	}

@@ -6,40 +6,26 @@ import (
 	"time"
 )
 
-// OutcomeKind names what happened to an item. The values are CamelCase so a
-// controller can use them directly as the reason of a Kubernetes Event.
+// OutcomeKind names what happened to an item, in CamelCase, to serve as the
+// reason of a Kubernetes Event.
 type OutcomeKind string
 
-// The outcomes reported through Config.OnOutcome. Every item that leaves the
-// queue is reported exactly once with Succeeded, Completed, Abandoned, Failed
-// or Cancelled; the other kinds report steps on the way.
+// The outcomes reported through Config.OnOutcome: every item that leaves is
+// reported once with Succeeded, Completed, Abandoned, Failed or Cancelled.
 const (
-	// Succeeded: the handler returned nil; the item left the queue.
-	Succeeded OutcomeKind = "Succeeded"
-	// InProgress: the handler returned ErrInProgress; the item is in flight
-	// until Complete or InFlightTTL.
-	InProgress OutcomeKind = "InProgress"
-	// Completed: Complete confirmed the item's background eviction; the item
-	// left the queue.
-	Completed OutcomeKind = "Completed"
-	// Retrying: the handler failed (Err); the item backs off until RetryAt,
-	// then it is pending again.
-	Retrying OutcomeKind = "Retrying"
-	// Failed: the handler failed (Err) after MaxRetries retries, or an
-	// in-flight eviction expired once too often; the item left the queue.
-	Failed OutcomeKind = "Failed"
-	// Abandoned: the handler returned Abandon (Err); the item left the queue
-	// without retry.
-	Abandoned OutcomeKind = "Abandoned"
-	// Cancelled: the item's cluster recovered (CancelCluster); the item left
-	// the queue without being handled again.
-	Cancelled OutcomeKind = "Cancelled"
+	Succeeded  OutcomeKind = "Succeeded"  // the handler returned nil; the item left
+	InProgress OutcomeKind = "InProgress" // the handler returned ErrInProgress: in flight until Complete or InFlightTTL
+	Completed  OutcomeKind = "Completed"  // Complete confirmed the background eviction; the item left
+	Retrying   OutcomeKind = "Retrying"   // the handler failed or deferred the item (Err; see RetryAfter): waiting until RetryAt
+	Failed     OutcomeKind = "Failed"     // failed (Err) after MaxRetries retries, or expired once too often; the item left
+	Abandoned  OutcomeKind = "Abandoned"  // the handler returned Abandon (Err); the item left without retry
+	Cancelled  OutcomeKind = "Cancelled"  // its cluster recovered (CancelCluster); the item left
 	// Expired: an in-flight eviction was not confirmed within InFlightTTL
-	// (Err is ErrInFlightExpired). Unless a Failed or Cancelled outcome
-	// follows for the same item, it is pending again.
+	// (Err is ErrInFlightExpired); pending again unless Failed or Cancelled
+	// follows.
 	Expired OutcomeKind = "Expired"
-	// Requeued: Run ended while the handler ran and the handler failed (Err),
-	// so the item is pending again without an attempt counted against it.
+	// Requeued: Run ended while the handler failed (Err): pending again, no
+	// attempt counted.
 	Requeued OutcomeKind = "Requeued"
 )
 
@@ -53,13 +39,11 @@ type Outcome struct {
 	RetryAt  time.Time   // Retrying only: when the item is pending again
 }
 
-// unlockAndDeliver releases q.mu and passes the outcomes the store recorded
-// to OnOutcome, in the order they were recorded. Only one goroutine delivers
-// at a time; one that finds another delivering leaves its outcomes to it. So
-// OnOutcome sees each item's events in order, is never called concurrently,
-// and may call the queue: a call it makes records outcomes that this loop
-// delivers after it returns. A panic in OnOutcome reaches the caller; the
-// outcomes after the one that panicked stay for the next delivery.
+// unlockAndDeliver releases q.mu and passes the recorded outcomes to
+// OnOutcome, in order. One goroutine delivers at a time (another leaves its
+// outcomes to it), so OnOutcome is never called concurrently and may call
+// the queue: what its calls record is delivered after it returns. A panic in
+// OnOutcome reaches the caller; the outcomes after it stay for the next.
 func (q *Queue) unlockAndDeliver() {
 	if q.delivering || len(q.s.outbox) == 0 {
 		q.mu.Unlock()
@@ -94,10 +78,9 @@ func (q *Queue) unlockAndDeliver() {
 	finished = true
 }
 
-// unlockAndDeliverOwn is unlockAndDeliver for the queue's own goroutines
-// (workers and Run's scheduler). No caller there could recover a panic in
-// OnOutcome: it would crash the process and lose every queued item. So it is
-// logged, and delivery goes on with the next outcome.
+// unlockAndDeliverOwn is unlockAndDeliver for the queue's own goroutines,
+// where a panic in OnOutcome would crash the process and lose every queued
+// item: it is logged, and delivery goes on.
 func (q *Queue) unlockAndDeliverOwn() {
 	if q.delivering || len(q.s.outbox) == 0 {
 		q.mu.Unlock() // the common case, without deliverRecovering's defer

@@ -3,9 +3,11 @@ package evictionqueue
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 func TestItemCancelledWhileAWorkerWaitsForAPermitIsNeverHandledAndTakesNoPermit(t *testing.T) {
@@ -75,17 +77,14 @@ func (p stubbornPacer) Wait(context.Context) error {
 	return nil
 }
 
-func TestAPermitGrantedForACancelledItemIsKeptForTheNext(t *testing.T) {
+func TestAPermitGrantedForACancelledItemIsNotKept(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := stubbornPacer{permits: make(chan struct{})}
 		f := newFixture(t, Config{Pacer: p})
 		start(t, f.q)
 		f.q.Add(item("down", "x"))
 		synctest.Wait()
-		f.q.mu.Lock()
-		waits := len(f.q.waits)
-		f.q.mu.Unlock()
-		if waits != 1 {
+		if waits := waitsNow(f.q); waits != 1 {
 			t.Fatalf("%d workers wait for a permit for one item, want 1", waits)
 		}
 		f.q.CancelCluster("down")
@@ -93,19 +92,126 @@ func TestAPermitGrantedForACancelledItemIsKeptForTheNext(t *testing.T) {
 		quiet(t, f.q)
 		f.h.none(t)
 
-		// The permit is kept: y is handled without another Wait (which would
-		// block this stubborn pacer and the test).
+		// A plain Pacer cannot take it back, and the queue does not keep
+		// it: a pause after it would not hold y back. y waits for its own.
 		f.q.Add(item("up", "y"))
-		f.h.expect(t, "y", nil)
 		quiet(t, f.q)
-		f.q.mu.Lock()
-		waits, kept := len(f.q.waits), f.q.permits[""]
-		f.q.mu.Unlock()
-		if waits != 0 || kept != 0 {
-			t.Errorf("%d permit waits, %d permits kept after the queue emptied; want 0", waits, kept)
+		f.h.none(t)
+		if waits := waitsNow(f.q); waits != 1 {
+			t.Fatalf("%d workers wait for a permit for y, want 1", waits)
 		}
+		p.permits <- struct{}{}
+		f.h.expect(t, "y", nil)
 		f.out.waitKinds(t, "x", Cancelled)
 		f.balanced(t)
+	})
+}
+
+func waitsNow(q *Queue) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.waits)
+}
+
+// givingPacer is a DomainPacer whose permits a test grants one at a time
+// and which counts those given back.
+type givingPacer struct {
+	permits  chan struct{}
+	mu       sync.Mutex
+	asked    [][]string // what domains listed at each grant
+	returned int
+}
+
+func (p *givingPacer) Wait(ctx context.Context) error {
+	_, _, err := p.WaitDomain(ctx, func() []string { return nil })
+	return err
+}
+
+func (p *givingPacer) WaitDomain(ctx context.Context, domains func() []string) (string, func(), error) {
+	select {
+	case <-p.permits:
+	case <-ctx.Done():
+		return "", nil, ctx.Err()
+	}
+	ds := domains()
+	p.mu.Lock()
+	p.asked = append(p.asked, ds)
+	p.mu.Unlock()
+	d := ""
+	if len(ds) > 0 {
+		d = ds[0]
+	}
+	once := false
+	return d, func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if !once {
+			once = true
+			p.returned++
+		}
+	}, nil
+}
+
+func (p *givingPacer) PacesByDomain() bool { return false }
+
+func (p *givingPacer) givenBack() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.returned
+}
+
+func TestAPermitNotUsedGoesBackToADomainPacer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &givingPacer{permits: make(chan struct{})}
+		f := newFixture(t, Config{Pacer: p})
+		stop := start(t, f.q)
+
+		// Used: a success and a failure each spend their permit.
+		f.q.Add(item("down", "ok"))
+		p.permits <- struct{}{}
+		f.h.expect(t, "ok", nil)
+		f.q.Add(item("down", "fails"))
+		p.permits <- struct{}{}
+		f.h.expect(t, "fails", errors.New("apiserver down"))
+		quiet(t, f.q)
+		if n := p.givenBack(); n != 0 {
+			t.Fatalf("%d permits given back after a success and a failure, want 0", n)
+		}
+
+		// Abandoned: nothing was done, the permit goes back.
+		f.q.Add(item("down", "no-target"))
+		p.permits <- struct{}{}
+		f.h.expect(t, "no-target", Abandon(errors.New("no cluster fits")))
+		quiet(t, f.q)
+		if n := p.givenBack(); n != 1 {
+			t.Fatalf("%d permits given back after an abandon, want 1", n)
+		}
+
+		// Granted for an item cancelled just as the grant came: back too.
+		f.q.Add(item("gone", "x"))
+		synctest.Wait()
+		f.q.mu.Lock()
+		f.q.s.cancelCluster("gone") // not withdrawing the wait, as if the grant came first
+		f.q.mu.Unlock()
+		p.permits <- struct{}{}
+		quiet(t, f.q)
+		f.h.none(t)
+		if n := p.givenBack(); n != 2 {
+			t.Fatalf("%d permits given back after a grant for a cancelled item, want 2", n)
+		}
+
+		// Granted as Run ends: back, not kept for the next Run.
+		f.q.Add(item("down", "late"))
+		synctest.Wait()
+		stopped := make(chan struct{})
+		go func() { stop(); close(stopped) }()
+		<-stopped
+		if n := p.givenBack(); n != 2 {
+			t.Fatalf("%d permits given back, want 2: the wait ended without a grant", n)
+		}
+		if f.q.Len() != 2 { // fails backing off, late pending
+			t.Fatalf("Len = %d after Run, want 2", f.q.Len())
+		}
 	})
 }
 
@@ -200,7 +306,7 @@ type brokenPacer struct{}
 
 func (brokenPacer) Wait(context.Context) error { return errBroken }
 
-func TestAPermitGrantedAsRunEndsIsKeptForTheNextRun(t *testing.T) {
+func TestAPermitGrantedAsRunEndsIsNotKeptForTheNextRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := stubbornPacer{permits: make(chan struct{})}
 		f := newFixture(t, Config{Pacer: p})
@@ -213,26 +319,63 @@ func TestAPermitGrantedAsRunEndsIsKeptForTheNextRun(t *testing.T) {
 		p.permits <- struct{}{} // granted although Run is ending
 		<-stopped
 		f.h.none(t)
-		if n, kept := f.q.Len(), keptPermits(f.q); n != 1 || kept != 1 {
-			t.Fatalf("after Run: Len %d, permits kept %d; want x pending and its permit kept", n, kept)
+		if n := f.q.Len(); n != 1 {
+			t.Fatalf("after Run: Len %d, want x pending", n)
 		}
-		// The next Run handles x with the kept permit, without another
-		// Wait (which would block this stubborn pacer and the test).
+		// The next Run waits for a permit of its own: the Pacer may have
+		// paused meanwhile.
 		start(t, f.q)
-		f.h.expect(t, "x", nil)
 		quiet(t, f.q)
-		if kept := keptPermits(f.q); kept != 0 {
-			t.Errorf("%d permits kept after x used it", kept)
+		f.h.none(t)
+		p.permits <- struct{}{}
+		f.h.expect(t, "x", nil)
+	})
+}
+
+// RetryAfter: nothing was done and the item waits its delay, however often,
+// without running out of retries; its permit goes back each time.
+func TestRetryAfterWaitsWithoutFailingAndGivesThePermitBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &givingPacer{permits: make(chan struct{})}
+		f := newFixture(t, Config{Pacer: p, MaxRetries: 1})
+		start(t, f.q)
+
+		f.q.Add(item("down", "web"))
+		for n := 1; n <= 3; n++ { // more deferrals than MaxRetries allows failures
+			p.permits <- struct{}{}
+			f.h.expect(t, "web", RetryAfter(time.Minute, errors.New("room held for evictions in flight")))
+			quiet(t, f.q)
+			if got := p.givenBack(); got != n {
+				t.Fatalf("%d permits given back after %d deferrals, want %d", got, n, n)
+			}
+			if f.q.Len() != 1 {
+				t.Fatalf("Len = %d after a deferral, want 1: the item waits", f.q.Len())
+			}
+			f.clock.Step(59 * time.Second)
+			synctest.Wait()
+			f.h.none(t) // not before its minute
+			f.clock.Step(time.Second)
+			synctest.Wait()
+		}
+		p.permits <- struct{}{}
+		f.h.expect(t, "web", nil)
+		quiet(t, f.q)
+		if f.q.Len() != 0 || p.givenBack() != 3 {
+			t.Fatalf("Len = %d, given back %d after the eviction, want 0 and 3", f.q.Len(), p.givenBack())
 		}
 	})
 }
 
-func keptPermits(q *Queue) int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	n := 0
-	for _, k := range q.permits {
-		n += k
+func TestRetryAfterUnwraps(t *testing.T) {
+	err := RetryAfter(time.Minute, errBoom)
+	var ra *RetryAfterError
+	if !errors.As(err, &ra) || ra.After != time.Minute || !errors.Is(err, errBoom) {
+		t.Fatalf("RetryAfter(1m, errBoom) = %#v", err)
 	}
-	return n
+	if got := err.Error(); got != "evictionqueue: deferred for 1m0s: boom" {
+		t.Errorf("Error() = %q", got)
+	}
+	if !errors.As(RetryAfter(0, nil), &ra) || ra.Err == nil {
+		t.Error("RetryAfter(0, nil) carries no reason")
+	}
 }

@@ -7,91 +7,109 @@ import (
 
 // pendingSet is the pending entries, in one pendingQueue, or with
 // Config.DomainOf in one per disruption domain, so that a worker holding a
-// permit for a domain takes that domain's head: priority, then FIFO, holds
-// within each domain.
+// permit for a domain takes that domain's head. A cluster's pending entries
+// are filed under the domain DomainOf gave it when last read; refresh reads
+// it again and moves those of a cluster that moved.
 type pendingSet struct {
 	all      pendingQueue             // every pending entry, unless byDomain
 	byDomain map[string]*pendingQueue // non-nil with Config.DomainOf
+	domainOf func(cluster string) string
 	n        int
-	// epoch changes whenever a domain gains its first pending entry or
-	// loses its last, so that waits for permits of other domains can be
-	// renewed (Queue.rewaitLocked).
+	// epoch changes when a domain gains its first pending entry or loses
+	// its last, for Queue.kickLocked to renew the waits for permits.
 	epoch uint64
 }
 
 func (p *pendingSet) Len() int { return p.n }
 
-func (p *pendingSet) queue(domain string, create bool) *pendingQueue {
+func (p *pendingSet) queue(domain string) *pendingQueue {
 	if p.byDomain == nil {
 		return &p.all
 	}
 	q := p.byDomain[domain]
-	if q == nil && create {
+	if q == nil {
 		q = &pendingQueue{}
 		p.byDomain[domain] = q
+		p.epoch++
 	}
 	return q
 }
 
 func (p *pendingSet) push(e *entry) {
-	q := p.queue(e.domain, true)
-	if q.n == 0 {
-		p.epoch++
+	ci := e.ci
+	if ci.pending == 0 && p.domainOf != nil {
+		ci.domain = p.domainOf(ci.name)
 	}
-	q.push(e)
+	ci.pending++
+	p.queue(ci.domain).push(e)
 	p.n++
 }
 
 func (p *pendingSet) remove(e *entry) {
-	q := p.queue(e.domain, false)
+	q := p.queue(e.ci.domain)
 	q.remove(e)
-	p.n--
-	p.dropIfEmpty(e.domain, q)
+	p.removed(e, q)
 }
 
-// pop removes the first entry of all, in processing order; p must not be
-// empty.
-func (p *pendingSet) pop() *entry {
-	if p.byDomain == nil {
-		p.n--
-		return p.all.pop()
-	}
-	var first *entry
-	for _, q := range p.byDomain {
-		if e := q.peek(); first == nil || compareOrder(e, first) < 0 {
-			first = e
+// pop removes and returns the head entry of domain, or of all when any is
+// set; nil when there is none.
+func (p *pendingSet) pop(domain string, any bool) *entry {
+	q := p.byDomain[domain]
+	switch {
+	case p.byDomain == nil:
+		q = &p.all
+	case any:
+		for _, c := range p.byDomain {
+			if q == nil || compareOrder(c.peek(), q.peek()) < 0 {
+				q = c
+			}
 		}
 	}
-	return p.popFrom(first.domain)
+	if q == nil || q.n == 0 {
+		return nil
+	}
+	return p.removed(q.pop(), q)
 }
 
-// popFrom removes the first entry of domain, which must have one.
-func (p *pendingSet) popFrom(domain string) *entry {
-	q := p.queue(domain, false)
-	e := q.pop()
+// removed counts e, just taken out of q, as no longer pending.
+func (p *pendingSet) removed(e *entry, q *pendingQueue) *entry {
 	p.n--
-	p.dropIfEmpty(domain, q)
+	e.ci.pending--
+	if p.byDomain != nil && q.n == 0 {
+		delete(p.byDomain, e.ci.domain)
+		p.epoch++
+	}
 	return e
 }
 
-func (p *pendingSet) dropIfEmpty(domain string, q *pendingQueue) {
-	if p.byDomain != nil && q.n == 0 {
-		delete(p.byDomain, domain)
-		p.epoch++
-	}
-}
-
-// has reports whether domain has a pending entry.
-func (p *pendingSet) has(domain string) bool {
+// refresh files the pending entries of a cluster that moved under its new
+// domain.
+func (p *pendingSet) refresh(x *index) {
 	if p.byDomain == nil {
-		return p.n > 0
+		return
 	}
-	return p.byDomain[domain] != nil
+	for _, ci := range x.clusters {
+		if ci.pending == 0 {
+			continue
+		}
+		if p.domainOf(ci.name) == ci.domain {
+			continue
+		}
+		var moved []*entry
+		for _, e := range ci.keys {
+			if e.state == statePending {
+				p.remove(e)
+				moved = append(moved, e)
+			}
+		}
+		for _, e := range moved {
+			p.push(e) // ci.pending is 0: push reads DomainOf again
+		}
+	}
 }
 
-// domains lists the domains with pending entries, ordered by their first
-// entry: the order in which a worker prefers permits. Without DomainOf it is
-// [""] while anything is pending.
+// domains lists the domains with pending entries by their first entry, the
+// order in which a worker prefers permits; without DomainOf, [""] or none.
 func (p *pendingSet) domains() []string {
 	if p.byDomain == nil {
 		if p.n == 0 {
@@ -106,7 +124,7 @@ func (p *pendingSet) domains() []string {
 	slices.SortFunc(heads, compareOrder)
 	out := make([]string, len(heads))
 	for i, e := range heads {
-		out[i] = e.domain
+		out[i] = e.ci.domain
 	}
 	return out
 }
@@ -122,11 +140,10 @@ func (p *pendingSet) each(f func(*entry)) {
 }
 
 // pendingQueue holds the pending entries in processing order: highest
-// Priority first, lowest seq first among equals. Each priority has a bucket;
-// within one, entries added for the first time arrive in seq order and wait
-// in a FIFO (O(1) in and out, no reordering of other entries), while the few
-// that become pending again after a backoff, a TTL expiry or an interrupted
-// call carry an older seq and wait in a small heap. Taking from a bucket
+// Priority first, lowest seq first among equals. Each priority has a bucket:
+// entries added for the first time arrive in seq order and wait in a FIFO
+// (O(1) in and out), the few pending again after a backoff, a TTL or an
+// interrupted call carry an older seq and wait in a small heap; taking
 // compares the two heads.
 type pendingQueue struct {
 	buckets map[int32]*bucket
@@ -180,10 +197,7 @@ func (q *pendingQueue) push(e *entry) {
 	b.n++
 	if b.head == len(b.fifo) || e.seq > b.tailSeq {
 		if len(b.fifo) == cap(b.fifo) && b.head >= len(b.fifo)/2 {
-			// The consumed head is at least half the array: move the live
-			// entries down instead of growing it, or a FIFO that never
-			// drains (always an item or two pending) grows without end.
-			b.shiftDown()
+			b.shiftDown() // or a FIFO that never drains grows without end
 		}
 		e.loc, e.index = locFIFO, int32(len(b.fifo))
 		b.fifo = append(b.fifo, e)
@@ -205,8 +219,7 @@ func (q *pendingQueue) pop() *entry {
 	return e
 }
 
-// peek returns the first entry without removing it; the queue must not be
-// empty. It skips the removed slots at the FIFO's head, as take would.
+// peek returns the first entry; the queue must not be empty.
 func (q *pendingQueue) peek() *entry {
 	e, _ := q.order[0].first()
 	return e
@@ -241,9 +254,7 @@ func (q *pendingQueue) drop(b *bucket) {
 	delete(q.buckets, b.prio)
 	clear(b.fifo[b.head:])
 	b.fifo, b.head, b.dead, b.tailSeq = b.fifo[:0], 0, 0, 0
-	// Keep the FIFO's memory for the next bucket, unless a burst made it
-	// large: then let it go.
-	if cap(b.fifo) <= 1<<16 {
+	if cap(b.fifo) <= 1<<16 { // unless a burst made it large
 		q.spare = b
 	}
 }
@@ -263,8 +274,7 @@ func (q *pendingQueue) each(f func(*entry)) {
 }
 
 // first returns the bucket's first entry, the FIFO's head or the retry
-// heap's, whichever was added first, and whether it is the retry heap's. It
-// skips the removed slots at the FIFO's head for good.
+// heap's, and whether it is the heap's; it drops removed slots on the way.
 func (b *bucket) first() (e *entry, retried bool) {
 	for b.head < len(b.fifo) && b.fifo[b.head] == nil {
 		b.head++
@@ -296,8 +306,7 @@ func (b *bucket) take() *entry {
 	return e
 }
 
-// shiftDown moves fifo[head:] to the start of the same array, keeping its
-// removed slots, so that the array's consumed head is reused.
+// shiftDown moves fifo[head:] to the start of its array, reusing the head.
 func (b *bucket) shiftDown() {
 	n := copy(b.fifo, b.fifo[b.head:])
 	clear(b.fifo[n:])
@@ -309,8 +318,8 @@ func (b *bucket) shiftDown() {
 	}
 }
 
-// compact drops the FIFO's removed slots, so entries cancelled out of a long
-// FIFO do not hold memory until the head reaches them.
+// compact drops the FIFO's removed slots, which would hold memory until the
+// head reached them.
 func (b *bucket) compact() {
 	live := make([]*entry, 0, len(b.fifo)-b.head-b.dead)
 	for _, e := range b.fifo[b.head:] {
@@ -322,8 +331,7 @@ func (b *bucket) compact() {
 	b.fifo, b.head, b.dead = live, 0, 0
 }
 
-// prioHeap orders buckets highest priority first, for container/heap: it
-// changes only when a priority gains its first or loses its last entry.
+// prioHeap orders buckets highest priority first (container/heap).
 type prioHeap []*bucket
 
 func (h prioHeap) Len() int           { return len(h) }

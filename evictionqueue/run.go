@@ -2,6 +2,7 @@ package evictionqueue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -11,16 +12,11 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// This file is the queue's only blocking layer: Run, its workers and its
-// scheduler. How a worker takes an item is next; what then happens to the
-// item is the store's (store.go).
-
 // Run starts the workers and the scheduler that ends backoffs and in-flight
-// TTLs, and blocks until ctx ends. Then it stops taking items, waits for the
-// running handlers (their context has ended too) and returns nil, leaving
-// every item not handled in the queue; calling Run again resumes. Run returns
-// an error at once if another Run of this queue is running, and stops early
-// with an error if the Pacer fails for a reason other than ctx ending.
+// TTLs, and blocks until ctx ends; then it waits for the running handlers
+// and returns nil, every item not handled still queued. It fails at once if
+// the queue is running already, and stops early with an error if the Pacer
+// fails for a reason other than ctx ending.
 func (q *Queue) Run(ctx context.Context) error {
 	q.mu.Lock()
 	if q.active {
@@ -37,9 +33,7 @@ func (q *Queue) Run(ctx context.Context) error {
 	var errOnce sync.Once
 	var worker func()
 	worker = func() {
-		// A handler that ends its goroutine (runtime.Goexit) ends this
-		// worker too; respawn starts another in its place.
-		respawn := func() { wg.Go(worker) }
+		respawn := func() { wg.Go(worker) } // after a handler's Goexit
 		if err := q.work(ctx, respawn); err != nil {
 			errOnce.Do(func() { pacerErr = err })
 			cancel()
@@ -63,29 +57,27 @@ func (q *Queue) Run(ctx context.Context) error {
 	return pacerErr
 }
 
-// work is one worker: a permit, then the head item, then the handler, until
-// ctx ends. respawn starts a replacement worker; see handle.
+// work is one worker, until ctx ends.
 func (q *Queue) work(ctx context.Context, respawn func()) error {
 	for {
-		e, err := q.next(ctx)
+		e, giveBack, err := q.next(ctx)
 		if e == nil {
 			return err
 		}
-		q.handle(ctx, e, respawn)
+		q.handle(ctx, e, giveBack, respawn)
 	}
 }
 
-// next is how a worker takes an item. It waits until more items are pending
-// than workers already wait for permits for, and MaxInFlight has a slot;
-// then it takes a permit from the Pacer (or one kept from before), holding
-// the slot while it waits, and only then the head item. So permits are
-// taken for items that exist, not banked by idle workers, and an item
-// cancelled while its worker waits for a permit is never handled:
-// CancelCluster withdraws that wait (withdrawLocked). A permit granted all
-// the same, or for an item that is gone, is kept for the next item.
-//
-// next returns nil when ctx ends, with an error if the Pacer failed.
-func (q *Queue) next(ctx context.Context) (*entry, error) {
+// next is how a worker takes a permit and an item. It waits until more
+// items are pending than workers wait for permits, and MaxInFlight has a
+// slot; then it takes a permit, holding the slot, and only then the head
+// item of the permit's domain, each cluster's domain read at that moment.
+// So an item cancelled while a worker waits is never handled (kickLocked
+// withdraws the waits), and a permit with no item left goes back to a
+// DomainPacer (a plain Pacer's is lost): none is kept. next returns nil when
+// ctx ends, with an error if the Pacer failed; else the item and what gives
+// its permit back (nil without a DomainPacer).
+func (q *Queue) next(ctx context.Context) (*entry, func(), error) {
 	q.mu.Lock()
 	for {
 		for ctx.Err() == nil && !q.mayGoLocked() {
@@ -93,86 +85,64 @@ func (q *Queue) next(ctx context.Context) (*entry, error) {
 		}
 		if ctx.Err() != nil {
 			q.mu.Unlock()
-			return nil, nil
+			return nil, nil, nil
 		}
 		if q.cfg.Pacer == nil {
-			return q.takeLocked("")
+			return q.takeLocked("", true), nil, nil
 		}
-		if d, ok := q.keptLocked(); ok {
-			return q.takeLocked(d)
-		}
-
-		// With a DomainPacer, the permit is for one of the domains that
-		// have pending items, the domain of the oldest head first.
-		var domains []string
-		if q.domains != nil {
-			domains = q.s.pending.domains()
-		}
+		var err error
 		waitCtx, cancel := context.WithCancel(ctx)
-		pw := &pacerWait{cancel: cancel, domains: sortedSet(domains)}
+		pw := &pacerWait{cancel: cancel}
 		q.waits = append(q.waits, pw)
 		q.kickLocked() // more items may be pending than workers now wait for
 		q.mu.Unlock()
-		var got string
-		var err error
+		var domain string
+		var giveBack func()
 		if q.domains != nil {
-			got, err = q.domains.WaitDomain(waitCtx, domains)
+			domain, giveBack, err = q.domains.WaitDomain(waitCtx, q.pendingDomains)
 		} else {
 			err = q.cfg.Pacer.Wait(waitCtx)
 		}
 		cancel()
 		q.mu.Lock()
 		if !pw.withdrawn {
-			i := slices.Index(q.waits, pw)
-			q.waits = slices.Delete(q.waits, i, i+1)
+			q.waits = slices.DeleteFunc(q.waits, func(w *pacerWait) bool { return w == pw })
 		}
 		switch {
-		case err != nil && (pw.withdrawn || ctx.Err() != nil):
-			// Its item was cancelled, its domains changed, or Run ends:
-			// wait again, or return.
-		case err != nil:
-			q.kickLocked() // its slot is free
-			q.mu.Unlock()
-			return nil, fmt.Errorf("evictionqueue: queue %q: pacer: %w", q.cfg.Name, err)
-		case pw.withdrawn || ctx.Err() != nil || !q.s.pending.has(got):
-			// Granted all the same: kept for the next item (of its domain).
-			if q.permits == nil {
-				q.permits = make(map[string]int)
+		case err == nil && ctx.Err() == nil: // withdrawn or not, if an item is left
+			if e := q.takeLocked(domain, q.domains == nil); e != nil {
+				return e, giveBack, nil
 			}
-			q.permits[got]++
-		default:
-			return q.takeLocked(got) // the wait's slot passes to the handler call
+		case err != nil && !pw.withdrawn && ctx.Err() == nil:
+			q.kickLocked()
+			q.mu.Unlock()
+			return nil, nil, fmt.Errorf("evictionqueue: queue %q: pacer: %w", q.cfg.Name, err)
 		}
-		q.kickLocked()
+		q.kickLocked() // the wait's slot is free: wait again, or return
+		if giveBack != nil {
+			q.mu.Unlock()
+			giveBack() // outside q.mu: the Limiter calls back into the queue under its own lock
+			q.mu.Lock()
+		}
 	}
 }
 
-// keptLocked finds a permit kept from before that an item pending now can
-// use: any, under one pacer; one for a domain with pending items, with a
-// DomainPacer. It returns the domain it was granted for.
-func (q *Queue) keptLocked() (string, bool) {
-	for d, n := range q.permits {
-		if n == 0 || (q.domains != nil && !q.s.pending.has(d)) {
-			continue
-		}
-		if q.permits[d]--; q.permits[d] == 0 {
-			delete(q.permits, d)
-		}
-		return d, true
-	}
-	return "", false
+// pendingDomains is what a worker asks a DomainPacer for.
+func (q *Queue) pendingDomains() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.s.domains()
 }
 
-// pacerWait is a worker's wait in Pacer.Wait.
+// pacerWait is a worker's wait for a permit.
 type pacerWait struct {
 	cancel    context.CancelFunc
-	withdrawn bool     // withdrawLocked cancelled it and took it out of q.waits
-	domains   []string // with a DomainPacer: the domains it waits for, sorted
+	withdrawn bool // kickLocked cancelled it and took it out of q.waits
 }
 
 // mayGoLocked reports whether one more worker may go for an item: more items
-// are pending than workers wait for permits for, and MaxInFlight counts
-// those waits, the handler calls and the background evictions.
+// are pending than workers waiting for permits, and MaxInFlight, counting
+// those waits, the handler calls and the background evictions, has room.
 func (q *Queue) mayGoLocked() bool {
 	waits := len(q.waits)
 	if q.s.pending.Len() <= waits {
@@ -181,79 +151,44 @@ func (q *Queue) mayGoLocked() bool {
 	return q.cfg.MaxInFlight == 0 || q.s.running+q.s.inFlight+waits < q.cfg.MaxInFlight
 }
 
-// kickLocked wakes one waiting worker if one may go. Every worker that goes
-// kicks again, so a burst of changes wakes as many workers as it needs, one
-// after another, without waking them all each time.
+// kickLocked wakes one waiting worker if one may go; each worker that goes
+// kicks again, so a burst wakes as many as it needs, one after another. It
+// first withdraws every wait for a permit, to be made again for what is
+// pending then, when more workers wait than items are pending (a wait on
+// would take a permit another queue's worker waits for) or a domain gained
+// its first pending item or lost its last.
 func (q *Queue) kickLocked() {
-	if q.domains != nil && q.s.pending.epoch != q.seenEpoch {
-		q.rewaitLocked()
+	if len(q.waits) > q.s.pending.Len() || q.s.pending.epoch != q.seenEpoch {
+		q.seenEpoch = q.s.pending.epoch
+		for _, pw := range q.waits {
+			pw.withdrawn = true
+			pw.cancel()
+		}
+		clear(q.waits)
+		q.waits = q.waits[:0]
 	}
 	if q.mayGoLocked() {
 		q.ready.Signal()
 	}
 }
 
-// takeLocked takes the head item for a worker, with a DomainPacer the head
-// of domain (the permit's), and unlocks.
-func (q *Queue) takeLocked(domain string) (*entry, error) {
-	var e *entry
-	if q.domains != nil {
-		e = q.s.takeFrom(domain, q.latencyNow())
-	} else {
-		e = q.s.take(q.latencyNow())
+// takeLocked takes the head item of domain, or of all when any is set,
+// for a worker, and unlocks if it found one.
+func (q *Queue) takeLocked(domain string, any bool) *entry {
+	e := q.s.take(domain, any, q.latencyNow())
+	if e != nil {
+		q.kickLocked()
+		q.mu.Unlock()
 	}
-	q.kickLocked()
-	q.mu.Unlock()
-	return e, nil
+	return e
 }
 
-// withdrawLocked cancels the Pacer waits that no pending item backs any more
-// (CancelCluster removed them), newest first. A worker that kept waiting
-// would take a permit for nothing: a shared Limiter would hand it a slot
-// another queue's worker is waiting for, and the worker would evict a later
-// item at once with it, even while the Limiter is paused.
-func (q *Queue) withdrawLocked() {
-	for len(q.waits) > q.s.pending.Len() {
-		last := len(q.waits) - 1
-		pw := q.waits[last]
-		q.waits[last] = nil
-		q.waits = q.waits[:last]
-		pw.withdrawn = true
-		pw.cancel()
-	}
-	if q.domains != nil {
-		q.rewaitLocked()
-	}
-}
-
-// rewaitLocked withdraws, with a DomainPacer, the waits for a set of
-// domains other than the domains now pending: a domain that gained items
-// would otherwise wait behind workers waiting for a paused domain, and one
-// that lost them would take a permit for nothing. Their workers wait again,
-// for the domains pending then.
-func (q *Queue) rewaitLocked() {
-	q.seenEpoch = q.s.pending.epoch
-	now := sortedSet(q.s.pending.domains())
-	q.waits = slices.DeleteFunc(q.waits, func(pw *pacerWait) bool {
-		if slices.Equal(pw.domains, now) {
-			return false
-		}
-		pw.withdrawn = true
-		pw.cancel()
-		return true
-	})
-}
-
-func sortedSet(s []string) []string {
-	return slices.Sorted(slices.Values(s))
-}
-
-// handle calls the handler for e and settles its result. A handler that
-// calls runtime.Goexit (as testing's t.FailNow does) ends the worker's
-// goroutine whatever handle does; the deferred settle still counts the call
-// as failed with ErrHandlerExited, so the item is retried and its in-flight
-// slot is freed, and respawn puts a new worker in the ended one's place.
-func (q *Queue) handle(ctx context.Context, e *entry, respawn func()) {
+// handle calls the handler for e, settles its result and gives the permit
+// back when the handler abandoned the item. A handler that calls
+// runtime.Goexit (as t.FailNow does) ends the worker's goroutine; the
+// deferred settle counts the call as failed (ErrHandlerExited) and respawn
+// puts a new worker in its place.
+func (q *Queue) handle(ctx context.Context, e *entry, giveBack func(), respawn func()) {
 	returned := false
 	defer func() {
 		if !returned {
@@ -264,6 +199,9 @@ func (q *Queue) handle(ctx context.Context, e *entry, respawn func()) {
 	err := q.call(ctx, e.item)
 	returned = true
 	q.settle(ctx, e, err)
+	if giveBack != nil && (IsAbandoned(err) || errors.As(err, new(*RetryAfterError))) {
+		giveBack()
+	}
 }
 
 // call runs the handler, turning a panic into a *PanicError.
@@ -276,8 +214,7 @@ func (q *Queue) call(ctx context.Context, it Item) (err error) {
 	return q.handler(ctx, it)
 }
 
-// settle hands the result of a handler call to the store. A failure after
-// ctx ended says nothing about the item: it is pending again, not retried.
+// settle hands the result of a handler call to the store.
 func (q *Queue) settle(ctx context.Context, e *entry, err error) {
 	var now time.Time // only a failure or ErrInProgress sets a deadline from it
 	if err != nil {
@@ -295,7 +232,7 @@ func (q *Queue) settle(ctx context.Context, e *entry, err error) {
 }
 
 // schedule acts on backoffs and in-flight TTLs as they fall due, with one
-// clock timer set for the earliest deadline.
+// timer for the earliest.
 func (q *Queue) schedule(ctx context.Context) {
 	var timer clock.Timer
 	defer func() {

@@ -8,21 +8,14 @@ import (
 	"time"
 )
 
-// Store is a Queue without its goroutines: the items and every rule about
-// them (identity, priority-then-FIFO order, retries with backoff, in-flight
-// TTLs, cancel-by-cluster, MaxInFlight), for a caller that moves time itself,
-// such as a simulation. Its methods take the time as a parameter, as
-// x/time/rate's ReserveN(t) does, and nothing happens between calls: the
-// caller takes an item, calls its handler, reports the result with Done, and
-// calls Advance to act on the backoffs and TTLs that have ended by then.
-//
-// A Store uses Config's Name, MaxRetries, MaxInFlight, InFlightTTL,
-// BackoffBase, BackoffMax, Metrics and OnOutcome; Workers, Pacer, Clock and
-// Logger are for Queue. Metrics and OnOutcome are called before the method
-// that caused them returns; a panic in OnOutcome reaches that method's
-// caller, and the outcomes after it are delivered by the next call. A Store
-// is not safe for concurrent use; Queue is a Store behind a lock, with
-// workers.
+// Store is a Queue without its goroutines, for a caller that moves time
+// itself, such as a simulation: the items and every rule about them. Its
+// methods take the time, as x/time/rate's ReserveN(t) does, and nothing
+// happens between calls: the caller takes an item, calls its handler,
+// reports the result with Done, and calls Advance to act on the backoffs and
+// TTLs ended by then. It uses every Config field but Workers, Pacer, Clock
+// and Logger. Metrics and OnOutcome are called before the method that
+// caused them returns. A Store is not safe for concurrent use.
 type Store struct {
 	cfg Config
 	s   store
@@ -39,49 +32,48 @@ func NewStore(cfg Config) (*Store, error) {
 	return st, nil
 }
 
-// Add makes it pending at now, as Queue.Add does.
+// Add is Queue.Add at now.
 func (st *Store) Add(it Item, now time.Time) bool {
 	return st.s.add(it, now)
 }
 
-// CancelCluster removes the cluster's waiting items, as Queue.CancelCluster
-// does.
+// CancelCluster is Queue.CancelCluster.
 func (st *Store) CancelCluster(cluster string) int {
 	defer st.deliver()
 	return st.s.cancelCluster(cluster)
 }
 
 // Take returns the head pending item for a handler call that begins at now,
-// or false when no item is pending or MaxInFlight's slots are all held by
-// handler calls and background evictions. The item stays held until Done.
+// which holds it until Done; false when none is pending or MaxInFlight has
+// no slot.
 func (st *Store) Take(now time.Time) (Item, bool) {
-	if st.s.pending.Len() == 0 || (st.cfg.MaxInFlight > 0 && st.s.running+st.s.inFlight >= st.cfg.MaxInFlight) {
-		return Item{}, false
-	}
-	return st.s.take(now).item, true
+	return st.take("", true, now)
 }
 
-// PendingDomains returns the disruption domains (Config.DomainOf) that have
-// pending items, in the order of their head items: the order in which a
-// worker asks a pacer for a permit (ratelimit.Limiter.TakeDomainAt). Without
-// DomainOf it is [""] while an item is pending.
-func (st *Store) PendingDomains() []string { return st.s.pending.domains() }
+// PendingDomains returns the domains (Config.DomainOf, read now) with
+// pending items, by their head items: what a worker asks a pacer for
+// (ratelimit.Limiter.TakeDomainAt). Without DomainOf: [""], or none.
+func (st *Store) PendingDomains() []string { return st.s.domains() }
 
-// TakeFrom is Take for the head pending item of domain, for a handler call
-// that holds a permit for that domain: priority, then first-in-first-out,
-// within the domain. False when domain has no pending item or MaxInFlight
-// has no slot. Without DomainOf every item is in the domain "" (any domain
-// given takes the head item).
+// TakeFrom is Take for the head pending item of domain (each item's domain
+// read now), for a handler call holding a permit for it; a caller whose
+// permit finds none gives it back. Without DomainOf it is Take.
 func (st *Store) TakeFrom(domain string, now time.Time) (Item, bool) {
-	if !st.s.pending.has(domain) || (st.cfg.MaxInFlight > 0 && st.s.running+st.s.inFlight >= st.cfg.MaxInFlight) {
-		return Item{}, false
-	}
-	return st.s.takeFrom(domain, now).item, true
+	return st.take(domain, false, now)
 }
 
-// Done reports the result err of the handler call for it, which Take
-// returned, at now; the Handler documentation says what each result does.
-// It returns false, changing nothing, when it is not being handled.
+func (st *Store) take(domain string, any bool, now time.Time) (Item, bool) {
+	if st.cfg.MaxInFlight > 0 && st.s.running+st.s.inFlight >= st.cfg.MaxInFlight {
+		return Item{}, false
+	}
+	if e := st.s.take(domain, any, now); e != nil {
+		return e.item, true
+	}
+	return Item{}, false
+}
+
+// Done reports the result err of the handler call for it at now (see
+// Handler); false, changing nothing, when it is not being handled.
 func (st *Store) Done(it Item, err error, now time.Time) bool {
 	e := st.s.index.get(it.Cluster, it.Key)
 	if e == nil || e.state != stateRunning {
@@ -92,35 +84,33 @@ func (st *Store) Done(it Item, err error, now time.Time) bool {
 	return true
 }
 
-// Complete ends the background eviction of it, as Queue.Complete does.
+// Complete is Queue.Complete.
 func (st *Store) Complete(it Item) bool {
 	defer st.deliver()
 	return st.s.complete(it)
 }
 
-// Advance acts on every backoff and in-flight TTL that ends at or before
-// now: the item is pending again, or, when an expired eviction was out of
-// retries or its cluster was cancelled, it leaves.
+// Advance acts on every backoff and in-flight TTL ended by now.
 func (st *Store) Advance(now time.Time) {
 	defer st.deliver()
 	st.s.advance(now)
 }
 
-// NextDue returns when the earliest backoff or in-flight TTL ends, the next
-// time Advance has something to do; false when none is under way.
+// NextDue returns when the next backoff or in-flight TTL ends; false when
+// none is under way.
 func (st *Store) NextDue() (time.Time, bool) { return st.s.nextDue() }
 
-// Len returns the number of items waiting to be handled, as Queue.Len does.
+// Len is Queue.Len.
 func (st *Store) Len() int { return st.s.len() }
 
-// InFlight returns the number of background evictions awaiting Complete.
+// InFlight is Queue.InFlight.
 func (st *Store) InFlight() int { return st.s.inFlight }
 
-// Pending returns the waiting items in order, as Queue.Pending does.
+// Pending is Queue.Pending.
 func (st *Store) Pending() []Item { return st.s.waiting() }
 
-// deliver passes the recorded outcomes to OnOutcome, in order. One that
-// OnOutcome causes by calling the Store is delivered after those before it.
+// deliver passes the recorded outcomes to OnOutcome, in order, also those
+// OnOutcome causes by calling the Store.
 func (st *Store) deliver() {
 	for len(st.s.outbox) > 0 {
 		o := st.s.outbox[0]
@@ -129,11 +119,9 @@ func (st *Store) deliver() {
 	}
 }
 
-// store is the state Store and Queue share. It takes the time as a
-// parameter, starts no goroutine and takes no lock: Queue holds its lock
-// around every call, and its workers and scheduler (run.go) are the only
-// code that waits. Each method makes the Metrics calls and records the
-// Outcomes of the changes it makes, in order.
+// store is the state Store and Queue share: it takes the time, starts no
+// goroutine and takes no lock (Queue holds its own). Each method makes the
+// Metrics calls and records the Outcomes of its changes, in order.
 type store struct {
 	cfg     *Config
 	metrics Metrics
@@ -145,9 +133,8 @@ type store struct {
 	inFlight   int        // entries in stateInFlight
 	running    int        // entries in stateRunning
 	seq        uint64
-	// free recycles entries of items that left. Without it a queue
-	// allocates an entry per item and its Add+process overhead exceeds
-	// client-go's workqueue (BenchmarkAddProcess), DESIGN.md's bound.
+	// free recycles entries: without it Add+process costs more than
+	// client-go's workqueue (BenchmarkAddProcess).
 	free sync.Pool
 
 	outbox []Outcome // outcomes not yet passed to Config.OnOutcome
@@ -158,6 +145,7 @@ func (s *store) init(cfg *Config) {
 	s.cfg, s.metrics, s.delayed.byDue = cfg, cfg.Metrics, true
 	if cfg.DomainOf != nil {
 		s.pending.byDomain = make(map[string]*pendingQueue)
+		s.pending.domainOf = cfg.DomainOf
 	}
 	if s.metrics == nil {
 		s.metrics = nopMetrics{}
@@ -176,9 +164,9 @@ func (s *store) add(it Item, now time.Time) bool {
 	if e == nil {
 		e = new(entry)
 	}
-	e.item, e.seq, e.state, e.enqueued = it, s.seq, statePending, now
-	if s.cfg.DomainOf != nil {
-		e.domain = s.cfg.DomainOf(it.Cluster)
+	e.item, e.seq, e.state = it, s.seq, statePending
+	if !now.IsZero() { // zero without Metrics (Queue.latencyNow)
+		e.enqueued = now.UnixNano()
 	}
 	s.index.insert(ci, e)
 	s.pending.push(e)
@@ -194,8 +182,7 @@ func (s *store) cancelCluster(cluster string) int {
 		return 0
 	}
 	n := 0
-	for e, next := ci.head, (*entry)(nil); e != nil; e = next {
-		next = e.next
+	for _, e := range ci.keys {
 		switch e.state {
 		case statePending:
 			s.pending.remove(e)
@@ -217,22 +204,24 @@ func (s *store) cancelCluster(cluster string) int {
 	return n
 }
 
+// domains lists the domains with pending items, each cluster's read now
+// (see pendingSet.domains).
+func (s *store) domains() []string {
+	s.pending.refresh(&s.index)
+	return s.pending.domains()
+}
+
 // take hands the head pending item to a handler call, which holds it until
-// done. There must be a pending item.
-func (s *store) take(now time.Time) *entry {
-	return s.takeEntry(s.pending.pop(), now)
-}
-
-// takeFrom is take for the head pending item of domain, which must have
-// one.
-func (s *store) takeFrom(domain string, now time.Time) *entry {
-	if s.pending.byDomain == nil {
-		return s.take(now)
+// done: the head of domain, each cluster's domain read now, or of all
+// domains when any is set. It returns nil when there is none.
+func (s *store) take(domain string, any bool, now time.Time) *entry {
+	if !any {
+		s.pending.refresh(&s.index)
 	}
-	return s.takeEntry(s.pending.popFrom(domain), now)
-}
-
-func (s *store) takeEntry(e *entry, now time.Time) *entry {
+	e := s.pending.pop(domain, any)
+	if e == nil {
+		return nil
+	}
 	s.running++
 	e.state, e.due = stateRunning, now
 	e.calls++
@@ -240,14 +229,14 @@ func (s *store) takeEntry(e *entry, now time.Time) *entry {
 	return e
 }
 
-// done acts on the result err of the handler call for e, which take
-// returned. interrupted says that Run ended under the call, so a failure
-// says nothing about the item. It reports whether e now waits for the
-// store's earliest deadline, which a timer set for a later one must learn.
+// done acts on the result err of the handler call for e. interrupted: Run
+// ended under the call, so a failure says nothing. It reports whether e now
+// has the earliest deadline, which a timer set for a later one must learn.
 func (s *store) done(e *entry, err error, now time.Time, interrupted bool) (earliest bool) {
 	s.running--
-	latency := e.due.Sub(e.enqueued)
+	latency := e.due.Sub(time.Unix(0, e.enqueued))
 	result := ResultError
+	var deferred *RetryAfterError
 	switch {
 	case err == nil:
 		result = ResultSuccess
@@ -255,6 +244,9 @@ func (s *store) done(e *entry, err error, now time.Time, interrupted bool) (earl
 	case IsAbandoned(err):
 		result = ResultAbandoned
 		s.leave(e, Abandoned, err)
+	case errors.As(err, &deferred) && !e.cancelled && !e.completed:
+		result = ResultDeferred
+		earliest = s.backOff(e, err, now, min(max(deferred.After, s.cfg.BackoffBase), s.cfg.BackoffMax))
 	case errors.Is(err, ErrInProgress):
 		result = ResultSuccess
 		if e.completed {
@@ -294,8 +286,13 @@ func (s *store) fail(e *entry, err error, now time.Time) (earliest bool) {
 		s.leave(e, Failed, err)
 		return false
 	}
+	return s.backOff(e, err, now, s.cfg.backoff(int(e.failures)))
+}
+
+// backOff makes e wait d before its next attempt.
+func (s *store) backOff(e *entry, err error, now time.Time, d time.Duration) (earliest bool) {
 	e.state = stateBackingOff
-	e.due = now.Add(s.cfg.backoff(int(e.failures)))
+	e.due = now.Add(d)
 	earliest = s.delay(e)
 	s.backingOff++
 	s.metrics.Added(s.cfg.Name, e.item.Cluster, e.item.ResourceKind)
@@ -321,11 +318,10 @@ func (s *store) complete(it Item) bool {
 	return true
 }
 
-// advance acts on every deadline not after now: a backoff that ended makes
-// its entry pending; an in-flight TTL that passed frees the slot and counts
-// a failure: the entry is pending again at once (its eviction may be under
-// way, so there is nothing to back off from), or dropped as failed when out
-// of retries, or as cancelled when its cluster was cancelled.
+// advance acts on every deadline by now: a backoff ended makes its entry
+// pending; an in-flight TTL passed frees the slot and counts a failure: the
+// entry is pending again at once (no backoff: its eviction may be under
+// way), or dropped as failed, or as cancelled.
 func (s *store) advance(now time.Time) {
 	for {
 		e := s.delayed.peek()
@@ -341,6 +337,9 @@ func (s *store) advance(now time.Time) {
 			continue
 		}
 		s.setInFlight(s.inFlight - 1)
+		if em, ok := s.metrics.(ExpiryMetrics); ok {
+			em.InFlightExpired(s.cfg.Name)
+		}
 		s.note(e, Expired, ErrInFlightExpired)
 		if e.cancelled {
 			s.metrics.Cancelled(s.cfg.Name, 1)
@@ -407,8 +406,7 @@ func (s *store) delay(e *entry) bool {
 	return e.index == 0
 }
 
-// leave reports the item's last outcome and forgets it: it has left the
-// queue for good. e must not be used afterwards; it is recycled.
+// leave reports the item's last outcome and recycles e.
 func (s *store) leave(e *entry, kind OutcomeKind, err error) {
 	s.note(e, kind, err)
 	s.index.remove(e)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the kube-apiserver and etcd that the e2e module runs against, using
-# nothing but the Go module proxy: no release download site, no root, no apt.
+# Builds the binaries the e2e module runs, using nothing but the Go module
+# proxy: no release download site, no root, no apt.
 #
 # kube-apiserver: k8s.io/kubernetes cannot be fetched with `go install
 # ...@version` because its go.mod replaces every staging module (k8s.io/api,
@@ -12,24 +12,83 @@
 # one dependency graph. Debian's etcd-server package would need root and is
 # 3.4, older than what this Kubernetes release is tested with.
 #
-# K8S_VERSION may be overridden to try another release; the e2e module looks
-# for the version in its k8sVersion constant, so change both together.
+# karmada-scheduler: Karmada's go.mod has no replace directives, so a scratch
+# module that requires github.com/karmada-io/karmada at the release builds
+# cmd/scheduler at exactly the versions Karmada's release declares.
 #
-# Output: ${FAILOVER_E2E_CACHE:-$HOME/.cache/failover-e2e}/<k8s version>/
-# {kube-apiserver,etcd}. Both present: nothing is rebuilt. The script prints
-# the directory on its last line; the e2e tests look there.
+# K8S_VERSION and KARMADA_VERSION may be overridden to try another release;
+# the e2e module looks for the versions in its k8sVersion and karmadaVersion
+# constants, so change both together.
+#
+# Output, under ${FAILOVER_E2E_CACHE:-$HOME/.cache/failover-e2e}:
+# <k8s version>/{kube-apiserver,etcd} and
+# karmada-<karmada version>/karmada-scheduler. A binary already there is not
+# rebuilt, each set on its own. The script prints the Kubernetes directory on
+# its last line; the e2e tests look there.
 set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-v1.36.3}"
+KARMADA_VERSION="${KARMADA_VERSION:-v1.18.0}"
 if [[ -z "${FAILOVER_E2E_CACHE:-}" && -z "${HOME:-}" ]]; then
 	echo "e2e-binaries: neither FAILOVER_E2E_CACHE nor HOME is set: set FAILOVER_E2E_CACHE to the directory to build into" >&2
 	exit 1
 fi
 CACHE_ROOT="${FAILOVER_E2E_CACHE:-$HOME/.cache/failover-e2e}"
+REPO="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="$CACHE_ROOT/$K8S_VERSION"
+KARMADA_OUT="$CACHE_ROOT/karmada-$KARMADA_VERSION"
+
+# karmada_scheduler builds karmada-scheduler into $KARMADA_OUT unless it is
+# there: into a directory beside it, then renamed into place, so an
+# interrupted build never leaves a half binary the check would trust.
+karmada_scheduler() {
+	if [[ -x "$KARMADA_OUT/karmada-scheduler" ]]; then
+		echo "e2e-binaries: karmada-scheduler $KARMADA_VERSION already built" >&2
+		return
+	fi
+	mkdir -p "$KARMADA_OUT"
+	local gobin="$KARMADA_OUT/.gobin.partial"
+	rm -rf "$gobin"
+	# The checksum database may not know this Karmada release (it has no
+	# entry for it behind some proxies), so Karmada's module is checked
+	# against the hash the repository's karmada/go.sum records instead; every
+	# other module goes through the checksum database as usual.
+	local want got
+	want="$(awk -v v="$KARMADA_VERSION" '$1 == "github.com/karmada-io/karmada" && $2 == v { print $3 }' "$REPO/karmada/go.sum")"
+	if [[ -z "$want" ]]; then
+		echo "e2e-binaries: karmada/go.sum has no hash for github.com/karmada-io/karmada $KARMADA_VERSION" >&2
+		exit 1
+	fi
+	export GONOSUMDB="${GONOSUMDB:+$GONOSUMDB,}github.com/karmada-io/karmada"
+	got="$(go mod download -json "github.com/karmada-io/karmada@$KARMADA_VERSION" | sed -n 's/^[[:space:]]*"Sum": "\(.*\)",$/\1/p')"
+	if [[ "$got" != "$want" ]]; then
+		echo "e2e-binaries: github.com/karmada-io/karmada@$KARMADA_VERSION has hash ${got:-none}, karmada/go.sum records $want" >&2
+		exit 1
+	fi
+	# `go install ...@version` would also ask the proxy for the module's
+	# version list (to report a deprecation), which some proxies refuse; a
+	# scratch module requiring Karmada's release builds the same code at the
+	# versions Karmada's go.mod selects, and asks for nothing else.
+	local scratch
+	scratch="$(mktemp -d)"
+	printf 'module failover.local/karmada-scheduler\n\ngo %s\n\nrequire github.com/karmada-io/karmada %s\n' \
+		"$(go env GOVERSION | sed 's/^go//; s/^\([0-9]*\.[0-9]*\).*/\1/')" "$KARMADA_VERSION" >"$scratch/go.mod"
+	local pkg=github.com/karmada-io/karmada/pkg/version
+	echo "e2e-binaries: building karmada-scheduler $KARMADA_VERSION" >&2
+	(
+		cd "$scratch"
+		GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -o "$gobin/scheduler" \
+			-ldflags "-s -w -X $pkg.gitVersion=$KARMADA_VERSION -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z" \
+			github.com/karmada-io/karmada/cmd/scheduler
+	) || { rm -rf "$scratch"; exit 1; }
+	rm -rf "$scratch"
+	mv -f "$gobin/scheduler" "$KARMADA_OUT/karmada-scheduler"
+	rm -rf "$gobin"
+}
+karmada_scheduler
 
 if [[ -x "$OUT/kube-apiserver" && -x "$OUT/etcd" ]]; then
-	echo "e2e binaries already built" >&2
+	echo "e2e-binaries: kube-apiserver and etcd $K8S_VERSION already built" >&2
 	echo "$OUT"
 	exit 0
 fi

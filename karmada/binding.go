@@ -21,8 +21,9 @@ import (
 //
 // An aggregated status item without a health is Unknown, as Karmada's
 // graceful eviction controller counts it not healthy. A health other than
-// Healthy, Unhealthy or Unknown, an item without a cluster name, or two items
-// for one cluster are errors naming the field.
+// Healthy, Unhealthy or Unknown, an item without a cluster name, two items
+// for one cluster, or a task gracefulevict.Task.Validate rejects are errors
+// naming the field.
 func FromResourceBinding(rb *workv1alpha2.ResourceBinding) (gracefulevict.Binding, error) {
 	if rb == nil {
 		return gracefulevict.Binding{}, fmt.Errorf("karmada: resource binding is nil")
@@ -57,6 +58,9 @@ func fromBinding(generation int64, spec *workv1alpha2.ResourceBindingSpec, statu
 		b.Tasks = make([]gracefulevict.Task, len(spec.GracefulEvictionTasks))
 		for i := range spec.GracefulEvictionTasks {
 			b.Tasks[i] = fromTask(&spec.GracefulEvictionTasks[i])
+			if err := b.Tasks[i].Validate(); err != nil {
+				return gracefulevict.Binding{}, fmt.Errorf("spec.gracefulEvictionTasks[%d]: %w", i, err)
+			}
 		}
 	}
 	if status.AggregatedStatus != nil {

@@ -1,6 +1,7 @@
 package karmada_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -109,11 +110,47 @@ func TestFromResourceBindingRefusesInconsistentStatus(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rb := decode[workv1alpha2.ResourceBinding](t, evictedBinding)
 			tc.mutate(&rb.Status)
-			_, err := karmada.FromResourceBinding(rb)
+			b, err := karmada.FromResourceBinding(rb)
+			assert.Zero(t, b)
 			assert.EqualError(t, err, "karmada: resource binding default/nginx-deployment: "+tc.want)
 			crb := &workv1alpha2.ClusterResourceBinding{ObjectMeta: rb.ObjectMeta, Spec: rb.Spec, Status: rb.Status}
 			_, err = karmada.FromClusterResourceBinding(crb)
 			assert.EqualError(t, err, "karmada: cluster resource binding nginx-deployment: "+tc.want)
+		})
+	}
+}
+
+// A task gracefulevict's own validation rejects is refused, named by its
+// place in spec.gracefulEvictionTasks (issue #22's probe), with the zero
+// Binding.
+func TestFromResourceBindingRefusesInvalidTasks(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mutate func(*workv1alpha2.GracefulEvictionTask)
+		want   string
+	}{
+		{"no cluster", func(t *workv1alpha2.GracefulEvictionTask) { t.FromCluster = "" }, "gracefulevict: task.fromCluster is empty"},
+		{"an unknown purge mode", func(t *workv1alpha2.GracefulEvictionTask) { t.PurgeMode = "Eventually" },
+			`gracefulevict: task "member1": purgeMode: unknown value "Eventually"`},
+		{"a grace period below 1", func(t *workv1alpha2.GracefulEvictionTask) { t.GracePeriodSeconds = ptr.To[int32](0) },
+			`gracefulevict: task "member1": gracePeriodSeconds: 0: must be at least 1`},
+		{"a grace period with suppressDeletion", func(t *workv1alpha2.GracefulEvictionTask) {
+			t.GracePeriodSeconds, t.SuppressDeletion = ptr.To[int32](60), ptr.To(true)
+		}, `gracefulevict: task "member1": gracePeriodSeconds and suppressDeletion cannot both be set`},
+		{"negative replicas", func(t *workv1alpha2.GracefulEvictionTask) { t.Replicas = ptr.To[int32](-1) },
+			`gracefulevict: task "member1": replicas: -1: must not be negative`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rb := decode[workv1alpha2.ResourceBinding](t, evictedBinding)
+			rb.Spec.GracefulEvictionTasks = append(rb.Spec.GracefulEvictionTasks, workv1alpha2.GracefulEvictionTask{FromCluster: "member1", Reason: "TaintUntolerated"})
+			i := len(rb.Spec.GracefulEvictionTasks) - 1
+			tc.mutate(&rb.Spec.GracefulEvictionTasks[i])
+			b, err := karmada.FromResourceBinding(rb)
+			assert.Zero(t, b)
+			assert.ErrorContains(t, err, fmt.Sprintf("karmada: resource binding default/nginx-deployment: spec.gracefulEvictionTasks[%d]: %s", i, tc.want))
+			crb := &workv1alpha2.ClusterResourceBinding{ObjectMeta: rb.ObjectMeta, Spec: rb.Spec, Status: rb.Status}
+			_, err = karmada.FromClusterResourceBinding(crb)
+			assert.ErrorContains(t, err, fmt.Sprintf("karmada: cluster resource binding nginx-deployment: spec.gracefulEvictionTasks[%d]: %s", i, tc.want))
 		})
 	}
 }

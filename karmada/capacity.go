@@ -6,6 +6,7 @@ import (
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // MaxReplicas returns how many more replicas needing req a cluster with
@@ -21,7 +22,8 @@ import (
 // Karmada refines this with resource models (spec.resourceModels) when they
 // are reported, and may deduct workloads it has just assumed; MaxReplicas
 // does neither, so it may count more room than the scheduler finds, never
-// less.
+// less. A quantity too large for an int64 saturates instead of wrapping
+// around (Karmada's estimator wraps).
 func MaxReplicas(summary *clusterv1alpha1.ResourceSummary, req *workv1alpha2.ReplicaRequirements) int32 {
 	if summary == nil {
 		return 0
@@ -32,10 +34,11 @@ func MaxReplicas(summary *clusterv1alpha1.ResourceSummary, req *workv1alpha2.Rep
 	}
 	if req != nil {
 		for name, q := range req.ResourceRequest {
-			if q.Value() <= 0 {
+			milli := name == corev1.ResourceCPU
+			need := value(q, milli)
+			if need <= 0 {
 				continue
 			}
-			milli := name == corev1.ResourceCPU
 			if _, ok := summary.Allocatable[name]; !ok {
 				return 0
 			}
@@ -43,17 +46,14 @@ func MaxReplicas(summary *clusterv1alpha1.ResourceSummary, req *workv1alpha2.Rep
 			if avail <= 0 {
 				return 0
 			}
-			need := q.Value()
-			if milli {
-				need = q.MilliValue()
-			}
 			maxReplicas = min(maxReplicas, avail/need)
 		}
 	}
 	return int32(min(maxReplicas, math.MaxInt32))
 }
 
-// left is allocatable − allocated − allocating of one resource.
+// left is allocatable − allocated − allocating of one resource, in
+// millicores for CPU.
 func left(s *clusterv1alpha1.ResourceSummary, name corev1.ResourceName, milli bool) int64 {
 	a := s.Allocatable[name]
 	a = a.DeepCopy()
@@ -63,10 +63,35 @@ func left(s *clusterv1alpha1.ResourceSummary, name corev1.ResourceName, milli bo
 	if q, ok := s.Allocating[name]; ok {
 		a.Sub(q)
 	}
+	return value(a, milli)
+}
+
+// The bounds past which a quantity's int64 value (or milli value) would
+// wrap around.
+var (
+	maxValue      = *resource.NewQuantity(math.MaxInt64, resource.DecimalSI)
+	minValue      = *resource.NewQuantity(math.MinInt64, resource.DecimalSI)
+	maxMilliValue = *resource.NewMilliQuantity(math.MaxInt64, resource.DecimalSI)
+	minMilliValue = *resource.NewMilliQuantity(math.MinInt64, resource.DecimalSI)
+)
+
+// value is q's value rounded up, in millis with milli, saturated at the
+// int64 bounds where Quantity.Value would wrap around (1e19 pods would read
+// as 0).
+func value(q resource.Quantity, milli bool) int64 {
+	hi, lo := maxValue, minValue
 	if milli {
-		return a.MilliValue()
+		hi, lo = maxMilliValue, minMilliValue
 	}
-	return a.Value()
+	switch {
+	case q.Cmp(hi) >= 0:
+		return math.MaxInt64
+	case q.Cmp(lo) <= 0:
+		return math.MinInt64
+	case milli:
+		return q.MilliValue()
+	}
+	return q.Value()
 }
 
 // Capacity returns a capacity function for prescheduling.WithCapacity: the

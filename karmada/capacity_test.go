@@ -44,6 +44,15 @@ func TestMaxReplicas(t *testing.T) {
 		{name: "no summary yet: no room, as Karmada's estimator says", summary: nil, req: list("cpu", "1"), want: 0},
 		{name: "pods over-allocated: no room", summary: &clusterv1alpha1.ResourceSummary{
 			Allocatable: list("pods", "10"), Allocated: list("pods", "12")}, nilReq: true, want: 0},
+		// Quantities past an int64 saturate instead of wrapping around
+		// (issue #22's probe: 1e19 pods read as 0).
+		{name: "huge pods saturate", summary: &clusterv1alpha1.ResourceSummary{
+			Allocatable: list("pods", "1e19")}, nilReq: true, want: 2147483647},
+		{name: "huge CPU in millicores saturates", summary: &clusterv1alpha1.ResourceSummary{
+			Allocatable: list("pods", "100", "cpu", "1e17")}, req: list("cpu", "1"), want: 100},
+		{name: "a huge request leaves no room", summary: summary, req: list("memory", "1e19"), want: 0},
+		{name: "huge allocated leaves no room", summary: &clusterv1alpha1.ResourceSummary{
+			Allocatable: list("pods", "100", "cpu", "8"), Allocated: list("cpu", "1e19")}, req: list("cpu", "1"), want: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var req *workv1alpha2.ReplicaRequirements

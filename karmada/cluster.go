@@ -85,13 +85,19 @@ func FromUnstructuredCluster(u *unstructured.Unstructured) (failover.Cluster, er
 // ApplyUnstructuredTaints is ApplyClusterTaints for a Cluster read through a
 // dynamic client. Only spec.taints is replaced, so an update sends back every
 // other field exactly as the server returned it, those that Karmada v1.18
-// does not define included.
+// does not define included. An object without content (a nil Object) is an
+// error; a spec that is not an object is an error naming it.
 func ApplyUnstructuredTaints(u *unstructured.Unstructured, taints []corev1.Taint) error {
-	if u == nil {
+	if u == nil || u.Object == nil {
 		return fmt.Errorf("karmada: cluster is nil")
 	}
 	if err := validateTaints(taints); err != nil {
 		return fmt.Errorf("karmada: cluster %q: %w", u.GetName(), err)
+	}
+	if spec, ok := u.Object["spec"].(map[string]any); ok && spec == nil {
+		// A spec decoded as a nil map reads as an empty one; writing into
+		// it would panic.
+		u.Object["spec"] = map[string]any{}
 	}
 	if len(taints) == 0 {
 		unstructured.RemoveNestedField(u.Object, "spec", "taints")
@@ -105,7 +111,10 @@ func ApplyUnstructuredTaints(u *unstructured.Unstructured, taints []corev1.Taint
 		}
 		list = append(list, m)
 	}
-	return unstructured.SetNestedSlice(u.Object, list, "spec", "taints")
+	if err := unstructured.SetNestedSlice(u.Object, list, "spec", "taints"); err != nil {
+		return fmt.Errorf("karmada: cluster %q: spec.taints: %w", u.GetName(), err)
+	}
+	return nil
 }
 
 // validateTaints refuses a taint the library cannot interpret.

@@ -227,3 +227,24 @@ func TestUnstructuredCluster(t *testing.T) {
 	_, err = karmada.FromUnstructuredCluster(u)
 	assert.ErrorContains(t, err, `karmada: cluster "member1"`, "a field of the wrong type is an error, not a panic")
 }
+
+// Objects with nil maps where a dynamic client would have decoded empty
+// ones: a clear error or the write, never a panic (issue #22's probe).
+func TestApplyUnstructuredTaintsNilMaps(t *testing.T) {
+	taints := []corev1.Taint{{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoSchedule}}
+	assert.EqualError(t, karmada.ApplyUnstructuredTaints(&unstructured.Unstructured{}, taints), "karmada: cluster is nil")
+	assert.EqualError(t, karmada.ApplyUnstructuredTaints(&unstructured.Unstructured{}, nil), "karmada: cluster is nil")
+
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster", "metadata": map[string]any{"name": "m1"}, "spec": map[string]any(nil)}}
+	require.NoError(t, karmada.ApplyUnstructuredTaints(u, taints))
+	got, err := karmada.FromUnstructuredCluster(u)
+	require.NoError(t, err)
+	assert.Equal(t, taints, got.Taints)
+
+	u.Object["spec"] = map[string]any(nil)
+	require.NoError(t, karmada.ApplyUnstructuredTaints(u, nil), "no taints to remove from a nil spec")
+
+	u.Object["spec"] = "not an object"
+	assert.ErrorContains(t, karmada.ApplyUnstructuredTaints(u, taints), `karmada: cluster "m1": spec.taints: value cannot be set because .spec is not a map`)
+}

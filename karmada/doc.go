@@ -19,6 +19,11 @@
 //     result, graceful eviction tasks, aggregated health), and
 //     [PreschedulingRequest] for the pre-scheduling check.
 //
+// Beside the pre-scheduling check, [Ledger] holds the room approved
+// evictions will take until the clusters' resource summaries show their
+// replicas placed (Karmada issue 6518): a run of checks against summaries
+// that lag behind then approves at most what the clusters can take.
+//
 // What Karmada v1.18's taint manager reads and writes when it evicts:
 // [AppliedTolerations] (the tolerations of the applied placement),
 // [EvictionPurgeMode] (the task's purge mode) and [PreservedLabelState]

@@ -149,8 +149,12 @@ func FromClusterFailoverBehavior(c *policyv1alpha1.ClusterFailoverBehavior) (*fa
 
 // PreschedulingRequest builds the pre-scheduling question for evicting a
 // binding from the evicting clusters: spec.placement (by [FromPlacement],
-// whose errors it returns, a [*LossError] with the rest of the request) and
-// spec.clusters as the schedule result.
+// whose errors it returns, a [*LossError] with the rest of the request),
+// spec.clusters as the schedule result, spec.resource.uid, and the clusters
+// of spec.gracefulEvictionTasks added to Evicting (the scheduler never
+// places the workload back on them). The term the scheduler last used is in
+// the status: set ObservedAffinityName from
+// status.schedulerObservedAffinityName.
 func PreschedulingRequest(spec *workv1alpha2.ResourceBindingSpec, evicting ...string) (prescheduling.Request, error) {
 	if spec == nil {
 		return prescheduling.Request{}, fmt.Errorf("karmada: binding spec is nil")
@@ -159,9 +163,16 @@ func PreschedulingRequest(spec *workv1alpha2.ResourceBindingSpec, evicting ...st
 	if err != nil && !isLoss(err) {
 		return prescheduling.Request{}, err
 	}
-	return prescheduling.Request{
-		Placement: p,
-		Scheduled: fromTargets(spec.Clusters),
-		Evicting:  slices.Clone(evicting),
-	}, err
+	out := prescheduling.Request{
+		Placement:   p,
+		Scheduled:   fromTargets(spec.Clusters),
+		Evicting:    slices.Clone(evicting),
+		ResourceUID: string(spec.Resource.UID),
+	}
+	for _, t := range spec.GracefulEvictionTasks {
+		if !slices.Contains(out.Evicting, t.FromCluster) {
+			out.Evicting = append(out.Evicting, t.FromCluster)
+		}
+	}
+	return out, err
 }

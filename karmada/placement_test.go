@@ -230,8 +230,11 @@ func TestFromClusterFailoverBehavior(t *testing.T) {
 	assert.Equal(t, &failover.ClusterFailoverBehavior{PurgeMode: failover.PurgeModeGracefully}, got)
 }
 
-// The Divided example end to end: member1 fails; its one replica can go to
-// member2 only if member2 has room for it, which its resource summary says.
+// The Divided example end to end: member1 fails; its one replica goes to
+// member2. The document's static weights give member2 all three replicas
+// whatever its room, and Reason says when it has none; an Aggregated
+// division moves the replica only if member2 has room, which its resource
+// summary says.
 func TestDividedPlacementWithCapacity(t *testing.T) {
 	pp := decode[policyv1alpha1.PropagationPolicy](t, dividedPolicy)
 	spec := &workv1alpha2.ResourceBindingSpec{
@@ -240,17 +243,27 @@ func TestDividedPlacementWithCapacity(t *testing.T) {
 		ReplicaRequirements: &workv1alpha2.ReplicaRequirements{ResourceRequest: list("cpu", "1")},
 		Clusters:            []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 1}, {Name: "member2", Replicas: 2}},
 	}
-	req, err := karmada.PreschedulingRequest(spec, "member1")
-	require.NoError(t, err)
-
 	member := func(name, cpuLeft string) clusterv1alpha1.Cluster {
 		return clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: clusterv1alpha1.ClusterStatus{
 			ResourceSummary: &clusterv1alpha1.ResourceSummary{Allocatable: list("cpu", cpuLeft, "pods", "110")}}}
 	}
+	aggregated := pp.Spec.Placement.DeepCopy()
+	aggregated.ReplicaScheduling = &policyv1alpha1.ReplicaSchedulingStrategy{
+		ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided, ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceAggregated}
 	for _, tc := range []struct {
-		cpuLeft  string
-		feasible bool
-	}{{"4", true}, {"500m", false}} {
+		placement *policyv1alpha1.Placement
+		cpuLeft   string
+		feasible  bool
+		reason    string
+	}{
+		{&pp.Spec.Placement, "4", true, "feasible: member2 can take the 1 replica evicted from member1"},
+		{&pp.Spec.Placement, "500m", true, "member2 (room for 0) may get more replicas than it has room for, which would wait pending"},
+		{aggregated, "4", true, "feasible: member2 can take the 1 replica evicted from member1"},
+		{aggregated, "500m", false, "the eligible clusters (member2) have spare capacity for 0 of the 1 replica evicted from member1"},
+	} {
+		spec.Placement = tc.placement
+		req, err := karmada.PreschedulingRequest(spec, "member1")
+		require.NoError(t, err)
 		clusters := []clusterv1alpha1.Cluster{member("member1", "4"), member("member2", tc.cpuLeft)}
 		var fleet []failover.Cluster
 		for i := range clusters {
@@ -262,25 +275,34 @@ func TestDividedPlacementWithCapacity(t *testing.T) {
 		require.NoError(t, err)
 		res := checker.Check(req, fleet)
 		assert.Equal(t, tc.feasible, res.Feasible, "member2 with %s CPU left: %s", tc.cpuLeft, res.Reason)
+		assert.Contains(t, res.Reason, tc.reason)
 	}
 }
 
-func TestPreschedulingRequestPassesLossesOn(t *testing.T) {
+// The scheduler never places a workload back on a cluster of one of its
+// open graceful eviction tasks, and breaks a tie of its weighted division
+// by the resource's UID: the request carries both.
+func TestPreschedulingRequestCarriesTasksAndUID(t *testing.T) {
 	spec := &workv1alpha2.ResourceBindingSpec{
-		Placement: &policyv1alpha1.Placement{WorkloadAffinity: &policyv1alpha1.WorkloadAffinity{
-			Affinity: &policyv1alpha1.WorkloadAffinityTerm{GroupByLabelKey: "app.group"}}},
-		Clusters: []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}},
+		Resource:              workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: "web", UID: "2f0c"},
+		Placement:             &policyv1alpha1.Placement{},
+		Clusters:              []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}, {Name: "member2", Replicas: 1}},
+		GracefulEvictionTasks: []workv1alpha2.GracefulEvictionTask{{FromCluster: "member3"}, {FromCluster: "member1"}},
 	}
 	req, err := karmada.PreschedulingRequest(spec, "member1")
-	var le *karmada.LossError
-	require.ErrorAs(t, err, &le)
-	assert.Equal(t, "placement.workloadAffinity", le.Losses[0].Field)
-	assert.Equal(t, prescheduling.Request{Scheduled: []failover.TargetCluster{{Name: "member1", Replicas: 2}}, Evicting: []string{"member1"}}, req,
-		"the rest of the request, for a caller that accepts the loss")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"member1", "member3"}, req.Evicting, "member1 once, then the task's member3")
+	assert.Equal(t, "2f0c", req.ResourceUID)
 
-	spec.Placement = &policyv1alpha1.Placement{SpreadConstraints: []policyv1alpha1.SpreadConstraint{{SpreadByField: "rack"}}}
-	req, err = karmada.PreschedulingRequest(spec, "member1")
-	require.Error(t, err)
-	assert.False(t, errors.As(err, new(*karmada.LossError)))
-	assert.Equal(t, prescheduling.Request{}, req, "a malformed placement gives no request")
+	fleet := []failover.Cluster{{Name: "member1"}, {Name: "member2"}, {Name: "member3"}}
+	res := mustCheck(t, req, fleet)
+	assert.False(t, res.Feasible, "member3 is the only cluster left, and the scheduler keeps out of it: %s", res.Reason)
+	assert.Contains(t, res.Reason, "member1 and member3 are being evicted from")
+}
+
+func mustCheck(t *testing.T, req prescheduling.Request, fleet []failover.Cluster) prescheduling.Result {
+	t.Helper()
+	checker, err := prescheduling.NewChecker()
+	require.NoError(t, err)
+	return checker.Check(req, fleet)
 }

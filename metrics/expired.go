@@ -8,14 +8,8 @@ package metrics
 // binding, and a steady stream of them means whatever confirms evictions
 // (the caller's Complete) has stopped.
 //
-// evictionqueue.Metrics has no method for expiries; the queue reports them
-// as Expired outcomes. Pass them on from Config.OnOutcome:
-//
-//	OnOutcome: func(o evictionqueue.Outcome) {
-//		if o.Kind == evictionqueue.Expired {
-//			m.InFlightExpired(o.Queue)
-//		}
-//	},
+// A queue whose Config.Metrics is a *Metrics calls it itself at each expiry
+// (it is evictionqueue.ExpiryMetrics).
 func (m *Metrics) InFlightExpired(queue string) {
 	if m == nil {
 		return

@@ -32,8 +32,8 @@ func TestInFlightCreatesTheExpiryCounterAtZero(t *testing.T) {
 	assert.NotPanics(t, func() { none.InFlightExpired("rb") })
 }
 
-// Wired as InFlightExpired's doc says, the counter counts each background
-// eviction the queue gave up waiting for, and nothing else.
+// A queue given the Metrics counts each background eviction it gave up
+// waiting for, and nothing else, with no wiring by the caller.
 func TestInFlightExpiredCountsTheQueuesExpiries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, reg := newMetrics(t)
@@ -43,11 +43,6 @@ func TestInFlightExpiredCountsTheQueuesExpiries(t *testing.T) {
 			Metrics:     m,
 			InFlightTTL: ttl,
 			MaxRetries:  1,
-			OnOutcome: func(o evictionqueue.Outcome) {
-				if o.Kind == evictionqueue.Expired {
-					m.InFlightExpired(o.Queue)
-				}
-			},
 		}, func(context.Context, evictionqueue.Item) error { return evictionqueue.ErrInProgress })
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())

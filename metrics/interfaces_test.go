@@ -17,9 +17,10 @@ import (
 var testEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 var (
-	_ ratelimit.Metrics       = (*metrics.Metrics)(nil)
-	_ ratelimit.DomainMetrics = (*metrics.Metrics)(nil)
-	_ evictionqueue.Metrics   = (*metrics.Metrics)(nil)
+	_ ratelimit.Metrics           = (*metrics.Metrics)(nil)
+	_ ratelimit.DomainMetrics     = (*metrics.Metrics)(nil)
+	_ evictionqueue.Metrics       = (*metrics.Metrics)(nil)
+	_ evictionqueue.ExpiryMetrics = (*metrics.Metrics)(nil)
 )
 
 // The wiring a controller does: one Metrics given to a Limiter reports the

@@ -245,6 +245,23 @@ func TestWithKarmadaNamesRefusals(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "metrics: registering eviction_processing_total with Karmada v1.18's labels and help")
 	})
+	t.Run("the same label names in another order", func(t *testing.T) {
+		// The registry takes it for the same series (AlreadyRegisteredError),
+		// but writing by position would put each cluster under
+		// resource_kind and each kind under member_cluster.
+		reg := prometheus.NewRegistry()
+		swapped := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "eviction_kind_total",
+			Help: "Number of resources in the eviction queue by resource kind",
+		}, []string{"resource_kind", "member_cluster"})
+		reg.MustRegister(swapped)
+		m, err := metrics.New(reg, metrics.WithKarmadaNames())
+		require.Error(t, err)
+		assert.Nil(t, m)
+		assert.Contains(t, err.Error(), "metrics: eviction_kind_total is already registered as")
+		assert.Regexp(t, `registered as .*resource_kind.*member_cluster.*, not as Karmada v1.18 registers it`, err.Error())
+		assert.Contains(t, err.Error(), "cannot adopt it")
+	})
 	t.Run("an identical series of another type", func(t *testing.T) {
 		reg := prometheus.NewRegistry()
 		// Same descriptor as Karmada's GaugeVec, but a custom collector.

@@ -3,6 +3,7 @@ package metrics
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -185,7 +186,7 @@ func (m *Metrics) librarySeries(ns string, buckets []float64) []series {
 	}, []string{labelQueue})
 	m.processed = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: ns, Name: "eviction_processing_total",
-		Help: "Number of eviction processing attempts by result (success, error, abandoned).",
+		Help: "Number of eviction processing attempts by result (success, error, abandoned, deferred).",
 	}, []string{labelQueue, labelResult})
 	return []series{
 		{name: "eviction_total", Collector: queueGauges{m}},
@@ -258,15 +259,36 @@ func (m *Metrics) karmadaSeries(buckets []float64) []series {
 }
 
 // adoptAs makes *dst the collector already registered under name, which must
-// be of the type Karmada uses for it.
+// be of the type Karmada uses for it and describe the same series as *dst,
+// label names in the same order. The registry calls two series the same
+// whatever the order of their label names, but values are written by
+// position: adopting {resource_kind, member_cluster} for {member_cluster,
+// resource_kind} would write every value under the other label.
 func adoptAs[T prometheus.Collector](existing prometheus.Collector, dst *T, name string) error {
 	c, ok := existing.(T)
 	if !ok {
 		return fmt.Errorf("metrics: %s is already registered as a %T, not the %T Karmada registers; cannot adopt it",
 			name, existing, *dst)
 	}
+	if have, want := describe(c), describe(*dst); have != want {
+		return fmt.Errorf("metrics: %s is already registered as %s, not as Karmada v1.18 registers it (%s); cannot adopt it",
+			name, have, want)
+	}
 	*dst = c
 	return nil
+}
+
+// describe is c's descriptors as text: name, help and label names in order.
+// c is one of the vectors Karmada registers, each of one descriptor.
+func describe(c prometheus.Collector) string {
+	ch := make(chan *prometheus.Desc, 4)
+	c.Describe(ch)
+	close(ch)
+	var s []string
+	for d := range ch {
+		s = append(s, d.String())
+	}
+	return strings.Join(s, "; ")
 }
 
 // series is one collector New registers.

@@ -67,7 +67,7 @@ eviction_processing_latency_seconds_bucket{queue_name="resource-binding",le="10"
 eviction_processing_latency_seconds_bucket{queue_name="resource-binding",le="+Inf"} 1
 eviction_processing_latency_seconds_sum{queue_name="resource-binding"} 2
 eviction_processing_latency_seconds_count{queue_name="resource-binding"} 1
-# HELP eviction_processing_total Number of eviction processing attempts by result (success, error, abandoned).
+# HELP eviction_processing_total Number of eviction processing attempts by result (success, error, abandoned, deferred).
 # TYPE eviction_processing_total counter
 eviction_processing_total{queue_name="resource-binding",result="success"} 1
 # HELP eviction_rate Evictions per second the fleet-wide rate limiter allows now; 0 while paused.

@@ -87,7 +87,7 @@ func (m *Metrics) Removed(queue, cluster, kind string) {
 // eviction_processing_total{queue, result} goes up by one and latency, the
 // time since the item was first enqueued, is observed in
 // eviction_processing_latency_seconds{queue}. result is "success", "error" or
-// "abandoned" as the queue reports it. A negative latency (a clock stepped
+// "abandoned" or "deferred" as the queue reports it. A negative latency (a clock stepped
 // back) is observed as 0.
 func (m *Metrics) Processed(queue, result string, latency time.Duration) {
 	if m == nil {

@@ -113,8 +113,8 @@ func Dashboard(n Names) ([]byte, error) {
 			query(q.latency(0.9), "p90 {{"+n.Queue+"}}"),
 			query(q.latency(0.99), "p99 {{"+n.Queue+"}}")).
 			Span(12)).
-		WithPanel(timeseriesPanel("Outcomes", "Processing attempts by result (success, error, abandoned: no "+
-			"target), items cancelled because their cluster recovered, background evictions expired "+
+		WithPanel(timeseriesPanel("Outcomes", "Processing attempts by result (success, error, abandoned: no target, deferred: "+
+			"waiting for room), items cancelled because their cluster recovered, background evictions expired "+
 			"unconfirmed.", "suffix:/s",
 			query(`sum by (`+n.Queue+`, result) (rate(`+n.Processed+`{`+jobSel+`}[$__rate_interval]))`,
 				"{{"+n.Queue+"}} {{result}}"),

@@ -73,6 +73,9 @@ func BenchmarkCheck(b *testing.B) {
 		{"Divided/5000", func() Request {
 			r := benchRequest()
 			r.Placement.ReplicaScheduling = &ReplicaSchedulingStrategy{ReplicaSchedulingType: ReplicaSchedulingTypeDivided}
+			// Weighted evenly, the faulty clusters it tolerates would get
+			// replicas too.
+			r.Placement.ClusterTolerations = nil
 			r.Scheduled = []failover.TargetCluster{{Name: "member-00003", Replicas: 4}, {Name: "member-00013", Replicas: 4}}
 			return r
 		}},

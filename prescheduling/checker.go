@@ -3,6 +3,8 @@ package prescheduling
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/failoverkit/failover"
 )
@@ -18,7 +20,19 @@ type Request struct {
 	// those in Scheduled have a copy to replace; every one of them is ruled
 	// out as a target. When none is in Scheduled there is nothing to evict
 	// and the answer is infeasible, so that a queue abandons the item.
+	// Clusters of graceful eviction tasks still open belong here too: the
+	// scheduler never places the workload back on them.
 	Evicting []string
+	// ObservedAffinityName is the clusterAffinities term the scheduler last
+	// scheduled the workload with (a binding's
+	// status.schedulerObservedAffinityName). The scheduler tries that term
+	// and the ones after it, never one before; empty, or a name no term
+	// has, means from the first.
+	ObservedAffinityName string
+	// ResourceUID is the workload's UID (a binding's spec.resource.uid).
+	// When Karmada's scheduler divides replicas by weight, a tie between
+	// two clusters falls by it; empty, the check allows for either fall.
+	ResourceUID string
 }
 
 // Result is the answer to a Request.
@@ -32,18 +46,29 @@ type Result struct {
 	// label): Feasible, or why not. Its values are stable; Reason's words
 	// are not.
 	Code Code
-	// Candidates are the eligible target clusters, sorted by name: for
-	// Duplicated the clusters that do not run the workload yet, for Divided
-	// every cluster that may take the evicted replicas (those it already
-	// runs on included). With clusterAffinities they are those of the
-	// feasible term, or of the first term when none is.
+	// Candidates are the eligible target clusters, sorted by name: those
+	// the scheduler may use that are not faulty; for Duplicated only those
+	// that do not run the workload yet. With clusterAffinities they are
+	// those of the term the answer is about, or of the first term tried when
+	// none schedules.
 	Candidates []string
+	// Moves, when Feasible, are where the scheduler puts what the eviction
+	// removes: each cluster that gains replicas, by name, with the most it
+	// may gain (a new Duplicated copy gains them all; which clusters a
+	// weighted division favours may hang on the workload's UID). A caller
+	// that counts room taken by evictions in flight reserves these; see
+	// karmada.Ledger. A workload without replicas moves none.
+	Moves []failover.TargetCluster
 	// AffinityName is the first clusterAffinities term that is feasible;
 	// empty without clusterAffinities or when none is.
 	AffinityName string
 	// Err is non-nil when the request or placement is invalid; Reason is
 	// then its message and Feasible is false.
 	Err error
+	// RetryAfter, with Code AwaitingCapacity, is how long until the room
+	// held for evictions in flight is released at the latest; zero
+	// otherwise.
+	RetryAfter time.Duration
 }
 
 // Code is a Result's machine-readable answer. The values are CamelCase so
@@ -68,6 +93,12 @@ const (
 	// InvalidRequest: the request or its placement is invalid; Result.Err
 	// says how.
 	InvalidRequest Code = "InvalidRequest"
+	// AwaitingCapacity: the scheduler would place the workload where
+	// evictions already approved, and not yet placed, will take the room
+	// (see karmada.Ledger). Unlike the other codes, it is worth retrying:
+	// Result.RetryAfter says when the room held for them is released at the
+	// latest. The Checker itself never answers it.
+	AwaitingCapacity Code = "AwaitingCapacity"
 )
 
 // Checker runs pre-scheduling checks. Its zero value and nil are usable and
@@ -80,14 +111,19 @@ type Checker struct {
 // take, which NewChecker reports.
 type Option func(*Checker) error
 
-// WithCapacity lets Divided checks count spare capacity: f returns how many
-// more replicas of the workload cluster can take, and whether that is known.
-// A Divided eviction is then feasible only when the known spare capacity of
-// the eligible clusters the scheduler may use (at most a cluster spread
-// constraint's MaxGroups in all) covers the evicted replicas, or when one of
-// them has an unknown capacity: unknown is assumed sufficient (not zero), and
-// Reason says so. f must be safe for concurrent use if Check is called
-// concurrently. A nil f is an error.
+// WithCapacity gives the check the room the scheduler's estimator sees: f
+// returns how many more replicas of the workload cluster can take (for
+// Karmada, karmada.Capacity over the clusters' resource summaries, as its
+// general estimator counts), and whether that is known. The scheduler orders
+// and selects clusters by that room, and an Aggregated or dynamically
+// weighted division places replicas only where they fit; the check follows
+// it. A static weight division shares whatever the room; the check then
+// answers as the scheduler places, and Reason names the clusters that may
+// get more than they have room for. A capacity that is not known is taken
+// as the workload's replicas, which is what the scheduler assumes when no
+// estimator answers, and a feasible Reason says so; without WithCapacity,
+// every capacity is unknown. f must be safe for concurrent use if Check is
+// called concurrently. A nil f is an error.
 func WithCapacity(f func(cluster string) (replicas int32, known bool)) Option {
 	return func(c *Checker) error {
 		if f == nil {
@@ -115,49 +151,41 @@ func NewChecker(opts ...Option) (*Checker, error) {
 	return c, nil
 }
 
-// Check decides whether req can be carried out on fleet.
+// Check decides whether req can be carried out on fleet: whether Karmada
+// v1.18's scheduler, rescheduling the binding as the eviction leaves it,
+// places what the eviction removes, on clusters the library accepts as
+// targets.
 //
-// A cluster is eligible when it is not being evicted from, not faulty
-// (failover.IsFaulty), tolerates its NoSchedule taints (Kubernetes toleration
-// matching), has a value for every spread constraint's field or label (as
-// Karmada's scheduler requires; by zone, a cluster's zones are its Zones, else
-// its Zone) and matches the affinity.
+// The check follows the scheduler step by step (the package doc lists what
+// it reads and where it refuses what the scheduler would do). Its filters:
+// a cluster in Evicting is out; a cluster that keeps the workload passes
+// whatever its taints, any other must tolerate its NoSchedule and NoExecute
+// taints (Kubernetes toleration matching); every cluster must match the
+// affinity term and have the provider, region or zone a spread constraint
+// groups by (by zone, its Zones, else its Zone). Then its order: the
+// clusters that keep the workload first, then those with the most room (the
+// capacity function, see WithCapacity), then by name; its selection by the
+// region and cluster spread constraints (the fewest regions that hold the
+// cluster constraint's minGroups, the best cluster of each, then the best of
+// the rest up to its maxGroups; by cluster alone, the first maxGroups,
+// swapped for clusters with more room while a Divided workload's replicas
+// do not fit); and its division (every selected cluster for Duplicated;
+// for Divided, the replicas of the clusters it keeps stay and the rest go by
+// room, or all by the static weights).
 //
-// Duplicated (also a nil ReplicaScheduling): feasible when some set of
-// eligible clusters not already running the workload, at least one per
-// evicted copy, added to the remaining clusters makes every spread
-// constraint hold at once: between MinGroups and MaxGroups (0: no maximum)
-// groups by cluster, region, zone, provider or label, all counted over that
-// one schedule. That is how Karmada v1.18's scheduler selects: regions first,
-// then clusters within the chosen regions, so a region constraint [1,1] with a
-// cluster constraint [4,4] needs one region with 4 clusters. A cluster that
-// spans zones counts in each of them.
+// Feasible: for Duplicated (also a nil ReplicaScheduling), the new schedule
+// runs the workload on as many clusters as before, not counting a faulty
+// cluster it adds; for Divided, every replica is placed, none on a faulty
+// cluster the workload does not run on yet. The replicas are read from
+// Scheduled: every copy's for Duplicated, their sum for Divided.
 //
-// Divided: feasible when some eligible cluster can take the evicted replicas;
-// a cluster the workload already runs on counts, and a Weighted division with
-// a static weight list allows only the clusters it weighs (and, as in
-// Karmada, ignores the spread constraints). The spread constraints hold at
-// once as for Duplicated, a new cluster being needed only when none the
-// workload runs on is eligible. With WithCapacity, the spare capacity of the
-// clusters the scheduler may use must cover the evicted replicas: those the
-// workload keeps plus, when a cluster constraint's MaxGroups caps the
-// schedule, only as many added clusters as it allows, those with the most
-// spare capacity first (see WithCapacity).
-//
-// The check is exact for the number of clusters together with one other kind
-// of group (what Karmada's scheduler enforces). Where it cannot tell — several
-// kinds of group besides clusters, clusters that span zones, the spare
-// capacity of the groups the scheduler will pick by its own scores — it
-// answers infeasible only when no choice can work, and a feasible Reason says
-// what it could not check.
-//
-// With clusterAffinities, each term is tried in order and the first feasible
-// one is reported. An empty fleet, or no eligible cluster, is infeasible.
-// Clusters the fleet does not list cannot be targets; remaining clusters the
-// fleet does not list keep their copies and count as groups only when
-// spreading by cluster. Cluster names in fleet must be unique, as in any
-// cluster lister: each entry is judged on its own, and a name that comes out
-// as a candidate twice is reported as invalid input.
+// With clusterAffinities, the terms are tried from ObservedAffinityName on,
+// as the scheduler does: the next term only when the scheduler could not
+// schedule under one at all. An empty fleet, or no eligible cluster, is
+// infeasible. Clusters the fleet does not list cannot be targets, and the
+// scheduler drops the copies of those that keep the workload. Cluster names
+// in fleet must be unique, as in any cluster lister; a name listed twice
+// among the clusters the scheduler may use is reported as invalid input.
 func (c *Checker) Check(req Request, fleet []failover.Cluster) Result {
 	if err := validateRequest(&req); err != nil {
 		return invalid(err)
@@ -177,28 +205,29 @@ func (c *Checker) Check(req Request, fleet []failover.Cluster) Result {
 	if err := s.run(fleet); err != nil {
 		return invalid(err)
 	}
+	start := 0
+	if n := req.ObservedAffinityName; n != "" {
+		start = max(slices.IndexFunc(p.terms, func(t term) bool { return t.name == n }), 0)
+	}
 	var first Result
-	for i := range p.terms {
-		var r Result
-		if p.duplicated {
-			r = s.duplicated(i)
-		} else {
-			r = s.divided(i, c)
-		}
+	for i := start; i < len(p.terms); i++ {
+		r, scheduled := s.decide(i, c)
 		if r.Err != nil {
 			return r
 		}
-		if r.Feasible {
-			r.AffinityName = p.terms[i].name
+		if scheduled {
+			if r.Feasible {
+				r.AffinityName = p.terms[i].name
+			}
 			return r
 		}
-		if i == 0 {
+		if i == start {
 			first = r
 		} else {
 			first.Reason += "; " + r.Reason
 		}
 	}
-	if len(p.terms) > 1 {
+	if len(p.terms) > start+1 {
 		first.Reason = "no clusterAffinities term can take the workload: " + first.Reason
 	}
 	return first
@@ -232,18 +261,4 @@ func names(ts []failover.TargetCluster) []string {
 		out[i] = t.Name
 	}
 	return out
-}
-
-// sortCandidates sorts cs by name and reports a name listed twice.
-func sortCandidates(cs []*failover.Cluster) ([]string, error) {
-	if len(cs) == 0 {
-		return nil, nil
-	}
-	out := sortedNames(len(cs), func(i int) string { return cs[i].Name })
-	for i := 1; i < len(out); i++ {
-		if out[i] == out[i-1] {
-			return nil, fmt.Errorf("prescheduling: fleet lists cluster %q more than once", out[i])
-		}
-	}
-	return out, nil
 }

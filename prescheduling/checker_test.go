@@ -26,9 +26,12 @@ func sched(names ...string) []failover.TargetCluster {
 }
 
 var (
-	noSchedule     = corev1.Taint{Key: "maintenance", Value: "true", Effect: corev1.TaintEffectNoSchedule}
-	preferNoExec   = corev1.Taint{Key: "cluster.karmada.io/degraded", Effect: failover.TaintEffectPreferNoExecute}
+	noSchedule   = corev1.Taint{Key: "maintenance", Value: "true", Effect: corev1.TaintEffectNoSchedule}
+	preferNoExec = corev1.Taint{Key: "cluster.karmada.io/degraded", Effect: failover.TaintEffectPreferNoExecute}
+	// divided names no division preference: Karmada's admission webhook
+	// makes it Weighted, every cluster weighing the same.
 	divided        = &ReplicaSchedulingStrategy{ReplicaSchedulingType: ReplicaSchedulingTypeDivided}
+	aggregated     = &ReplicaSchedulingStrategy{ReplicaSchedulingType: ReplicaSchedulingTypeDivided, ReplicaDivisionPreference: ReplicaDivisionPreferenceAggregated}
 	threeRegionsUS = []failover.Cluster{
 		regional("a1", "aws", "us-east", "us-east-1a"),
 		regional("a2", "aws", "us-east", "us-east-1b"),
@@ -93,20 +96,29 @@ func TestCheckRules(t *testing.T) {
 		{"region MinGroups lost when the only cluster of a region is faulty", Placement{SpreadConstraints: []SpreadConstraint{{SpreadByField: SpreadByFieldRegion, MinGroups: 3, MaxGroups: 3}}},
 			sched("a1", "b1", "c1"), []string{"c1"}, fleetWith(threeRegionsUS, 4, notReady), false, []string{"a2"},
 			"spreadConstraints[0] needs at least 3 regions, but the remaining and eligible clusters span only 2 regions when replacing the copy on c1"},
-		{"region MaxGroups: the replacement would open a second region", Placement{SpreadConstraints: []SpreadConstraint{{SpreadByField: SpreadByFieldRegion, MinGroups: 1, MaxGroups: 1}}},
+		// Karmada's scheduler picks the fewest regions that hold enough
+		// clusters, and without a cluster constraint one cluster in each:
+		// us-east, where two clusters have room (eu has one).
+		{"region MaxGroups: the scheduler moves to the best region", Placement{SpreadConstraints: []SpreadConstraint{{SpreadByField: SpreadByFieldRegion, MinGroups: 1, MaxGroups: 1}}},
 			sched("c1", "c2"), []string{"c2"}, threeRegionsUS, false, []string{"a1", "a2", "b1"},
-			"spreadConstraints[0] allows at most 1 region, but the eligible clusters would make it 2 (the workload already runs in eu)"},
+			"Karmada's scheduler would run it on 1 cluster (a1), fewer than the 2 it ran on, when replacing the copy on c2: it selects the fewest regions that hold enough clusters for spreadConstraints[0], 1 region (us-east), and there is no cluster constraint"},
 		{"region MaxGroups: a replacement in the same region keeps one region", Placement{SpreadConstraints: []SpreadConstraint{{SpreadByField: SpreadByFieldRegion, MaxGroups: 1}}},
 			sched("a1"), []string{"a1"}, []failover.Cluster{threeRegionsUS[0], threeRegionsUS[2], threeRegionsUS[1]}, true, []string{"a2", "b1"}, ""},
 		{"cluster MinGroups beyond the fleet", Placement{SpreadConstraints: []SpreadConstraint{{MinGroups: 7}}},
 			sched("a1"), []string{"a1"}, threeRegionsUS, false, []string{"a2", "b1", "c1", "c2"}, "needs at least 7 clusters, but the remaining and eligible clusters span only 4"},
-		{"provider MinGroups", Placement{SpreadConstraints: []SpreadConstraint{{SpreadByField: SpreadByFieldProvider, MinGroups: 3}}},
-			sched("a1", "b1"), []string{"b1"}, fleetWith(threeRegionsUS, 3, notReady, 4), false, []string{"a2"}, "needs at least 3 providers"},
-		{"zone MinGroups: the evicted zone does not count", Placement{SpreadConstraints: []SpreadConstraint{{SpreadByField: SpreadByFieldZone, MinGroups: 4}}},
-			sched("a1"), []string{"a1"}, threeRegionsUS, true, []string{"a2", "b1", "c1", "c2"}, ""},
-		{"label MinGroups", Placement{SpreadConstraints: []SpreadConstraint{{SpreadByLabel: "team", MinGroups: 4}}},
-			sched("a1"), []string{"a1"}, threeRegionsUS, false, []string{"a2", "b1", "c1", "c2"}, "needs at least 4 values of label team"},
-		{"a cluster without the spread field is not a candidate", Placement{SpreadConstraints: []SpreadConstraint{{SpreadByField: SpreadByFieldRegion}}},
+		// Karmada v1.18 selects only by region and cluster constraints.
+		{"provider alone places nothing", Placement{SpreadConstraints: []SpreadConstraint{{SpreadByField: SpreadByFieldProvider, MinGroups: 3}}},
+			sched("a1", "b1"), []string{"b1"}, fleetWith(threeRegionsUS, 3, notReady, 4), false, []string{"a2"},
+			"Karmada v1.18's scheduler selects clusters by a region or a cluster spread constraint, and spreadConstraints[0] (by provider) is neither, so it places nothing when replacing the copy on b1"},
+		{"zone MinGroups is not counted", Placement{SpreadConstraints: []SpreadConstraint{{SpreadByField: SpreadByFieldZone, MinGroups: 4}, {MinGroups: 1, MaxGroups: 5}}},
+			sched("a1"), []string{"a1"}, threeRegionsUS, true, []string{"a2", "b1", "c1", "c2"},
+			"(Karmada v1.18's scheduler does not count the groups of spreadConstraints[0] (by zone))"},
+		{"label alone places nothing", Placement{SpreadConstraints: []SpreadConstraint{{SpreadByLabel: "team", MinGroups: 4}}},
+			sched("a1"), []string{"a1"}, threeRegionsUS, false, []string{"a2", "b1", "c1", "c2"}, "spreadConstraints[0] (by label team) is neither"},
+		{"cluster constraint without maxGroups selects nothing", Placement{SpreadConstraints: []SpreadConstraint{{MinGroups: 1}}},
+			sched("a1"), []string{"a1"}, threeRegionsUS, false, []string{"a2", "b1", "c1", "c2"},
+			"spreadConstraints[0] (by cluster) has no maxGroups, and Karmada v1.18's scheduler reads that as 0: it selects no cluster"},
+		{"a cluster without the spread field is not a candidate", Placement{SpreadConstraints: []SpreadConstraint{{SpreadByField: SpreadByFieldRegion, MaxGroups: 1}, {MaxGroups: 1}}},
 			sched("a1"), []string{"a1"}, append(fleetOf("x1"), threeRegionsUS[0]), false, nil,
 			"x1 (no region for spreadConstraints[0]) cannot be put in a spread group"},
 
@@ -123,19 +135,27 @@ func TestCheckRules(t *testing.T) {
 		{"divided: empty fleet", Placement{ReplicaScheduling: divided},
 			[]failover.TargetCluster{{Name: "a1", Replicas: 2}}, []string{"a1"}, nil, false, nil,
 			"no eligible cluster can take the 2 replicas evicted from a1: the fleet is empty"},
-		// DESIGN applies the toleration rule to every cluster; Karmada's
-		// scheduler skips it for clusters already in the result.
-		{"divided: a cluster it runs on needs its NoSchedule taints tolerated too", Placement{ReplicaScheduling: divided},
+		// Karmada's scheduler does not apply its taint filter to a cluster
+		// that keeps the workload.
+		{"divided: a cluster it runs on keeps it whatever its NoSchedule taints", Placement{ReplicaScheduling: divided},
 			[]failover.TargetCluster{{Name: "a1", Replicas: 2}, {Name: "a2", Replicas: 2}}, []string{"a1"},
-			fleetWith(fleetWith(threeRegionsUS, 2, notReady, 3, 4), 1, noSchedule), false, nil,
-			"a2 (maintenance=true:NoSchedule) has a NoSchedule taint the placement does not tolerate"},
-		{"divided: static weights allow only weighted clusters", Placement{ReplicaScheduling: &ReplicaSchedulingStrategy{
+			fleetWith(fleetWith(threeRegionsUS, 2, notReady, 3, 4), 1, noSchedule), true, []string{"a2"}, "feasible: a2 can take the 2 replicas evicted from a1"},
+		// getStaticWeightInfoList: when no entry weighs a cluster the
+		// scheduler may use, every cluster weighs the same.
+		{"divided: static weights left without a weighted cluster weigh all alike", Placement{ReplicaScheduling: &ReplicaSchedulingStrategy{
 			ReplicaSchedulingType: ReplicaSchedulingTypeDivided, ReplicaDivisionPreference: ReplicaDivisionPreferenceWeighted,
 			WeightPreference: &ClusterPreferences{StaticWeightList: []StaticClusterWeight{
 				{TargetCluster: failover.ClusterAffinity{ClusterNames: []string{"a1"}}, Weight: 1},
 				{TargetCluster: failover.ClusterAffinity{ClusterNames: []string{"a2"}}, Weight: 2}}}}},
 			[]failover.TargetCluster{{Name: "a1", Replicas: 1}, {Name: "a2", Replicas: 2}}, []string{"a1", "a2"},
-			threeRegionsUS, false, nil, "b1, c1 and c2 have no weight in replicaScheduling.weightPreference.staticWeightList"},
+			threeRegionsUS, true, []string{"b1", "c1", "c2"}, "feasible: b1, c1 and c2 can take the 3 replicas evicted from a1 and a2"},
+		{"divided: static weights send replicas only to weighted clusters", Placement{ReplicaScheduling: &ReplicaSchedulingStrategy{
+			ReplicaSchedulingType: ReplicaSchedulingTypeDivided, ReplicaDivisionPreference: ReplicaDivisionPreferenceWeighted,
+			WeightPreference: &ClusterPreferences{StaticWeightList: []StaticClusterWeight{
+				{TargetCluster: failover.ClusterAffinity{ClusterNames: []string{"a1"}}, Weight: 1},
+				{TargetCluster: failover.ClusterAffinity{ClusterNames: []string{"c2"}}, Weight: 2}}}}},
+			[]failover.TargetCluster{{Name: "a1", Replicas: 1}, {Name: "a2", Replicas: 2}}, []string{"a1", "a2"},
+			threeRegionsUS, true, []string{"b1", "c1", "c2"}, "feasible: c2 can take the 3 replicas evicted from a1 and a2"},
 		{"divided: dynamic weight ignores the static list", Placement{ReplicaScheduling: &ReplicaSchedulingStrategy{
 			ReplicaSchedulingType: ReplicaSchedulingTypeDivided, ReplicaDivisionPreference: ReplicaDivisionPreferenceWeighted,
 			WeightPreference: &ClusterPreferences{DynamicWeight: DynamicWeightByAvailableReplicas, StaticWeightList: []StaticClusterWeight{
@@ -148,10 +168,10 @@ func TestCheckRules(t *testing.T) {
 				{TargetCluster: failover.ClusterAffinity{ClusterNames: []string{"a1"}}, Weight: 1}}}}},
 			[]failover.TargetCluster{{Name: "a1", Replicas: 1}}, []string{"a1"},
 			threeRegionsUS, true, []string{"a2", "b1", "c1", "c2"}, ""},
-		{"divided: region MinGroups counts the remaining clusters", Placement{ReplicaScheduling: divided,
-			SpreadConstraints: []SpreadConstraint{{SpreadByField: SpreadByFieldRegion, MinGroups: 2}}},
+		{"divided: region MinGroups counts the remaining clusters", Placement{ReplicaScheduling: aggregated,
+			SpreadConstraints: []SpreadConstraint{{SpreadByField: SpreadByFieldRegion, MinGroups: 2, MaxGroups: 2}, {MinGroups: 1, MaxGroups: 3}}},
 			[]failover.TargetCluster{{Name: "a1", Replicas: 1}, {Name: "c1", Replicas: 1}}, []string{"c1"},
-			fleetWith(threeRegionsUS, 2, notReady, 4), false, []string{"a1", "a2"}, "needs at least 2 regions"},
+			fleetWith(threeRegionsUS, 2, notReady, 4), false, []string{"a1", "a2"}, "spreadConstraints[0] needs at least 2 regions, but the remaining and eligible clusters span only 1 region"},
 
 		// Evicting clusters outside the schedule result.
 		{"nothing to evict", Placement{}, sched("a1"), []string{"b1"}, threeRegionsUS, false, nil,
@@ -184,7 +204,7 @@ func fleetWith(fleet []failover.Cluster, i int, taint corev1.Taint, more ...int)
 
 func TestCheckCapacity(t *testing.T) {
 	req := Request{
-		Placement: Placement{ReplicaScheduling: divided},
+		Placement: Placement{ReplicaScheduling: aggregated},
 		Scheduled: []failover.TargetCluster{{Name: "a1", Replicas: 5}, {Name: "a2", Replicas: 1}},
 		Evicting:  []string{"a1"},
 	}
@@ -193,17 +213,28 @@ func TestCheckCapacity(t *testing.T) {
 	}
 	cases := []struct {
 		name     string
+		req      Request
 		opt      Option
 		feasible bool
 		reason   string
 	}{
-		{"no capacity function: feasible", nil, true, "feasible: a2, b1, c1 and c2 can take the 5 replicas evicted from a1"},
-		{"known spare covers the replicas together", spare(map[string]int32{"a2": 1, "b1": 2, "c1": 2, "c2": 0}), true, "feasible: a2, b1, c1 and c2 can take"},
-		{"known spare falls short", spare(map[string]int32{"a2": 1, "b1": 1, "c1": 1, "c2": 1}), false,
+		// Without capacities, every cluster is assumed to have room for
+		// the workload, and Aggregated fills the one it keeps first.
+		{"no capacity function: feasible", req, nil, true, "feasible: a2 can take the 5 replicas evicted from a1"},
+		{"known spare covers the replicas together", req, spare(map[string]int32{"a2": 1, "b1": 2, "c1": 2, "c2": 0}), true, "feasible: a2, b1 and c1 can take"},
+		{"known spare falls short", req, spare(map[string]int32{"a2": 1, "b1": 1, "c1": 1, "c2": 1}), false,
 			"the eligible clusters (a2, b1, c1 and c2) have spare capacity for 4 of the 5 replicas evicted from a1"},
-		{"negative spare counts as none", spare(map[string]int32{"a2": -10, "b1": 5, "c1": 0, "c2": 0}), true, ""},
-		{"unknown capacity is assumed sufficient and said so", spare(map[string]int32{"a2": 1, "b1": 1}), true,
-			"(known spare capacity 2 is short; the unknown capacity of c1 and c2 is assumed sufficient)"},
+		{"negative spare counts as none", req, spare(map[string]int32{"a2": -10, "b1": 5, "c1": 0, "c2": 0}), true, ""},
+		{"unknown capacity is assumed sufficient and said so", req, spare(map[string]int32{"a2": 1, "b1": 1}), true,
+			"(the unknown capacity of c1 is assumed sufficient)"},
+		// Even weights: six replicas over four clusters, two each for two
+		// of them (which two, the workload's UID decides), one for the
+		// others. The scheduler shares whatever the room.
+		{"static weights may give a cluster more than its room", Request{Placement: Placement{ReplicaScheduling: divided}, Scheduled: req.Scheduled, Evicting: req.Evicting},
+			spare(map[string]int32{"a2": 5, "b1": 5, "c1": 5, "c2": 1}), true,
+			"feasible: a2, b1, c1 and c2 can take the 5 replicas evicted from a1 (the static weights share whatever the room, and c2 (room for 1) may get more replicas than it has room for, which would wait pending)"},
+		{"static weights within every cluster's room", Request{Placement: Placement{ReplicaScheduling: divided}, Scheduled: req.Scheduled, Evicting: req.Evicting},
+			spare(map[string]int32{"a2": 5, "b1": 5, "c1": 5, "c2": 2}), true, "feasible: a2, b1, c1 and c2 can take the 5 replicas evicted from a1"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -211,7 +242,7 @@ func TestCheckCapacity(t *testing.T) {
 			if tc.opt != nil {
 				opts = append(opts, tc.opt)
 			}
-			got := mustChecker(opts...).Check(req, threeRegionsUS)
+			got := mustChecker(opts...).Check(tc.req, threeRegionsUS)
 			assert.Equal(t, tc.feasible, got.Feasible, got.Reason)
 			assert.Contains(t, got.Reason, tc.reason)
 		})
@@ -383,7 +414,7 @@ func TestCheckCodes(t *testing.T) {
 		{"not scheduled there", mustChecker(), Request{Scheduled: sched("a1"), Evicting: []string{"zz"}}, NothingToEvict},
 		{"every cluster already runs it", mustChecker(), Request{Scheduled: sched("a1", "a2", "b1", "c1", "c2"), Evicting: []string{"a1"}}, NoEligibleCluster},
 		{"four regions wanted, three exist", mustChecker(), Request{Placement: byRegion(4, 4), Scheduled: sched("a1"), Evicting: []string{"a1"}}, SpreadConstraintUnsatisfiable},
-		{"no spare capacity", noRoom, Request{Placement: Placement{ReplicaScheduling: divided},
+		{"no spare capacity", noRoom, Request{Placement: Placement{ReplicaScheduling: aggregated},
 			Scheduled: []failover.TargetCluster{{Name: "a1", Replicas: 3}}, Evicting: []string{"a1"}}, InsufficientCapacity},
 		{"MinGroups above MaxGroups", mustChecker(), Request{Placement: byRegion(3, 2), Scheduled: sched("a1"), Evicting: []string{"a1"}}, InvalidRequest},
 	} {

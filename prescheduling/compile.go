@@ -19,16 +19,16 @@ func (p *Placement) Validate() error {
 	return err
 }
 
-// compiled is a placement with its selectors parsed, so that matching a
-// cluster costs no parsing and no allocation.
+// compiled is a placement with its selectors parsed and Karmada's defaults
+// applied, so that matching a cluster costs no parsing and no allocation.
 type compiled struct {
-	terms      []term
-	duplicated bool
-	// weights select the clusters a static weight list allows; nil when
-	// there is no such restriction.
-	weights []*failover.AffinityMatcher
+	terms    []term
+	division division
+	// weights are the static weight list of a divideStaticWeight division;
+	// nil when there is none (every cluster weighs the same).
+	weights []staticWeight
 	spread  []spreadKey
-	plan    spreadPlan
+	sel     selection
 	tols    []corev1.Toleration
 }
 
@@ -40,12 +40,32 @@ type term struct {
 	m     *failover.AffinityMatcher
 }
 
+// staticWeight is one entry of a static weight list.
+type staticWeight struct {
+	m      *failover.AffinityMatcher
+	weight int64
+}
+
+// selection is how Karmada's scheduler picks among the clusters that pass
+// its filters (SelectBestClusters in pkg/scheduler/core/spreadconstraint).
+type selection struct {
+	// all: every cluster that passes; there is no spread constraint, or
+	// the division ignores them.
+	all bool
+	// region and cluster are the constraints it selects by; nil when the
+	// placement has none. With neither (and not all), it selects nothing.
+	region, cluster *spreadKey
+	// other is a constraint it does not select by (zone, provider, label),
+	// for a Reason; nil when there is none.
+	other *spreadKey
+}
+
 func compile(p *Placement) (*compiled, error) {
 	var errs []error
 	add := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("prescheduling: placement."+format, args...))
 	}
-	c := &compiled{duplicated: p.duplicated(), tols: p.ClusterTolerations}
+	c := &compiled{division: p.division(), tols: p.ClusterTolerations}
 
 	switch {
 	case p.ClusterAffinity != nil && len(p.ClusterAffinities) > 0:
@@ -75,6 +95,7 @@ func compile(p *Placement) (*compiled, error) {
 		errs = append(errs, validateToleration(&p.ClusterTolerations[i], fmt.Sprintf("clusterTolerations[%d]", i)))
 	}
 
+	field := map[SpreadFieldValue]int{}
 	for i, sc := range p.SpreadConstraints {
 		path := fmt.Sprintf("spreadConstraints[%d]", i)
 		k, err := newSpreadKey(sc, path)
@@ -88,8 +109,28 @@ func compile(p *Placement) (*compiled, error) {
 		if sc.MaxGroups > 0 && sc.MinGroups > sc.MaxGroups {
 			add("%s: minGroups %d is greater than maxGroups %d", path, sc.MinGroups, sc.MaxGroups)
 		}
-		k.min, k.max, k.index = sc.MinGroups, sc.MaxGroups, i
+		if err == nil && k.field != "" {
+			if j, dup := field[k.field]; dup {
+				add("%s: a second constraint by %s (the first is spreadConstraints[%d]): Karmada allows one per field", path, k.field, j)
+			}
+			field[k.field] = i
+		}
+		// Karmada's admission webhook makes a minGroups of 0 1.
+		k.min, k.max, k.index = max(sc.MinGroups, 1), sc.MaxGroups, i
 		c.spread = append(c.spread, k)
+	}
+	c.sel.all = len(c.spread) == 0 || p.spreadIgnored()
+	for i := range c.spread {
+		switch k := &c.spread[i]; k.field {
+		case SpreadByFieldRegion:
+			c.sel.region = k
+		case SpreadByFieldCluster:
+			c.sel.cluster = k
+		default:
+			if c.sel.other == nil {
+				c.sel.other = k
+			}
+		}
 	}
 
 	if rs := p.ReplicaScheduling; rs != nil {
@@ -117,18 +158,12 @@ func compile(p *Placement) (*compiled, error) {
 				}
 				m, err := compileAffinity(&w.TargetCluster, path+".targetCluster")
 				errs = append(errs, err)
-				c.weights = append(c.weights, m)
+				c.weights = append(c.weights, staticWeight{m: m, weight: w.Weight})
 			}
 		}
 	}
-	if plan, err := newSpreadPlan(c.spread, p.spreadIgnored()); err != nil {
-		errs = append(errs, err)
-	} else {
-		c.plan = plan
-	}
-	if c.duplicated || p.staticWeights() == nil {
-		// Validated above, but only a Weighted division by a static list
-		// restricts where replicas may go.
+	if c.division != divideStaticWeight {
+		// Validated above, but only a static weight division reads them.
 		c.weights = nil
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -181,13 +216,13 @@ func compileAffinity(a *failover.ClusterAffinity, path string) (*failover.Affini
 // operators, which validation rejects.
 var discard = klog.Logger{}
 
-// tolerates reports whether c has no NoSchedule taint that tols leave
-// untolerated; it returns the first such taint otherwise. NoExecute and
-// PreferNoExecute taints make a cluster faulty, which is checked before.
+// tolerates reports whether c has no NoSchedule or NoExecute taint that
+// tols leave untolerated, as Karmada's TaintToleration filter decides; it
+// returns the first such taint otherwise.
 func tolerates(tols []corev1.Toleration, c *failover.Cluster) (*corev1.Taint, bool) {
 	for i := range c.Taints {
 		t := &c.Taints[i]
-		if t.Effect != corev1.TaintEffectNoSchedule {
+		if t.Effect != corev1.TaintEffectNoSchedule && t.Effect != corev1.TaintEffectNoExecute {
 			continue
 		}
 		ok := false

@@ -1,167 +1,220 @@
 package prescheduling
 
 import (
-	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/failoverkit/failover"
 )
 
-// duplicated decides a Duplicated placement under term ti: every evicted copy
-// needs a cluster of its own that does not run the workload yet.
-func (s *scan) duplicated(ti int) Result {
+// decide answers under term ti with the scheduler's own choice (model). It
+// reports scheduled false when the scheduler would fail under this term, so
+// that Check tries the next clusterAffinities term, as the scheduler does;
+// when it schedules, the answer is final whatever the library makes of it.
+func (s *scan) decide(ti int, c *Checker) (r Result, scheduled bool) {
 	ts := &s.terms[ti]
-	cands, err := sortCandidates(ts.cands)
-	if err != nil {
-		return invalid(err)
-	}
-	r := Result{Candidates: cands}
-	need := len(s.evicted)
-	what := fmt.Sprintf("the %s on %s", pluralWord(need, "copy", "copies"), list(names(s.evicted), 5))
-	prefix := s.termPrefix(ti)
-	if len(cands) < need {
-		found := "no eligible cluster"
-		if len(cands) > 0 {
-			found = fmt.Sprintf("only %s (%s)", plural(len(cands), "eligible cluster", "eligible clusters"), list(cands, 5))
+	dup := s.p.division == divideDuplicated
+	// One sort by name serves the candidates, the check for a name listed
+	// twice and the scheduler's last tie-break.
+	order := sortedOrder(len(ts.passing), func(i int) string { return ts.passing[i].Name })
+	var cands []string
+	for k, i := range order {
+		cl := ts.passing[i]
+		if k > 0 && cl.Name == ts.passing[order[k-1]].Name {
+			return invalid(fmt.Errorf("prescheduling: fleet lists cluster %q more than once", cl.Name)), false
 		}
-		r.Code = NoEligibleCluster
-		r.Reason = fmt.Sprintf("%s%s outside %s to replace %s: %s", prefix, found, list(names(s.req.Scheduled), 5), what, s.why(ti))
-		return r
+		if !failover.IsFaulty(*cl) && !(dup && s.sched.Has(cl.Name)) {
+			cands = append(cands, cl.Name)
+		}
 	}
-	v := s.p.plan.check(s.spreadCase(ts.cands, need))
-	if !v.ok {
-		r.Code = SpreadConstraintUnsatisfiable
-		r.Reason = prefix + v.reason + " when replacing " + what
-		return r
+	r = Result{Candidates: cands}
+	prefix := s.termPrefix(ti)
+	m := s.model(ti, c, order)
+	selected, receivers, f := m.schedule()
+	switch {
+	case f == nil && dup:
+		return s.judgeDuplicated(ti, m, selected, r), true
+	case f == nil:
+		return s.judgeDivided(ti, m, receivers, r), true
+	case f.reason == "" || len(cands) == 0:
+		// Whatever else the scheduler would trip on, nothing can take it.
+		r.Code, r.Reason = NoEligibleCluster, prefix+s.noneEligible(ti)
+	case dup && len(cands) < len(s.evicted):
+		r.Code, r.Reason = NoEligibleCluster, prefix+s.tooFew(ti, cands)
+	case f.code == InsufficientCapacity:
+		r.Code, r.Reason = f.code, prefix+f.reason
+	case dup:
+		r.Code, r.Reason = f.code, prefix+f.reason+" when replacing "+s.copiesWhat()
+	default:
+		r.Code, r.Reason = f.code, prefix+f.reason+" when moving "+s.evictedWhat()
 	}
-	r.Feasible, r.Code = true, Feasible
-	r.Reason = fmt.Sprintf("%sfeasible: %s can replace %s%s", prefix, list(cands, 5), what, noteOf(v.note))
-	return r
+	return r, false
 }
 
-// divided decides a Divided placement under term ti: the evicted replicas
-// need eligible clusters, those already running the workload included, with
-// room for them.
-func (s *scan) divided(ti int, c *Checker) Result {
-	ts := &s.terms[ti]
-	cands, err := sortCandidates(ts.cands)
-	if err != nil {
-		return invalid(err)
-	}
-	r := Result{Candidates: cands}
-	var evicted int64
-	for _, t := range s.evicted {
-		evicted += int64(t.Replicas)
-	}
-	what := fmt.Sprintf("the %s evicted from %s", plural64(evicted, "replica", "replicas"), list(names(s.evicted), 5))
+// judgeDuplicated: every evicted copy must be replaced, the scheduler's new
+// result running the workload on as many clusters as before, not counting
+// faulty ones it would add.
+func (s *scan) judgeDuplicated(ti int, m *model, selected []*node, r Result) Result {
 	prefix := s.termPrefix(ti)
-	if len(cands) == 0 {
-		r.Code = NoEligibleCluster
-		r.Reason = fmt.Sprintf("%sno eligible cluster can take %s: %s", prefix, what, s.why(ti))
-		return r
-	}
-
-	// The replicas may all go to clusters that already run the workload
-	// (kept); only when none is eligible must a new cluster be added.
-	var added, kept []*failover.Cluster
-	for _, cl := range ts.cands {
-		if s.sched.Has(cl.Name) {
-			kept = append(kept, cl)
-		} else {
-			added = append(added, cl)
-		}
-	}
-	need := 0
-	if len(kept) == 0 {
-		need = 1
-	}
-	v := s.p.plan.check(s.spreadCase(added, need))
-	if !v.ok {
-		r.Code = SpreadConstraintUnsatisfiable
-		r.Reason = prefix + v.reason + " when moving " + what
-		return r
-	}
-	notes := []string{v.note}
-
-	if c != nil && c.capacity != nil {
-		// The scheduler may use every kept cluster and at most v.room added
-		// ones: the added ones with the most spare capacity count.
-		var spare int64
-		var unknown tally
-		for _, cl := range kept {
-			n, known := c.capacity(cl.Name)
-			if !known {
-				unknown.add(cl.Name, nil)
-				continue
-			}
-			spare += max(int64(n), 0)
-		}
-		room := min(v.room, len(added))
-		spares := make([]int64, 0, len(added))
-		for _, cl := range added {
-			n, known := c.capacity(cl.Name)
-			if !known {
-				if room > 0 {
-					unknown.add(cl.Name, nil)
-				}
-				continue
-			}
-			spares = append(spares, max(int64(n), 0))
-		}
-		var best int64
-		if room < len(spares) {
-			slices.SortFunc(spares, func(a, b int64) int { return cmp.Compare(b, a) })
-			for _, n := range spares[:room] {
-				best += n
-			}
-		} else {
-			for _, n := range spares {
-				best += n
-			}
-		}
-		spare += best
+	var added, faulty []*node
+	runs := 0
+	for _, n := range selected {
 		switch {
-		case spare >= evicted:
-		case unknown.n > 0:
-			notes = append(notes, fmt.Sprintf("known spare capacity %d is short; the unknown capacity of %s is assumed sufficient", spare, samples(&unknown)))
-		case room < len(spares):
-			also := ""
-			if len(kept) > 0 {
-				also = fmt.Sprintf(" and %s it keeps (%s)", pluralWord(len(kept), "the one", "those"), list(clusterNames(kept), 5))
-			}
-			r.Code = InsufficientCapacity
-			r.Reason = fmt.Sprintf("%sspreadConstraints[%d] allows at most %s and the workload keeps %d, so it can add at most %d; the %d eligible %s with the most spare capacity%s have room for %d of %s",
-				prefix, s.p.plan.clusters.maxAt, plural(s.p.plan.clusters.max, "cluster", "clusters"), len(s.remaining), room,
-				room, pluralWord(room, "cluster", "clusters"), also, spare, what)
-			return r
+		case n.local:
+			runs++
+		case n.faulty:
+			faulty = append(faulty, n)
 		default:
-			r.Code = InsufficientCapacity
-			r.Reason = fmt.Sprintf("%sthe eligible clusters (%s) have spare capacity for %d of %s", prefix, list(cands, 5), spare, what)
-			return r
-		}
-		if k := s.p.plan.kinds; len(k) > 0 && !s.p.plan.ignored {
-			notes = append(notes, fmt.Sprintf("the library could not check the spare capacity %s by %s: the scheduler picks them by scores it cannot see", k[0].key.singular(), k[0].key.singular()))
+			runs++
+			added = append(added, n)
 		}
 	}
-	r.Feasible, r.Code = true, Feasible
-	r.Reason = fmt.Sprintf("%sfeasible: %s can take %s%s", prefix, list(cands, 5), what, noteOf(notes...))
+	if runs >= len(s.req.Scheduled) {
+		r.Feasible, r.Code, r.Moves = true, Feasible, moves(selected)
+		r.Reason = fmt.Sprintf("%sfeasible: %s can replace %s%s", prefix, list(nodeNames(sortedNodes(added)), 5), s.copiesWhat(), noteOf(m.notes(selected)...))
+		return r
+	}
+	// The scheduler keeps fewer copies: say why.
+	if len(r.Candidates) < len(s.evicted) {
+		r.Code, r.Reason = NoEligibleCluster, prefix+s.tooFew(ti, r.Candidates)
+		return r
+	}
+	r.Code = SpreadConstraintUnsatisfiable
+	why := s.selectionLimit(ti, m, selected)
+	if len(faulty) > 0 {
+		r.Code = NoEligibleCluster
+		why = fmt.Sprintf("%s %s faulty", list(nodeNames(sortedNodes(faulty)), 5), isAre(len(faulty)))
+	}
+	r.Reason = fmt.Sprintf("%sKarmada's scheduler would run it on %s (%s), fewer than the %d it ran on, when replacing %s: %s",
+		prefix, plural(runs, "cluster", "clusters"), list(nodeNames(sortedNodes(selected)), 5), len(s.req.Scheduled), s.copiesWhat(), why)
 	return r
 }
 
-// spreadCase is the spread question of a term: the remaining clusters keep
-// the workload, at least need of fresh are added.
-func (s *scan) spreadCase(fresh []*failover.Cluster, need int) *spreadCase {
-	return &spreadCase{remaining: s.remaining, remainingClusters: s.remainingClusters, fresh: fresh, need: need}
+// selectionLimit says what kept the scheduler from selecting more clusters.
+func (s *scan) selectionLimit(ti int, m *model, selected []*node) string {
+	sel := &s.p.sel
+	switch {
+	case sel.region != nil:
+		regions := map[string]bool{}
+		for _, n := range selected {
+			regions[n.c.Region] = true
+		}
+		names := slices.Sorted(maps.Keys(regions))
+		at := "there is no cluster constraint"
+		if sel.cluster != nil {
+			at = fmt.Sprintf("spreadConstraints[%d] allows at most %s", sel.cluster.index, plural(sel.cluster.max, "cluster", "clusters"))
+		}
+		return fmt.Sprintf("it selects the fewest regions that hold enough clusters for spreadConstraints[%d], %s (%s), and %s", sel.region.index, sel.region.noun(len(names)), list(names, 5), at)
+	case sel.cluster != nil && len(selected) < len(m.nodes):
+		return fmt.Sprintf("spreadConstraints[%d] allows at most %s", sel.cluster.index, plural(sel.cluster.max, "cluster", "clusters"))
+	}
+	return s.why(ti)
 }
 
-func clusterNames(cs []*failover.Cluster) []string {
-	out := make([]string, len(cs))
-	for i, c := range cs {
-		out[i] = c.Name
+// judgeDivided: the evicted replicas must all be placed (the scheduler has
+// checked the room, but for a static weight division, which shares by
+// weight whatever the room), none of them on a faulty cluster the workload
+// does not run on yet. A faulty cluster the workload keeps may take some (as
+// Karmada's scheduler gives them to the clusters it keeps first): it is
+// being evicted from too, or will be, and refusing would leave two faulty
+// clusters each waiting for the other.
+func (s *scan) judgeDivided(ti int, m *model, receivers []*node, r Result) Result {
+	prefix := s.termPrefix(ti)
+	var faulty []*node
+	for _, n := range receivers {
+		if n.faulty && !n.local {
+			faulty = append(faulty, n)
+		}
+	}
+	if len(faulty) > 0 {
+		r.Code = NoEligibleCluster
+		r.Reason = fmt.Sprintf("%sKarmada's scheduler would put some of %s on %s, which %s faulty", prefix, s.evictedWhat(), list(nodeNames(sortedNodes(faulty)), 5), isAre(len(faulty)))
+		return r
+	}
+	notes := m.notes(receivers)
+	if m.capacity && m.p.division == divideStaticWeight {
+		var over tally
+		for _, n := range sortedNodes(receivers) {
+			if n.known && n.gain > n.est {
+				over.add(n.name, func() string { return fmt.Sprintf("room for %d", n.est) })
+			}
+		}
+		if over.n > 0 {
+			notes = append(notes, fmt.Sprintf("the static weights share whatever the room, and %s may get more replicas than %s room for, which would wait pending", samples(&over), pluralWord(over.n, "it has", "they have")))
+		}
+	}
+	r.Feasible, r.Code, r.Moves = true, Feasible, moves(receivers)
+	r.Reason = fmt.Sprintf("%sfeasible: %s can take %s%s", prefix, list(nodeNames(sortedNodes(receivers)), 5), s.evictedWhat(), noteOf(notes...))
+	return r
+}
+
+// moves lists the clusters of ns that gain replicas, by name, with the
+// most each may gain.
+func moves(ns []*node) []failover.TargetCluster {
+	var out []failover.TargetCluster
+	for _, n := range sortedNodes(ns) {
+		if n.gain > 0 {
+			out = append(out, failover.TargetCluster{Name: n.name, Replicas: n.gain})
+		}
 	}
 	return out
+}
+
+// notes says what the answer assumed: capacities it did not know, and
+// spread constraints the scheduler does not count.
+func (m *model) notes(used []*node) []string {
+	var out []string
+	if m.capacity {
+		var unknown tally
+		for _, n := range sortedNodes(used) {
+			if !n.known {
+				unknown.add(n.name, nil)
+			}
+		}
+		if unknown.n > 0 {
+			out = append(out, fmt.Sprintf("the unknown capacity of %s is assumed sufficient", samples(&unknown)))
+		}
+	}
+	if k := m.p.sel.other; k != nil && !m.p.sel.all {
+		out = append(out, fmt.Sprintf("Karmada v1.18's scheduler does not count the groups of spreadConstraints[%d] (by %s)", k.index, k.singular()))
+	}
+	return out
+}
+
+// tooFew says that fewer clusters than evicted copies can take a
+// Duplicated workload.
+func (s *scan) tooFew(ti int, cands []string) string {
+	found := "no eligible cluster"
+	if len(cands) > 0 {
+		found = fmt.Sprintf("only %s (%s)", plural(len(cands), "eligible cluster", "eligible clusters"), list(cands, 5))
+	}
+	return fmt.Sprintf("%s outside %s to replace %s: %s", found, list(s.schedNames, 5), s.copiesWhat(), s.why(ti))
+}
+
+// noneEligible says why no cluster can take the workload.
+func (s *scan) noneEligible(ti int) string {
+	if s.p.division == divideDuplicated {
+		return fmt.Sprintf("no eligible cluster outside %s to replace %s: %s", list(s.schedNames, 5), s.copiesWhat(), s.why(ti))
+	}
+	return fmt.Sprintf("no eligible cluster can take %s: %s", s.evictedWhat(), s.why(ti))
+}
+
+func (s *scan) copiesWhat() string {
+	return fmt.Sprintf("the %s on %s", pluralWord(len(s.evicted), "copy", "copies"), list(names(s.evicted), 5))
+}
+
+func (s *scan) evictedReplicas() int64 {
+	var n int64
+	for _, t := range s.evicted {
+		n += int64(t.Replicas)
+	}
+	return n
+}
+
+func (s *scan) evictedWhat() string {
+	return fmt.Sprintf("the %s evicted from %s", plural64(s.evictedReplicas(), "replica", "replicas"), list(names(s.evicted), 5))
 }
 
 // noteOf appends the non-empty notes to a feasible Reason, in parentheses.

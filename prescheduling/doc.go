@@ -15,17 +15,65 @@
 //     considered, which were ruled out and why.
 //   - Selectors are parsed once per Check, not per cluster, and the fleet is
 //     read in one pass: a 5,000-cluster fleet takes about a millisecond or
-//     less (BenchmarkCheck), some twenty times less than re-parsing the
-//     selectors for every cluster. Spread constraints held at once cost
-//     little on top: by region and by cluster together, on 5,000 clusters
-//     with 2,500 scheduled, some 10-30% more than the plain check
-//     (BenchmarkCheckSpread).
+//     two (BenchmarkCheck), some ten times less than re-parsing the
+//     selectors for every cluster.
 //
-// A feasible answer is a promise that Karmada v1.18's scheduler can place
-// what the eviction removes: some choice of eligible clusters satisfies every
-// spread constraint at once, as the scheduler selects (regions, then clusters
-// within them), and, with capacities, the clusters it may use have room. It is
-// not a scheduling simulation: the scheduler may pick other clusters. Where
-// the check cannot tell, it says infeasible only when it is sure, and Reason
-// says what it could not check.
+// # Soundness against the scheduler
+//
+// A feasible answer is a promise that Karmada v1.18's scheduler, rescheduling
+// the binding as the eviction leaves it, places what the eviction removes: a
+// replacement for every Duplicated copy, every Divided replica. The check
+// does not search for some choice of clusters that would work: it follows the
+// scheduler's own algorithm (pkg/scheduler/core with its default in-tree
+// plugins), whose choice is fixed by inputs the library has: its filters,
+// its ClusterLocality score (the clusters that keep the workload first), the
+// room its general estimator sees (WithCapacity; karmada.Capacity counts it
+// from the resource summaries as that estimator does), the names, and its
+// selection by the region and cluster spread constraints. The karmada
+// module's differential test runs the check and the scheduler itself on
+// generated fleets and failovers and holds the check to that promise.
+//
+// The promise rests on what the check is given. It does not hold where the
+// scheduler reads what the check does not: room counted by
+// karmada-scheduler-estimator, by cluster resource models (reported
+// allocatable modelings, which Karmada's estimator prefers to the summary),
+// or net of the scheduler's own in-flight assumptions
+// (SchedulingOvercommitProtection, alpha and off by default); a cluster
+// being deleted, or missing the workload's API; overflow affinities, workload
+// affinity and multi-component workloads (the karmada module reports these
+// as losses); a rescheduling the user triggered (Fresh mode); a binding whose
+// replicas are being scaled (the check reads them from the schedule result).
+// A capacity the function does not know is taken as the scheduler takes a
+// missing estimate, the workload's replicas, and Reason says so.
+//
+// # Where the check refuses what the scheduler would do
+//
+// Infeasible where the scheduler would place the workload, by design, in one
+// case, which the differential test counts apart: a faulty cluster (a
+// NoExecute or PreferNoExecute taint) that does not run the workload yet
+// would take some of it. The scheduler filters only untolerated NoSchedule
+// and NoExecute taints, so it places the workload on a failing cluster whose
+// NoExecute taint the placement tolerates, or whose taint is PreferNoExecute;
+// replicas sent there would not run, or would be evicted again. A faulty
+// cluster that already runs the workload may take more (the scheduler
+// favours the clusters it keeps): it is being evicted from too, and refusing
+// would leave two faulty clusters each waiting for the other.
+//
+// A static weight division (Weighted with a static weight list, or without
+// weights: the default of a Divided placement) shares the replicas by weight
+// whatever the room, so the scheduler places them where some wait pending;
+// the check answers feasible, as the scheduler places them, and with
+// WithCapacity a Reason names the clusters without room. Holding such
+// evictions back would keep every evicted replica where it is, on the faulty
+// cluster, instead of only those beyond the room.
+//
+// The check also reads the placement as Karmada's API server and admission
+// webhook leave it: a replicaScheduling without a type is Divided, a Divided
+// placement without a division preference is Weighted, a spread constraint
+// without a field or label is by cluster and one without minGroups has 1.
+// Karmada's scheduler, and so the check, takes a missing maxGroups as 0 (a
+// cluster constraint then selects no cluster, a region constraint no
+// region), selects only by the region and cluster constraints (one by zone
+// or provider only rules out clusters without that field; one by label is
+// not read), and places nothing when neither is there.
 package prescheduling

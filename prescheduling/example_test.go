@@ -12,7 +12,9 @@ import (
 
 // The Duplicated example of Karmada's failover analysis: member2 fails, and
 // of the clusters that do not run nginx yet only member3 and member5 match
-// its clusterAffinity.
+// its clusterAffinity. Its spread constraint keeps two clusters: member1,
+// which runs it, and member3, first by name when nothing else tells the two
+// apart, as Karmada's scheduler picks.
 func Example() {
 	var p prescheduling.Placement
 	err := yaml.UnmarshalStrict([]byte(`
@@ -43,7 +45,7 @@ replicaScheduling:
 	fmt.Println(r.Reason)
 	// Output:
 	// true [member3 member5]
-	// feasible: member3 and member5 can replace the copy on member2
+	// feasible: member3 can replace the copy on member2
 }
 
 // When nothing can take the workload, Reason says which clusters were ruled
@@ -74,7 +76,9 @@ func ExampleChecker_Check_infeasible() {
 
 // The Divided example of Karmada's failover analysis: member1 fails and its
 // replica can go to member2, which already runs two. With WithCapacity the
-// check also asks whether member2 has room.
+// check also reads member2's room: the static weights give it all three
+// replicas whatever its room (Reason says so), and an Aggregated division
+// only what fits.
 func ExampleWithCapacity() {
 	p := prescheduling.Placement{
 		ClusterAffinity: &failover.ClusterAffinity{ClusterNames: []string{"member1", "member2"}},
@@ -94,42 +98,47 @@ func ExampleWithCapacity() {
 	}
 	fleet := []failover.Cluster{{Name: "member1"}, {Name: "member2"}}
 
-	spare := map[string]int32{"member2": 0}
 	full, err := prescheduling.NewChecker(prescheduling.WithCapacity(func(c string) (int32, bool) {
-		n, ok := spare[c]
-		return n, ok
+		return 0, c == "member2" // no room on member2
 	}))
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(full.Check(req, fleet).Reason)
 
-	unknown, err := prescheduling.NewChecker(prescheduling.WithCapacity(func(string) (int32, bool) { return 0, false }))
-	if err != nil {
-		panic(err)
+	req.Placement.ReplicaScheduling = &prescheduling.ReplicaSchedulingStrategy{
+		ReplicaSchedulingType:     prescheduling.ReplicaSchedulingTypeDivided,
+		ReplicaDivisionPreference: prescheduling.ReplicaDivisionPreferenceAggregated,
 	}
-	fmt.Println(unknown.Check(req, fleet).Reason)
+	fmt.Println(full.Check(req, fleet).Reason)
 	// Output:
+	// feasible: member2 can take the 1 replica evicted from member1 (the static weights share whatever the room, and member2 (room for 0) may get more replicas than it has room for, which would wait pending)
 	// the eligible clusters (member2) have spare capacity for 0 of the 1 replica evicted from member1
-	// feasible: member2 can take the 1 replica evicted from member1 (known spare capacity 0 is short; the unknown capacity of member2 is assumed sufficient)
 }
 
-// Ordered clusterAffinities: the primary group is tried first, the backup
-// group when the primary cannot take the workload.
+// Ordered clusterAffinities: the scheduler tries the group it last used (the
+// binding's status.schedulerObservedAffinityName) and the ones after it.
+// Here the primary group has no other healthy cluster, so the scheduler
+// falls back to the backup group.
 func ExampleChecker_Check_affinityTerms() {
 	p := prescheduling.Placement{ClusterAffinities: []prescheduling.ClusterAffinityTerm{
 		{AffinityName: "primary", ClusterAffinity: failover.ClusterAffinity{ClusterNames: []string{"dc-1", "dc-2"}}},
 		{AffinityName: "backup", ClusterAffinity: failover.ClusterAffinity{ClusterNames: []string{"cloud-1"}}},
 	}}
-	fleet := []failover.Cluster{{Name: "dc-1"}, {Name: "dc-2"}, {Name: "cloud-1"}}
+	fleet := []failover.Cluster{
+		{Name: "dc-1"},
+		{Name: "dc-2", Taints: []corev1.Taint{{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoExecute}}},
+		{Name: "cloud-1"},
+	}
 	checker, err := prescheduling.NewChecker()
 	if err != nil {
 		panic(err)
 	}
 	r := checker.Check(prescheduling.Request{
-		Placement: p,
-		Scheduled: []failover.TargetCluster{{Name: "dc-1"}, {Name: "dc-2"}},
-		Evicting:  []string{"dc-2"},
+		Placement:            p,
+		Scheduled:            []failover.TargetCluster{{Name: "dc-1"}},
+		Evicting:             []string{"dc-1"},
+		ObservedAffinityName: "primary",
 	}, fleet)
 	fmt.Println(r.Feasible, r.AffinityName, r.Candidates)
 	// Output:

@@ -40,6 +40,11 @@ func TestKarmadaSelectBestClusters(t *testing.T) {
 	available := map[string]int32{"member4": 50, "member2": 60, "member3": 80, "member1": 40}
 	capacity := WithCapacity(func(c string) (int32, bool) { n, ok := available[c]; return n, ok })
 	byCluster := []SpreadConstraint{{SpreadByField: SpreadByFieldCluster, MaxGroups: 2, MinGroups: 1}}
+	// The table's Divided placements name no division preference, which
+	// Karmada's admission webhook makes Weighted, and Weighted without
+	// weights ignores the spread constraints. The selection the table tests
+	// is the one an Aggregated (or dynamically weighted) division goes
+	// through.
 	for _, tc := range []struct {
 		name     string
 		p        Placement
@@ -57,9 +62,9 @@ func TestKarmadaSelectBestClusters(t *testing.T) {
 			ReplicaScheduling: &ReplicaSchedulingStrategy{ReplicaSchedulingType: ReplicaSchedulingTypeDivided, ReplicaDivisionPreference: ReplicaDivisionPreferenceWeighted,
 				WeightPreference: &ClusterPreferences{StaticWeightList: []StaticClusterWeight{
 					{TargetCluster: failover.ClusterAffinity{ClusterNames: []string{"member1", "member2"}}, Weight: 2}}}}}, 120, nil, true, "feasible: member1 and member2"},
-		{"satisfy available resources", Placement{SpreadConstraints: byCluster, ReplicaScheduling: divided}, 120, []Option{capacity}, true, "feasible"},
-		{"insufficient resources", Placement{SpreadConstraints: byCluster, ReplicaScheduling: divided}, 200, []Option{capacity}, false,
-			"spreadConstraints[0] allows at most 2 clusters and the workload keeps 0, so it can add at most 2; the 2 eligible clusters with the most spare capacity have room for 140 of the 200 replicas evicted from gone"},
+		{"satisfy available resources", Placement{SpreadConstraints: byCluster, ReplicaScheduling: aggregated}, 120, []Option{capacity}, true, "feasible"},
+		{"insufficient resources", Placement{SpreadConstraints: byCluster, ReplicaScheduling: aggregated}, 200, []Option{capacity}, false,
+			"spreadConstraints[0] allows at most 2 clusters; the scheduler picks those the workload keeps, then those with the most room, and the 2 it picks (member2 and member3) have room for 140 of its 200 replicas"},
 		{"exceeded the number of available clusters", Placement{SpreadConstraints: []SpreadConstraint{{SpreadByField: SpreadByFieldCluster, MaxGroups: 7, MinGroups: 7}}}, 30, nil, false,
 			"spreadConstraints[0] needs at least 7 clusters, but the remaining and eligible clusters span only 4 clusters"},
 	} {
@@ -109,7 +114,7 @@ func TestKarmadaSelectBestClustersByRegion(t *testing.T) {
 		{"no enough clusters", byRegionAndCluster(1, 1, 4, 4), regionFleet(2, 3), false,
 			"spreadConstraints[0] (at most 1 region) with spreadConstraints[1] (at least 4 clusters) needs 4 clusters in one region; the best region has 3"},
 		{"no more regions to replace", byRegionAndCluster(1, 1, 3, 4), regionFleet(2), false,
-			"spreadConstraints[1] needs at least 3 clusters, but the remaining and eligible clusters span only 2 clusters"},
+			"spreadConstraints[0] (at most 1 region) with spreadConstraints[1] (at least 3 clusters) needs 3 clusters in one region; the best region has 2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := mustChecker().Check(fromGone(tc.p, 0), tc.fleet)
@@ -154,7 +159,9 @@ func TestKarmadaSelectGroups(t *testing.T) {
 
 // TestKarmadaSpreadConstraintFilter is TestSpreadConstraint_Filter
 // (pkg/scheduler/framework/plugins/spreadconstraint): a cluster without the
-// field a constraint spreads by is not eligible; by zone, Zones counts.
+// field a constraint spreads by is not eligible; by zone, Zones counts. A
+// cluster constraint beside it, as Karmada's validation requires, lets the
+// scheduler select.
 func TestKarmadaSpreadConstraintFilter(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -173,7 +180,7 @@ func TestKarmadaSpreadConstraintFilter(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var p Placement
 			if tc.field != "" {
-				p.SpreadConstraints = []SpreadConstraint{{SpreadByField: tc.field, MinGroups: 1}}
+				p.SpreadConstraints = []SpreadConstraint{{SpreadByField: tc.field, MinGroups: 1, MaxGroups: 1}, {SpreadByField: SpreadByFieldCluster, MinGroups: 1, MaxGroups: 1}}
 			}
 			got := mustChecker().Check(fromGone(p, 0), []failover.Cluster{tc.cluster})
 			assert.Equal(t, tc.eligible, got.Feasible, got.Reason)
@@ -184,30 +191,29 @@ func TestKarmadaSpreadConstraintFilter(t *testing.T) {
 	}
 }
 
-// A cluster counts in each of the zones it spans, as Karmada's
-// generateZoneInfo groups clusters (group_clusters.go).
-func TestSpreadByZoneCountsEveryZoneOfACluster(t *testing.T) {
+// Karmada v1.18 groups clusters by zone (each zone a cluster spans) only to
+// score them; its selection reads the region and cluster constraints, so a
+// zone constraint rules out the clusters without zones and counts nothing.
+func TestSpreadByZoneOnlyNeedsZones(t *testing.T) {
 	fleet := []failover.Cluster{
-		{Name: "wide", Region: "R1", Zone: "ignored", Zones: []string{"Z1", "Z2"}},
+		{Name: "wide", Region: "R1", Zones: []string{"Z1", "Z2"}},
 		{Name: "narrow", Region: "R1", Zones: []string{"Z3"}},
+		{Name: "zoneless", Region: "R1"},
 	}
 	atLeast := func(n int) Placement {
 		return Placement{SpreadConstraints: []SpreadConstraint{{SpreadByField: SpreadByFieldZone, MinGroups: n}, {SpreadByField: SpreadByFieldCluster, MinGroups: 1, MaxGroups: 2}}}
 	}
-	got := mustChecker().Check(fromGone(atLeast(3), 0), fleet)
-	assert.True(t, got.Feasible, got.Reason)
-	got = mustChecker().Check(fromGone(atLeast(4), 0), fleet)
-	assert.False(t, got.Feasible)
-	assert.Contains(t, got.Reason, "spreadConstraints[0] needs at least 4 zones, but the remaining and eligible clusters span only 3 zones")
-
-	// At most one zone: the wide cluster alone spans two.
-	oneZone := Placement{SpreadConstraints: []SpreadConstraint{{SpreadByField: SpreadByFieldZone, MinGroups: 1, MaxGroups: 1}, {SpreadByField: SpreadByFieldCluster, MinGroups: 2, MaxGroups: 2}}}
-	got = mustChecker().Check(fromGone(oneZone, 0), fleet)
-	assert.False(t, got.Feasible, got.Reason)
+	for _, n := range []int{1, 4, 10} {
+		got := mustChecker().Check(fromGone(atLeast(n), 0), fleet)
+		assert.True(t, got.Feasible, got.Reason)
+		assert.Equal(t, []string{"narrow", "wide"}, got.Candidates, "zoneless has no zone")
+		assert.Contains(t, got.Reason, "(Karmada v1.18's scheduler does not count the groups of spreadConstraints[0] (by zone))")
+	}
 }
 
-// The two examples of issue 12: each constraint alone can be met, together
-// they cannot.
+// Spread constraints as Karmada v1.18's scheduler selects by them: regions
+// first, then clusters within them; the cluster constraint's maxGroups bounds
+// the clusters whose room counts.
 func TestSpreadConstraintsHoldAtOnce(t *testing.T) {
 	t.Run("one region with four clusters", func(t *testing.T) {
 		fleet := regionFleet(2, 3)
@@ -215,41 +221,47 @@ func TestSpreadConstraintsHoldAtOnce(t *testing.T) {
 		assert.False(t, got.Feasible)
 		assert.Contains(t, got.Reason, "needs 4 clusters in one region; the best region has 3")
 	})
+	spare := map[string]int32{"member1": 80, "member2": 60, "member3": 50, "member4": 40}
+	c := mustChecker(WithCapacity(func(name string) (int32, bool) { return spare[name], true }))
 	t.Run("Divided capacity counts only the clusters MaxGroups allows", func(t *testing.T) {
 		fleet := regionFleet(4)
-		spare := map[string]int32{"member1": 80, "member2": 60, "member3": 50, "member4": 40}
-		c := mustChecker(WithCapacity(func(name string) (int32, bool) { return spare[name], true }))
-		p := Placement{ReplicaScheduling: divided, SpreadConstraints: []SpreadConstraint{{MinGroups: 1, MaxGroups: 2}}}
+		p := Placement{ReplicaScheduling: aggregated, SpreadConstraints: []SpreadConstraint{{MinGroups: 1, MaxGroups: 2}}}
 		got := c.Check(fromGone(p, 200), fleet)
 		assert.False(t, got.Feasible)
-		assert.Contains(t, got.Reason, "spreadConstraints[0] allows at most 2 clusters and the workload keeps 0, so it can add at most 2; the 2 eligible clusters with the most spare capacity have room for 140 of the 200 replicas evicted from gone")
+		assert.Contains(t, got.Reason, "spreadConstraints[0] allows at most 2 clusters; the scheduler picks those the workload keeps, then those with the most room, and the 2 it picks (member1 and member2) have room for 140 of its 200 replicas")
 		p.SpreadConstraints[0].MaxGroups = 4
 		assert.True(t, c.Check(fromGone(p, 200), fleet).Feasible, "all four clusters hold 230")
 	})
 	t.Run("a cluster the workload keeps takes its share first", func(t *testing.T) {
 		fleet := regionFleet(4)
-		spare := map[string]int32{"member1": 80, "member2": 60, "member3": 50, "member4": 40}
-		c := mustChecker(WithCapacity(func(name string) (int32, bool) { return spare[name], true }))
-		p := Placement{ReplicaScheduling: divided, SpreadConstraints: []SpreadConstraint{{MinGroups: 1, MaxGroups: 2}}}
+		p := Placement{ReplicaScheduling: aggregated, SpreadConstraints: []SpreadConstraint{{MinGroups: 1, MaxGroups: 2}}}
 		req := Request{Placement: p, Scheduled: []failover.TargetCluster{{Name: "member4", Replicas: 10}, {Name: "gone", Replicas: 100}}, Evicting: []string{"gone"}}
 		got := c.Check(req, fleet)
-		assert.True(t, got.Feasible, "member4 (40) and member1 (80) hold 120: %s", got.Reason)
-		req.Scheduled[1].Replicas = 130
-		got = c.Check(req, fleet)
-		assert.False(t, got.Feasible, "member4 keeps its copy, so only one more cluster: 120 < 130")
-		assert.Contains(t, got.Reason, "spreadConstraints[0] allows at most 2 clusters and the workload keeps 1, so it can add at most 1; the 1 eligible cluster with the most spare capacity and the one it keeps (member4) have room for 120 of the 130 replicas evicted from gone")
+		assert.True(t, got.Feasible, "member4 (40 more) and member1 (80) hold the 100: %s", got.Reason)
+		assert.Contains(t, got.Reason, "feasible: member1 and member4 can take the 100 replicas evicted from gone")
 	})
-	t.Run("constraints of one kind that cannot both hold", func(t *testing.T) {
+	// selectClustersByAvailableResource: when the clusters it would pick
+	// lack room, the scheduler swaps them, the one it keeps included, for
+	// clusters with more: member4's 10 replicas move too.
+	t.Run("the scheduler gives up a cluster the workload keeps for room", func(t *testing.T) {
+		fleet := regionFleet(4)
+		p := Placement{ReplicaScheduling: aggregated, SpreadConstraints: []SpreadConstraint{{MinGroups: 1, MaxGroups: 2}}}
+		req := Request{Placement: p, Scheduled: []failover.TargetCluster{{Name: "member4", Replicas: 10}, {Name: "gone", Replicas: 130}}, Evicting: []string{"gone"}}
+		got := c.Check(req, fleet)
+		assert.True(t, got.Feasible, "member2 (60) and member1 (80) hold all 140: %s", got.Reason)
+		assert.Contains(t, got.Reason, "feasible: member1 and member2 can take the 130 replicas evicted from gone")
+	})
+	t.Run("one constraint per field, as Karmada validates", func(t *testing.T) {
 		p := Placement{SpreadConstraints: []SpreadConstraint{{SpreadByField: SpreadByFieldRegion, MinGroups: 3}, {SpreadByField: SpreadByFieldRegion, MaxGroups: 2}}}
 		got := mustChecker().Check(fromGone(p, 0), regionFleet(1, 1, 1))
 		require.Error(t, got.Err)
-		assert.Contains(t, got.Reason, "prescheduling: placement.spreadConstraints[0].minGroups 3 and spreadConstraints[1].maxGroups 2, both by region, cannot both hold")
+		assert.Contains(t, got.Reason, "prescheduling: placement.spreadConstraints[1]: a second constraint by region (the first is spreadConstraints[0]): Karmada allows one per field")
 	})
-	t.Run("several kinds: Reason says what was not checked together", func(t *testing.T) {
+	t.Run("several kinds: Reason says which the scheduler does not count", func(t *testing.T) {
 		p := Placement{SpreadConstraints: []SpreadConstraint{
-			{SpreadByField: SpreadByFieldRegion, MinGroups: 1, MaxGroups: 2}, {SpreadByField: SpreadByFieldProvider, MinGroups: 1}, {MinGroups: 2, MaxGroups: 3}}}
+			{SpreadByField: SpreadByFieldRegion, MinGroups: 1, MaxGroups: 2}, {SpreadByField: SpreadByFieldProvider, MinGroups: 3}, {MinGroups: 2, MaxGroups: 3}}}
 		got := mustChecker().Check(fromGone(p, 0), regionFleet(2, 2))
 		assert.True(t, got.Feasible, got.Reason)
-		assert.Contains(t, got.Reason, "could not check them all at once")
+		assert.Contains(t, got.Reason, "does not count the groups of spreadConstraints[1] (by provider)")
 	})
 }

@@ -10,9 +10,8 @@ import (
 	"github.com/failoverkit/failover"
 )
 
-// A long clusterNames list, a long exclude list, many schedule entries and a
-// spread label with many values take the map-backed paths; the answers stay
-// those of the small paths.
+// A long clusterNames list, a long exclude list and many schedule entries
+// take the map-backed paths; the answers stay those of the small paths.
 func TestCheckWithLargeSets(t *testing.T) {
 	fleet := make([]failover.Cluster, 200)
 	var all, evens []string
@@ -31,7 +30,7 @@ func TestCheckWithLargeSets(t *testing.T) {
 	req := Request{
 		Placement: Placement{
 			ClusterAffinity:   &failover.ClusterAffinity{ClusterNames: evens, ExcludeClusters: all[100:]},
-			SpreadConstraints: []SpreadConstraint{{SpreadByLabel: "rack", MinGroups: 45}},
+			SpreadConstraints: []SpreadConstraint{{MinGroups: 45, MaxGroups: 100}},
 		},
 		Scheduled: scheduled,
 		Evicting:  all[:10],
@@ -40,10 +39,12 @@ func TestCheckWithLargeSets(t *testing.T) {
 	assert.True(t, got.Feasible, got.Reason)
 	assert.Equal(t, evens[10:50], got.Candidates, "even, below m100, not scheduled")
 
-	req.Placement.SpreadConstraints[0].MinGroups = 51
+	// The clusters it keeps that the affinity still selects (the even ones
+	// of m010-m019) and the candidates make 45.
+	req.Placement.SpreadConstraints[0].MinGroups = 46
 	got = mustChecker().Check(req, fleet)
 	assert.False(t, got.Feasible)
-	assert.Contains(t, got.Reason, "spreadConstraints[0] needs at least 51 values of label rack, but the remaining and eligible clusters span only 50")
+	assert.Contains(t, got.Reason, "spreadConstraints[0] needs at least 46 clusters, but the remaining and eligible clusters span only 45 clusters")
 
 	req.Scheduled = append(req.Scheduled, failover.TargetCluster{Name: "m005"})
 	got = mustChecker().Check(req, fleet)

@@ -14,18 +14,25 @@ type Placement struct {
 	// allows every cluster. It cannot be set together with
 	// ClusterAffinities.
 	ClusterAffinity *failover.ClusterAffinity `json:"clusterAffinity,omitempty"`
-	// ClusterAffinities are ordered groups of clusters: the scheduler uses
-	// the first group that can take the workload. The check is feasible
-	// when some term is, and Result.AffinityName names the first such.
+	// ClusterAffinities are ordered groups of clusters: the scheduler starts
+	// from the group it last used (Request.ObservedAffinityName) and moves
+	// to the next only when it cannot schedule under one at all; the check
+	// does the same, and Result.AffinityName names the group of a feasible
+	// answer.
 	ClusterAffinities []ClusterAffinityTerm `json:"clusterAffinities,omitempty"`
 	// ClusterTolerations are matched against the NoSchedule and NoExecute
-	// taints of clusters, as Kubernetes matches pod tolerations. They do not
-	// apply to PreferNoExecute, and a cluster with a NoExecute or
-	// PreferNoExecute taint is faulty, hence never a target, whatever it
+	// taints of clusters that do not run the workload yet, as Kubernetes
+	// matches pod tolerations and as Karmada's scheduler filters. A cluster
+	// with a NoExecute or PreferNoExecute taint is faulty, and nothing
+	// moves onto it unless it already runs the workload, whatever it
 	// tolerates.
 	ClusterTolerations []corev1.Toleration `json:"clusterTolerations,omitempty"`
 	// SpreadConstraints say over how many groups of clusters the workload
-	// spreads.
+	// spreads, at most one per field. Karmada v1.18's scheduler selects by
+	// the region and cluster constraints only: one by zone or provider only
+	// rules out the clusters without that field, one by label is not read,
+	// and without a region or cluster constraint it places nothing. The
+	// check follows it.
 	SpreadConstraints []SpreadConstraint `json:"spreadConstraints,omitempty"`
 	// ReplicaScheduling says whether each cluster runs all replicas
 	// (Duplicated) or a share of them (Divided). Nil means Duplicated.
@@ -58,11 +65,13 @@ type SpreadConstraint struct {
 	SpreadByField SpreadFieldValue `json:"spreadByField,omitempty"`
 	// SpreadByLabel groups clusters by the value of this label key.
 	SpreadByLabel string `json:"spreadByLabel,omitempty"`
-	// MaxGroups is the most groups the workload may run in; 0 means no
-	// maximum.
+	// MaxGroups is the most groups the workload may run in. Karmada v1.18's
+	// scheduler reads 0 literally: a cluster constraint without maxGroups
+	// selects no cluster (with a region constraint beside it, one per
+	// region), a region constraint without it no region.
 	MaxGroups int `json:"maxGroups,omitempty"`
-	// MinGroups is the fewest groups the workload must run in; 0 means no
-	// minimum beyond one.
+	// MinGroups is the fewest groups the workload must run in; 0 means 1,
+	// the default Karmada's admission webhook fills in.
 	MinGroups int `json:"minGroups,omitempty"`
 }
 
@@ -97,6 +106,8 @@ type ReplicaSchedulingStrategy struct {
 	// present (a nil ReplicaScheduling, by contrast, means Duplicated).
 	ReplicaSchedulingType ReplicaSchedulingType `json:"replicaSchedulingType,omitempty"`
 	// ReplicaDivisionPreference is Aggregated or Weighted, for Divided.
+	// Empty means Weighted, the default Karmada's admission webhook fills
+	// in for a Divided placement.
 	ReplicaDivisionPreference ReplicaDivisionPreference `json:"replicaDivisionPreference,omitempty"`
 	// WeightPreference gives the weights of a Weighted division.
 	WeightPreference *ClusterPreferences `json:"weightPreference,omitempty"`
@@ -112,7 +123,9 @@ const DynamicWeightByAvailableReplicas DynamicWeightFactor = "AvailableReplicas"
 // ClusterPreferences gives the weights of a Weighted division.
 type ClusterPreferences struct {
 	// StaticWeightList weighs the clusters each entry selects; clusters no
-	// entry selects get no replicas. Ignored when DynamicWeight is set.
+	// entry selects get no replicas, unless no entry selects any cluster the
+	// scheduler may use, when they all weigh the same (as in Karmada).
+	// Ignored when DynamicWeight is set.
 	StaticWeightList []StaticClusterWeight `json:"staticWeightList,omitempty"`
 	// DynamicWeight derives weights from the clusters' state instead; every
 	// eligible cluster may then take replicas.
@@ -132,15 +145,37 @@ func (p *Placement) duplicated() bool {
 	return p.ReplicaScheduling == nil || p.ReplicaScheduling.ReplicaSchedulingType == ReplicaSchedulingTypeDuplicated
 }
 
-// staticWeights returns the static weight list that restricts a Divided
-// placement's targets, or nil when every eligible cluster may take replicas.
-func (p *Placement) staticWeights() []StaticClusterWeight {
+// division is how Karmada v1.18's scheduler assigns replicas to the
+// clusters it selects (newAssignState in pkg/scheduler/core).
+type division uint8
+
+const (
+	// divideDuplicated gives every selected cluster all replicas.
+	divideDuplicated division = iota
+	// divideAggregated fills the clusters with the most room first.
+	divideAggregated
+	// divideStaticWeight shares by the static weight list, whatever the
+	// room; without weights, evenly.
+	divideStaticWeight
+	// divideDynamicWeight shares by the room each cluster has.
+	divideDynamicWeight
+)
+
+// division returns how p divides replicas, with the defaults Karmada's API
+// server and admission webhook fill in: replicaSchedulingType Divided when
+// replicaScheduling is set, and a Divided placement without a preference
+// Weighted.
+func (p *Placement) division() division {
 	rs := p.ReplicaScheduling
-	if rs == nil || rs.ReplicaDivisionPreference != ReplicaDivisionPreferenceWeighted ||
-		rs.WeightPreference == nil || rs.WeightPreference.DynamicWeight != "" {
-		return nil
+	switch {
+	case p.duplicated():
+		return divideDuplicated
+	case rs.ReplicaDivisionPreference == ReplicaDivisionPreferenceAggregated:
+		return divideAggregated
+	case rs.WeightPreference != nil && rs.WeightPreference.DynamicWeight != "":
+		return divideDynamicWeight
 	}
-	return rs.WeightPreference.StaticWeightList
+	return divideStaticWeight
 }
 
 // spreadIgnored reports whether Karmada's scheduler ignores p's spread
@@ -148,10 +183,9 @@ func (p *Placement) staticWeights() []StaticClusterWeight {
 // static weight list (shouldIgnoreSpreadConstraint in Karmada v1.18's
 // pkg/scheduler/core/spreadconstraint).
 func (p *Placement) spreadIgnored() bool {
-	rs := p.ReplicaScheduling
-	if p.duplicated() || rs.ReplicaDivisionPreference != ReplicaDivisionPreferenceWeighted {
+	if p.division() != divideStaticWeight {
 		return false
 	}
-	wp := rs.WeightPreference
-	return wp == nil || len(wp.StaticWeightList) > 0 && wp.DynamicWeight == ""
+	wp := p.ReplicaScheduling.WeightPreference
+	return wp == nil || len(wp.StaticWeightList) > 0
 }

@@ -45,7 +45,7 @@ func (s *scan) exclusions(ti int) string {
 	add(&ts.untolerated, "has a NoSchedule taint the placement does not tolerate", "have NoSchedule taints the placement does not tolerate")
 	add(&ts.noGroup, "cannot be put in a spread group", "cannot be put in spread groups")
 	add(&ts.noMatch, "does not match "+s.p.terms[ti].field, "do not match "+s.p.terms[ti].field)
-	add(&ts.notWeighted, "has no weight in replicaScheduling.weightPreference.staticWeightList", "have no weight in replicaScheduling.weightPreference.staticWeightList")
+
 	return strings.Join(parts, "; ")
 }
 

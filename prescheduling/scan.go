@@ -2,6 +2,7 @@ package prescheduling
 
 import (
 	"fmt"
+	"math"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -18,14 +19,12 @@ type scan struct {
 	sched    nameset.Set // index in req.Scheduled
 	evicting nameset.Set
 	evicted  []failover.TargetCluster // copies to replace: scheduled and evicting
-	// remaining are the scheduled clusters that keep the workload, and
-	// remainingClusters their fleet entries (nil when not in the fleet).
-	remaining         []string
-	remainingClusters []*failover.Cluster
-	// remainingAt is, for each entry of req.Scheduled, its index in
-	// remaining, or -1 for an evicted copy.
-	remainingAt []int
-	schedNames  []string
+	// remaining are the scheduled clusters that keep the workload.
+	remaining  []string
+	schedNames []string
+	// replicas is the workload's spec.replicas as the schedule result
+	// shows it: every copy's for Duplicated, their sum for Divided.
+	replicas int32
 
 	fleetSize int
 	// Exclusions that do not depend on the affinity term.
@@ -37,19 +36,12 @@ type scan struct {
 // term does not select counts as not matching whatever else is wrong with it,
 // so that a Reason names only the problems of clusters the placement wants.
 type termScan struct {
-	cands                                              []*failover.Cluster
-	noMatch, faulty, untolerated, noGroup, notWeighted tally
+	// passing are the clusters Karmada's filters let through, the remaining
+	// ones and faulty ones included: the clusters its scheduler chooses
+	// among.
+	passing                               []*failover.Cluster
+	noMatch, faulty, untolerated, noGroup tally
 }
-
-// unfit says why a cluster the affinity selects cannot take the workload.
-type unfit uint8
-
-const (
-	fit unfit = iota
-	isFaulty
-	isUntolerated
-	hasNoGroup
-)
 
 func newScan(req *Request, p *compiled) *scan {
 	s := &scan{
@@ -60,18 +52,23 @@ func newScan(req *Request, p *compiled) *scan {
 	}
 	s.schedNames = names(req.Scheduled)
 	s.sched = nameset.New(s.schedNames)
-	s.remainingAt = make([]int, len(req.Scheduled))
 	s.remaining = make([]string, 0, len(req.Scheduled))
-	for i, t := range req.Scheduled {
-		s.remainingAt[i] = -1
+	var sum int64
+	for _, t := range req.Scheduled {
 		if s.evicting.Has(t.Name) {
 			s.evicted = append(s.evicted, t)
 		} else {
-			s.remainingAt[i] = len(s.remaining)
 			s.remaining = append(s.remaining, t.Name)
 		}
+		if p.division == divideDuplicated {
+			s.replicas = max(s.replicas, t.Replicas)
+		} else {
+			sum += int64(t.Replicas)
+		}
 	}
-	s.remainingClusters = make([]*failover.Cluster, len(s.remaining))
+	if p.division != divideDuplicated {
+		s.replicas = int32(min(sum, math.MaxInt32))
+	}
 	return s
 }
 
@@ -88,14 +85,20 @@ func (s *scan) duplicateScheduled() error {
 	return nil
 }
 
-// run makes the one pass over the fleet.
+// run makes the one pass over the fleet, filtering it as Karmada's
+// scheduler does for the binding the eviction leaves: the clusters in
+// Evicting are out (its ClusterEviction filter); a cluster that keeps the
+// workload passes the taint filter whatever its taints, any other must
+// tolerate its NoSchedule and NoExecute taints; every cluster must match
+// the term and have the fields the spread constraints group by.
 func (s *scan) run(fleet []failover.Cluster) error {
 	s.fleetSize = len(fleet)
 	for ti := range s.terms {
 		// Most of a fleet is usually a candidate: one allocation, not a
 		// dozen as the slice grows.
-		s.terms[ti].cands = make([]*failover.Cluster, 0, len(fleet))
+		s.terms[ti].passing = make([]*failover.Cluster, 0, len(fleet))
 	}
+	dup := s.p.division == divideDuplicated
 	for i := range fleet {
 		c := &fleet[i]
 		if c.Name == "" {
@@ -106,49 +109,48 @@ func (s *scan) run(fleet []failover.Cluster) error {
 			continue
 		}
 		// Not being evicted from, so a scheduled cluster is a remaining one.
-		if j := s.sched.Index(c.Name); j >= 0 {
-			s.remainingClusters[s.remainingAt[j]] = c
-			if s.p.duplicated {
-				s.alreadyRuns.add(c.Name, nil)
-				continue
-			}
+		keeps := s.sched.Has(c.Name)
+		// A Duplicated copy that stays is named once, as running it.
+		quiet := keeps && dup
+		if quiet {
+			s.alreadyRuns.add(c.Name, nil)
 		}
-		why := fit
+		faulty := failover.IsFaulty(*c)
 		var taint *corev1.Taint
-		var group *spreadKey
-		switch {
-		case failover.IsFaulty(*c):
-			why = isFaulty
-		default:
-			if t, ok := tolerates(s.p.tols, c); !ok {
-				why, taint = isUntolerated, t
-			} else if group = s.missingGroup(c); group != nil {
-				why = hasNoGroup
-			}
+		tolerated := true
+		if !keeps {
+			taint, tolerated = tolerates(s.p.tols, c)
 		}
+		group := s.missingGroup(c)
 		for ti := range s.p.terms {
 			ts := &s.terms[ti]
 			switch {
 			case !s.p.terms[ti].m.Matches(c):
-				ts.noMatch.add(c.Name, nil)
-			case why == isFaulty:
+				if !quiet {
+					ts.noMatch.add(c.Name, nil)
+				}
+			case !tolerated && faulty:
 				ts.faulty.add(c.Name, func() string { return "taint " + taintString(faultyTaint(c)) })
-			case why == isUntolerated:
+			case !tolerated:
 				ts.untolerated.add(c.Name, func() string { return taintString(taint) })
-			case why == hasNoGroup:
-				ts.noGroup.add(c.Name, func() string {
-					return fmt.Sprintf("no %s for spreadConstraints[%d]", group.singular(), group.index)
-				})
-			case s.p.weights != nil && !anyMatches(s.p.weights, c):
-				ts.notWeighted.add(c.Name, nil)
+			case group != nil:
+				if !quiet {
+					ts.noGroup.add(c.Name, func() string {
+						return fmt.Sprintf("no %s for spreadConstraints[%d]", group.singular(), group.index)
+					})
+				}
 			default:
-				ts.cands = append(ts.cands, c)
+				ts.passing = append(ts.passing, c)
+				if faulty && !quiet {
+					ts.faulty.add(c.Name, func() string { return "taint " + taintString(faultyTaint(c)) })
+				}
 			}
 		}
 	}
 	return nil
 }
 
+// missingGroup returns the first spread constraint c lacks the field of.
 func (s *scan) missingGroup(c *failover.Cluster) *spreadKey {
 	for i := range s.p.spread {
 		if !s.p.spread[i].has(c) {
@@ -156,15 +158,6 @@ func (s *scan) missingGroup(c *failover.Cluster) *spreadKey {
 		}
 	}
 	return nil
-}
-
-func anyMatches(ms []*failover.AffinityMatcher, c *failover.Cluster) bool {
-	for _, m := range ms {
-		if m.Matches(c) {
-			return true
-		}
-	}
-	return false
 }
 
 func faultyTaint(c *failover.Cluster) *corev1.Taint {

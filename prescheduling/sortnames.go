@@ -2,24 +2,26 @@ package prescheduling
 
 import (
 	"slices"
+	"strings"
 )
 
-// sortedNames returns the n names name(0) … name(n-1) sorted as slices.Sort
-// sorts strings, faster when there are many. Fleet names tend to share a long
-// prefix ("member-0…") that every string comparison walks again; instead,
-// the eight bytes after the common prefix become an integer key, the keys are
-// radix-sorted (one pass per byte that varies), and only names whose keys tie
-// are compared as strings (see BenchmarkSortNames). It stays because
+// sortedOrder returns the indexes 0 … n-1 ordered as slices.Sort orders
+// the names name(i), ties in index order; faster when there are many. Fleet
+// names tend to share a long prefix ("member-0…") that every string
+// comparison walks again; instead, the eight bytes after the common prefix
+// become an integer key, the keys are radix-sorted (one pass per byte that
+// varies, which keeps ties in order), and only names whose keys tie are
+// compared as strings (see BenchmarkSortNames). It stays because
 // slices.Sort in its place made a Check miss DESIGN.md's 1 ms for 5,000
 // clusters: BenchmarkCheck/Divided/5000 on one core took 0.97-1.68 ms (3 of
 // 5 runs over 1 ms) against 0.77-0.84 ms, Duplicated 30% more CPU time.
-func sortedNames(n int, name func(i int) string) []string {
-	out := make([]string, n)
+func sortedOrder(n int, name func(i int) string) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
 	if n < 64 {
-		for i := range out {
-			out[i] = name(i)
-		}
-		slices.Sort(out)
+		slices.SortStableFunc(out, func(a, b int) int { return strings.Compare(name(a), name(b)) })
 		return out
 	}
 	first := name(0)
@@ -55,7 +57,7 @@ func sortedNames(n int, name func(i int) string) []string {
 		a, b = b, a
 	}
 	for i := range a {
-		out[i] = name(int(a[i].index))
+		out[i] = int(a[i].index)
 	}
 	for i := 0; i < n; {
 		j := i + 1
@@ -63,9 +65,20 @@ func sortedNames(n int, name func(i int) string) []string {
 			j++
 		}
 		if j-i > 1 {
-			slices.Sort(out[i:j]) // the keys tie: the names decide
+			// The keys tie: the names decide.
+			slices.SortStableFunc(out[i:j], func(x, y int) int { return strings.Compare(name(x), name(y)) })
 		}
 		i = j
+	}
+	return out
+}
+
+// sortedNames returns the n names name(0) … name(n-1) sorted, by
+// sortedOrder.
+func sortedNames(n int, name func(i int) string) []string {
+	out := make([]string, n)
+	for i, j := range sortedOrder(n, name) {
+		out[i] = name(j)
 	}
 	return out
 }

@@ -2,288 +2,184 @@ package ratelimit
 
 import (
 	"math"
-	"slices"
-	"sort"
 	"time"
 )
 
-// bucket is a token bucket of burst 1 whose rate can change, with rate 0 a
-// pause. Like x/time/rate's ReserveN(t), every method takes the time instead
-// of reading a clock, and nothing blocks or starts a goroutine; the Limiter
-// guards a bucket with its lock and does the blocking.
+// bucket is a token bucket of at most one permit whose rate can change, 0
+// pausing it. Like x/time/rate's ReserveN(t), its methods take the time, and
+// nothing blocks; the Limiter's lock guards it.
 //
-// A permit is a slot on the clock. There are three ways to hold one:
-//   - take: the next slot is now, and the caller has it at once;
-//   - reserve: a place in line (a reservation) whose slot the bucket moves
-//     when the rate changes, and which cancel gives back;
-//   - promise: a slot fixed for good (DynamicRateLimiter.When hands it to a
-//     workqueue, which cannot be told of a change). Reservations fit around
-//     promises, and promises outlive a pause.
+// Its level, how much of a permit it holds, rises at the rate in force up
+// to 1, falls by 1 for a permit taken, and is frozen by a pause. So the
+// permits taken over any window are at most its level at the start (at
+// most 1) plus the integral of the rate over it, however the rate changed
+// or paused. A promise (DynamicRateLimiter.When) takes a permit ahead of
+// time, below 0.
 //
-// Consecutive slots are at least one interval apart, so over any window t of
-// constant rate r at most r×t + 1 permits fall in it. While paused no
-// reservation has a slot, and no debt or credit builds up: the first slot
-// after a resume is now (unless a promise is within one interval of it).
+// Its times are Unix nanoseconds, cheaper than time.Time on every Wait.
 type bucket struct {
 	rate     float64
-	interval time.Duration // 1/rate rounded up, so the rate is never exceeded
-	// last is the latest slot taken (or promise come); zero after a pause,
-	// so that resuming starts afresh.
-	last time.Time
-	// promises are the promised slots still to come, in increasing order.
-	promises []time.Time
-	// head, tail: the reservations in line, in slot order.
-	head, tail *reservation
-	n          int
+	interval int64 // 1/rate rounded up, so the rate is never exceeded
+	// full is when the level reaches 1 at the rate in force; while paused,
+	// lack holds 1 - level instead.
+	full int64
+	lack float64
+	// promised is the latest permit taken ahead: a workqueue releases it
+	// then whatever the rate does, so no permit comes within an interval.
+	promised int64
+	// takes counts the permits taken, for giveBack.
+	takes uint64
 }
 
-// reservation is a place in a bucket's line.
-type reservation struct {
-	slot       time.Time // when its permit is due; zero while paused
-	prev, next *reservation
-}
-
-// setRate puts r in force at now: a pause forgets the past and unsets every
-// reservation's slot; a positive rate re-times the line.
-func (b *bucket) setRate(r float64, now time.Time) {
-	b.rate = r
-	if r <= 0 {
-		// Promises stay: the first slot after a resume keeps one interval
-		// from them, so the bound holds across the pause.
-		b.last = time.Time{}
-		for w := b.head; w != nil; w = w.next {
-			w.slot = time.Time{}
-		}
+// setRate puts r in force at now, keeping the level.
+func (b *bucket) setRate(r float64, now int64) {
+	if r == b.rate {
 		return
 	}
-	b.interval = intervalFor(r)
-	b.prune(now)
-	from := b.after(now)
-	for w := b.head; w != nil; w = w.next {
-		w.slot, _ = b.fit(from)
-		from = w.slot.Add(b.interval)
-	}
-}
-
-// take hands out a permit at now if nobody is in line and the next slot is
-// due.
-func (b *bucket) take(now time.Time) bool {
-	if b.rate <= 0 || b.head != nil {
-		return false
-	}
-	b.prune(now)
-	slot, _ := b.fit(b.after(now))
-	if slot.After(now) {
-		return false
-	}
-	b.last = slot
-	return true
-}
-
-// reserve puts a new reservation at the end of the line.
-func (b *bucket) reserve(now time.Time) *reservation {
-	w := &reservation{}
+	lack := b.lack
 	if b.rate > 0 {
-		b.prune(now)
-		w.slot, _ = b.fit(b.next(now))
+		lack = float64(max(0, b.full-now)) / float64(b.interval)
 	}
-	w.prev = b.tail
-	if b.tail != nil {
-		b.tail.next = w
-	} else {
-		b.head = w
+	b.rate, b.lack = r, lack
+	if r > 0 {
+		b.interval = int64(intervalFor(r))
+		b.full = max(now+int64(scale(lack, time.Duration(b.interval))), b.promised+b.interval)
 	}
-	b.tail = w
-	b.n++
-	return w
 }
 
-// due reports whether w's slot has come at now; if so, w leaves the line
-// holding its permit.
-func (b *bucket) due(w *reservation, now time.Time) bool {
-	if b.rate <= 0 || w.slot.After(now) {
+// take takes a permit due at at (not before full) and returns its number.
+func (b *bucket) take(at int64) uint64 {
+	b.full = at + b.interval
+	b.takes++
+	return b.takes
+}
+
+// giveBack returns permit number n unused, as x/time/rate's Cancel does:
+// the level is what it would be had the permit never been taken, which is
+// known only while none was taken after it; after one it does nothing.
+func (b *bucket) giveBack(n uint64) bool {
+	if n != b.takes {
 		return false
 	}
-	b.remove(w)
-	b.last = later(b.last, w.slot)
+	if b.rate > 0 {
+		b.full -= b.interval
+	} else {
+		b.lack = max(0, b.lack-1)
+	}
 	return true
 }
 
-// cancel gives w's place back: each reservation behind it takes the slot of
-// the one ahead, and the last slot becomes free for the next caller. It
-// reports whether any reservation moved.
-func (b *bucket) cancel(w *reservation) (moved bool) {
-	moved = w.next != nil
-	freed := w.slot
-	for e := w.next; e != nil; e = e.next {
-		e.slot, freed = freed, e.slot
-	}
-	b.remove(w)
-	return moved
+// buckets are a Limiter's buckets: every permit takes one from total and
+// one from fleet or its domain's.
+type buckets struct {
+	total, fleet bucket
+	// domains holds every domain seen, gone ones at rate 0: a domain that
+	// comes back finds its level as it left it.
+	domains map[string]*bucket
 }
 
-// promise fixes the next free slot for good and returns it; ok is false
-// while paused, when nothing is promised.
-func (b *bucket) promise(now time.Time) (slot time.Time, ok bool) {
-	if b.rate <= 0 {
-		return time.Time{}, false
+// apply puts rs in force at now.
+func (s *buckets) apply(rs rates, t time.Time) {
+	now := t.UnixNano()
+	s.total.setRate(rs.total, now)
+	s.fleet.setRate(rs.fleet, now)
+	for name := range rs.domains {
+		if s.domains[name] == nil {
+			if s.domains == nil {
+				s.domains = make(map[string]*bucket)
+			}
+			s.domains[name] = &bucket{}
+		}
 	}
-	b.prune(now)
-	slot, i := b.fit(b.next(now))
-	b.promises = slices.Insert(b.promises, i, slot)
-	return slot, true
+	for name, b := range s.domains {
+		b.setRate(rs.domains[name].Rate, now)
+	}
 }
 
-// nextFree is the slot a newcomer would get at now; zero while paused.
-func (b *bucket) nextFree(now time.Time) time.Time {
-	if b.rate <= 0 {
+// permit is a permit taken from two buckets, for giveBack.
+type permit struct {
+	domain   string
+	b, total *bucket
+	n, nt    uint64
+}
+
+// take takes at now a permit for the first of domains whose bucket and the
+// total both hold one; under the fleet rule, or for no domain, the fleet's.
+// ahead takes it even if not due yet (a promise), due at the time returned.
+// Without a permit, take returns when one may come; 0: not before a change
+// of rate.
+func (s *buckets) take(t time.Time, domains []string, perDomain, ahead bool) (p permit, ok bool, due int64) {
+	now, next := t.UnixNano(), int64(0)
+	named, n := perDomain && len(domains) > 0, 1
+	if named {
+		n = len(domains)
+	}
+	for i := range n {
+		b := &s.fleet
+		if named {
+			b = s.domains[domains[i]]
+		}
+		if b == nil || b.rate <= 0 || s.total.rate <= 0 {
+			continue // unknown or paused
+		}
+		at := max(now, b.full, s.total.full)
+		if at > now && !ahead {
+			if next == 0 || at < next {
+				next = at
+			}
+			continue
+		}
+		p = permit{b: b, n: b.take(at), total: &s.total, nt: s.total.take(at)}
+		if ahead {
+			b.promised, s.total.promised = at, at
+		}
+		if len(domains) > 0 {
+			p.domain = domains[i]
+		}
+		return p, true, at
+	}
+	return permit{}, false, next
+}
+
+// giveBack returns p unused to both its buckets, and reports whether
+// either level rose.
+func (p permit) giveBack() bool {
+	a := p.b.giveBack(p.n)
+	return p.total.giveBack(p.nt) || a
+}
+
+// unixTime is a bucket's time as a time.Time; zero for 0.
+func unixTime(ns int64) time.Time {
+	if ns == 0 {
 		return time.Time{}
 	}
-	b.prune(now)
-	slot, _ := b.fit(b.next(now))
-	return slot
+	return time.Unix(0, ns).UTC()
 }
 
-// after is the earliest slot one interval after the last permit, not before
-// now.
-func (b *bucket) after(now time.Time) time.Time {
-	if b.last.IsZero() {
-		return now
-	}
-	return later(now, b.last.Add(b.interval))
-}
-
-// next is where a newcomer's slot search starts: behind the last permit and
-// behind everyone in line. A newcomer may still fill a gap between promises
-// that a faster rate has opened.
-func (b *bucket) next(now time.Time) time.Time {
-	from := b.after(now)
-	if b.tail != nil {
-		from = later(from, b.tail.slot.Add(b.interval))
-	}
-	return from
-}
-
-// fit returns the earliest t ≥ from at least one interval away from every
-// promise, and the index in b.promises at which t keeps them sorted.
-// Promises are sorted, so this is a binary search plus a walk over the
-// promises t has to step past.
-func (b *bucket) fit(from time.Time) (time.Time, int) {
-	if len(b.promises) == 0 {
-		return from, 0
-	}
-	p, iv := b.promises, b.interval
-	i := sort.Search(len(p), func(i int) bool { return p[i].After(from.Add(-iv)) })
-	t := from
-	for ; i < len(p) && p[i].Before(t.Add(iv)); i++ {
-		t = later(t, p[i].Add(iv))
-	}
-	return t, i
-}
-
-// prune retires the promises that have come: they count as taken permits.
-func (b *bucket) prune(now time.Time) {
-	if len(b.promises) == 0 {
-		return
-	}
-	i := 0
-	for i < len(b.promises) && !b.promises[i].After(now) {
-		b.last = later(b.last, b.promises[i])
-		i++
-	}
-	if i == len(b.promises) {
-		b.promises = b.promises[:0] // keep the array
-	} else if i > 0 {
-		b.promises = b.promises[i:]
-	}
-}
-
-func (b *bucket) remove(w *reservation) {
-	if w.prev != nil {
-		w.prev.next = w.next
-	} else {
-		b.head = w.next
-	}
-	if w.next != nil {
-		w.next.prev = w.prev
-	} else {
-		b.tail = w.prev
-	}
-	w.prev, w.next = nil, nil
-	b.n--
-}
-
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
+// earliest is the earlier of two times, the zero time meaning none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
 		return b
 	}
 	return a
 }
 
-// maxInterval keeps slot arithmetic far from time.Time's limits for tiny rates.
-const maxInterval = 100 * 365 * 24 * time.Hour
+// maxInterval keeps durations far from time.Duration's limits.
+const maxInterval = 10 * 365 * 24 * time.Hour
 
-// intervalFor is 1/r rounded up to the nanosecond, so rounding never makes the
-// bucket faster than r.
+// intervalFor is 1/r rounded up, so rounding never makes a bucket faster.
 func intervalFor(r float64) time.Duration {
-	iv := math.Ceil(float64(time.Second) / r)
+	return scale(1/r, time.Second)
+}
+
+// scale is f×d rounded up, within [1ns, maxInterval] (0 for f ≤ 0).
+func scale(f float64, d time.Duration) time.Duration {
+	v := math.Ceil(f * float64(d))
 	switch {
-	case iv < 1:
-		return 1
-	case iv > float64(maxInterval):
+	case !(v > 0): // also NaN
+		return 0
+	case v > float64(maxInterval):
 		return maxInterval
 	}
-	return time.Duration(iv)
-}
-
-// The domain rule (domains.go) takes a permit from two buckets at once: the
-// total's and a domain's (or the fleet rule's). Such buckets never hold
-// reservations: their callers poll (slotAll tells them when to).
-
-// slotAll is the earliest slot, not before now, that is free in every one
-// of bs; zero when one of them is paused.
-func slotAll(now time.Time, bs ...*bucket) time.Time {
-	t := now
-	for _, b := range bs {
-		if b.rate <= 0 {
-			return time.Time{}
-		}
-		b.prune(now)
-		t = later(t, b.after(now))
-	}
-	// Each bucket's promises may push t on; stop once none does.
-	for moved := true; moved; {
-		moved = false
-		for _, b := range bs {
-			if u, _ := b.fit(t); u.After(t) {
-				t, moved = u, true
-			}
-		}
-	}
-	return t
-}
-
-// takeAll takes a permit at now from every one of bs if each has one free.
-func takeAll(now time.Time, bs ...*bucket) bool {
-	slot := slotAll(now, bs...)
-	if slot.IsZero() || slot.After(now) {
-		return false
-	}
-	for _, b := range bs {
-		b.last = later(b.last, slot)
-	}
-	return true
-}
-
-// promiseAll fixes the next slot free in every one of bs for good, in each.
-func promiseAll(now time.Time, bs ...*bucket) (time.Time, bool) {
-	slot := slotAll(now, bs...)
-	if slot.IsZero() {
-		return slot, false
-	}
-	for _, b := range bs {
-		i := sort.Search(len(b.promises), func(i int) bool { return b.promises[i].After(slot) })
-		b.promises = slices.Insert(b.promises, i, slot)
-	}
-	return slot, true
+	return time.Duration(v)
 }

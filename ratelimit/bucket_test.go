@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -13,88 +14,160 @@ import (
 
 func at(d time.Duration) time.Time { return t0.Add(d) }
 
-// slots lists the slots of b's line as offsets from t0.
-func slots(b *bucket) []time.Duration {
-	var s []time.Duration
-	for w := b.head; w != nil; w = w.next {
-		if w.slot.IsZero() {
-			s = append(s, -1)
-			continue
-		}
-		s = append(s, w.slot.Sub(t0))
+// ns is at(d) as a bucket's time.
+func ns(d time.Duration) int64 { return at(d).UnixNano() }
+
+// tryTake takes a permit at now if the bucket holds one.
+func tryTake(b *bucket, now int64) (uint64, bool) {
+	if b.rate <= 0 || b.full > now {
+		return 0, false
 	}
-	return s
+	return b.take(now), true
 }
 
-func TestBucketSlotsAreFixedOnTheClock(t *testing.T) {
+func TestBucketHoldsAtMostOnePermit(t *testing.T) {
 	var b bucket
-	b.setRate(2, t0) // 500ms apart
-	require.True(t, b.take(t0), "the first permit is at once")
-	assert.False(t, b.take(at(499*time.Millisecond)), "not before one interval")
-
-	w := b.reserve(at(100 * time.Millisecond))
-	assert.Equal(t, []time.Duration{500 * time.Millisecond}, slots(&b))
-	assert.False(t, b.due(w, at(499*time.Millisecond)))
-	// Found 20ms late, the permit still counts at its slot: the next one is
-	// due 500ms after the slot, not after the late wake-up.
-	require.True(t, b.due(w, at(520*time.Millisecond)))
-	assert.False(t, b.take(at(999*time.Millisecond)))
-	assert.True(t, b.take(at(time.Second)))
+	b.setRate(2, ns(0)) // 500ms apart
+	_, ok := tryTake(&b, ns(0))
+	require.True(t, ok, "a new bucket is full")
+	_, ok = tryTake(&b, ns(499*time.Millisecond))
+	assert.False(t, ok, "not before one interval")
+	_, ok = tryTake(&b, ns(time.Hour))
+	assert.True(t, ok, "full again after an hour")
+	_, ok = tryTake(&b, ns(time.Hour))
+	assert.False(t, ok, "but an hour idle is one permit, not 7200")
 }
 
-func TestBucketRetimesTheLineAndForgetsThePastOnPause(t *testing.T) {
+func TestBucketPauseAddsNothing(t *testing.T) {
 	var b bucket
-	b.setRate(1, t0)
-	require.True(t, b.take(t0))
-	b.reserve(t0)
-	b.reserve(t0)
-	assert.Equal(t, []time.Duration{time.Second, 2 * time.Second}, slots(&b))
+	b.setRate(1, ns(0))
+	_, ok := tryTake(&b, ns(0))
+	require.True(t, ok)
+	b.setRate(0, ns(400*time.Millisecond)) // 0.4 of a permit so far
+	_, ok = tryTake(&b, ns(time.Hour))
+	assert.False(t, ok, "nothing while paused")
+	assert.True(t, b.rate == 0, "no time while paused")
+	b.setRate(1, ns(time.Hour))
+	assert.Equal(t, ns(time.Hour+600*time.Millisecond), b.full, "resumed: the 0.6 still missing, not a permit at once")
 
-	b.setRate(0.1, at(500*time.Millisecond))
-	assert.Equal(t, []time.Duration{10 * time.Second, 20 * time.Second}, slots(&b), "slower: pushed back")
-
-	b.setRate(0, at(time.Second))
-	assert.Equal(t, []time.Duration{-1, -1}, slots(&b), "paused: no slot at all")
-	w := b.reserve(at(time.Second))
-	assert.False(t, b.due(w, at(time.Hour)), "nothing is due while paused")
-	_, ok := b.promise(at(time.Hour))
-	assert.False(t, ok, "nothing is promised while paused")
-
-	b.setRate(1, at(time.Hour))
-	assert.Equal(t, []time.Duration{time.Hour, time.Hour + time.Second, time.Hour + 2*time.Second}, slots(&b),
-		"resumed: the first at once, no debt and no credit from the pause")
+	_, ok = tryTake(&b, ns(2*time.Hour))
+	require.True(t, ok)
+	b.setRate(0, ns(3*time.Hour)) // full when paused
+	b.setRate(1, ns(4*time.Hour))
+	assert.Equal(t, ns(4*time.Hour), b.full, "full before the pause: a permit at once on resume")
 }
 
-func TestBucketPromisesStayAndTheLineFitsAroundThem(t *testing.T) {
+func TestBucketRateChangeKeepsTheLevel(t *testing.T) {
 	var b bucket
-	b.setRate(0.5, t0)
+	b.setRate(1, ns(0))
+	_, ok := tryTake(&b, ns(0))
+	require.True(t, ok)
+	b.setRate(0.5, ns(500*time.Millisecond)) // half a permit, the rest at 0.5/s
+	assert.Equal(t, ns(1500*time.Millisecond), b.full)
+	b.setRate(2, ns(time.Second)) // three quarters; the last quarter at 2/s
+	assert.Equal(t, ns(1125*time.Millisecond), b.full)
+}
+
+func TestBucketPromisesTakeAhead(t *testing.T) {
+	var b bucket
+	b.setRate(0.5, ns(0))
 	for _, want := range []time.Duration{0, 2 * time.Second, 4 * time.Second} {
-		slot, ok := b.promise(t0)
-		require.True(t, ok)
-		assert.Equal(t, want, slot.Sub(t0))
+		due := max(ns(0), b.full)
+		b.take(due)
+		assert.Equal(t, ns(want), due)
 	}
-
-	b.setRate(2, t0) // the promises at 2s and 4s stay; the gaps between them open
-	for range 4 {
-		b.reserve(t0)
-	}
-	assert.Equal(t, []time.Duration{500 * time.Millisecond, time.Second, 1500 * time.Millisecond, 2500 * time.Millisecond}, slots(&b))
-
-	b.setRate(0, at(100*time.Millisecond))
-	b.setRate(2, at(3900*time.Millisecond))
-	assert.Equal(t, []time.Duration{4500 * time.Millisecond, 5 * time.Second, 5500 * time.Millisecond, 6 * time.Second}, slots(&b),
-		"a promise outlives a pause, and the resumed line keeps one interval from it")
+	b.setRate(0, ns(time.Second))
+	b.setRate(0.5, ns(time.Hour))
+	assert.Equal(t, ns(time.Hour+5*time.Second), b.full, "the debt of the promises outlives a pause")
 }
 
-func TestBucketCancelMovesTheLineUp(t *testing.T) {
+func TestBucketGiveBack(t *testing.T) {
 	var b bucket
-	b.setRate(1, t0)
-	require.True(t, b.take(t0))
-	first, second, third := b.reserve(t0), b.reserve(t0), b.reserve(t0)
-	assert.True(t, b.cancel(first), "the others moved")
-	assert.Equal(t, []time.Duration{time.Second, 2 * time.Second}, slots(&b))
-	assert.False(t, b.cancel(third), "nobody was behind the last")
-	b.reserve(t0)
-	assert.Equal(t, []time.Duration{time.Second, 2 * time.Second}, slots(&b), "the next caller takes the freed last slot")
-	require.True(t, b.due(second, at(time.Second)))
+	b.setRate(1, ns(0))
+	n, _ := tryTake(&b, ns(0))
+	require.True(t, b.giveBack(n))
+	assert.Equal(t, ns(0), b.full, "given back at once: full again")
+
+	n, _ = tryTake(&b, ns(0))
+	m, ok := tryTake(&b, ns(time.Second))
+	require.True(t, ok)
+	assert.False(t, b.giveBack(n), "another was taken after it: nothing back")
+	assert.Equal(t, ns(2*time.Second), b.full)
+	require.True(t, b.giveBack(m))
+	assert.Equal(t, ns(time.Second), b.full)
+
+	n, _ = tryTake(&b, ns(time.Second))
+	b.setRate(0, ns(1500*time.Millisecond))
+	require.True(t, b.giveBack(n))
+	b.setRate(1, ns(time.Hour))
+	assert.Equal(t, ns(time.Hour), b.full, "given back while paused: full, as if never taken")
+}
+
+// TestBucketWindowBound drives a bucket through random rate changes,
+// pauses, takes and give-backs, and checks every window against the bound:
+// the permits kept (taken and not given back) in [a, b] are at most
+// 1 + ∫ rate over [a, b].
+func TestBucketWindowBound(t *testing.T) {
+	for seed := range uint64(200) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		var b bucket
+		type change struct {
+			at   time.Time
+			rate float64
+		}
+		var (
+			rates []change
+			kept  []time.Time
+			last  uint64
+			now   = t0
+		)
+		setRate := func(r float64) {
+			b.setRate(r, now.UnixNano())
+			rates = append(rates, change{now, r})
+		}
+		setRate(1)
+		for range 300 {
+			now = now.Add(time.Duration(rng.IntN(1500)) * time.Millisecond)
+			switch op := rng.IntN(10); {
+			case op < 2:
+				setRate([]float64{0, 0.5, 1, 3}[rng.IntN(4)])
+			case op < 3 && last != 0:
+				if b.giveBack(last) {
+					kept = kept[:len(kept)-1]
+				}
+				last = 0
+			default:
+				if n, ok := tryTake(&b, now.UnixNano()); ok {
+					kept, last = append(kept, now), n
+				}
+			}
+		}
+		integral := func(from, to time.Time) float64 {
+			sum := 0.0
+			for i, c := range rates {
+				end := to
+				if i+1 < len(rates) && rates[i+1].at.Before(to) {
+					end = rates[i+1].at
+				}
+				start := c.at
+				if from.After(start) {
+					start = from
+				}
+				if end.After(start) {
+					sum += c.rate * end.Sub(start).Seconds()
+				}
+			}
+			return sum
+		}
+		for i := range kept {
+			for j := i; j < len(kept); j++ {
+				if got, bound := j-i+1, 1+integral(kept[i], kept[j]); float64(got) > bound+1e-9 {
+					t.Fatalf("seed %d: %d permits in [%v, %v], bound %.3f", seed, got, kept[i].Sub(t0), kept[j].Sub(t0), bound)
+				}
+			}
+		}
+		if len(kept) < 20 {
+			t.Fatalf("seed %d: only %d permits: the test proves little", seed, len(kept))
+		}
+	}
 }

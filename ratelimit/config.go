@@ -73,8 +73,8 @@ func domainList() string {
 	return strings.Join(s, "|")
 }
 
-// Config is the rate rule: how fast resources are evicted, given how much of the
-// fleet has failed. The zero value pauses every eviction; start from
+// Config is the rate rule: how fast resources are evicted, given how much of
+// the fleet has failed. The zero value pauses everything; start from
 // DefaultConfig.
 type Config struct {
 	// ResourceEvictionRate is the number of resources evicted per second while
@@ -92,16 +92,14 @@ type Config struct {
 	// the fleet is large. An unhealthy large fleet evicts at the secondary
 	// rate, an unhealthy small one stops evicting. Default 10.
 	LargeClusterNumThreshold int
-	// DisruptionDomain is what health is judged by: the whole fleet (""
-	// or DomainFleet, the default: RateFor's rule) or each region, zone or
-	// provider apart, each with its own disruption state and rate (see
-	// DomainRates and Limiter). Default "fleet".
+	// DisruptionDomain is what health is judged by: the whole fleet ("" or
+	// DomainFleet: RateFor's rule), or each region, zone or provider apart,
+	// each with its own state and rate (DomainRates). Default "fleet".
 	DisruptionDomain Domain
 }
 
 // DefaultConfig returns the defaults of the source document: 0.5/s, 0.1/s,
-// 0.55 and 10 clusters, judged over the whole fleet (DisruptionDomain "",
-// which is DomainFleet).
+// 0.55 and 10 clusters, judged over the whole fleet.
 func DefaultConfig() Config {
 	return Config{
 		ResourceEvictionRate:          0.5,
@@ -111,32 +109,25 @@ func DefaultConfig() Config {
 	}
 }
 
-// AddFlags registers the four flags on fs, bound to c. The values c holds
-// become the flags' defaults; a zero Config is first set to DefaultConfig, so
-// that `var c Config; c.AddFlags(fs)` shows the documented defaults.
+// AddFlags registers the flags on fs, bound to c, c's values (DefaultConfig
+// for a zero Config) as their defaults.
 //
 // A flag fs already defines is shared, not redefined (pflag would panic):
-// karmada-controller-manager v1.18, for one, defines --resource-eviction-rate
-// as a float32 of its own. The existing flag keeps its type, default, usage
-// and variable; only the missing flags are registered. c's field follows the
-// shared flag with no further call: AddFlags copies the flag's current value
-// (its default, unless it was set before), and every later Set of the flag
-// (fs.Parse, fs.Set) sets the flag's own variable and then copies the value
-// it now holds, read back from its String, so both agree (a float32 is
-// rounded alike in both). A value the field cannot hold (not a number, or
-// not a Domain, from a string flag of that name, say) leaves the field as
-// it was, and setting one (fs.Parse) fails with an error naming the flag
-// and the value. Only the flag is followed: code that writes the other
-// variable directly is not seen.
+// karmada-controller-manager v1.18 defines --resource-eviction-rate as a
+// float32 of its own. The existing flag keeps its type, default, usage and
+// variable, and c's field follows it with no further call: AddFlags copies
+// its current value, and every later Set of the flag copies the value the
+// flag then holds, read back from its String, so both agree (a float32 is
+// rounded alike). A value the field cannot hold leaves it as it was, and
+// setting one fails naming the flag and the value. Code that writes the
+// other variable directly is not seen.
 //
-// Call AddFlags after the flags of the program it joins are defined, and on
-// the flag set that holds them (or one they were merged into): a flag defined
-// after it would collide with the one AddFlags registered, and pflag's
-// AddFlagSet silently skips a flag whose name the target already has, so a
-// separate flag set merged in later would leave c unbound. In
-// karmada-controller-manager v1.18 that is the "cluster failover" named flag
-// set, after ClusterFailoverOptions.AddFlags, or the command's Flags() once
-// the named sets are added to it.
+// Call AddFlags after the program's own flags are defined, on the flag set
+// that holds them: a flag defined after would collide, and pflag's
+// AddFlagSet silently skips a name the target has, leaving c unbound. In
+// karmada-controller-manager v1.18 that is the "cluster failover" named set,
+// after ClusterFailoverOptions.AddFlags, or the command's Flags() once the
+// named sets are added to it.
 func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	if *c == (Config{}) {
 		*c = DefaultConfig()
@@ -170,8 +161,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	}
 }
 
-// addFlag shares the flag name if fs already defines it (see shareFlag), so
-// that *p follows it, and otherwise defines it bound to p with *p as default.
+// addFlag shares the flag name if fs defines it, else defines it bound to p.
 func addFlag[T any](fs *pflag.FlagSet, p *T, name, usage string,
 	parse func(string) (T, error), define func(p *T, name string, value T, usage string)) {
 	if shareFlag(fs, name, "a number", func(s string) error {
@@ -186,9 +176,8 @@ func addFlag[T any](fs *pflag.FlagSet, p *T, name, usage string,
 	define(p, name, *p, usage)
 }
 
-// shareFlag makes an existing flag named name also write its value through
-// set, and reports whether there was one. want says what set takes, for
-// the error when it cannot take the flag's value.
+// shareFlag makes an existing flag name also write its value through set
+// (which takes want), and reports whether there was one.
 func shareFlag(fs *pflag.FlagSet, name, want string, set func(string) error) bool {
 	f := fs.Lookup(name)
 	if f == nil {
@@ -199,8 +188,8 @@ func shareFlag(fs *pflag.FlagSet, name, want string, set func(string) error) boo
 	return true
 }
 
-// sharedValue is an existing flag's Value that, once set, also hands the
-// value it now holds to a Config field.
+// sharedValue is an existing flag's Value that also hands its value to a
+// Config field.
 type sharedValue struct {
 	pflag.Value
 	name string
@@ -208,9 +197,8 @@ type sharedValue struct {
 	set  func(string) error
 }
 
-// Set follows the existing flag even when its Set fails: pflag's own Values
-// may change their variable before reporting a parse error (a float32 flag
-// becomes 0), and the field keeps agreeing with what the flag holds.
+// Set follows the flag even when its Set fails: pflag's Values may change
+// their variable before a parse error (a float32 becomes 0).
 func (v sharedValue) Set(s string) error {
 	err := v.Value.Set(s)
 	if ferr := v.set(v.Value.String()); err == nil && ferr != nil {
@@ -219,8 +207,12 @@ func (v sharedValue) Set(s string) error {
 	return err
 }
 
-// Validate reports every problem in c at once (joined with errors.Join), each
-// naming the field, its flag and the offending value.
+// MaxRate is the fastest rate a Limiter can keep: one permit a nanosecond.
+// Validate refuses a faster one rather than cap it silently.
+const MaxRate = 1e9
+
+// Validate reports every problem in c at once, each naming the field, its
+// flag and the value.
 func (c Config) Validate() error {
 	var errs []error
 	rate := func(v float64, field, flag string) {
@@ -229,6 +221,8 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("ratelimit: %s (--%s) must be a finite number, got %v", field, flag, v))
 		case v < 0:
 			errs = append(errs, fmt.Errorf("ratelimit: %s (--%s) must not be negative, got %v", field, flag, v))
+		case v > MaxRate:
+			errs = append(errs, fmt.Errorf("ratelimit: %s (--%s) must be at most %g per second (one a nanosecond), got %v", field, flag, float64(MaxRate), v))
 		}
 	}
 	rate(c.ResourceEvictionRate, "ResourceEvictionRate", FlagResourceEvictionRate)
@@ -251,19 +245,4 @@ func (c Config) Validate() error {
 			FlagDisruptionDomain, domainList(), string(c.DisruptionDomain)))
 	}
 	return errors.Join(errs...)
-}
-
-// RateFor is the rule of the source document, word for word. The failure rate
-// is h.Unhealthy/h.Total (0 for an empty fleet). Above UnhealthyClusterThreshold
-// (strictly) a fleet of more than LargeClusterNumThreshold clusters (strictly)
-// gets SecondaryResourceEvictionRate and a smaller one 0, which pauses
-// evictions; otherwise the rate is ResourceEvictionRate.
-func (c Config) RateFor(h Health) float64 {
-	if h.FailureRate() > c.UnhealthyClusterThreshold {
-		if h.Total > c.LargeClusterNumThreshold {
-			return c.SecondaryResourceEvictionRate
-		}
-		return 0
-	}
-	return c.ResourceEvictionRate
 }

@@ -54,6 +54,8 @@ func TestValidate(t *testing.T) {
 			[]string{"ResourceEvictionRate (--resource-eviction-rate) must be a finite number, got NaN"}},
 		{"infinite rate", func(c *Config) { c.ResourceEvictionRate = math.Inf(1) },
 			[]string{"ResourceEvictionRate (--resource-eviction-rate) must be a finite number, got +Inf"}},
+		{"a rate faster than a Limiter can keep", func(c *Config) { c.ResourceEvictionRate = 1e12 },
+			[]string{"ResourceEvictionRate (--resource-eviction-rate) must be at most 1e+09 per second (one a nanosecond), got 1e+12"}},
 		{"negative infinite secondary rate", func(c *Config) { c.SecondaryResourceEvictionRate = math.Inf(-1) },
 			[]string{"SecondaryResourceEvictionRate (--secondary-resource-eviction-rate) must be a finite number, got -Inf"}},
 		{"negative rate", func(c *Config) { c.ResourceEvictionRate = -1 },

@@ -66,9 +66,10 @@ func TestDecisionStepwise(t *testing.T) {
 			d := newDecision(cfg, tt.hold)
 			for _, s := range tt.steps {
 				if s.read {
-					d.observe(at(s.at), s.h, s.err)
+					d.observe(at(s.at), s.h, nil, s.err)
 				}
-				r, next := d.rate(at(s.at))
+				rs, next := d.inForce(at(s.at))
+				r := rs.fleet
 				wantNext := time.Time{}
 				if s.wantNext >= 0 {
 					wantNext = at(s.wantNext)
@@ -78,4 +79,36 @@ func TestDecisionStepwise(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDecisionHoldsEachDomain: under a domain rule the hold applies to each
+// domain's rate apart, and to the total's: a domain that recovers waits for
+// the hold while another's slowdown applies at once.
+func TestDecisionHoldsEachDomain(t *testing.T) {
+	cfg := Config{ResourceEvictionRate: 1, SecondaryResourceEvictionRate: 0.1, UnhealthyClusterThreshold: 0.5,
+		LargeClusterNumThreshold: 2, DisruptionDomain: DomainRegion}
+	d := newDecision(cfg, 30*time.Second)
+	fleet := Health{Total: 8, Unhealthy: 3}
+	d.observe(t0, fleet, map[string]Health{"east": {Total: 4, Unhealthy: 3}, "west": {Total: 4}}, nil)
+	rs, next := d.inForce(t0)
+	assert.Equal(t, 0.1, rs.domains["east"].Rate, "east partly down: secondary")
+	assert.Equal(t, 1.0, rs.domains["west"].Rate)
+	assert.True(t, next.IsZero())
+
+	d.observe(at(10*time.Second), fleet, map[string]Health{"east": {Total: 4}, "west": {Total: 4, Unhealthy: 3}}, nil)
+	rs, next = d.inForce(at(10 * time.Second))
+	assert.Equal(t, 0.1, rs.domains["east"].Rate, "east recovered: held")
+	assert.Equal(t, Normal, rs.domains["east"].State, "the state is the latest read's")
+	assert.Equal(t, 0.1, rs.domains["west"].Rate, "west partly down: at once")
+	assert.Equal(t, at(40*time.Second), next)
+	rs, _ = d.inForce(at(40 * time.Second))
+	assert.Equal(t, 1.0, rs.domains["east"].Rate, "the hold has passed")
+
+	d.observe(at(50*time.Second), fleet, map[string]Health{"west": {Total: 4, Unhealthy: 3}}, nil)
+	rs, _ = d.inForce(at(50 * time.Second))
+	_, known := rs.domains["east"]
+	assert.False(t, known, "a domain without clusters is not listed")
+	d.observe(at(60*time.Second), fleet, map[string]Health{"east": {Total: 4}, "west": {Total: 4, Unhealthy: 3}}, nil)
+	rs, _ = d.inForce(at(60 * time.Second))
+	assert.Equal(t, 0.0, rs.domains["east"].Rate, "a domain that comes back is held like any speed-up")
 }

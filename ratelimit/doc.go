@@ -4,65 +4,39 @@
 // --resource-eviction-rate while the share of faulty clusters is at most
 // --unhealthy-cluster-threshold; above it, slow to
 // --secondary-resource-eviction-rate in a fleet of more than
-// --large-cluster-num-threshold clusters, and stop in a smaller one.
-//
-// With --disruption-domain=region (or zone, provider), health is judged per
-// region instead: a region that is down entirely evicts at the primary rate,
-// one partly down slows or stops as the fleet would, every region down
-// pauses everything, and one bucket keeps the total at the primary rate
-// (Config.DomainRates states the rule; Limiter, how it paces).
+// --large-cluster-num-threshold clusters, and stop in a smaller one. With
+// --disruption-domain=region (or zone, provider) health is judged per region
+// instead, and a total keeps the sum at the primary rate
+// (Config.DomainRates); the fleet rule is the same with one domain.
 //
 // Guarantees:
-//   - Health is incremental: a Tracker (fed by hand or by an informer through
-//     NewInformerSource) answers in O(1), whatever the fleet size, and tells a
-//     Limiter the moment health changes.
-//   - One Limiter is one token bucket of burst 1: every goroutine and queue
-//     sharing it gets at most rate×t + 1 permits in any window t over which the
-//     rate is constant. Workers never multiply the rate.
-//   - A rate change re-times blocked callers at once. Rate 0 pauses: no permit,
-//     no debt; on resume the first caller goes through at once.
-//   - A health-source error pauses until the source answers again.
-//   - A caller whose context ends gives its place back.
+//   - A Tracker (fed by hand, or by an informer through NewInformerSource)
+//     answers in O(1) whatever the fleet size, and tells a Limiter the moment
+//     health changes.
+//   - Over any window, a Limiter hands out at most 1 + ∫ rate dt permits per
+//     domain and in total, however the rate changed or paused inside it,
+//     whatever the number of callers: workers never multiply the rate, and
+//     flapping health adds nothing (see Limiter).
+//   - A permit not used can be given back; a health-source error pauses.
 //   - No goroutine is started, nothing global is registered; time comes from
-//     an injected clock, or from the caller of Limiter.TakeAt, which a
-//     simulation steps instead of blocking in Wait.
+//     an injected clock, or from the caller of Limiter.TakeAt.
 //
-// Where to change what: the rate rule is Config.RateFor in config.go, the
-// domain rule Config.DomainRates in decide.go, and its buckets domains.go; how its
-// answers become the rate in force over time (recovery hold, pause on a source
-// error) is decide.go; slots, re-timing and When's promises are bucket.go;
-// limiter.go only locks, reads the clock and blocks.
-//
-// DynamicRateLimiter puts the same bucket behind client-go's
+// Where to change what: the rule is rule.go; the rates in force over time
+// (recovery hold, pause on a source error) are decide.go; the buckets are
+// bucket.go; limiter.go only locks, reads the clock and blocks.
+// DynamicRateLimiter puts the same buckets behind client-go's
 // workqueue.TypedRateLimiter.
 //
-// # Inside karmada-controller-manager
+// Inside karmada-controller-manager, Config.AddFlags joins a flag set that
+// already defines some of its flags (Karmada v1.18 defines
+// --resource-eviction-rate): call it after Karmada's options have added
+// theirs.
 //
-// Config.AddFlags joins a flag set that already defines some of its flags:
-// Karmada v1.18 defines --resource-eviction-rate (a float32). The existing
-// flag stays as it is, the missing three are added, and after fs.Parse the
-// Config and Karmada's own field hold the same rate. Call it after Karmada's
-// options have added their flags.
-//
-// # controller-runtime
-//
-// NewInformerSource takes an Informer, the one method it uses, so the
-// informer a manager's cache returns (cache.Informer, from
-// mgr.GetCache().GetInformer) feeds a Tracker as a client-go
-// SharedIndexInformer does. A Tracker fed by hand from a Cluster
-// controller's Reconcile starts with NewUnsyncedTracker and pauses every
-// Limiter reading it until MarkSynced, so a restarted manager does not
-// compute the failure rate from the few clusters it has seen so far.
-//
-// There are two ways to pace a controller-runtime controller. Either its
-// Reconcile calls Limiter.Wait before each eviction (see
-// Example_pacedReconciler in the module examples/controllerruntime): every worker of every controller sharing the
-// Limiter then gets the one rate, and a pause holds them all, since a
-// Reconcile that is waiting has not evicted yet. Or Reconcile only adds
-// items to evictionqueue queues paced by the Limiter, and each queue runs as
-// a manager.Runnable (mgr.Add(manager.RunnableFunc(q.Run))), which also
-// gives cancel-by-cluster and retries. Do not rely on DynamicRateLimiter as
-// the controller's RateLimiter: a workqueue asks it only for rate-limited
-// adds (AddRateLimited, a Reconcile error or Requeue), while the adds that
-// watch events make run at once.
+// In a controller-runtime manager, NewInformerSource takes the informer the
+// manager's cache returns, and a Tracker fed by hand from a Reconcile starts
+// with NewUnsyncedTracker. Pace the controller either with Limiter.Wait in
+// Reconcile before each eviction, or by adding items to evictionqueue queues
+// run as manager.Runnables (see the module examples/controllerruntime). A
+// workqueue asks DynamicRateLimiter only for rate-limited adds, not for the
+// adds watch events make: do not rely on it as a controller's RateLimiter.
 package ratelimit

@@ -103,12 +103,47 @@ func TestNewLimiterRejectsWhatTheDomainRuleCannotUse(t *testing.T) {
 	assert.Contains(t, err.Error(), "--disruption-domain=region")
 	assert.Contains(t, err.Error(), "ratelimit.fleetOnly")
 
-	_, err = NewLimiter(domainCfg, NewTracker(), WithRecoveryHold(time.Minute))
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "WithRecoveryHold(1m0s)")
-
 	_, err = NewLimiter(DefaultConfig(), fleetOnly{})
 	assert.NoError(t, err, "the fleet rule needs no domains")
+	_, err = NewLimiter(domainCfg, NewTracker(), WithRecoveryHold(time.Minute))
+	assert.NoError(t, err, "the recovery hold works under either rule")
+}
+
+// TestTheRegionRuleWithoutDomainsIsAnErrorNotAStall: a Tracker that cannot
+// know domains would count every cluster in the domain "", and a queue
+// asking for its clusters' regions would wait for ever. NewLimiter refuses
+// it; one that learns it too late (fed with Set after NewLimiter) pauses
+// with that error, logged, rather than stalling without a word.
+func TestTheRegionRuleWithoutDomainsIsAnErrorNotAStall(t *testing.T) {
+	fedWithSet := NewTracker()
+	fedWithSet.Set("eu-1", false)
+	_, err := NewLimiter(domainCfg, fedWithSet)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--disruption-domain=region")
+	assert.Contains(t, err.Error(), "fed with Set, which records no domain: feed it with SetInDomains")
+
+	inf := &captureInformer{}
+	noDomains, err := NewInformerSource(inf, nodeFaulty)
+	require.NoError(t, err)
+	_, err = NewLimiter(domainCfg, noDomains)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "NewInformerSource without WithDomains")
+	_, err = NewLimiter(DefaultConfig(), noDomains)
+	assert.NoError(t, err, "the fleet rule needs no domains")
+
+	withDomains, err := NewInformerSource(&captureInformer{}, nodeFaulty, WithDomains(func(any) []string { return []string{"eu"} }))
+	require.NoError(t, err)
+	_, err = NewLimiter(domainCfg, withDomains)
+	assert.NoError(t, err)
+
+	late := NewTracker()
+	l, err := NewLimiter(domainCfg, late, WithClock(testingclock.NewFakeClock(t0)))
+	require.NoError(t, err)
+	late.Set("eu-1", false)
+	ok, _ := l.TakeAt(t0)
+	assert.False(t, ok, "paused")
+	_, err = late.DomainHealth()
+	assert.ErrorContains(t, err, "feed it with SetInDomains")
 }
 
 func TestTrackerKeepsHealthPerDomain(t *testing.T) {
@@ -172,7 +207,7 @@ func newDomainLimiter(t *testing.T, opts ...Option) (*Limiter, *Tracker) {
 // each tick of step over span from at.
 func takes(l *Limiter, at time.Time, span, step time.Duration, d string) (n int) {
 	for t := at; t.Before(at.Add(span)); t = t.Add(step) {
-		if _, ok, _ := l.TakeDomainAt(t, []string{d}); ok {
+		if _, _, ok, _ := l.TakeDomainAt(t, []string{d}); ok {
 			n++
 		}
 	}
@@ -198,7 +233,7 @@ func TestLimiterDomainStatesAndTransitions(t *testing.T) {
 	assert.Equal(t, 5, takes(l, at, 20*time.Second, 10*time.Millisecond, "partial"))
 	at = at.Add(30 * time.Second)
 	assert.Zero(t, takes(l, at, 20*time.Second, 10*time.Millisecond, "small"))
-	_, ok, next := l.TakeDomainAt(at, []string{"small"})
+	_, _, ok, next := l.TakeDomainAt(at, []string{"small"})
 	assert.False(t, ok)
 	assert.True(t, next.IsZero(), "a paused domain has no next slot")
 	at = at.Add(30 * time.Second)
@@ -219,7 +254,7 @@ func TestLimiterDomainStatesAndTransitions(t *testing.T) {
 	for _, c := range []string{"small-a", "small-b", "small-c"} {
 		tr.Delete(c)
 	}
-	_, ok, _ = l.TakeDomainAt(at, []string{"small"})
+	_, _, ok, _ = l.TakeDomainAt(at, []string{"small"})
 	assert.False(t, ok)
 	assert.NotContains(t, l.DomainRates(), "small")
 }
@@ -233,17 +268,18 @@ func TestLimiterEveryDomainFullyDisruptedPausesEverything(t *testing.T) {
 	}
 	assert.Zero(t, l.Rate(), "callers naming no domain are paused too")
 	for at := t0; at.Before(t0.Add(time.Hour)); at = at.Add(time.Minute) {
-		_, ok, next := l.TakeDomainAt(at, []string{"a", "b"})
+		_, _, ok, next := l.TakeDomainAt(at, []string{"a", "b"})
 		require.False(t, ok)
 		require.True(t, next.IsZero(), "only a change of health can resume")
 		ok, _ = l.TakeAt(at)
 		require.False(t, ok)
 	}
 	// One cluster of b answers again: b is normal, a fully disrupted, and
-	// both evict at the primary rate again; the first goes through at once.
+	// both evict at the primary rate again. The buckets were full when the
+	// pause began: the first goes through at once.
 	tr.SetInDomains("b-a", false, "b")
 	at := t0.Add(2 * time.Hour)
-	d, ok, _ := l.TakeDomainAt(at, []string{"a", "b"})
+	d, _, ok, _ := l.TakeDomainAt(at, []string{"a", "b"})
 	assert.True(t, ok)
 	assert.Equal(t, "a", d, "the first listed domain with a permit free")
 }
@@ -266,7 +302,7 @@ func TestLimiterOneDomainsRecoveryKeepsAnothersPacing(t *testing.T) {
 		if at.Equal(t0.Add(7 * time.Second)) {
 			tr.SetInDomains("b-a", true, "b") // b paused again
 		}
-		if d, ok, _ := l.TakeDomainAt(at, []string{"a"}); ok {
+		if d, _, ok, _ := l.TakeDomainAt(at, []string{"a"}); ok {
 			require.Equal(t, "a", d)
 			aTimes = append(aTimes, at.Sub(t0))
 		}
@@ -303,7 +339,7 @@ func TestLimiterDomainTotalWithinPrimary(t *testing.T) {
 				continue
 			}
 			ask := slices2(names, rng)
-			if _, ok, _ := l.TakeDomainAt(at, ask); ok {
+			if _, _, ok, _ := l.TakeDomainAt(at, ask); ok {
 				grants = append(grants, at)
 			}
 		}
@@ -345,13 +381,13 @@ func TestWaitDomainBlocksUntilItsDomainHasAPermit(t *testing.T) {
 		var wg sync.WaitGroup
 		defer wg.Wait()
 
-		d, err := l.WaitDomain(ctx, []string{"a", "b"})
+		d, _, err := l.WaitDomain(ctx, list("a", "b"))
 		require.NoError(t, err)
 		assert.Equal(t, "b", d, "a paused domain does not hold back another")
 
 		res := make(chan string, 1)
 		wg.Go(func() {
-			d, err := l.WaitDomain(ctx, []string{"a"})
+			d, _, err := l.WaitDomain(ctx, list("a"))
 			assert.NoError(t, err)
 			res <- d
 		})
@@ -365,22 +401,25 @@ func TestWaitDomainBlocksUntilItsDomainHasAPermit(t *testing.T) {
 
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
-		_, err = l.WaitDomain(cctx, []string{"a"})
+		_, _, err = l.WaitDomain(cctx, list("a"))
 		assert.ErrorIs(t, err, context.Canceled)
-		_, err = l.WaitDomain(ctx, nil)
+		_, _, err = l.WaitDomain(ctx, nil)
 		assert.Error(t, err)
 	})
 }
 
 func TestWaitDomainUnderTheFleetRuleIsWait(t *testing.T) {
 	l, _, _ := newTracked(t, DefaultConfig(), 4, 0)
-	d, err := l.WaitDomain(context.Background(), []string{"x", "y"})
+	d, _, err := l.WaitDomain(context.Background(), list("x", "y"))
 	require.NoError(t, err)
 	assert.Equal(t, "x", d)
-	d, ok, _ := l.TakeDomainAt(t0, []string{"y"})
-	assert.False(t, ok, "the fleet's bucket is shared: the next slot is a second on")
+	d, _, ok, _ := l.TakeDomainAt(t0, []string{"y"})
+	assert.False(t, ok, "the fleet's bucket is shared: the next permit is two seconds on")
 	assert.Empty(t, d)
 }
+
+// list is a WaitDomain argument that always lists names.
+func list(names ...string) func() []string { return func() []string { return names } }
 
 // domMetrics records DomainMetrics calls.
 type domMetrics struct {
@@ -430,7 +469,7 @@ func TestClustersWithoutARegionFormTheirOwnDomain(t *testing.T) {
 	}
 	assert.Equal(t, map[string]DomainRate{"eu": {Normal, 1}, "": {FullDisruption, 1}}, l.DomainRates(),
 		"the two clusters without a region are one domain, fully disrupted; eu is not")
-	d, ok, _ := l.TakeDomainAt(t0, []string{""})
+	d, _, ok, _ := l.TakeDomainAt(t0, []string{""})
 	assert.True(t, ok)
 	assert.Equal(t, "", d)
 }

@@ -26,9 +26,8 @@ func (h Health) FailureRate() float64 {
 	return float64(h.Unhealthy) / float64(h.Total)
 }
 
-// check rejects counts no fleet can have. A source that answers them (say,
-// faulty clusters counted before the fleet list is loaded) would otherwise
-// read as a healthy fleet: 5 faulty of 0 is a failure rate of 0.
+// check rejects counts no fleet can have, which would read as healthy: 5
+// faulty of 0 is a failure rate of 0.
 func (h Health) check() error {
 	if h.Total < 0 || h.Unhealthy < 0 || h.Unhealthy > h.Total {
 		return fmt.Errorf("ratelimit: health source answered an impossible Health{Total: %d, Unhealthy: %d}; want 0 <= Unhealthy <= Total",
@@ -37,53 +36,40 @@ func (h Health) check() error {
 	return nil
 }
 
-// HealthSource reports the fleet's health. An error means "unknown", and a
-// Limiter pauses until the source answers again; so does an impossible
+// HealthSource reports the fleet's health. An error means "unknown": a
+// Limiter pauses until the source answers again, as for an impossible
 // Health (a negative count, or more unhealthy clusters than clusters).
 type HealthSource interface {
 	Health() (Health, error)
 }
 
 // Notifier is optionally implemented by a HealthSource that knows when its
-// answer changes. The channel it returns is closed once the health changes
-// after the call; callers then call Changed again for the next change. A
-// Limiter whose source is a Notifier re-times its waiters the moment the
-// channel closes instead of polling.
+// answer changes: the channel is closed at the next change after the call.
+// A Limiter re-times its waiters the moment it closes instead of polling.
 type Notifier interface {
 	Changed() <-chan struct{}
 }
 
-// ErrNotSynced is returned by the Health of a Tracker that does not know the
-// whole fleet yet: one made by NewInformerSource until its informer has
-// delivered its initial list, or one made by NewUnsyncedTracker until
-// MarkSynced. A partial fleet would give a meaningless failure rate.
+// ErrNotSynced is the Health error of a Tracker that does not know the whole
+// fleet yet (NewInformerSource before its initial list, NewUnsyncedTracker
+// before MarkSynced): a partial fleet's failure rate means nothing.
 var ErrNotSynced = errors.New("ratelimit: fleet health has not synced yet")
 
-// DomainHealthSource is optionally implemented by a HealthSource that also
-// knows the health of each disruption domain (a region, zone or provider; see
-// Config.DisruptionDomain). A Limiter whose Config has a disruption domain
-// needs one. DomainHealth returns every domain that has clusters, and fails
-// when Health would.
+// DomainHealthSource is a HealthSource that also knows the health of each
+// disruption domain that has clusters (Config.DisruptionDomain), as a
+// Limiter with a disruption domain needs. DomainHealth fails when Health
+// would.
 type DomainHealthSource interface {
 	HealthSource
 	DomainHealth() (map[string]Health, error)
 }
 
 // Tracker is an incremental HealthSource: callers tell it when a cluster
-// appears, changes or goes away (typically Set(name, failover.IsFaulty(c))),
-// and Set, Delete and Health are O(1) whatever the size of the fleet: nothing
-// is ever listed.
-//
-// Tracker also keeps health per disruption domain (DomainHealthSource): a
-// cluster set with SetInDomains counts in each domain it names (a multi-zone
-// cluster in each of its zones; DomainsOf lists them), and one set with Set,
-// or with no domain, counts in the domain "". Keeping it costs O(domains of
-// the cluster) per change; Health stays O(1), and DomainHealth is
-// O(domains).
-//
-// Tracker is a Notifier: the channel from Changed is closed on every Set or
-// Delete that alters Health or a domain's health. Setting a cluster to the
-// state it already has costs a map lookup and wakes nobody.
+// appears, changes or goes away (Set(name, failover.IsFaulty(c))), and Set,
+// Delete and Health are O(1) whatever the fleet's size. It also keeps each
+// domain's health (DomainHealthSource): a cluster set with SetInDomains
+// counts in each domain it names, one with none in "". It is a Notifier;
+// setting a cluster to the state it has wakes nobody.
 //
 // The zero value is an empty fleet, ready to use. A Tracker is safe for
 // concurrent use.
@@ -91,17 +77,18 @@ type Tracker struct {
 	mu       sync.Mutex
 	clusters map[string]trackedCluster
 	nFaulty  int
-	// domains counts each domain's clusters and faulty ones; a domain
-	// leaves when its last cluster does.
+	// domains counts each domain's clusters and faulty ones.
 	domains map[string]Health
-	// changed is created on demand by Changed, so that updates nobody watches
-	// allocate nothing; nil means no one holds the current channel.
+	// changed is made by Changed, so that updates nobody watches allocate
+	// nothing.
 	changed chan struct{}
+	// For domainsErr: SetInDomains was called; Set added a cluster;
+	// NewInformerSource had no WithDomains.
+	withDomains, plainSet, noDomains bool
 
-	// Until the Tracker knows the whole fleet Health fails with
-	// ErrNotSynced. hasSynced, for a Tracker fed by an informer, is its
-	// handler registration's HasSynced; markSynced, for NewUnsyncedTracker,
-	// is closed by MarkSynced. Neither set: synced from the start.
+	// Until synced, Health fails with ErrNotSynced: hasSynced is an
+	// informer's handler registration's, markSynced is closed by
+	// MarkSynced; neither set, synced from the start.
 	hasSynced  func() bool
 	markSynced chan struct{}
 	syncedDone atomic.Bool
@@ -116,27 +103,22 @@ type trackedCluster struct {
 // noDomain is the domains of a cluster set without any.
 var noDomain = []string{""}
 
-// NewTracker returns an empty Tracker, synced from the start: an empty fleet
-// is a fleet, and Health answers at once.
+// NewTracker returns an empty Tracker, synced from the start.
 func NewTracker() *Tracker { return &Tracker{} }
 
 // NewUnsyncedTracker returns an empty Tracker whose Health fails with
-// ErrNotSynced, pausing a Limiter, until MarkSynced is called. It is for a
-// Tracker fed by hand, for example from a controller-runtime Reconcile: after
-// a restart the first events describe part of the fleet, and a failure rate
-// computed from them could resume evictions the full fleet would forbid (or
-// the reverse). Call MarkSynced once every cluster known at start has been
-// Set, typically after the cache has synced and its list has been walked.
-// Sets and Deletes before MarkSynced are kept.
+// ErrNotSynced, pausing a Limiter, until MarkSynced. It is for a Tracker fed
+// by hand, from a controller-runtime Reconcile say: after a restart the
+// first events describe part of the fleet, whose failure rate could resume
+// evictions the full fleet forbids. Call MarkSynced once every cluster known
+// at start has been Set; Sets and Deletes before it are kept.
 func NewUnsyncedTracker() *Tracker {
 	return &Tracker{markSynced: make(chan struct{})}
 }
 
-// MarkSynced declares that the Tracker now knows the whole fleet: Health
-// answers from then on, and the Changed channel is closed so a waiting
-// Limiter re-reads it at once. Calling it again does nothing, and so does
-// calling it on a Tracker from NewTracker (always synced) or
-// NewInformerSource (its informer decides when it has synced).
+// MarkSynced declares that the Tracker knows the whole fleet: Health
+// answers, and a waiting Limiter re-reads it at once. It does nothing again,
+// nor on a Tracker from NewTracker or NewInformerSource.
 func (t *Tracker) MarkSynced() {
 	if t.markSynced == nil {
 		return
@@ -150,9 +132,7 @@ func (t *Tracker) MarkSynced() {
 	}
 }
 
-// Set records whether cluster is faulty, adding it to the fleet if it is new.
-// A cluster it already knows keeps its domains; a new one counts in the
-// domain "".
+// Set records whether cluster is faulty, adding it (in the domain "") if new.
 func (t *Tracker) Set(cluster string, faulty bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -163,20 +143,21 @@ func (t *Tracker) Set(cluster string, faulty bool) {
 	domains := noDomain
 	if known {
 		domains = old.domains
+	} else {
+		t.plainSet = true
 	}
 	t.setLocked(cluster, old, known, trackedCluster{faulty: faulty, domains: domains})
 }
 
 // SetInDomains records whether cluster is faulty and the disruption domains
-// it counts in (DomainsOf gives them for a failover.Cluster), adding it to
-// the fleet if it is new. No domain, or only "", means the domain "";
-// repeated domains count once.
+// it counts in (DomainsOf gives them), adding it if new. No domain means the
+// domain ""; a domain repeated counts once.
 func (t *Tracker) SetInDomains(cluster string, faulty bool, domains ...string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.withDomains = true
 	old, known := t.clusters[cluster]
-	// An informer's resync repeats what it said before: answer that
-	// without copying and sorting the domains, as below.
+	// An informer's resync repeats itself: no need to sort for that.
 	if known && old.faulty == faulty && slices.Equal(old.domains, domains) {
 		return
 	}
@@ -191,7 +172,7 @@ func (t *Tracker) SetInDomains(cluster string, faulty bool, domains ...string) {
 	t.setLocked(cluster, old, known, trackedCluster{faulty: faulty, domains: domains})
 }
 
-// setLocked replaces cluster's old state (if known) by c and notifies.
+// setLocked replaces cluster's state by c and notifies.
 func (t *Tracker) setLocked(cluster string, old trackedCluster, known bool, c trackedCluster) {
 	if t.clusters == nil {
 		t.clusters = make(map[string]trackedCluster)
@@ -244,9 +225,7 @@ func (t *Tracker) notifyLocked() {
 	}
 }
 
-// Health returns the fleet's size and faulty count. It fails only with
-// ErrNotSynced, for a Tracker not synced yet (see NewInformerSource and
-// NewUnsyncedTracker).
+// Health returns the fleet's size and faulty count, or ErrNotSynced.
 func (t *Tracker) Health() (Health, error) {
 	if !t.isSynced() {
 		return Health{}, ErrNotSynced
@@ -256,22 +235,41 @@ func (t *Tracker) Health() (Health, error) {
 	return Health{Total: len(t.clusters), Unhealthy: t.nFaulty}, nil
 }
 
-// DomainHealth returns the health of every domain that has a cluster (see
-// SetInDomains), in a new map. It fails as Health does.
+// DomainHealth returns the health of every domain that has a cluster, in a
+// new map. It fails as Health does, and when the Tracker knows no domain:
+// made by NewInformerSource without WithDomains, or fed with Set only.
 func (t *Tracker) DomainHealth() (map[string]Health, error) {
 	if !t.isSynced() {
 		return nil, ErrNotSynced
+	}
+	if err := t.domainsErr(); err != nil {
+		return nil, err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return maps.Clone(t.domains), nil
 }
 
-// DomainsOf returns the domains cluster c counts in under domain kind d: its
-// Region, its Zones (or, without Zones, its Zone), or its Provider. A
-// cluster without one counts in the domain "": under DomainRegion, every
-// cluster with no region shares that one domain. Under DomainFleet (or "")
-// it returns nil, which a Tracker counts as "".
+// domainsErr says why the Tracker cannot tell domains apart: every cluster
+// would count in "", and a Limiter judging per domain would never hand out
+// a permit for any other.
+func (t *Tracker) domainsErr() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.noDomains:
+		return errors.New("ratelimit: the health source is a Tracker from NewInformerSource without WithDomains, " +
+			"so it knows no cluster's domain: pass WithDomains")
+	case t.plainSet && !t.withDomains:
+		return errors.New("ratelimit: the health source is a Tracker fed with Set, which records no domain: " +
+			"feed it with SetInDomains")
+	}
+	return nil
+}
+
+// DomainsOf returns the domains cluster c counts in under d: its Region, its
+// Zones (or Zone), or its Provider; "" for a cluster without one, so that
+// every cluster with no region shares one domain. Under DomainFleet: nil.
 func DomainsOf(c failover.Cluster, d Domain) []string {
 	switch d {
 	case DomainRegion:
@@ -307,14 +305,10 @@ func (t *Tracker) isSynced() bool {
 	return true
 }
 
-// Changed returns a channel that is closed at the next change of Health.
-// Before the Tracker has synced, that change is the sync itself: Health
-// answers ErrNotSynced whatever the events, so they change nothing. For a
-// Tracker from NewUnsyncedTracker the channel is closed by MarkSynced; for
-// one from NewInformerSource it is nil until the sync, since a handler
-// registration tells of its sync only when asked (HasSynced), and a Limiter
-// polls a source whose Health fails (WithPollInterval) and so sees the sync
-// at its next poll.
+// Changed returns a channel closed at the next change of Health. Before the
+// sync that change is the sync: MarkSynced closes it; from
+// NewInformerSource it is nil until then, since a registration tells of its
+// sync only when asked, and a Limiter polls a failing source anyway.
 func (t *Tracker) Changed() <-chan struct{} {
 	if !t.isSynced() {
 		if t.markSynced != nil {

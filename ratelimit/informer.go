@@ -3,41 +3,32 @@ package ratelimit
 import (
 	"errors"
 	"fmt"
+	"reflect"
 
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
 
-// Informer is the one method of an informer that NewInformerSource uses. Both
-// client-go's cache.SharedIndexInformer (and cache.SharedInformer) and
-// controller-runtime's cache.Informer (what a manager's cache returns from
-// GetInformer) satisfy it, so either can feed a Tracker.
+// Informer is the one method of an informer that NewInformerSource uses:
+// client-go's cache.SharedIndexInformer and controller-runtime's
+// cache.Informer both satisfy it.
 type Informer interface {
 	AddEventHandler(handler cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error)
 }
 
 // NewInformerSource returns a Tracker kept in step with inf: every object the
-// informer adds or updates is Set under its cache key ("namespace/name", or
-// "name" for cluster-scoped objects such as Karmada Clusters) with faulty(obj),
-// and every deleted object is removed, including deletions the informer only
-// learns about on a relist (cache.DeletedFinalStateUnknown tombstones).
+// informer adds or updates is Set under its cache key with faulty(obj)
+// (which typically calls failover.IsFaulty; it runs on the informer's
+// goroutine, so must be quick), and every deleted object is removed,
+// tombstones included.
 //
-// faulty typically converts the object to a failover.Cluster and calls
-// failover.IsFaulty. It runs on the informer's delivery goroutine, so it must
-// be quick and must not block.
-//
-// Until the informer has delivered its initial list to this handler the
-// Tracker's Health returns ErrNotSynced, which pauses a Limiter: a half-listed
-// fleet says nothing about the failure rate. The sync is the handler
-// registration's (HasSynced), not the informer's: it waits for the initial
-// list to reach this Tracker, not only the informer's store. A Limiter polls
-// a source whose Health fails, so it resumes within its poll interval
-// (WithPollInterval, default 1s) of the sync. The handler stays registered
-// for the informer's lifetime.
-//
-// An object that cannot be keyed (one without object metadata) is left out of
-// fleet health and logged through the source's logger, set with
-// WithSourceLogger (default klog.Background()).
+// Until the informer has delivered its initial list to this handler (the
+// registration's HasSynced, not the store's), Health returns ErrNotSynced,
+// which pauses a Limiter: a half-listed fleet says nothing. A Limiter polls
+// a failing source, so it resumes within its poll interval of the sync. The
+// handler stays registered for the informer's lifetime. An object that
+// cannot be keyed (no object metadata, or a nil pointer) is left out and
+// logged (WithSourceLogger).
 func NewInformerSource(inf Informer, faulty func(obj any) bool, opts ...SourceOption) (*Tracker, error) {
 	if inf == nil {
 		return nil, errors.New("ratelimit: NewInformerSource: informer is nil")
@@ -55,6 +46,7 @@ func NewInformerSource(inf Informer, faulty func(obj any) bool, opts ...SourceOp
 		return nil, errors.New("ratelimit: NewInformerSource: WithDomains: domains function is nil")
 	}
 	t := h.t
+	t.noDomains = h.domains == nil
 	reg, err := inf.AddEventHandler(h)
 	if err != nil {
 		return nil, fmt.Errorf("ratelimit: NewInformerSource: adding event handler: %w", err)
@@ -69,18 +61,17 @@ func NewInformerSource(inf Informer, faulty func(obj any) bool, opts ...SourceOp
 // SourceOption configures NewInformerSource.
 type SourceOption func(*informerHandler)
 
-// WithDomains has NewInformerSource also record the disruption domains of
-// each object (Tracker.SetInDomains), for a Limiter whose Config has a
-// disruption domain: domains typically converts the object to a
-// failover.Cluster and returns DomainsOf(c, cfg.DisruptionDomain). Like
-// faulty it runs on the informer's delivery goroutine. Without it every
-// cluster counts in the domain "".
+// WithDomains has NewInformerSource also record each object's disruption
+// domains (Tracker.SetInDomains), typically DomainsOf(c,
+// cfg.DisruptionDomain), on the informer's goroutine as faulty is. Without
+// it the Tracker knows no domain, and NewLimiter refuses it under a domain
+// rule.
 func WithDomains(domains func(obj any) []string) SourceOption {
 	return func(h *informerHandler) { h.domains, h.domainsSet = domains, true }
 }
 
-// WithSourceLogger sets where NewInformerSource's handler logs objects it
-// cannot key. Default: klog.Background().
+// WithSourceLogger sets where objects that cannot be keyed are logged.
+// Default: klog.Background().
 func WithSourceLogger(l klog.Logger) SourceOption {
 	return func(h *informerHandler) { h.logger = l }
 }
@@ -89,7 +80,7 @@ func WithSourceLogger(l klog.Logger) SourceOption {
 type informerHandler struct {
 	t       *Tracker
 	faulty  func(obj any) bool
-	domains func(obj any) []string // nil: every cluster in the domain ""
+	domains func(obj any) []string // nil: no domains
 	// domainsSet: WithDomains was given, so a nil domains is an error.
 	domainsSet bool
 	logger     klog.Logger
@@ -102,7 +93,7 @@ func (h informerHandler) OnAdd(obj any, _ bool) { h.set(obj) }
 func (h informerHandler) OnUpdate(_, newObj any) { h.set(newObj) }
 
 func (h informerHandler) OnDelete(obj any) {
-	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	key, err := keyOf(obj, cache.DeletionHandlingMetaNamespaceKeyFunc)
 	if err != nil {
 		h.logger.Error(err, "ratelimit: cannot key deleted object; fleet health may count it until the next relist", "type", fmt.Sprintf("%T", obj))
 		return
@@ -111,7 +102,7 @@ func (h informerHandler) OnDelete(obj any) {
 }
 
 func (h informerHandler) set(obj any) {
-	key, err := cache.MetaNamespaceKeyFunc(obj)
+	key, err := keyOf(obj, cache.MetaNamespaceKeyFunc)
 	if err != nil {
 		h.logger.Error(err, "ratelimit: cannot key object; it is left out of fleet health", "type", fmt.Sprintf("%T", obj))
 		return
@@ -121,4 +112,13 @@ func (h informerHandler) set(obj any) {
 		return
 	}
 	h.t.Set(key, h.faulty(obj))
+}
+
+// keyOf is obj's key by f. A typed nil (a nil *Cluster in an interface)
+// has none: f would panic reading its metadata.
+func keyOf(obj any, f cache.KeyFunc) (string, error) {
+	if v := reflect.ValueOf(obj); v.Kind() == reflect.Pointer && v.IsNil() {
+		return "", fmt.Errorf("ratelimit: the informer delivered a nil %T", obj)
+	}
+	return f(obj)
 }

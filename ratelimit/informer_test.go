@@ -168,12 +168,12 @@ func TestUnsyncedTrackerPausesLimiter(t *testing.T) {
 
 		var wg sync.WaitGroup
 		res := waitAsync(l, context.Background(), &wg)
-		settle(t, l, clk, 1, 1)
+		settle(t, clk, 1)
 		assert.Zero(t, l.Rate(), "paused while the fleet is unknown")
 		tr.Set("member1", false)
 		tr.Set("member2", true)
 		clk.Step(time.Hour) // polling changes nothing: still unsynced
-		settle(t, l, clk, 1, 1)
+		settle(t, clk, 1)
 		assert.True(t, pending(res))
 
 		tr.MarkSynced()
@@ -223,4 +223,30 @@ func TestInformerSourceLogsUnkeyableObjectsThroughGivenLogger(t *testing.T) {
 
 	_, err = NewInformerSource(&captureInformer{}, nodeFaulty, nil)
 	assert.NoError(t, err, "a nil option is ignored, as everywhere in the library")
+}
+
+// TestInformerSourceSkipsATypedNilObject: an informer (or a test double)
+// that delivers a nil *Node in an interface used to panic in the key
+// function, on the informer's delivery goroutine. It is logged and left
+// out instead, and faulty is never called with it.
+func TestInformerSourceSkipsATypedNilObject(t *testing.T) {
+	var logged []string
+	logger := funcr.New(func(prefix, args string) { logged = append(logged, args) }, funcr.Options{})
+	inf := &captureInformer{}
+	faultyCalls := 0
+	tr, err := NewInformerSource(inf, func(obj any) bool { faultyCalls++; return nodeFaulty(obj) }, WithSourceLogger(logger))
+	require.NoError(t, err)
+
+	var nilNode *corev1.Node
+	require.NotPanics(t, func() {
+		inf.h.OnAdd(nilNode, true)
+		inf.h.OnUpdate(node("a", false), nilNode)
+		inf.h.OnDelete(nilNode)
+	})
+	h, err := tr.Health()
+	require.NoError(t, err)
+	assert.Equal(t, Health{}, h)
+	assert.Zero(t, faultyCalls)
+	require.Len(t, logged, 3)
+	assert.Contains(t, logged[0], "the informer delivered a nil *v1.Node")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"sync"
 	"time"
@@ -12,108 +13,71 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// Limiter is one token bucket of burst 1 for the whole fleet: every goroutine,
-// worker and queue that shares a Limiter shares its rate, so adding workers
-// never multiplies it. The rate in force is cfg.RateFor of the source's
-// current Health (0 while the source returns an error or an impossible
-// Health, such as more unhealthy clusters than clusters).
+// Limiter paces evictions for the whole fleet: every goroutine, worker and
+// queue sharing a Limiter shares its rate.
+//
+// It has a bucket for the total, one for the fleet and, with
+// Config.DisruptionDomain region, zone or provider, one per domain, as the
+// Kubernetes node lifecycle controller judges health per zone (a domain
+// rule needs a DomainHealthSource, such as a Tracker fed with SetInDomains).
+// A permit takes one from the total and one from its domain's bucket, or
+// the fleet's under the fleet rule and for callers naming no domain (Wait,
+// TakeAt, When). The rule sets each bucket's rate from the source's health;
+// every rate is 0 while the source fails, and WithRecoveryHold delays
+// speed-ups.
 //
 // Guarantees:
-//   - Over any window t in which the rate r stays the same, at most r×t + 1
-//     permits are handed out, whatever the number of callers (delays that
-//     When returned before a slowdown are kept, see below). Slots are fixed
-//     on the clock, not counted from when a waiter wakes, so wake-up latency
-//     does not lower the rate either.
-//   - When the rate changes, callers already blocked in Wait are re-timed at
-//     once against the new rate: a slower rate pushes them back, a faster one
-//     brings them forward. A source that is a Notifier (such as Tracker) wakes
-//     them the moment its health changes; other sources are polled
-//     (WithPollInterval), and Refresh forces a re-read.
-//   - Rate 0 is a pause: no permit at all, and no debt or credit piles up.
-//     When the rate becomes positive again the first waiter goes through at
-//     once (unless a delay When promised before the pause ends within one
-//     interval of now) and the rest follow one interval apart.
-//   - Waiters are served first come, first served. A waiter whose context ends
-//     gives its slot back: the waiters behind it move up, and the next caller
-//     can take the last slot.
+//   - A bucket fills at the rate in force and holds at most one permit; a
+//     pause adds nothing. So over any window, however the rate changed or
+//     paused inside it, the permits handed out are at most 1 + ∫ rate dt,
+//     per bucket, whatever the number of callers, and resuming lets a
+//     caller through at once only if the bucket held its permit before the
+//     pause. The exception is a delay DynamicRateLimiter.When returned
+//     before a slowdown: a workqueue cannot be told to take it back.
+//   - A rate change re-times blocked callers at once: a Notifier source
+//     (such as Tracker) wakes them, other sources are polled
+//     (WithPollInterval), and Refresh forces a read.
+//   - A permit from WaitDomain or TakeDomainAt that is not used can be
+//     given back, as x/time/rate's Reservation.Cancel gives one: the bucket
+//     is left as if it had never been taken, if none was taken after it. A
+//     waiter whose context ends takes nothing. Waiters are not served in
+//     arrival order: the first to look once a permit is free gets it.
 //
-// # By disruption domain
-//
-// With Config.DisruptionDomain region, zone or provider, the source must be
-// a DomainHealthSource (such as Tracker, fed with SetInDomains) and health
-// is judged per domain, as the Kubernetes node lifecycle controller judges
-// it per zone. Each domain is in one state, by its own clusters
-// (Config.StateFor): FullDisruption when it has clusters and every one is
-// faulty; PartialDisruption when its failure rate is above
-// UnhealthyClusterThreshold (strictly); Normal otherwise. Its rate
-// (Config.DomainRates) is ResourceEvictionRate when Normal or in
-// FullDisruption (the domain is gone, its workloads should leave it), and
-// when in PartialDisruption SecondaryResourceEvictionRate if the domain has
-// more than LargeClusterNumThreshold clusters (strictly), else 0. When every
-// domain (at least one) is in FullDisruption, every rate is 0: the control
-// plane is more likely cut off than the whole fleet down. A cluster with no
-// region (zone, provider) counts in the domain ""; a multi-zone cluster
-// counts in each of its zones.
-//
-// Each domain has a bucket of burst 1 at its rate, and every permit for a
-// domain (WaitDomain, TakeDomainAt) takes one slot of its domain's bucket
-// and one of a total bucket at ResourceEvictionRate (0 when every domain is
-// in FullDisruption), so over any window t in which the rates stay the same
-// a domain at rate r gets at most r×t + 1 permits and all domains together
-// at most ResourceEvictionRate×t + 1: healthy clusters never take more
-// evictions than under the fleet rule. Callers that name no domain (Wait,
-// TakeAt, When) are paced by the fleet rule (RateFor of the fleet's Health)
-// and take a slot of the total too. A domain's change of state re-times only
-// its own callers: the others keep their slots. A source error pauses every
-// domain. Callers asking for a domain are not served in arrival order: the
-// first to ask once a slot is free gets it. WithRecoveryHold applies to the
-// fleet rule only, and NewLimiter rejects it with a disruption domain.
-//
-// Wait, TakeAt and DynamicRateLimiter.When draw from the same bucket; TakeAt
-// is Wait for a simulation that steps time itself. A delay returned by When
-// is a promise that cannot be taken back, so a rate change re-times only
-// blocked waiters, fitting them around the slots already promised.
-//
-// The Limiter starts no goroutine: health is read by the callers themselves,
-// when the source's Changed channel has closed, when the poll interval has
-// passed, or on Refresh; blocked callers select on their context, a timer of
-// the injected clock, the source's Changed channel and the Limiter's own
-// wake-up broadcast. Source errors are logged once per distinct error and once
-// when the source answers again.
+// The Limiter starts no goroutine: callers read the source themselves (its
+// Changed channel closed, a poll due, or Refresh), and blocked callers
+// select on their context, a timer of the clock, Changed and the Limiter's
+// broadcast. Source errors are logged once each, and once when they end.
 //
 // A Limiter is safe for concurrent use. Create it with NewLimiter; a nil or
 // zero Limiter hands out no permits: its Wait returns an error, its Rate is 0
 // and DynamicRateLimiter over it always returns the re-check delay.
 type Limiter struct {
-	// The layers below take the time as an argument and never block:
-	// reading the source (source.go), turning health into the rate in force
-	// (decide.go) and the bucket (bucket.go). The Limiter reads the clock,
-	// holds the lock and blocks.
-	clock   clock.WithTicker
-	metrics Metrics
-	recheck time.Duration // what a DynamicRateLimiter's When returns while paused
+	// The layers below take the time and never block: the source
+	// (source.go), the rule (rule.go), the rates over time (decide.go) and
+	// the buckets (bucket.go).
+	clock     clock.WithTicker
+	metrics   Metrics
+	recheck   time.Duration // what a DynamicRateLimiter's When returns while paused
+	perDomain bool
 
 	mu       sync.Mutex
 	src      reader
 	decision decision
-	bucket   bucket
-	rateSet  bool // the bucket's rate has been decided at least once
-	// dom is the domain rule's buckets, nil under the fleet rule. With it,
-	// bucket paces the callers that name no domain (Wait, TakeAt, When) by
-	// the fleet rule, and every permit also takes a slot of dom.total.
-	dom      *domainPacing
+	buckets  buckets
+	inForce  rates     // the rates the buckets have
+	dirty    bool      // a read was applied since the rates were put in force
+	holdEnd  time.Time // when a rate in force next changes by itself
 	reported float64   // the rate last reported to Metrics.EvictionRate
-	holdEnd  time.Time // when the decision's rate next changes by itself
-	// wake is closed (and replaced) to make blocked waiters re-read their
-	// slot and deadline.
+	// wake is closed (and replaced) to make blocked waiters look again.
 	wake chan struct{}
 }
 
 var errZeroLimiter = errors.New("ratelimit: Limiter was not created by NewLimiter")
 
-// NewLimiter returns a Limiter whose rate follows cfg.RateFor(src.Health()).
-// It validates cfg and the options, and neither reads src nor starts anything:
-// the first Wait, When or Rate reads the source.
+// NewLimiter returns a Limiter whose rates follow cfg's rule on src's
+// health, after validating cfg and the options; it neither reads src nor
+// starts anything. Under a domain rule, a Tracker that knows no domains
+// (from NewInformerSource without WithDomains, or fed with Set) is refused.
 func NewLimiter(cfg Config, src HealthSource, opts ...Option) (*Limiter, error) {
 	var errs []error
 	if err := cfg.Validate(); err != nil {
@@ -125,145 +89,227 @@ func NewLimiter(cfg Config, src HealthSource, opts ...Option) (*Limiter, error) 
 		// A typed nil such as (*Tracker)(nil) is a non-nil interface whose
 		// Health would panic on the first read.
 		errs = append(errs, fmt.Errorf("ratelimit: NewLimiter: health source is a nil %T", src))
+	} else if err := checkDomainSource(cfg, src); err != nil {
+		errs = append(errs, err)
 	}
-	s := settings{clock: clock.RealClock{}, poll: DefaultPollInterval, recheck: DefaultRecheckDelay}
+	s := settings{clock: clock.RealClock{}, poll: DefaultPollInterval, recheck: DefaultRecheckDelay, logger: klog.Background()}
 	for _, o := range opts {
 		if o != nil {
 			o(&s)
 		}
 	}
-	errs = append(errs, s.errs...)
-	if err := checkDomainMode(cfg, src, s.hold); err != nil {
-		errs = append(errs, err)
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(append(errs, s.errs...)...); err != nil {
 		return nil, err
-	}
-	logger := klog.Background()
-	if s.logger != nil {
-		logger = *s.logger
 	}
 	notifier, _ := src.(Notifier)
 	l := &Limiter{
-		clock:    s.clock,
-		metrics:  s.metrics,
-		recheck:  s.recheck,
-		src:      reader{src: src, notifier: notifier, poll: s.poll, logger: logger, metrics: s.metrics},
-		decision: newDecision(cfg, s.hold),
-		reported: -1,
-		wake:     make(chan struct{}),
+		clock:     s.clock,
+		metrics:   s.metrics,
+		recheck:   s.recheck,
+		perDomain: cfg.DisruptionDomain.PerDomain(),
+		src:       reader{src: src, notifier: notifier, poll: s.poll, logger: s.logger, metrics: s.metrics},
+		decision:  newDecision(cfg, s.hold),
+		reported:  -1,
+		wake:      make(chan struct{}),
 	}
-	if cfg.DisruptionDomain.PerDomain() {
-		l.dom = &domainPacing{cfg: cfg}
-		l.src.domains = src.(DomainHealthSource) // checked by checkDomainMode
+	if l.perDomain {
+		l.src.domains = src.(DomainHealthSource) // checked by checkDomainSource
 	}
 	return l, nil
 }
 
-// checkDomainMode rejects what cannot work with a disruption domain: a
-// source that does not report health per domain, and a recovery hold (the
-// domain rule puts each domain's state in force at once).
-func checkDomainMode(cfg Config, src HealthSource, hold time.Duration) error {
-	if !cfg.DisruptionDomain.PerDomain() || src == nil {
+// checkDomainSource rejects, under a domain rule, a source that cannot say
+// which domain each cluster is in: permits asked for them would never come.
+func checkDomainSource(cfg Config, src HealthSource) error {
+	if !cfg.DisruptionDomain.PerDomain() {
 		return nil
 	}
-	var errs []error
 	if _, ok := src.(DomainHealthSource); !ok {
-		errs = append(errs, fmt.Errorf("ratelimit: NewLimiter: --%s=%s needs a health source that reports health per domain "+
-			"(a DomainHealthSource, such as Tracker); %T does not", FlagDisruptionDomain, cfg.DisruptionDomain, src))
+		return fmt.Errorf("ratelimit: NewLimiter: --%s=%s needs a health source that reports health per domain "+
+			"(a DomainHealthSource, such as Tracker); %T does not", FlagDisruptionDomain, cfg.DisruptionDomain, src)
 	}
-	if hold > 0 {
-		errs = append(errs, fmt.Errorf("ratelimit: NewLimiter: WithRecoveryHold(%v) works with --%s=fleet only, got --%s=%s",
-			hold, FlagDisruptionDomain, FlagDisruptionDomain, cfg.DisruptionDomain))
+	if t, ok := src.(*Tracker); ok {
+		if err := t.domainsErr(); err != nil {
+			return fmt.Errorf("ratelimit: NewLimiter: --%s=%s: %w", FlagDisruptionDomain, cfg.DisruptionDomain, err)
+		}
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
-// Wait blocks until the caller may evict one resource, or until ctx ends, in
-// which case it returns ctx's error and gives its place back. While the rate
-// is 0 it blocks without limit (ctx bounds it). A health read that Wait makes
-// itself is not interrupted (the Limiter starts no goroutine to abandon it),
-// but when ctx has ended by the time it returns, Wait returns ctx's error and
-// takes no permit.
+// Wait blocks until the caller may evict one resource (a permit of the
+// fleet's bucket), or until ctx ends, when it returns ctx's error and takes
+// nothing, also if ctx ends during a health read Wait makes itself (which
+// is not interrupted: the Limiter starts no goroutine to abandon it).
 func (l *Limiter) Wait(ctx context.Context) error {
+	_, err := l.wait(ctx, nil)
+	return err
+}
+
+// WaitDomain is Wait for a permit for one of the domains listed, the first
+// preferred; it returns that domain and a function that gives the permit
+// back unused (its item has gone, or was abandoned). Under the fleet rule
+// every domain shares the fleet's bucket and the first listed is returned.
+// A domain the source does not report has no permit.
+//
+// domains is called with the Limiter's lock held each time WaitDomain looks
+// for a permit, on its first try and after every change of rate, health or
+// bucket, so a caller whose clusters moved (an eviction queue reading
+// Config.DomainOf) is asked again. It must be quick and must not call the
+// Limiter; an empty list waits for the next change.
+func (l *Limiter) WaitDomain(ctx context.Context, domains func() []string) (domain string, giveBack func(), err error) {
+	if domains == nil {
+		return "", nil, errors.New("ratelimit: WaitDomain: domains is nil")
+	}
+	p, err := l.wait(ctx, domains)
+	if err != nil {
+		return "", nil, err
+	}
+	return p.domain, l.giveBackFunc(p), nil
+}
+
+// wait is Wait and WaitDomain: domains nil names no domain.
+func (l *Limiter) wait(ctx context.Context, domains func() []string) (p permit, err error) {
 	if l == nil || l.src.src == nil {
-		return errZeroLimiter
+		return p, errZeroLimiter
 	}
 	if err := ctx.Err(); err != nil {
-		return err // before reading the source, which may be slow
+		return p, err // before reading the source, which may be slow
 	}
-	if l.dom != nil {
-		return l.poll(ctx, func(now time.Time) (bool, time.Time) {
-			if takeAll(now, &l.dom.total, &l.bucket) {
-				return true, time.Time{}
-			}
-			return false, slotAll(now, &l.dom.total, &l.bucket)
-		})
-	}
-	var w *reservation // this caller's place in line, once it has one
 	for {
-		var (
-			err           error
-			granted       bool
-			timer         clock.Timer
-			wake, changed <-chan struct{}
-		)
-		l.locked(l.clock.Now, func(now time.Time) {
-			// Checked under the lock, so also after a slow read of the
-			// source that locked made first.
-			if err = ctx.Err(); err != nil {
-				if w != nil {
-					l.cancelLocked(w)
-				}
-				return
-			}
-			if w == nil {
-				if granted = l.bucket.take(now); granted {
-					return
-				}
-				w = l.bucket.reserve(now)
-			} else if granted = l.bucket.due(w, now); granted {
-				return
-			}
-			// The deadline is after now: locked has acted on a due poll and
-			// on the end of a hold, and due on a slot that has come.
-			if d := l.deadlineLocked(w); !d.IsZero() {
-				timer = l.clock.NewTimer(d.Sub(now))
-			}
-			// Any later change to w's slot or deadline is followed by a
-			// broadcast, which closes this wake.
-			wake, changed = l.wake, l.src.changed
-		})
-		if err != nil || granted {
-			return err
+		now := l.lockAt(l.clock.Now)
+		// Checked under the lock, so also after a slow read of the source.
+		if err = ctx.Err(); err != nil {
+			l.mu.Unlock()
+			return p, err
 		}
+		var ds []string
+		if domains != nil {
+			ds = domains()
+		}
+		var ok bool
+		var next time.Time
+		if domains == nil || len(ds) > 0 {
+			if p, ok, next = l.takeLocked(now, ds, false); ok {
+				l.mu.Unlock()
+				return p, nil
+			}
+		} else {
+			next = l.deadlineLocked(next) // an empty list waits for a change
+		}
+		var timer clock.Timer
+		if !next.IsZero() {
+			timer = l.clock.NewTimer(next.Sub(now))
+		}
+		// Any later change of a rate or a bucket's level is followed by a
+		// broadcast, which closes this wake.
+		wake, changed := l.wake, l.src.changed
+		l.mu.Unlock()
 		sleep(ctx, timer, wake, changed)
 	}
 }
 
-// Rate returns the permits per second in force now, reading the source first
-// if it has changed or is due for a poll. 0 means paused. Under a disruption
-// domain (Config.DisruptionDomain) it is the rate of the callers that name no
-// domain (Wait, TakeAt, When): the fleet rule's, within the total's cap;
-// DomainRates gives each domain's, and Metrics.EvictionRate reports what all
-// domains may take together.
+// giveBackFunc returns the function that gives p back, once.
+func (l *Limiter) giveBackFunc(p permit) func() {
+	done := false
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if !done && p.giveBack() {
+			l.broadcastLocked()
+		}
+		done = true
+	}
+}
+
+// TakeAt is Wait's step for a caller that keeps time itself, such as a
+// simulation moving a fake clock: at now it takes a permit if one is free,
+// or returns when to ask again (when the bucket may hold one, a hold ends or
+// a poll is due; zero: only a change of health can help), which another
+// caller may take first. now must not go back, and should be the Limiter's
+// clock's if Wait, Rate or When are called too.
+func (l *Limiter) TakeAt(now time.Time) (ok bool, next time.Time) {
+	_, ok, next = l.takeAt(func() time.Time { return now }, nil, false)
+	return ok, next
+}
+
+// TakeDomainAt is WaitDomain's step, as TakeAt is Wait's: it takes a
+// permit for the first of domains that has one free and returns that domain
+// and the function that gives it back, or when to ask again.
+func (l *Limiter) TakeDomainAt(now time.Time, domains []string) (domain string, giveBack func(), ok bool, next time.Time) {
+	if len(domains) == 0 {
+		return "", nil, false, time.Time{}
+	}
+	p, ok, next := l.takeAt(func() time.Time { return now }, domains, false)
+	if !ok {
+		return "", nil, false, next
+	}
+	return p.domain, l.giveBackFunc(p), true, time.Time{}
+}
+
+// promise takes the fleet's next permit ahead of time for a caller that
+// cannot be re-timed (DynamicRateLimiter.When) and returns how long until
+// it is due; nothing while paused.
+func (l *Limiter) promise() (delay time.Duration, ok bool) {
+	var now time.Time
+	_, ok, due := l.takeAt(func() time.Time { now = l.clock.Now(); return now }, nil, true)
+	return due.Sub(now), ok
+}
+
+// takeAt takes a permit (ahead: a promise) at the time at returns; next is
+// when it is due, or when to ask again.
+func (l *Limiter) takeAt(at func() time.Time, domains []string, ahead bool) (p permit, ok bool, next time.Time) {
+	if l == nil || l.src.src == nil {
+		return p, false, time.Time{}
+	}
+	now := l.lockAt(at)
+	defer l.mu.Unlock()
+	p, ok, next = l.takeLocked(now, domains, ahead)
+	return p, ok, next
+}
+
+// takeLocked takes a permit at now, or returns when to look again (zero:
+// only a channel can wake the caller).
+func (l *Limiter) takeLocked(now time.Time, domains []string, ahead bool) (p permit, ok bool, next time.Time) {
+	p, ok, at := l.buckets.take(now, domains, l.perDomain, ahead)
+	switch {
+	case !ok:
+		next = l.deadlineLocked(unixTime(at))
+	case ahead:
+		next = unixTime(at)
+	}
+	return p, ok, next
+}
+
+// Rate returns the permits per second in force now for the callers that
+// name no domain (Wait, TakeAt, When), reading the source first if due; 0
+// means paused. DomainRates gives each domain's, and Metrics.EvictionRate
+// what all domains may take together.
 func (l *Limiter) Rate() float64 {
 	if l == nil || l.src.src == nil {
 		return 0
 	}
-	var r float64
-	l.locked(l.clock.Now, func(time.Time) {
-		r = l.bucket.rate
-		if l.dom != nil {
-			r = min(r, l.dom.total.rate)
-		}
-	})
-	return r
+	l.lockAt(l.clock.Now)
+	defer l.mu.Unlock()
+	return min(l.inForce.fleet, l.inForce.total)
 }
 
-// Refresh reads the source now, applies the result and wakes every waiter to
-// re-check its slot. Use it for a source that is not a Notifier when the
-// caller knows health has changed before the next poll.
+// PacesByDomain reports whether the Limiter's Config has a disruption
+// domain, so that a permit's rate depends on the domain asked for.
+func (l *Limiter) PacesByDomain() bool { return l != nil && l.perDomain }
+
+// DomainRates returns each domain's state and rate in force now, reading
+// the source first if it is due; nil under the fleet rule.
+func (l *Limiter) DomainRates() map[string]DomainRate {
+	if l == nil || !l.perDomain {
+		return nil
+	}
+	l.lockAt(l.clock.Now)
+	defer l.mu.Unlock()
+	return maps.Clone(l.inForce.domains)
+}
+
+// Refresh reads the source now and wakes every waiter to look again, for a
+// source that is not a Notifier when health changed before the next poll.
 func (l *Limiter) Refresh() {
 	if l == nil || l.src.src == nil {
 		return
@@ -274,154 +320,87 @@ func (l *Limiter) Refresh() {
 	l.read(seq, l.clock.Now)
 }
 
-// promise fixes the next free slot for a caller that cannot be re-timed
-// (DynamicRateLimiter.When) and returns how long until it. ok is false while
-// paused: nothing is promised then.
-func (l *Limiter) promise() (delay time.Duration, ok bool) {
-	if l == nil || l.src.src == nil {
-		return 0, false
-	}
-	l.locked(l.clock.Now, func(now time.Time) {
-		var slot time.Time
-		if l.dom != nil {
-			slot, ok = promiseAll(now, &l.dom.total, &l.bucket)
-		} else {
-			slot, ok = l.bucket.promise(now)
-		}
-		if ok {
-			delay = slot.Sub(now)
-		}
-	})
-	return delay, ok
-}
-
-// TakeAt is Wait's step for a caller that keeps time itself, such as a
-// simulation that moves a fake clock from one event to the next instead of
-// running goroutines: at now, it takes a permit if one is free and reports
-// ok. Otherwise it takes nothing and returns when to ask again: the bucket's
-// next free slot at the rate in force, the end of a recovery hold, or the
-// next poll of a source that is not a Notifier, whichever comes first; the
-// zero time while paused with none of these due, when only a change of
-// health (a Notifier's, or Refresh) can free a permit. next is when a permit
-// may be free, not a promise: another caller may take it first. Callers
-// blocked in Wait come first: TakeAt takes nothing while one is in line.
-//
-// It shares the bucket and the guarantees of Wait. now must not go back
-// between calls, and should be the time of the Limiter's clock (WithClock)
-// if Wait, Rate or When are called too.
-func (l *Limiter) TakeAt(now time.Time) (ok bool, next time.Time) {
-	if l == nil || l.src.src == nil {
-		return false, time.Time{}
-	}
-	l.locked(func() time.Time { return now }, func(now time.Time) {
-		if l.dom != nil {
-			if ok = takeAll(now, &l.dom.total, &l.bucket); !ok {
-				next = earliest(slotAll(now, &l.dom.total, &l.bucket), l.src.nextPoll())
-			}
-			return
-		}
-		if ok = l.bucket.take(now); ok {
-			return
-		}
-		next = earliest(earliest(l.bucket.nextFree(now), l.holdEnd), l.src.nextPoll())
-	})
-	return ok, next
-}
-
-// locked runs f under the lock with the Limiter brought up to the time at
-// returns, having first read the source (outside the lock) if a read was
-// due.
-func (l *Limiter) locked(at func() time.Time, f func(now time.Time)) {
+// lockAt locks the Limiter and brings it up to the time at returns, which
+// it returns, first reading the source (outside the lock) if due.
+func (l *Limiter) lockAt(at func() time.Time) time.Time {
 	for {
 		l.mu.Lock()
 		now := at()
-		if seq, due := l.readDueLocked(now); due {
-			l.mu.Unlock()
-			l.read(seq, at)
-			continue
+		if !l.src.due(now) {
+			l.advanceLocked(now)
+			return now
 		}
-		f(now)
+		seq := l.src.begin()
 		l.mu.Unlock()
-		return
+		l.read(seq, at)
 	}
 }
 
-// readDueLocked reports whether the source must be read before acting at
-// now; if so it returns the read's number, for the caller to read it after
-// releasing the lock. If not, it brings the bucket up to now.
-func (l *Limiter) readDueLocked(now time.Time) (seq uint64, due bool) {
-	if l.src.due(now) {
-		return l.src.begin(), true
-	}
-	l.advanceLocked(now)
-	return 0, false
-}
-
-// read reads the source (slow, so outside the lock), applies the answer and
-// wakes every waiter to re-check its slot and deadline.
+// read reads the source (slow, so outside the lock) and applies the answer,
+// which wakes every waiter to look again.
 func (l *Limiter) read(seq uint64, at func() time.Time) {
 	h, domains, changed, err := l.src.read()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := at()
 	if l.src.apply(seq, now, h, changed, err) {
-		l.decision.observe(now, h, err)
-		if l.dom != nil {
-			l.applyDomainsLocked(now, domains, err)
-		}
+		l.decision.observe(now, h, domains, err)
+		l.dirty = true
 		l.advanceLocked(now)
 	}
+}
+
+// advanceLocked puts the rates in force at now in the buckets, when a read
+// or a hold's end may have changed them, and wakes the waiters.
+func (l *Limiter) advanceLocked(now time.Time) {
+	if !l.dirty && (l.holdEnd.IsZero() || now.Before(l.holdEnd)) {
+		return
+	}
+	old := l.inForce
+	l.inForce, l.holdEnd = l.decision.inForce(now)
+	l.dirty = false
+	l.buckets.apply(l.inForce, now)
+	l.report(old.domains)
 	l.broadcastLocked()
 }
 
-// advanceLocked puts the decision's rate at now in force.
-func (l *Limiter) advanceLocked(now time.Time) {
-	r, end := l.decision.rate(now)
-	changed := !end.Equal(l.holdEnd)
-	l.holdEnd = end
-	if !l.rateSet || r != l.bucket.rate {
-		l.rateSet = true
-		l.bucket.setRate(r, now)
-		changed = true
+// report tells Metrics what changed since the rates in force were old.
+func (l *Limiter) report(old map[string]DomainRate) {
+	if l.metrics == nil {
+		return
 	}
-	if l.metrics != nil {
-		// Under the domain rule, the most the domains may take together.
-		if l.dom != nil {
-			r = l.dom.totalRate()
+	r := min(l.inForce.fleet, l.inForce.total)
+	if l.perDomain { // the most the domains may take together
+		sum := 0.0
+		for _, dr := range l.inForce.domains {
+			sum += dr.Rate
 		}
-		if r != l.reported {
-			l.reported = r
-			l.metrics.EvictionRate(r)
+		r = min(sum, l.inForce.total)
+	}
+	if r != l.reported {
+		l.reported = r
+		l.metrics.EvictionRate(r)
+	}
+	dm, _ := l.metrics.(DomainMetrics)
+	if dm == nil {
+		return
+	}
+	for d := range old {
+		if _, ok := l.inForce.domains[d]; !ok {
+			dm.DomainRemoved(d)
 		}
 	}
-	if changed {
-		l.broadcastLocked()
+	for d, dr := range l.inForce.domains {
+		if o, ok := old[d]; !ok || o != dr {
+			dm.DomainRate(d, dr.State.String(), dr.Rate)
+		}
 	}
 }
 
-// deadlineLocked is when w must wake up by itself: its slot, the end of a
-// recovery hold, or the next poll. Zero: only a channel can wake it.
-func (l *Limiter) deadlineLocked(w *reservation) time.Time {
-	d := earliest(l.src.nextPoll(), l.holdEnd)
-	if l.bucket.rate > 0 {
-		d = earliest(d, w.slot)
-	}
-	return d
-}
-
-// earliest is the earlier of two times, the zero time meaning none.
-func earliest(a, b time.Time) time.Time {
-	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
-		return b
-	}
-	return a
-}
-
-// cancelLocked gives the place of a waiter whose context ended back.
-func (l *Limiter) cancelLocked(w *reservation) {
-	if l.bucket.cancel(w) {
-		l.broadcastLocked()
-	}
+// deadlineLocked is the earliest of next, the end of a recovery hold and
+// the next poll.
+func (l *Limiter) deadlineLocked(next time.Time) time.Time {
+	return earliest(earliest(next, l.holdEnd), l.src.nextPoll())
 }
 
 func (l *Limiter) broadcastLocked() {
@@ -436,7 +415,7 @@ func (l *Limiter) String() string {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return fmt.Sprintf("ratelimit.Limiter(rate=%g/s, waiters=%d)", l.bucket.rate, l.bucket.n)
+	return fmt.Sprintf("ratelimit.Limiter(rate=%g/s)", min(l.inForce.fleet, l.inForce.total))
 }
 
 // sleep blocks until ctx ends, timer (if any) fires, or wake or changed is

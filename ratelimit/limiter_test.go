@@ -84,17 +84,14 @@ func (m *recMetrics) calls() ([]Health, []float64) {
 }
 
 // settle waits, inside a synctest bubble, until every goroutine of the
-// bubble is blocked, and checks that waiters callers are then in the
-// Limiter's line with timers timers set on clk. Blocked in a bubble means
-// blocked on a channel or select (durably): a waiter only gets there after it
-// has seen the Limiter's current state, since every change wakes it.
-func settle(t *testing.T, l *Limiter, clk *testingclock.FakeClock, waiters, timers int) {
+// bubble is blocked, and checks that timers timers are then set on clk.
+// Blocked in a bubble means blocked on a channel or select (durably): a
+// waiter only gets there after it has seen the Limiter's current state,
+// since every change wakes it, and it sets a timer for when its bucket will
+// hold a permit unless the Limiter is paused.
+func settle(t *testing.T, clk *testingclock.FakeClock, timers int) {
 	t.Helper()
 	synctest.Wait()
-	l.mu.Lock()
-	n := l.bucket.n
-	l.mu.Unlock()
-	require.Equal(t, waiters, n, "waiters in line")
 	require.Equal(t, timers, clk.Waiters(), "timers set")
 }
 
@@ -201,10 +198,10 @@ func TestLimiterThroughputEqualsRate(t *testing.T) {
 					}()
 				}
 				const step, total = 100 * time.Millisecond, 60 * time.Second
-				settle(t, l, clk, workers, workers)
+				settle(t, clk, workers)
 				for elapsed := time.Duration(0); elapsed < total; elapsed += step {
 					clk.Step(step)
-					settle(t, l, clk, workers, workers)
+					settle(t, clk, workers)
 				}
 				cancel()
 				wg.Wait()
@@ -234,31 +231,41 @@ func TestLimiterPauseAndResume(t *testing.T) {
 		assert.Zero(t, l.Rate())
 
 		first := waitAsync(l, ctx, &wg)
-		settle(t, l, clk, 1, 0) // first in line
 		second := waitAsync(l, ctx, &wg)
-		settle(t, l, clk, 2, 0) // blocked with no timer at all: nothing can release them
+		settle(t, clk, 0) // blocked with no timer at all: nothing can release them
 		clk.Step(time.Hour)
-		settle(t, l, clk, 2, 0)
+		settle(t, clk, 0)
 		assert.True(t, pending(first) && pending(second))
 
 		fleet(tr, 10, 5) // 50%: healthy again
-		// The first waiter in line goes through at once: no clock step. The hour
-		// spent paused left no debt, and no credit either: the next one waits a
-		// whole interval.
-		assert.NoError(t, <-first)
-		settle(t, l, clk, 1, 1)
+		// The bucket was empty when the pause began, and the hour paused
+		// added nothing: a whole interval before the first permit, and
+		// another before the second.
+		settle(t, clk, 2)
 		clk.Step(2*time.Second - time.Nanosecond)
-		settle(t, l, clk, 1, 1)
-		assert.True(t, pending(second))
+		settle(t, clk, 2)
+		assert.True(t, pending(first) && pending(second))
 		clk.Step(time.Nanosecond)
-		assert.NoError(t, <-second)
+		synctest.Wait()
+		got := 0
+		for _, ch := range []<-chan error{first, second} {
+			select {
+			case err := <-ch:
+				assert.NoError(t, err)
+				got++
+			default:
+			}
+		}
+		assert.Equal(t, 1, got, "one permit, two seconds after the resume")
+		clk.Step(2 * time.Second)
+		wg.Wait()
 	})
 }
 
-// TestLimiterResumeForgetsThePermitBeforeAShortPause: a pause shorter than
-// one interval still leaves no debt: the first caller after the resume goes
-// through at once, not one interval after the permit before the pause.
-func TestLimiterResumeForgetsThePermitBeforeAShortPause(t *testing.T) {
+// TestLimiterResumeLetsThroughAtOnceOnlyAPermitHeldBeforeThePause: a
+// resume is not a permit. A bucket emptied just before a short pause is
+// still empty after it; one that was full before the pause still is.
+func TestLimiterResumeLetsThroughAtOnceOnlyAPermitHeldBeforeThePause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l, tr, clk := newTracked(t, DefaultConfig(), 10, 0) // 0.5/s
 		require.NoError(t, l.Wait(t.Context()))
@@ -266,12 +273,87 @@ func TestLimiterResumeForgetsThePermitBeforeAShortPause(t *testing.T) {
 		require.Zero(t, l.Rate())
 		clk.Step(500 * time.Millisecond)
 		fleet(tr, 10, 0)
-		// The bubble's time, not clk, bounds the wait: were the permit
-		// delayed to t0+2s, Wait would end with the context's error.
-		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-		defer cancel()
-		require.NoError(t, l.Wait(ctx), "the first permit after the resume is immediate")
+		ok, next := l.TakeAt(clk.Now())
+		assert.False(t, ok, "emptied before the pause")
+		assert.Equal(t, t0.Add(2500*time.Millisecond), next, "the 2s interval, less nothing for the pause")
+
+		clk.Step(time.Hour) // full again
+		fleet(tr, 10, 6)
+		clk.Step(time.Hour)
+		fleet(tr, 10, 0)
+		ok, _ = l.TakeAt(clk.Now())
+		assert.True(t, ok, "full before the pause: through at once")
 	})
+}
+
+// TestFlappingHealthGivesNoFreePermits is the probe of flapping health:
+// health flips between paused and running every 50ms for 10s while several
+// waiters wait, at 0.5/s. Each resume used to let the first waiter through
+// at once (about 100 permits); the bound allows 1 + ∫rate = 1 + 0.5×5s.
+// The same holds under the region rule, and with a recovery hold (which
+// keeps it paused).
+func TestFlappingHealthGivesNoFreePermits(t *testing.T) {
+	regionCfg := DefaultConfig()
+	regionCfg.DisruptionDomain = DomainRegion
+	tests := []struct {
+		name string
+		cfg  Config
+		hold time.Duration
+		// max is the bound: 1 + ∫rate over the 10s, the rate in force half
+		// of the time; with the hold, never.
+		max int
+	}{
+		{"fleet rule", DefaultConfig(), 0, 1 + 3},
+		{"fleet rule with a recovery hold", DefaultConfig(), time.Second, 1},
+		{"region rule", regionCfg, 0, 1 + 3},
+		{"region rule with a recovery hold", regionCfg, time.Second, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				clk := testingclock.NewFakeClock(t0)
+				tr := NewTracker()
+				for i := range 10 { // small fleet: 6 faulty pauses; region "r" partly down pauses too
+					tr.SetInDomains(fmt.Sprintf("c%d", i), false, "r")
+				}
+				l, err := NewLimiter(tt.cfg, tr, WithClock(clk), WithRecoveryHold(tt.hold))
+				require.NoError(t, err)
+				ctx, cancel := context.WithCancel(t.Context())
+				var granted atomic.Int64
+				var wg sync.WaitGroup
+				for range 4 {
+					wg.Go(func() {
+						for {
+							var err error
+							if tt.cfg.DisruptionDomain.PerDomain() {
+								_, _, err = l.WaitDomain(ctx, func() []string { return []string{"r"} })
+							} else {
+								err = l.Wait(ctx)
+							}
+							if err != nil {
+								return
+							}
+							granted.Add(1)
+						}
+					})
+				}
+				for step := range 200 {
+					synctest.Wait()
+					for i := range 6 {
+						tr.SetInDomains(fmt.Sprintf("c%d", i), step%2 == 0, "r")
+					}
+					synctest.Wait()
+					clk.Step(50 * time.Millisecond)
+				}
+				synctest.Wait()
+				cancel()
+				wg.Wait()
+				t.Logf("%d permits in 10s of flapping", granted.Load())
+				assert.LessOrEqual(t, int(granted.Load()), tt.max)
+				assert.GreaterOrEqual(t, int(granted.Load()), 1, "the bucket's first permit")
+			})
+		})
+	}
 }
 
 func TestLimiterPausedNeverGrantsWhilePolling(t *testing.T) {
@@ -285,10 +367,10 @@ func TestLimiterPausedNeverGrantsWhilePolling(t *testing.T) {
 
 		res := waitAsync(l, context.Background(), &wg)
 		for range 100 { // every poll re-reads, finds the fleet still failing, re-parks
-			settle(t, l, clk, 1, 1)
+			settle(t, clk, 1)
 			clk.Step(time.Second)
 		}
-		settle(t, l, clk, 1, 1)
+		settle(t, clk, 1)
 		assert.True(t, pending(res))
 		assert.GreaterOrEqual(t, src.readCount(), 100)
 
@@ -309,13 +391,13 @@ func TestLimiterRetimesWaitersWhenRateChanges(t *testing.T) {
 			defer wg.Wait()
 			require.NoError(t, l.Wait(context.Background()))
 			res := waitAsync(l, context.Background(), &wg)
-			settle(t, l, clk, 1, 1) // due at t0+1s
+			settle(t, clk, 1) // due at t0+1s
 
 			fleet(tr, 4, 3)
 			assert.Equal(t, 0.1, l.Rate())
-			settle(t, l, clk, 1, 1)
+			settle(t, clk, 1)
 			clk.Step(time.Second)
-			settle(t, l, clk, 1, 1)
+			settle(t, clk, 1)
 			assert.True(t, pending(res), "no longer due at t0+1s")
 			clk.Step(9 * time.Second)
 			assert.NoError(t, <-res, "due one slow interval after the last permit")
@@ -329,21 +411,27 @@ func TestLimiterRetimesWaitersWhenRateChanges(t *testing.T) {
 			defer wg.Wait()
 			require.NoError(t, l.Wait(context.Background()))
 			a := waitAsync(l, context.Background(), &wg)
-			settle(t, l, clk, 1, 1) // due at t0+10s
 			b := waitAsync(l, context.Background(), &wg)
-			settle(t, l, clk, 2, 2) // due at t0+20s
+			settle(t, clk, 2) // due at t0+10s
 			clk.Step(500 * time.Millisecond)
-			settle(t, l, clk, 2, 2)
+			settle(t, clk, 2)
 
-			fleet(tr, 4, 0) // 1/s from now on: due at t0+1s and t0+2s
+			// 1/s from now on: the 0.95 of a permit still missing comes in
+			// 950ms, not in 9.5s.
+			fleet(tr, 4, 0)
 			assert.Equal(t, 1.0, l.Rate())
-			settle(t, l, clk, 2, 2)
-			clk.Step(500 * time.Millisecond)
-			assert.NoError(t, <-a)
-			settle(t, l, clk, 1, 1)
-			assert.True(t, pending(b))
+			settle(t, clk, 2)
+			clk.Step(950 * time.Millisecond)
+			synctest.Wait()
+			first, second := a, b
+			if len(a) == 0 {
+				first, second = b, a
+			}
+			assert.NoError(t, <-first)
+			settle(t, clk, 1)
+			assert.True(t, pending(second))
 			clk.Step(time.Second)
-			assert.NoError(t, <-b)
+			assert.NoError(t, <-second)
 		})
 	})
 }
@@ -362,26 +450,31 @@ func TestLimiterSourceErrorPausesUntilItAnswers(t *testing.T) {
 		require.NoError(t, l.Wait(context.Background()))
 		src.set(Health{}, errors.New("informer cache gone"))
 		res := waitAsync(l, context.Background(), &wg)
-		settle(t, l, clk, 1, 1) // due at t0+1s (next poll) or t0+2s (slot)
+		settle(t, clk, 1) // due at t0+1s (next poll) or t0+2s (slot)
 		clk.Step(time.Second)
-		settle(t, l, clk, 1, 1)
+		settle(t, clk, 1)
 		assert.Zero(t, l.Rate())
 		for range 5 { // still failing: stays paused, logs once
 			clk.Step(time.Second)
-			settle(t, l, clk, 1, 1)
+			settle(t, clk, 1)
 		}
 		assert.True(t, pending(res))
 		assert.Equal(t, 1, bytes.Count(logs.Bytes(), []byte("informer cache gone")), "one log line per distinct error:\n%s", logs.String())
 
+		// Paused at t0+1s, half way to the next permit: it comes one
+		// second after the source answers.
 		src.set(Health{Total: 3}, nil)
 		clk.Step(time.Second)
-		assert.NoError(t, <-res, "the first waiter goes through once the source answers")
+		settle(t, clk, 1)
+		assert.True(t, pending(res))
 		assert.Equal(t, 0.5, l.Rate())
+		clk.Step(time.Second)
+		assert.NoError(t, <-res)
 		assert.Contains(t, logs.String(), "health source answers again")
 	})
 }
 
-func TestLimiterCancelGivesReservationBack(t *testing.T) {
+func TestLimiterWaiterWhoseContextEndsTakesNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l, _, clk := newTracked(t, DefaultConfig(), 3, 0) // 0.5/s: 2s apart
 		var wg sync.WaitGroup
@@ -389,36 +482,54 @@ func TestLimiterCancelGivesReservationBack(t *testing.T) {
 		require.NoError(t, l.Wait(context.Background()))
 
 		ctxB, cancelB := context.WithCancel(context.Background())
-		b := waitAsync(l, ctxB, &wg) // due t0+2s
-		settle(t, l, clk, 1, 1)
-		c := waitAsync(l, context.Background(), &wg) // due t0+4s
-		settle(t, l, clk, 2, 2)
-
+		b := waitAsync(l, ctxB, &wg)
+		c := waitAsync(l, context.Background(), &wg)
+		settle(t, clk, 2)
 		cancelB()
 		assert.ErrorIs(t, <-b, context.Canceled)
-		settle(t, l, clk, 1, 1)
+		settle(t, clk, 1)
 		clk.Step(2 * time.Second)
-		assert.NoError(t, <-c, "c moved up into b's slot")
-
-		// Cancelling the last waiter frees the tail: the next caller gets its slot.
-		ctxD, cancelD := context.WithCancel(context.Background())
-		d := waitAsync(l, ctxD, &wg) // due t0+4s
-		settle(t, l, clk, 1, 1)
-		cancelD()
-		assert.ErrorIs(t, <-d, context.Canceled)
-		e := waitAsync(l, context.Background(), &wg)
-		settle(t, l, clk, 1, 1)
-		clk.Step(2 * time.Second)
-		assert.NoError(t, <-e, "e got t0+4s, not t0+6s")
+		assert.NoError(t, <-c, "c gets the permit at t0+2s")
 
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		assert.ErrorIs(t, l.Wait(ctx), context.Canceled, "an ended context takes nothing")
 		f := waitAsync(l, context.Background(), &wg)
-		settle(t, l, clk, 1, 1)
+		settle(t, clk, 1)
 		clk.Step(2 * time.Second)
-		assert.NoError(t, <-f)
+		assert.NoError(t, <-f, "f gets the permit at t0+4s")
 	})
+}
+
+// TestGiveBackIsReservationCancel: a permit given back unused leaves the
+// bucket as if it had never been taken, as x/time/rate's Reservation.Cancel
+// does, but only while no permit was taken after it; and only once.
+func TestGiveBackIsReservationCancel(t *testing.T) {
+	l, _, clk := newTracked(t, DefaultConfig(), 3, 0) // 0.5/s
+	ctx := context.Background()
+	_, giveBack, err := l.WaitDomain(ctx, list("any"))
+	require.NoError(t, err)
+	giveBack()
+	_, giveBack, err = l.WaitDomain(ctx, list("any"))
+	require.NoError(t, err, "given back: the next caller takes it at once")
+	giveBack()
+	giveBack() // a second call gives nothing more
+	_, _, ok, _ := l.TakeDomainAt(clk.Now(), []string{"any"})
+	require.True(t, ok, "given back once")
+	ok, next := l.TakeAt(clk.Now())
+	assert.False(t, ok, "not twice")
+	assert.Equal(t, t0.Add(2*time.Second), next)
+
+	clk.Step(2 * time.Second)
+	_, first, ok, _ := l.TakeDomainAt(clk.Now(), []string{"any"})
+	require.True(t, ok)
+	clk.Step(2 * time.Second)
+	ok, _ = l.TakeAt(clk.Now())
+	require.True(t, ok)
+	first() // another was taken after it: nothing comes back
+	ok, next = l.TakeAt(clk.Now())
+	assert.False(t, ok)
+	assert.Equal(t, t0.Add(6*time.Second), next)
 }
 
 func TestLimiterRefresh(t *testing.T) {
@@ -432,7 +543,7 @@ func TestLimiterRefresh(t *testing.T) {
 
 		assert.Zero(t, l.Rate())
 		res := waitAsync(l, context.Background(), &wg)
-		settle(t, l, clk, 1, 1) // only the hourly poll could wake it
+		settle(t, clk, 1) // only the hourly poll could wake it
 		src.set(Health{Total: 4}, nil)
 		assert.Zero(t, l.Rate(), "not re-read before the poll is due")
 		l.Refresh()
@@ -465,12 +576,14 @@ func TestLimiterRecoveryHold(t *testing.T) {
 		defer wg.Wait()
 		require.NoError(t, l.Wait(context.Background()))
 		res := waitAsync(l, context.Background(), &wg)
-		settle(t, l, clk, 1, 1) // due in 10s at 0.1/s, or at the end of the hold in 1s
+		settle(t, clk, 1) // due in 10s at 0.1/s, or at the end of the hold in 1s
 		clk.Step(time.Second)
-		// The hold ends 30s after the last improvement; at 1/s the waiter is due
-		// one second after the previous permit, which is now.
-		assert.NoError(t, <-res)
+		// The hold ends 30s after the last improvement. A tenth of a permit
+		// came in that second at 0.1/s; the rest comes in 0.9s at 1/s.
+		settle(t, clk, 1)
 		assert.Equal(t, 1.0, l.Rate(), "the improvement lasted 30s")
+		clk.Step(900 * time.Millisecond)
+		assert.NoError(t, <-res)
 	})
 }
 
@@ -538,7 +651,7 @@ func TestLimiterNotifierErrorsArePolled(t *testing.T) {
 		defer wg.Wait()
 
 		res := waitAsync(l, context.Background(), &wg)
-		settle(t, l, clk, 1, 1) // paused, polling
+		settle(t, clk, 1) // paused, polling
 		assert.Zero(t, l.Rate())
 
 		// A change while the source errs wakes the waiter, which must read the
@@ -547,9 +660,9 @@ func TestLimiterNotifierErrorsArePolled(t *testing.T) {
 		tr.Set("late", false)
 		synctest.Wait()
 		require.Greater(t, src.reads.Load(), before, "a read after the change")
-		settle(t, l, clk, 1, 1)
+		settle(t, clk, 1)
 		clk.Step(time.Second)
-		settle(t, l, clk, 1, 1)
+		settle(t, clk, 1)
 		assert.True(t, pending(res))
 
 		src.failing.Store(false)
@@ -568,7 +681,7 @@ func TestIntervalFor(t *testing.T) {
 		{"exact", 0.5, 2 * time.Second},
 		{"rounded up, so never faster than the rate", 3, 333333334},
 		{"rates above 1e9/s are capped at one permit per nanosecond", 1e12, 1},
-		{"tiny rates are capped at a century", 1e-12, maxInterval},
+		{"tiny rates are capped at a decade", 1e-12, maxInterval},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -580,7 +693,7 @@ func TestIntervalFor(t *testing.T) {
 func TestLimiterString(t *testing.T) {
 	l, _, _ := newTracked(t, DefaultConfig(), 3, 0)
 	_ = l.Rate()
-	assert.Equal(t, "ratelimit.Limiter(rate=0.5/s, waiters=0)", l.String())
+	assert.Equal(t, "ratelimit.Limiter(rate=0.5/s)", l.String())
 	assert.Equal(t, "ratelimit.Limiter(unconfigured)", new(Limiter).String())
 }
 
@@ -681,11 +794,14 @@ func TestTakeAtStepsTheLimiterWithoutAClock(t *testing.T) {
 		{"the first permit is at once", 0, nil, true, none},
 		{"the next is one interval later", 500 * time.Millisecond, nil, false, at(time.Second)},
 		{"taken at its slot", time.Second, nil, true, none},
-		{"a slowdown applies at once", 1500 * time.Millisecond, func() { fleet(tr, 4, 3) }, false, at(11 * time.Second)},
+		// Half a permit came at 1/s; the other half takes 5s at 0.1/s.
+		{"a slowdown applies at once", 1500 * time.Millisecond, func() { fleet(tr, 4, 3) }, false, at(6500 * time.Millisecond)},
 		{"paused: nothing is due until health changes", 2 * time.Second, func() { fleet(tr, 2, 2) }, false, none},
 		{"a recovery is held for 30s", 5 * time.Second, func() { fleet(tr, 4, 0) }, false, at(35 * time.Second)},
-		{"once it has lasted the hold, the first permit is at once", 35 * time.Second, nil, true, none},
-		{"and the next one interval later", 35 * time.Second, nil, false, at(36 * time.Second)},
+		// 0.55 of a permit came before the pause; the pause added nothing.
+		{"once it has lasted the hold, the rest comes at 1/s", 35 * time.Second, nil, false, at(35450 * time.Millisecond)},
+		{"taken then", 35450 * time.Millisecond, nil, true, none},
+		{"and the next one interval later", 35450 * time.Millisecond, nil, false, at(36450 * time.Millisecond)},
 	}
 	for _, s := range steps {
 		if s.health != nil {
@@ -697,7 +813,7 @@ func TestTakeAtStepsTheLimiterWithoutAClock(t *testing.T) {
 	}
 }
 
-func TestTakeAtQueuesBehindWaiters(t *testing.T) {
+func TestTakeAtSharesTheBucketWithWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l, _, clk := newTracked(t, DefaultConfig(), 3, 0) // 0.5/s
 		ok, _ := l.TakeAt(t0)
@@ -705,12 +821,15 @@ func TestTakeAtQueuesBehindWaiters(t *testing.T) {
 		var wg sync.WaitGroup
 		defer wg.Wait()
 		res := waitAsync(l, context.Background(), &wg)
-		settle(t, l, clk, 1, 1) // in line for t0+2s
+		settle(t, clk, 1) // for t0+2s
 
 		ok, next := l.TakeAt(t0.Add(time.Second))
 		assert.False(t, ok)
-		assert.Equal(t, t0.Add(4*time.Second), next, "the waiter's slot is taken: the next free one is behind it")
+		assert.Equal(t, t0.Add(2*time.Second), next)
 		clk.Step(2 * time.Second)
 		require.NoError(t, <-res)
+		ok, next = l.TakeAt(clk.Now())
+		assert.False(t, ok, "the waiter took it")
+		assert.Equal(t, t0.Add(4*time.Second), next)
 	})
 }

@@ -9,17 +9,14 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// Metrics receives what a Limiter observes. Calls happen only when a value
-// changes, never per Wait, and are made with the Limiter's lock held so that
-// they arrive in order: implementations must be quick (a gauge Set) and must
-// not call back into the Limiter. Package metrics implements it with
-// Prometheus.
+// Metrics receives what a Limiter observes, only when a value changes and
+// with the Limiter's lock held, so in order: implementations must be quick
+// and must not call the Limiter. Package metrics implements it.
 type Metrics interface {
 	// FleetHealth reports the fleet's size and faulty count
 	// (cluster_fault_num, cluster_failure_rate).
 	FleetHealth(total, faulty int)
-	// EvictionRate reports the permits per second now in force, 0 while
-	// paused (eviction_rate).
+	// EvictionRate reports the permits per second in force (eviction_rate).
 	EvictionRate(perSecond float64)
 }
 
@@ -32,16 +29,14 @@ type settings struct {
 	poll    time.Duration
 	hold    time.Duration
 	recheck time.Duration
-	logger  *klog.Logger
+	logger  klog.Logger
 	errs    []error
 }
 
-// DefaultPollInterval is how often a Limiter re-reads a HealthSource that is
-// not a Notifier, or one that has returned an error.
+// DefaultPollInterval is how often a source that is not a Notifier is read.
 const DefaultPollInterval = time.Second
 
-// WithClock sets the clock the Limiter reads and sets timers on; tests pass a
-// k8s.io/utils/clock/testing.FakeClock. Default: the real clock.
+// WithClock sets the Limiter's clock. Default: the real clock.
 func WithClock(c clock.WithTicker) Option {
 	return func(s *settings) {
 		if c == nil {
@@ -57,8 +52,8 @@ func WithMetrics(m Metrics) Option {
 	return func(s *settings) { s.metrics = m }
 }
 
-// WithPollInterval sets how often a HealthSource that is not a Notifier is
-// re-read, and how often any source is retried after an error. Default 1s.
+// WithPollInterval sets how often a source that is not a Notifier, or failed,
+// is read. Default 1s.
 func WithPollInterval(d time.Duration) Option {
 	return func(s *settings) {
 		if d <= 0 {
@@ -69,15 +64,13 @@ func WithPollInterval(d time.Duration) Option {
 	}
 }
 
-// WithRecoveryHold keeps the slower rate after the fleet's health improves
-// until the improvement has lasted d, so that a fleet flapping around a
-// threshold does not flap the eviction rate. Getting worse always applies at
-// once. Precisely, the rate in force is the slowest rate the rule gave over
-// the last d. Source errors do not count as health: while the source errs
-// the Limiter is paused, and its first answer is held only if faster than a
-// rate seen within d. A change is timed from when the Limiter sees it: at
-// once while anyone waits (a Notifier wakes them), otherwise at the next
-// Wait, When or Rate. Default 0: off.
+// WithRecoveryHold keeps the slower rate after health improves until the
+// improvement has lasted d, so that health flapping around a threshold does
+// not flap the rate; getting worse applies at once. Precisely, each bucket's
+// rate in force (the fleet's, the total's, each domain's) is the slowest the
+// rule gave it over the last d. Source errors are not health: they pause,
+// and the first answer after is held only if faster than a rate seen within
+// d. A change is timed from when the Limiter sees it. Default 0: off.
 func WithRecoveryHold(d time.Duration) Option {
 	return func(s *settings) {
 		if d < 0 {
@@ -88,14 +81,12 @@ func WithRecoveryHold(d time.Duration) Option {
 	}
 }
 
-// DefaultRecheckDelay is what DynamicRateLimiter.When returns while the
-// Limiter is paused, unless WithRecheckDelay says otherwise.
+// DefaultRecheckDelay is what DynamicRateLimiter.When returns while paused.
 const DefaultRecheckDelay = 30 * time.Second
 
-// WithRecheckDelay sets the delay a DynamicRateLimiter over this Limiter
-// returns from When while the Limiter is paused, so that the item comes back
-// and asks again. It must be positive (a zero delay would spin the
-// workqueue). Default DefaultRecheckDelay (30s).
+// WithRecheckDelay sets what DynamicRateLimiter.When returns while paused,
+// for the item to ask again; positive (0 would spin the workqueue). Default
+// DefaultRecheckDelay.
 func WithRecheckDelay(d time.Duration) Option {
 	return func(s *settings) {
 		if d <= 0 {
@@ -106,21 +97,18 @@ func WithRecheckDelay(d time.Duration) Option {
 	}
 }
 
-// WithLogger sets where the Limiter logs health-source errors and their end.
-// Default: klog.Background().
+// WithLogger sets where source errors are logged. Default:
+// klog.Background().
 func WithLogger(l klog.Logger) Option {
-	return func(s *settings) { s.logger = &l }
+	return func(s *settings) { s.logger = l }
 }
 
 // DomainMetrics is optionally implemented by a Metrics given to a Limiter
-// whose Config has a disruption domain; package metrics implements it.
-// Like Metrics, it is called with the Limiter's lock held and only on
-// change.
+// with a disruption domain, and called as Metrics is; package metrics
+// implements it.
 type DomainMetrics interface {
-	// DomainRate reports a domain's state (DisruptionState.String:
-	// "Normal", "PartialDisruption", "FullDisruption") and the permits per
-	// second its evictions get (0 while paused). The state is a string so
-	// that an implementation need not import this package.
+	// DomainRate reports a domain's state (DisruptionState.String, so that
+	// an implementation need not import this package) and its rate.
 	DomainRate(domain, state string, perSecond float64)
 	// DomainRemoved reports that a domain has no cluster any more.
 	DomainRemoved(domain string)

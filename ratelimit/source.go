@@ -8,19 +8,16 @@ import (
 )
 
 // reader keeps a Limiter's account of its HealthSource: when it last read
-// it, what it answered, and so when the next read is due. It reads no clock;
-// the read itself (read) is made outside the Limiter's lock, since a source
-// may be slow, and numbered (begin) so that a slow read never overwrites a
-// newer answer.
+// it, what it answered, and so when the next read is due. It reads no clock.
+// A read is made outside the Limiter's lock (a source may be slow) and
+// numbered, so that a slow read never overwrites a newer answer.
 type reader struct {
 	src      HealthSource
-	notifier Notifier // src, when it is one
-	// domains is src when the Limiter keeps health per domain; nil
-	// otherwise, and then read returns no domains.
-	domains DomainHealthSource
-	poll    time.Duration
-	logger  klog.Logger
-	metrics Metrics
+	notifier Notifier           // src, when it is one
+	domains  DomainHealthSource // src under a domain rule, else nil
+	poll     time.Duration
+	logger   klog.Logger
+	metrics  Metrics
 
 	begun, applied uint64 // read numbers
 	lastRead       time.Time
@@ -31,8 +28,7 @@ type reader struct {
 	healthKnown bool
 }
 
-// due reports whether the source must be read before acting at now: never
-// read, its Changed channel closed, or a poll due.
+// due reports whether the source must be read before acting at now.
 func (s *reader) due(now time.Time) bool {
 	if s.applied == 0 {
 		return true
@@ -40,8 +36,7 @@ func (s *reader) due(now time.Time) bool {
 	if s.notifier != nil && s.changed != nil {
 		select {
 		case <-s.changed:
-			// Also while the source errs: waiters select on this channel,
-			// and leaving it closed and unread would spin them.
+			// Also while it errs: a closed channel left unread spins waiters.
 			return true
 		default:
 		}
@@ -50,8 +45,7 @@ func (s *reader) due(now time.Time) bool {
 	return !next.IsZero() && !now.Before(next)
 }
 
-// nextPoll is when the source must be read again if nothing tells of a
-// change before; zero when its Changed channel will.
+// nextPoll is when the source must be read again, unless Changed tells.
 func (s *reader) nextPoll() time.Time {
 	if s.notifier != nil && s.changed != nil && s.err == nil {
 		return time.Time{}
@@ -65,11 +59,10 @@ func (s *reader) begin() uint64 {
 	return s.begun
 }
 
-// read asks the source for its health. It touches no reader state, so it
-// may run without the Limiter's lock.
+// read asks the source for its health; it touches no reader state, so runs
+// without the Limiter's lock.
 func (s *reader) read() (h Health, domains map[string]Health, changed <-chan struct{}, err error) {
-	// Take the channel before reading, so that a change landing between the
-	// two closes the channel kept and is read next time.
+	// The channel first: a change landing before the read closes it.
 	if s.notifier != nil {
 		changed = s.notifier.Changed()
 	}
@@ -78,8 +71,7 @@ func (s *reader) read() (h Health, domains map[string]Health, changed <-chan str
 		err = h.check() // paused like any source error
 	}
 	if err == nil && s.domains != nil {
-		// Read after Health: a change between the two has closed changed,
-		// so the next read brings both up to date.
+		// After Health: a change between the two has closed changed.
 		domains, err = s.domains.DomainHealth()
 		for d, dh := range domains {
 			if err != nil {
@@ -93,9 +85,9 @@ func (s *reader) read() (h Health, domains map[string]Health, changed <-chan str
 	return h, domains, changed, err
 }
 
-// apply records read number seq, made at now, unless a read begun after it
-// has been applied already; it logs a new error, and the end of one, and
-// reports health changes to metrics. It reports whether it applied the read.
+// apply records read number seq, made at now, unless a later one has been
+// applied; it logs a new error and the end of one, reports health changes
+// to metrics, and reports whether it applied the read.
 func (s *reader) apply(seq uint64, now time.Time, h Health, changed <-chan struct{}, err error) bool {
 	if seq <= s.applied {
 		return false

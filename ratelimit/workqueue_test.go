@@ -59,12 +59,15 @@ func TestDynamicRateLimiterSharesTheBucketWithWait(t *testing.T) {
 
 		assert.Equal(t, time.Duration(0), d.When("a"))
 		res := waitAsync(l, context.Background(), &wg)
-		settle(t, l, clk, 1, 1)
+		settle(t, clk, 1)
 		clk.Step(2*time.Second - time.Nanosecond)
-		settle(t, l, clk, 1, 1)
-		assert.True(t, pending(res), "Wait queues behind the slot When promised")
-		assert.Equal(t, 2*time.Second+time.Nanosecond, d.When("b"), "When queues behind the waiter: t0+4s")
+		settle(t, clk, 1)
+		assert.True(t, pending(res), "Wait waits for the permit after the one When took")
+		assert.Equal(t, time.Nanosecond, d.When("b"), "When promises the next permit, t0+2s")
 		clk.Step(time.Nanosecond)
+		settle(t, clk, 1)
+		assert.True(t, pending(res), "b has the permit at t0+2s: the waiter's is at t0+4s")
+		clk.Step(2 * time.Second)
 		require.NoError(t, <-res)
 	})
 }
@@ -82,7 +85,10 @@ func TestDynamicRateLimiterCountsRequeues(t *testing.T) {
 	assert.Equal(t, 1, d.NumRequeues("b"), "Forget is per item")
 }
 
-func TestDynamicRateLimiterFillsGapsAfterSpeedUp(t *testing.T) {
+// TestDynamicRateLimiterPromisesHoldAcrossASpeedUp: a workqueue releases a
+// promised item at its time whatever the rate does since, so a speed-up
+// brings no permit within an interval of the last promise.
+func TestDynamicRateLimiterPromisesHoldAcrossASpeedUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// 4 clusters, large above 2: 3 faulty is 0.5/s, healthy is 2/s.
 		cfg := Config{ResourceEvictionRate: 2, SecondaryResourceEvictionRate: 0.5, UnhealthyClusterThreshold: 0.5, LargeClusterNumThreshold: 2}
@@ -92,19 +98,20 @@ func TestDynamicRateLimiterFillsGapsAfterSpeedUp(t *testing.T) {
 			assert.Equal(t, want, d.When(string(rune('a'+i))))
 		}
 
-		fleet(tr, 4, 0) // 2/s: the promised t0+2s and t0+4s stay, the gaps fill
+		fleet(tr, 4, 0) // 2/s: the promise at t0+4s stays
 		var wg sync.WaitGroup
 		defer wg.Wait()
 		res := waitAsync(l, context.Background(), &wg)
-		settle(t, l, clk, 1, 1)
-		clk.Step(500 * time.Millisecond)
-		require.NoError(t, <-res, "a waiter takes t0+0.5s, before the promise at t0+2s")
-
+		settle(t, clk, 1)
+		clk.Step(4500*time.Millisecond - 1)
+		settle(t, clk, 1)
+		assert.True(t, pending(res))
+		clk.Step(1)
+		require.NoError(t, <-res, "a waiter takes t0+4.5s, one interval after the last promise")
 		var got []time.Duration
-		for _, item := range []string{"d", "e", "f"} {
+		for _, item := range []string{"d", "e"} {
 			got = append(got, d.When(item))
 		}
-		// t0+1s and t0+1.5s fit before t0+2s; the next free slot is t0+2.5s.
-		assert.Equal(t, []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}, got)
+		assert.Equal(t, []time.Duration{500 * time.Millisecond, time.Second}, got)
 	})
 }

@@ -34,7 +34,7 @@ func LoadPoliciesWith(r io.Reader, opts ValidateOptions) ([]ClusterTaintPolicy, 
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
-	data, err := io.ReadAll(r)
+	data, err := strictyaml.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("taintpolicy: reading policies: %w", err)
 	}

@@ -2,6 +2,7 @@ package taintpolicy
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -272,5 +273,32 @@ func TestLoadPoliciesReportsAReadError(t *testing.T) {
 	_, err := LoadPolicies(iotest.ErrReader(errors.New("disk on fire")))
 	if err == nil || !strings.Contains(err.Error(), "taintpolicy: reading policies: disk on fire") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// TestLoadPoliciesRefusesWhatWouldExhaustMemory: a 10 MB stream used to
+// allocate hundreds of megabytes and return an error as long as itself, and
+// a few hundred bytes of nested aliases used to expand to gigabytes. Both
+// are refused before decoding, with a short error.
+func TestLoadPoliciesRefusesWhatWouldExhaustMemory(t *testing.T) {
+	huge := doc("a") + "---\n" + strings.Repeat("# filler\n", 10<<20/9)
+	var bomb strings.Builder
+	bomb.WriteString(doc("b") + "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i < 9; i++ {
+		fmt.Fprintf(&bomb, "a%d: &a%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d, ", i-1), 10), ", "))
+	}
+	for name, tc := range map[string]struct{ input, want string }{
+		"10 MB":          {huge, "taintpolicy: reading policies: strictyaml: the input is larger than 1048576 bytes"},
+		"nested aliases": {bomb.String(), "expands to more than 524288 nodes"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ps, err := LoadPolicies(strings.NewReader(tc.input))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+			if len(ps) > 0 || len(err.Error()) > 2000 {
+				t.Errorf("%d policies, an error of %d bytes", len(ps), len(err.Error()))
+			}
+		})
 	}
 }

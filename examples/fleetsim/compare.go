@@ -25,13 +25,16 @@ type outcome struct {
 	// queued at the end.
 	Left    time.Duration
 	Drained bool
+	// Recovered is how long after the first eviction was queued the last
+	// faulty cluster recovered; 0 when one is still faulty at the end.
+	Recovered time.Duration
 	// Served are the evictions handled (the workload left); Abandoned the
 	// handler calls that found no target; Cancelled the queued evictions
 	// dropped unserved when their cluster recovered; Queued those still
 	// queued at the end.
 	Served, Abandoned, Cancelled, Queued int
-	// PeakRate is the highest total rate in force at a handler call;
-	// PeakMinute the most handler calls (permits) in any minute.
+	// PeakRate is the highest total rate in force at an eviction;
+	// PeakMinute the most evictions in any minute.
 	PeakRate   float64
 	PeakMinute int
 	Checks     []checkResult
@@ -59,15 +62,18 @@ func (s *sim) outcome(r *report) outcome {
 	for _, e := range s.w.rec.log {
 		switch e.kind {
 		case entryPermit:
-			o.PeakRate = max(o.PeakRate, e.rate)
-			permits = append(permits, e.t)
-			if e.result == "evicted" {
+			if e.result == "evicted" { // an abandon gives its permit back
+				o.PeakRate = max(o.PeakRate, e.rate)
+				permits = append(permits, e.t)
 				last = e.t
 			}
 		}
 	}
 	if !first.IsZero() && !last.IsZero() {
 		o.Left = last.Sub(first)
+	}
+	if n := len(s.faulty); n > 0 && s.faulty[n-1].n == 0 && !first.IsZero() {
+		o.Recovered = s.faulty[n-1].t.Sub(first)
 	}
 	o.Drained = o.Cancelled == 0 && o.Queued == 0
 	for i, j := 0, 0; j < len(permits); j++ {
@@ -145,11 +151,17 @@ func printComparison(out io.Writer, name, source string, runs []outcome) {
 			return fmt.Sprintf("not by the end: %d still queued", o.Queued)
 		}
 	})
+	row("the last faulty cluster recovered", func(o outcome) string {
+		if o.Recovered == 0 {
+			return "not by the end"
+		}
+		return fmtDuration(o.Recovered) + " after the first eviction was queued"
+	})
 	row("evictions served", func(o outcome) string { return fmt.Sprint(o.Served) })
 	row("cancelled unserved", func(o outcome) string { return fmt.Sprint(o.Cancelled) })
 	row("abandoned (no target)", func(o outcome) string { return fmt.Sprint(o.Abandoned) })
-	row("peak total rate in force at a permit", func(o outcome) string { return fmtRate(o.PeakRate) })
-	row("peak permits in one minute (evictions and abandons)", func(o outcome) string { return fmt.Sprint(o.PeakMinute) })
+	row("peak total rate in force at an eviction", func(o outcome) string { return fmtRate(o.PeakRate) })
+	row("peak evictions in one minute", func(o outcome) string { return fmt.Sprint(o.PeakMinute) })
 	row("verdict", func(o outcome) string {
 		if o.Pass {
 			return "PASS"

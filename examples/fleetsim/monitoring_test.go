@@ -129,8 +129,9 @@ func monitoringSeries(t *testing.T) map[string][]string {
 }
 
 // TestServesTheSeriesMonitoringReads runs the flapping-region scenario under
-// the region rule (background evictions, cancellations, disruption domains:
-// every series has a reason to appear) with each naming, and finds every
+// the region rule, at half its rate so that the recovery finds evictions
+// still queued (background evictions, cancellations, disruption domains:
+// every series has a reason to appear), with each naming, and finds every
 // series the monitoring rules and dashboards read on /metrics during the
 // run.
 func TestServesTheSeriesMonitoringReads(t *testing.T) {
@@ -138,7 +139,7 @@ func TestServesTheSeriesMonitoringReads(t *testing.T) {
 	if len(want) != 2 {
 		t.Fatalf("monitoring/metrics.txt names the namings %v, want library and karmada", want)
 	}
-	base := []string{"--scenario", "scenarios/flapping-region.yaml", "--disruption-domain", "region"}
+	base := []string{"--scenario", "scenarios/flapping-region.yaml", "--disruption-domain", "region", "--resource-eviction-rate", "0.05"}
 	for set, args := range map[string][]string{
 		"library": base,
 		"karmada": append(base[:len(base):len(base)], "--karmada-metric-names"),

@@ -353,12 +353,16 @@ func (r *recorder) analyse(phases []phaseMark, faulty []faultyMark, end time.Tim
 		case entryComplete:
 			freed = e.t
 		case entryPermit:
-			switch e.result {
-			case "evicted":
-				cur.Evicted++
-			case "abandoned":
+			// An abandon gives its permit back: only evictions count
+			// against the rate, and only the gaps between them measure it.
+			if e.result != "evicted" {
 				cur.Abandoned++
+				if e.backlog == 0 {
+					last = nil // the queues drained: the next gap is not backlogged
+				}
+				break
 			}
+			cur.Evicted++
 			permits = append(permits, e.t)
 			if last != nil && last.backlog > 0 && !e.t.Equal(freed) {
 				cur.Gaps++
@@ -400,7 +404,7 @@ func (r *recorder) analyse(phases []phaseMark, faulty []faultyMark, end time.Tim
 }
 
 // checkBound verifies that no window within a stretch of constant rate held
-// more than rate×t+1 handler calls; where names the domain they were for
+// more than rate×t+1 evictions; where names the domain they were for
 // ("": all of them).
 func (r *recorder) checkBound(where string, rate float64, permits []time.Time) {
 	if where != "" {
@@ -440,7 +444,7 @@ func (r *recorder) checkDomainBounds() {
 			flush(e.domain)
 			rates[e.domain] = e.rate
 		case entryPermit:
-			if r.domainRates != nil {
+			if r.domainRates != nil && e.result == "evicted" {
 				permits[e.domain] = append(permits[e.domain], e.t)
 			}
 		}

@@ -279,7 +279,7 @@ func decode(d strictyaml.Document, v any) error {
 
 // LoadScenario reads and validates a scenario file.
 func loadScenario(name string, r io.Reader) (*scenario, error) {
-	data, err := io.ReadAll(r)
+	data, err := strictyaml.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("fleetsim: %s: %w", name, err)
 	}
@@ -344,7 +344,9 @@ func loadScenario(name string, r io.Reader) (*scenario, error) {
 				return nil, fail(kindCluster+" "+c.Name, fmt.Errorf("metadata.name: duplicate cluster %q", c.Name))
 			}
 			names[c.Name] = true
-			sc.Clusters = append(sc.Clusters, c)
+			if sc.Clusters = append(sc.Clusters, c); len(sc.Clusters) > maxClusters {
+				return nil, fail(kindCluster+" "+c.Name, fmt.Errorf("the fleet has more than %d clusters", maxClusters))
+			}
 		case kindResourceBinding, kindClusterResourceBinding:
 			bs, what, err := decodeBinding(d)
 			if err != nil {
@@ -357,7 +359,9 @@ func loadScenario(name string, r io.Reader) (*scenario, error) {
 				}
 				bindingKeys[k] = true
 			}
-			sc.Bindings = append(sc.Bindings, bs...)
+			if sc.Bindings = append(sc.Bindings, bs...); len(sc.Bindings) > maxBindings {
+				return nil, fail(what, fmt.Errorf("the scenario has more than %d bindings", maxBindings))
+			}
 		case kindClusterTaintPolicy:
 			ps, err := taintpolicy.LoadPolicies(bytes.NewReader(d.Data))
 			if err != nil {
@@ -419,6 +423,13 @@ func loadScenario(name string, r io.Reader) (*scenario, error) {
 	return sc, nil
 }
 
+// The most clusters and bindings a scenario may have, in all its
+// documents: a simulation of more would take minutes and gigabytes.
+const (
+	maxClusters = 10000
+	maxBindings = 100000
+)
+
 // validateSpec checks the Scenario document and fills in its defaults.
 func validateSpec(s *scenarioSpec) error {
 	if s.Duration.Duration <= 0 {
@@ -472,13 +483,17 @@ func validateSpec(s *scenarioSpec) error {
 	if v := s.Rates.LargeClusterNumThreshold; v != nil && *v < 0 {
 		return fmt.Errorf("spec.rates.largeClusterNumThreshold: %d: must not be negative", *v)
 	}
+	total := 0
 	for i, g := range s.Fleet {
 		p := fmt.Sprintf("spec.fleet[%d]", i)
 		if g.Region == "" {
 			return fmt.Errorf("%s.region: missing", p)
 		}
-		if g.Clusters < 1 || g.Clusters > 10000 {
-			return fmt.Errorf("%s.clusters: %d: want 1 to 10000", p, g.Clusters)
+		if g.Clusters < 1 || g.Clusters > maxClusters {
+			return fmt.Errorf("%s.clusters: %d: want 1 to %d", p, g.Clusters, maxClusters)
+		}
+		if total += g.Clusters; total > maxClusters {
+			return fmt.Errorf("%s.clusters: %d: the fleet would have %d clusters, more than %d", p, g.Clusters, total, maxClusters)
 		}
 		if g.Capacity < 0 {
 			return fmt.Errorf("%s.capacity: %d: must not be negative (0: unknown)", p, g.Capacity)
@@ -677,8 +692,8 @@ func decodeBinding(d strictyaml.Document) ([]*bindingSpecResolved, string, error
 	count := 1
 	if v, ok := m.Annotations[annotationCount]; ok {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 10000 {
-			return nil, what, fmt.Errorf("metadata.annotations[%s]: %q: want a number from 1 to 10000", annotationCount, v)
+		if err != nil || n < 1 || n > maxBindings {
+			return nil, what, fmt.Errorf("metadata.annotations[%s]: %q: want a number from 1 to %d", annotationCount, v, maxBindings)
 		}
 		count = n
 	}

@@ -124,6 +124,14 @@ func TestBadScenariosNameFileDocumentAndField(t *testing.T) {
 			[]string{"document 3", "line 22"}},
 		{"no scenario document", goodScenario[:strings.Index(goodScenario, "---")], "",
 			[]string{"no Scenario document"}},
+		{"too many clusters in all", "{provider: aws, region: r1, clusters: 3}",
+			"{provider: aws, region: r1, clusters: 3}\n" + strings.Repeat("  - {provider: aws, region: r2, clusters: 10000}\n", 100),
+			[]string{"document 1", "spec.fleet[1].clusters: 10000: the fleet would have 10003 clusters, more than 10000"}},
+		{"too many bindings in all", "    spreadConstraints: [{spreadByField: cluster, minGroups: 1, maxGroups: 1}]\n",
+			"    spreadConstraints: [{spreadByField: cluster, minGroups: 1, maxGroups: 1}]\n---\n" +
+				strings.Replace(goodScenario[strings.LastIndex(goodScenario, "---\n")+4:],
+					"metadata: {name: web, namespace: shop}", "metadata: {name: api, namespace: shop, annotations: {fleetsim.failoverkit.dev/count: \"100000\"}}", 1),
+			[]string{"document 4", "ResourceBinding shop/api", "the scenario has more than 100000 bindings"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if !strings.Contains(goodScenario, tc.old) {

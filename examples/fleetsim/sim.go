@@ -150,12 +150,7 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 			Name:        queueNames[i],
 			MaxInFlight: sc.MaxInFlight,
 			Metrics:     m,
-			OnOutcome: func(o evictionqueue.Outcome) {
-				if o.Kind == evictionqueue.Expired {
-					m.InFlightExpired(o.Queue)
-				}
-				w.rec.outcome(i, o)
-			},
+			OnOutcome:   func(o evictionqueue.Outcome) { w.rec.outcome(i, o) },
 			DomainOf: domainOf,
 		})
 		if err != nil {

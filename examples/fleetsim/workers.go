@@ -62,7 +62,7 @@ func (s *sim) dispatch(ctx context.Context, now time.Time) error {
 	l := &s.line
 	for {
 		l.permitAt = time.Time{}
-		j, domain, ok := s.nextPermit(now)
+		j, domain, giveBack, ok := s.nextPermit(now)
 		if !ok {
 			return nil
 		}
@@ -76,7 +76,11 @@ func (s *sim) dispatch(ctx context.Context, now time.Time) error {
 			// asks for a retry, so none does.
 			return fmt.Errorf("fleetsim: queue %s: a worker holds a permit but no item is pending", queueNames[i])
 		}
-		q.Done(it, s.w.handler(i)(ctx, it), now)
+		err := s.w.handler(i)(ctx, it)
+		q.Done(it, err, now)
+		if evictionqueue.IsAbandoned(err) {
+			giveBack() // as an evictionqueue.Queue's worker does: nothing was evicted
+		}
 		l.join(i, q, s.sc.MaxInFlight)
 	}
 }
@@ -85,7 +89,7 @@ func (s *sim) dispatch(ctx context.Context, now time.Time) error {
 // have one, and returns its place in line and the permit's domain. When no
 // worker can, it sets permitAt to when one may (zero: only a change of
 // health frees one).
-func (s *sim) nextPermit(now time.Time) (j int, domain string, ok bool) {
+func (s *sim) nextPermit(now time.Time) (j int, domain string, giveBack func(), ok bool) {
 	l := &s.line
 	var tried [2]bool // workers of one queue ask for the same domains
 	for j, i := range l.order {
@@ -93,9 +97,9 @@ func (s *sim) nextPermit(now time.Time) (j int, domain string, ok bool) {
 			continue
 		}
 		tried[i] = true
-		domain, ok, next := s.w.limiter.TakeDomainAt(now, s.w.queues[i].PendingDomains())
+		domain, giveBack, ok, next := s.w.limiter.TakeDomainAt(now, s.w.queues[i].PendingDomains())
 		if ok {
-			return j, domain, true
+			return j, domain, giveBack, true
 		}
 		if !next.IsZero() && (l.permitAt.IsZero() || next.Before(l.permitAt)) {
 			l.permitAt = next
@@ -104,5 +108,5 @@ func (s *sim) nextPermit(now time.Time) (j int, domain string, ok bool) {
 			break // one bucket for all: nobody further in line gets one
 		}
 	}
-	return 0, "", false
+	return 0, "", nil, false
 }

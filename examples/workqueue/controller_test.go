@@ -191,16 +191,20 @@ func TestPauseHoldsProcessingUntilTheFleetRecovers(t *testing.T) {
 	}
 	assert.Equal(t, []time.Duration{0}, h.evictedAt())
 
-	// b and e recover (1/5 faulty): the first waiter goes at once, the next
-	// one interval later; b's queued items are dropped without a permit, so
-	// they do not delay a's.
+	// b and e recover (1/5 faulty). a-1 took the bucket's permit just before
+	// the pause, and the pause added nothing: the first waiter goes one
+	// interval after the resume, not at once, and the next one interval
+	// later; b's queued items are dropped without a permit, so they do not
+	// delay a's.
 	resumed := h.clock.Since(t0)
 	h.setTaint("b", false, 2)
 	h.setTaint("e", false, 1)
+	h.settle(1, 2)
+	h.clock.Step(2 * time.Second)
 	h.settle(2, 1)
 	h.clock.Step(2 * time.Second)
 	h.settle(3, 0)
-	assert.Equal(t, []time.Duration{0, resumed, resumed + 2*time.Second}, h.evictedAt())
+	assert.Equal(t, []time.Duration{0, resumed + 2*time.Second, resumed + 4*time.Second}, h.evictedAt())
 	h.eventually("b's two items dropped", func() bool { return h.c.Stats().Skipped == 2 })
 	assert.Equal(t, "b", h.workload("b-1").Labels[ClusterLabel], "a recovered cluster keeps its workloads")
 	assert.Equal(t, "b", h.workload("b-2").Labels[ClusterLabel])

@@ -16,23 +16,23 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Decode decodes doc into v, which must be a non-nil pointer, as kubectl
-// does: sigs.k8s.io/yaml turns the YAML into JSON, refusing duplicated keys,
-// and sigs.k8s.io/json's strict mode decodes it, matching field names
-// case-sensitively and refusing unknown ones (all of them are named, with
-// their paths, and v is still decoded from the known ones, so that the
-// caller can name the object in its own message).
+// Decode decodes doc into v, a non-nil pointer, as kubectl does:
+// sigs.k8s.io/yaml turns the YAML into JSON, refusing duplicated keys, and
+// sigs.k8s.io/json's strict mode decodes it, matching names case-sensitively
+// and naming every unknown field (v is still decoded from the known ones).
 //
-// What this adds is where each problem is: the error is an *Error naming
-// the document and its line; a YAML syntax error names the line of the
-// stream; an unknown field that differs only in case from a known one gets
-// a hint; a value of the wrong type, or one a type's own UnmarshalJSON
-// refuses (a duration, a time), is named by its full path with list
-// indexes; so is a .nan or .inf, which JSON cannot carry.
+// It adds where each problem is: an *Error naming the document and its
+// line; a syntax error's line in the stream; a hint for a name in the wrong
+// case; the full path, list indexes included, of a value of the wrong type,
+// one its type's UnmarshalJSON refuses, or a .nan or .inf. A document past
+// the limits is refused undecoded; no message exceeds about 1000 bytes.
 func Decode(doc Document, v any) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return doc.fail(fmt.Errorf("strictyaml: Decode needs a non-nil pointer, not %T", v))
+	}
+	if doc.err != nil {
+		return doc.fail(doc.err)
 	}
 	js, err := yaml.YAMLToJSONStrict(doc.Data)
 	if err != nil {
@@ -94,7 +94,7 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 func (d Document) fail(err error) *Error {
-	return &Error{Document: d.Index, Line: d.Line, Err: err}
+	return &Error{Document: d.Index, Line: d.Line, Err: shorten(err)}
 }
 
 var yamlLine = regexp.MustCompile(`\bline (\d+)`)

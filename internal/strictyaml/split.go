@@ -2,42 +2,41 @@
 // objects strictly, for the loaders of this module (taint policies, fleetsim
 // scenarios).
 //
-// Split cuts a stream into its documents and remembers where each starts;
-// Decode decodes one document with the ecosystem's strict decoders, as
-// kubectl does (sigs.k8s.io/yaml refuses duplicated keys, sigs.k8s.io/json
-// unknown fields and field names in the wrong case), and adds where each
-// problem is: every error is an *Error naming the document, the line it
-// starts on and the path of the field at fault, such as
-// spec.taintsToAdd[0].effect.
+// Split cuts a stream into its documents; Decode decodes one strictly, as
+// kubectl does, naming the document, its line and the field at fault, such
+// as spec.taintsToAdd[0].effect. Both refuse, quickly and briefly, what
+// would exhaust memory (MaxBytes, MaxNodes).
 package strictyaml
 
 import "bytes"
 
 // Document is one document of a YAML stream.
 type Document struct {
-	// Index is the document's 1-based position in the stream, counting only
-	// documents with content: blank and comment-only documents are not
-	// numbered, so that "document 2" is the second thing a reader sees.
+	// Index is the 1-based position among documents with content, so that
+	// "document 2" is the second thing a reader sees.
 	Index int
-	// Line is the 1-based line of the stream on which the document's content
-	// starts (its leading comments skipped); lines in Decode's errors are
-	// lines of the stream too.
+	// Line is the stream's line its content starts on (leading comments
+	// skipped); lines in Decode's errors are the stream's too.
 	Line int
-	// Data is the document's text, without its separator line, its leading
-	// blanks and comments, or any byte-order mark.
+	// Data is the document's text, without separator, leading blanks and
+	// comments, or byte-order mark.
 	Data []byte
+	err  error // why Decode refuses it: past the limits
 }
 
 // Split cuts a YAML stream into its documents, as kubectl reads a file of
-// manifests. A separator is "---" at the start of a line followed by the end
-// of the line, a space or a tab: "--- # comment" separates, and content after
-// the marker ("--- {a: 1}") starts the next document. A "..." line ends a
-// document. A leading UTF-8 byte-order mark is dropped, and CRLF line ends
-// are accepted. Documents holding only blanks and comments are left out.
+// manifests: a separator is "---" at the start of a line, then its end, a
+// space or a tab (content after it starts the next document); a "..." line
+// ends one; a byte-order mark is dropped and CRLF accepted; documents of
+// blanks and comments are left out. A "---" in a block scalar is content
+// only when indented, as YAML requires.
 //
-// Split only looks at lines: a "---" inside a block scalar is content only
-// when indented, as YAML itself requires.
+// A stream of more than MaxBytes is one document that Decode refuses, as is
+// each that takes the stream past MaxNodes.
 func Split(data []byte) []Document {
+	if len(data) > MaxBytes {
+		return []Document{{Index: 1, Line: 1, err: errTooLarge}}
+	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	var (
 		docs  []Document
@@ -74,6 +73,7 @@ func Split(data []byte) []Document {
 		}
 	}
 	flush()
+	limit(docs)
 	return docs
 }
 

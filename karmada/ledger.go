@@ -1,0 +1,330 @@
+package karmada
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/failoverkit/failover/prescheduling"
+)
+
+// DefaultHold is how long a Ledger holds room for an approved eviction at
+// most: Karmada's scheduler keeps its own assumptions of in-flight workloads
+// (SchedulingOvercommitProtection) as long.
+const DefaultHold = 5 * time.Minute
+
+// Ledger holds room for the evictions a pre-scheduling check approved until
+// the clusters' resource summaries show their replicas placed, their
+// graceful eviction task ends ([Ledger.Release]), or a hold passes
+// ([WithHold], default [DefaultHold]).
+//
+// Resource summaries lag behind the scheduler, so checks run one after
+// another all see the same room, and so does the scheduler: Karmada issue
+// 6518 has 15 one-replica workloads failed over from one cluster all placed
+// on a survivor with room for 10, while another with room for 5 stays empty.
+// The check predicts where the scheduler puts what an eviction removes
+// (prescheduling.Result.Moves), from the summaries as the scheduler sees
+// them; [Ledger.Admit] then holds an eviction back, with Code
+// prescheduling.AwaitingCapacity, when the room those clusters have left
+// after the evictions in flight is short, and otherwise records the moves
+// against that room. Against unchanged summaries, a run of admissions
+// approves at most what the clusters the scheduler picks can take; the rest
+// wait until the summaries catch up, when the scheduler (and the check)
+// pick other clusters. A cluster nothing is held on is left to the check:
+// the ledger holds back only for room taken by evictions in flight.
+//
+// The room held is the moves' replicas and their resource requests, as
+// Karmada's own scheduler deducts its in-flight assumptions from a summary
+// (deductAssumedWorkloadsFromSummary). The summaries show replicas placed
+// when a cluster's allocated and allocating pods have grown by them since
+// the room was held, oldest first; pods of other workloads starting there
+// at the same time count too, and so may release room early, never beyond
+// the hold.
+//
+// A Ledger is safe for concurrent use, and reads no clock: every method that
+// depends on time takes now. Its zero value is not usable; use [NewLedger].
+type Ledger struct {
+	hold time.Duration
+
+	mu       sync.Mutex
+	byKey    map[string]*holding
+	clusters map[string]*book
+}
+
+// holding is the room held for one approved eviction.
+type holding struct {
+	key   string
+	until time.Time
+	// moves are the replicas held on each cluster; requests, what one of
+	// them requests.
+	moves    map[string]int64
+	requests corev1.ResourceList
+}
+
+// book is what is held on one cluster.
+type book struct {
+	// pods is the cluster's allocated and allocating pods when the pods
+	// held there now were held: growth beyond it shows them placed.
+	pods int64
+	// order is the holdings on the cluster, oldest first.
+	order []*holding
+}
+
+// LedgerOption configures a Ledger.
+type LedgerOption func(*Ledger) error
+
+// WithHold sets how long room is held for an approved eviction at most. It
+// must be positive.
+func WithHold(d time.Duration) LedgerOption {
+	return func(l *Ledger) error {
+		if d <= 0 {
+			return fmt.Errorf("karmada: WithHold: %v: must be positive", d)
+		}
+		l.hold = d
+		return nil
+	}
+}
+
+// NewLedger returns an empty Ledger configured by opts; an option given a
+// value it cannot take is an error naming it. Nil options are skipped.
+func NewLedger(opts ...LedgerOption) (*Ledger, error) {
+	l := &Ledger{hold: DefaultHold, byKey: map[string]*holding{}, clusters: map[string]*book{}}
+	var errs []error
+	for _, o := range opts {
+		if o != nil {
+			errs = append(errs, o(l))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Admit decides, at now, whether the eviction key (the binding's key, as an
+// eviction queue names it) that the check answered r may go ahead, given
+// the room the evictions in flight will take. clusters are the fleet's
+// Clusters, read now (their resource summaries), and req the binding's
+// spec.replicaRequirements, as for [Capacity].
+//
+// An infeasible r comes back as it is. A feasible r whose moves fit in the
+// room left on each cluster they go to comes back as it is, and the room is
+// held for key (replacing what was held for it before). Otherwise the answer
+// is infeasible with Code prescheduling.AwaitingCapacity, a Reason naming
+// the clusters short of room, and RetryAfter: the eviction should be tried
+// again later, not abandoned. In an eviction queue's handler, return a plain
+// error for it (the queue retries with backoff; give the queue enough
+// retries to outlast the hold) and evictionqueue.Abandon for the other
+// infeasible codes; call Release when the eviction then fails.
+func (l *Ledger) Admit(now time.Time, key string, r prescheduling.Result, clusters []clusterv1alpha1.Cluster, req *workv1alpha2.ReplicaRequirements) prescheduling.Result {
+	if !r.Feasible {
+		return r
+	}
+	summaries := make(map[string]*clusterv1alpha1.ResourceSummary, len(clusters))
+	for i := range clusters {
+		summaries[clusters[i].Name] = clusters[i].Status.ResourceSummary
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.settle(now, summaries)
+
+	var short []string
+	var retry time.Time
+	for _, m := range r.Moves {
+		b := l.clusters[m.Name]
+		others := b.heldExcept(key)
+		if len(others) == 0 {
+			continue // nothing in flight there: the check has judged it
+		}
+		room := MaxReplicas(deduct(summaries[m.Name], m.Name, others), req)
+		if int64(m.Replicas) <= int64(room) {
+			continue
+		}
+		var held int64
+		for _, h := range others {
+			held += h.moves[m.Name]
+			if retry.IsZero() || h.until.Before(retry) {
+				retry = h.until
+			}
+		}
+		short = append(short, fmt.Sprintf("%s has room for %d of %d after the %d replicas of %s in flight", m.Name, room, m.Replicas, held, pluralWord(len(others), "an eviction", "evictions")))
+	}
+	if len(short) > 0 {
+		out := r
+		out.Feasible, out.Code, out.Moves = false, prescheduling.AwaitingCapacity, nil
+		out.Reason = "waiting for room: " + strings.Join(short, "; ")
+		out.RetryAfter = max(retry.Sub(now), 0)
+		return out
+	}
+	l.remove(key)
+	h := &holding{key: key, until: now.Add(l.hold), moves: map[string]int64{}}
+	if req != nil {
+		h.requests = req.ResourceRequest.DeepCopy()
+	}
+	for _, m := range r.Moves {
+		if m.Replicas <= 0 {
+			continue
+		}
+		h.moves[m.Name] += int64(m.Replicas)
+		b := l.clusters[m.Name]
+		if b == nil {
+			b = &book{pods: pods(summaries[m.Name])}
+			l.clusters[m.Name] = b
+		}
+		b.order = append(b.order, h)
+	}
+	if len(h.moves) > 0 {
+		l.byKey[key] = h
+	}
+	return r
+}
+
+// Release gives back the room held for key: its eviction failed, or its
+// graceful eviction task ended (the replicas run where they went). Releasing
+// a key nothing is held for does nothing.
+func (l *Ledger) Release(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.remove(key)
+}
+
+// Held returns the replicas held on each cluster at now, by name: for a
+// metric, or a test.
+func (l *Ledger) Held(now time.Time) map[string]int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.expire(now)
+	out := map[string]int64{}
+	for name, b := range l.clusters {
+		for _, h := range b.order {
+			out[name] += h.moves[name]
+		}
+	}
+	return out
+}
+
+// settle drops what the hold has run out for, then what the summaries show
+// placed.
+func (l *Ledger) settle(now time.Time, summaries map[string]*clusterv1alpha1.ResourceSummary) {
+	l.expire(now)
+	for _, name := range slices.Sorted(maps.Keys(l.clusters)) {
+		b := l.clusters[name]
+		s, ok := summaries[name]
+		if !ok {
+			continue // not listed now: nothing to tell
+		}
+		grown := pods(s) - b.pods
+		for len(b.order) > 0 && grown > 0 {
+			h := b.order[0]
+			n := min(h.moves[name], grown)
+			h.moves[name] -= n
+			grown -= n
+			b.pods += n
+			if h.moves[name] == 0 {
+				delete(h.moves, name)
+				b.order = b.order[1:]
+				if len(h.moves) == 0 {
+					delete(l.byKey, h.key)
+				}
+			}
+		}
+		if len(b.order) == 0 {
+			delete(l.clusters, name)
+		}
+	}
+}
+
+func (l *Ledger) expire(now time.Time) {
+	for key, h := range l.byKey {
+		if !now.Before(h.until) {
+			l.remove(key)
+		}
+	}
+}
+
+func (l *Ledger) remove(key string) {
+	h := l.byKey[key]
+	if h == nil {
+		return
+	}
+	delete(l.byKey, key)
+	for name := range h.moves {
+		b := l.clusters[name]
+		b.order = slices.DeleteFunc(b.order, func(x *holding) bool { return x == h })
+		if len(b.order) == 0 {
+			delete(l.clusters, name)
+		}
+	}
+}
+
+// heldExcept returns the holdings on the cluster but key's.
+func (b *book) heldExcept(key string) []*holding {
+	if b == nil {
+		return nil
+	}
+	var out []*holding
+	for _, h := range b.order {
+		if h.key != key {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// deduct returns s with the replicas held on cluster name added to what is
+// allocating: a pod each, and their requests.
+func deduct(s *clusterv1alpha1.ResourceSummary, name string, held []*holding) *clusterv1alpha1.ResourceSummary {
+	if s == nil {
+		return nil
+	}
+	out := s.DeepCopy()
+	if out.Allocating == nil {
+		out.Allocating = corev1.ResourceList{}
+	}
+	add := func(res corev1.ResourceName, q resource.Quantity) {
+		cur := out.Allocating[res]
+		cur.Add(q)
+		out.Allocating[res] = cur
+	}
+	for _, h := range held {
+		n := h.moves[name]
+		add(corev1.ResourcePods, *resource.NewQuantity(n, resource.DecimalSI))
+		for res, q := range h.requests {
+			total := q.DeepCopy()
+			total.Mul(n)
+			add(res, total)
+		}
+	}
+	return out
+}
+
+// pods is the cluster's allocated and allocating pods.
+func pods(s *clusterv1alpha1.ResourceSummary) int64 {
+	if s == nil {
+		return 0
+	}
+	var n resource.Quantity
+	if q, ok := s.Allocated[corev1.ResourcePods]; ok {
+		n.Add(q)
+	}
+	if q, ok := s.Allocating[corev1.ResourcePods]; ok {
+		n.Add(q)
+	}
+	return value(n, false)
+}
+
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
