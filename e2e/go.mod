@@ -5,7 +5,6 @@ go 1.25.10
 require (
 	github.com/failoverkit/failover v0.0.0
 	github.com/failoverkit/failover/examples/controllerruntime v0.0.0
-	github.com/failoverkit/failover/examples/karmadafork v0.0.0
 	github.com/failoverkit/failover/examples/taintcontroller v0.0.0
 	github.com/failoverkit/failover/karmada v0.0.0
 	github.com/karmada-io/karmada v1.18.0
@@ -82,7 +81,6 @@ require (
 replace (
 	github.com/failoverkit/failover => ../
 	github.com/failoverkit/failover/examples/controllerruntime => ../examples/controllerruntime
-	github.com/failoverkit/failover/examples/karmadafork => ../examples/karmadafork
 	github.com/failoverkit/failover/examples/taintcontroller => ../examples/taintcontroller
 	github.com/failoverkit/failover/karmada => ../karmada
 )

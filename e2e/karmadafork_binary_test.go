@@ -18,7 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/failoverkit/failover/examples/karmadafork/fork"
+	"github.com/failoverkit/failover/karmada/controllers"
 )
 
 // testForkBinary builds examples/karmadafork's main and runs it as an
@@ -69,7 +69,7 @@ func testForkBinary(t *testing.T) {
 	assert.Equal(t, "TaintManager", tk.Producer)
 	eventually(t, 10*time.Second, "the Event on the evicted binding", func() bool {
 		evs := s.events("b")
-		return len(evs) > 0 && evs[0].Reason == fork.EventReasonEvicted
+		return len(evs) > 0 && evs[0].Reason == controllers.EventReasonEvicted
 	})
 
 	get := func(addr, path string) (int, string) {

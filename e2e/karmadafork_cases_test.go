@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/failoverkit/failover"
-	"github.com/failoverkit/failover/examples/karmadafork/fork"
+	"github.com/failoverkit/failover/karmada/controllers"
 	"github.com/failoverkit/failover/prescheduling"
 )
 
@@ -39,7 +39,7 @@ func testPreferNoExecute(t *testing.T) {
 	optedIn.failover = &policyv1alpha1.ClusterFailoverBehavior{}
 	in := s.binding("opted-in", optedIn)
 	s.binding("not-opted-in", on)
-	s.start("prefer", fork.Options{Rate: rate(10, 10)}, nil)
+	s.start("prefer", forkOptions{Rate: rate(10, 10)}, nil)
 
 	// Added (as stored, in whole seconds) 2s short of the default 300s.
 	const left = 2 * time.Second
@@ -75,7 +75,7 @@ func testLargeFleet(t *testing.T) {
 		s.newCluster(fmt.Sprintf("large-%d", i), cs)
 	}
 	s.bindings("b", 6, bindingSpec{clusters: []string{"large-0"}})
-	r := s.start("large", fork.Options{Rate: rate(primary, secondary), EnableNoExecuteTaintEviction: true}, nil)
+	r := s.start("large", forkOptions{Rate: rate(primary, secondary), EnableNoExecuteTaintEviction: true}, nil)
 
 	eventually(t, 20*time.Second, "three evictions", func() bool { return len(tasks.from("large-0")) >= 3 })
 	assert.Equal(t, secondary, r.metric(t, "eviction_rate", nil), "eviction_rate with 7 of 12 clusters faulty")
@@ -112,7 +112,7 @@ func testSmallFleet(t *testing.T) {
 		s.newCluster(fmt.Sprintf("small-%d", i), cs)
 	}
 	s.bindings("b", 3, bindingSpec{clusters: []string{"small-0"}})
-	r := s.start("small", fork.Options{Rate: rate(primary, secondary), EnableNoExecuteTaintEviction: true}, nil)
+	r := s.start("small", forkOptions{Rate: rate(primary, secondary), EnableNoExecuteTaintEviction: true}, nil)
 
 	never(t, 3*time.Second, "an eviction with 3 of 4 clusters faulty", func() bool { return len(tasks.from("small-0")) > 0 })
 	assert.Zero(t, r.metric(t, "eviction_rate", nil), "eviction_rate with 3 of 4 clusters faulty")
@@ -138,7 +138,7 @@ func testNowhereToGo(t *testing.T) {
 	on := []string{"nowhere-down"}
 	pinned := s.binding("pinned", bindingSpec{clusters: on, affinity: on})
 	free := s.binding("free", bindingSpec{clusters: on})
-	s.start("nowhere", fork.Options{Rate: rate(10, 10), EnableNoExecuteTaintEviction: true}, nil)
+	s.start("nowhere", forkOptions{Rate: rate(10, 10), EnableNoExecuteTaintEviction: true}, nil)
 
 	s.fail("nowhere-down")
 	s.evicted(tasks, free, "nowhere-down", 10*time.Second)
@@ -169,7 +169,7 @@ func testRecoveryWhileQueued(t *testing.T) {
 	s.cluster("queued-ok", metav1.ConditionTrue)
 	const n = 8
 	s.bindings("b", n, bindingSpec{clusters: []string{"queued-down"}})
-	r := s.start("queued", fork.Options{Rate: rate(1, 1), EnableNoExecuteTaintEviction: true}, nil)
+	r := s.start("queued", forkOptions{Rate: rate(1, 1), EnableNoExecuteTaintEviction: true}, nil)
 
 	s.fail("queued-down")
 	eventually(t, 15*time.Second, "two evictions", func() bool { return len(tasks.from("queued-down")) >= 2 })
@@ -180,9 +180,9 @@ func testRecoveryWhileQueued(t *testing.T) {
 	for _, at := range tasks.from("queued-down") {
 		assert.False(t, at.After(recovered), "evicted at %v, after the recovery at %v", at, recovered)
 	}
-	q := r.fork.Queues[fork.ResourceBindingQueue]
+	q := r.eviction.Queue(controllers.ResourceBindingQueue)
 	assert.Zero(t, q.Len(), "items still queued: %v", q.Pending())
-	assert.Positive(t, r.metric(t, "eviction_cancelled_total", map[string]string{"queue_name": fork.ResourceBindingQueue}), "no queued item was cancelled")
+	assert.Positive(t, r.metric(t, "eviction_cancelled_total", map[string]string{"queue_name": controllers.ResourceBindingQueue}), "no queued item was cancelled")
 	var stayed int
 	for i := range n {
 		b := s.getBinding(fmt.Sprintf("b%d", i))
@@ -210,7 +210,7 @@ func testTasksEnd(t *testing.T) {
 	for _, n := range names {
 		objs[n] = s.binding(n, on)
 	}
-	s.start("ends", fork.Options{Rate: rate(10, 10), EnableNoExecuteTaintEviction: true, GracefulEvictionTimeout: grace}, nil)
+	s.start("ends", forkOptions{Rate: rate(10, 10), EnableNoExecuteTaintEviction: true, GracefulEvictionTimeout: grace}, nil)
 
 	s.fail("ends-down")
 	created := map[string]time.Time{}
@@ -248,7 +248,7 @@ func testTwoReplicas(t *testing.T) {
 	on := bindingSpec{clusters: []string{"ha-down"}}
 	contested := s.binding("contested", on)
 	inj := &bindingConflict{admin: s.c, key: client.ObjectKeyFromObject(contested)}
-	opts := fork.Options{Rate: rate(10, 10), EnableNoExecuteTaintEviction: true}
+	opts := forkOptions{Rate: rate(10, 10), EnableNoExecuteTaintEviction: true}
 	a := s.start("ha-a", opts, inj.wrap)
 	b := s.start("ha-b", opts, inj.wrap)
 
@@ -268,7 +268,7 @@ func testTwoReplicas(t *testing.T) {
 	assert.NotContains(t, targets(&got.Spec), "ha-down")
 	assert.NotNil(t, task(&got.Spec, "ha-down"))
 	processed := func(r *forkRun) float64 {
-		return r.metric(t, "eviction_processing_total", map[string]string{"name": fork.ResourceBindingQueue})
+		return r.metric(t, "eviction_processing_total", map[string]string{"name": controllers.ResourceBindingQueue})
 	}
 	assert.Positive(t, processed(leader), "the leader %s processed nothing", leader.name)
 	assert.Zero(t, processed(standby), "the standby %s processed evictions", standby.name)

@@ -39,7 +39,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
-	"github.com/failoverkit/failover/examples/karmadafork/fork"
+	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/controllers"
+	"github.com/failoverkit/failover/ratelimit"
 )
 
 // The identity examples/karmadafork/deploy/rbac.yaml binds. The fork runs
@@ -60,7 +62,7 @@ var (
 )
 
 func scheme(t *testing.T) *runtime.Scheme {
-	forkSchemeOnce.Do(func() { require.NoError(t, fork.AddToScheme(forkScheme)) })
+	forkSchemeOnce.Do(func() { require.NoError(t, controllers.AddToScheme(forkScheme)) })
 	return forkScheme
 }
 
@@ -149,18 +151,25 @@ func newSuite(t *testing.T, name string) *suite {
 
 func (s *suite) labels() map[string]string { return map[string]string{suiteLabel: s.name} }
 
+// forkOptions are what a test varies in the controllers' options.
+type forkOptions struct {
+	Rate                         ratelimit.Config
+	EnableNoExecuteTaintEviction bool
+	GracefulEvictionTimeout      time.Duration
+}
+
 // forkRun is one replica of the fork, started in-process.
 type forkRun struct {
-	name string
-	reg  *prometheus.Registry
-	fork *fork.Fork
-	mgr  ctrl.Manager
-	stop func() error
+	name     string
+	reg      *prometheus.Registry
+	eviction *controllers.EvictionController
+	mgr      ctrl.Manager
+	stop     func() error
 }
 
 // start runs a replica named name until the test ends or stop is called.
 // newClient, when set, wraps the replica's client.
-func (s *suite) start(name string, opts fork.Options, newClient func(client.Client) client.Client) *forkRun {
+func (s *suite) start(name string, opts forkOptions, newClient func(client.Client) client.Client) *forkRun {
 	t := s.t
 	t.Helper()
 	sel := labels.SelectorFromSet(s.labels())
@@ -196,11 +205,19 @@ func (s *suite) start(name string, opts fork.Options, newClient func(client.Clie
 	}
 	mgr, err := ctrl.NewManager(forkConfig(), mgrOpts)
 	require.NoError(t, err)
-	opts.Registerer = reg
-	ctx := klog.NewContext(context.Background(), klog.Background().WithName(name))
-	f, err := fork.Setup(ctx, mgr, opts)
+	// The three controllers, as examples/karmadafork's main adds them.
+	taints, err := controllers.NewClusterTaintPolicyController(controllers.ClusterTaintPolicyOptions{})
 	require.NoError(t, err)
-	r := &forkRun{name: name, reg: reg, fork: f, mgr: mgr}
+	eviction, err := controllers.NewEvictionController(controllers.EvictionOptions{
+		Rate: opts.Rate, EnableNoExecuteTaintEviction: opts.EnableNoExecuteTaintEviction, Registerer: reg,
+	})
+	require.NoError(t, err)
+	graceful, err := controllers.NewGracefulEvictionController(controllers.GracefulEvictionOptions{Timeout: opts.GracefulEvictionTimeout})
+	require.NoError(t, err)
+	require.NoError(t, taints.SetupWithManager(mgr))
+	require.NoError(t, eviction.SetupWithManager(mgr))
+	require.NoError(t, graceful.SetupWithManager(mgr))
+	r := &forkRun{name: name, reg: reg, eviction: eviction, mgr: mgr}
 	r.stop = runUntilStopped(t, name, mgr.Start)
 	return r
 }
@@ -283,11 +300,18 @@ func (s *suite) binding(name string, b bindingSpec) *workv1alpha2.ResourceBindin
 	t.Helper()
 	rb := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: name, Labels: s.labels()}}
 	rb.Spec = s.spec(name, b)
-	placement, err := json.Marshal(rb.Spec.Placement)
-	require.NoError(t, err)
-	rb.Annotations = map[string]string{fork.AppliedPlacementAnnotation: string(placement)}
+	rb.Annotations = s.appliedPlacement(&rb.Spec)
 	require.NoError(t, s.c.Create(ctxFor(t), rb))
 	return rb
+}
+
+// appliedPlacement is the annotation in which Karmada's detector records
+// the placement it applied, where Karmada's taint manager (and the
+// library's) reads the tolerations.
+func (s *suite) appliedPlacement(spec *workv1alpha2.ResourceBindingSpec) map[string]string {
+	placement, err := json.Marshal(spec.Placement)
+	require.NoError(s.t, err)
+	return map[string]string{karmada.AppliedPlacementAnnotation: string(placement)}
 }
 
 // clusterBinding is binding for a ClusterResourceBinding.
@@ -296,6 +320,7 @@ func (s *suite) clusterBinding(name string, b bindingSpec) *workv1alpha2.Cluster
 	t.Helper()
 	crb := &workv1alpha2.ClusterResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: s.name + "-" + name, Labels: s.labels()}}
 	crb.Spec = s.spec(name, b)
+	crb.Annotations = s.appliedPlacement(&crb.Spec)
 	require.NoError(t, s.c.Create(ctxFor(t), crb))
 	return crb
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/failoverkit/failover/examples/karmadafork/fork"
 	"github.com/failoverkit/failover/ratelimit"
 )
 
@@ -43,7 +42,7 @@ func regionOutage(t *testing.T, name string, domain ratelimit.Domain, primary, s
 	}
 	cfg := rate(primary, secondary)
 	cfg.DisruptionDomain = domain
-	r := s.start(name, fork.Options{Rate: cfg, EnableNoExecuteTaintEviction: true}, nil)
+	r := s.start(name, forkOptions{Rate: cfg, EnableNoExecuteTaintEviction: true}, nil)
 	return s, tasks, r
 }
 

@@ -15,7 +15,6 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/failoverkit/failover/examples/karmadafork/fork"
 	"github.com/failoverkit/failover/ratelimit"
 )
 
@@ -76,7 +75,7 @@ func TestKarmadaFork(t *testing.T) {
 		}
 		tolN := s.binding("tolerates-n", bindingSpec{clusters: on, tolerations: notReady(ptr.To[int64](n))})
 		s.binding("tolerates-forever", bindingSpec{clusters: on, tolerations: notReady(nil)})
-		s.start("rate", fork.Options{Rate: rate(r, r), EnableNoExecuteTaintEviction: true}, nil)
+		s.start("rate", forkOptions{Rate: rate(r, r), EnableNoExecuteTaintEviction: true}, nil)
 
 		down := time.Now().Truncate(time.Second)
 		s.setReady("rate-down", metav1.ConditionFalse)

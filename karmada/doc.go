@@ -24,6 +24,12 @@
 // replicas placed (Karmada issue 6518): a run of checks against summaries
 // that lag behind then approves at most what the clusters can take.
 //
+// What Karmada v1.18's taint manager reads and writes when it evicts:
+// [AppliedTolerations] (the tolerations of the applied placement),
+// [EvictionPurgeMode] (the task's purge mode) and [PreservedLabelState]
+// (the state spec.failover.cluster.statePreservation carries to the new
+// cluster).
+//
 // Back to Karmada: [ApplyClusterTaints] writes a cluster's spec.taints and
 // [ApplyBinding] a binding's spec.clusters and spec.gracefulEvictionTasks.
 // [FromUnstructuredCluster] and [ApplyUnstructuredTaints] do the same for a

@@ -126,16 +126,16 @@ func fromReplicaScheduling(rs *policyv1alpha1.ReplicaSchedulingStrategy) *presch
 }
 
 // FromClusterFailoverBehavior converts a PropagationPolicy's (or a
-// binding's) spec.failover.cluster. Nil stays nil: the workload has not
-// opted in, and a PreferNoExecute taint never evicts it
-// (failover.DecideEviction).
+// binding's) spec.failover.cluster for failover.DecideEviction. Nil stays
+// nil: the workload has not opted in, and a PreferNoExecute taint never
+// evicts it.
 //
 // Karmada v1.18's ClusterFailoverBehavior has no tolerationSeconds (the
 // proposal that adds PreferNoExecute does), so TolerationSeconds is nil,
 // which the library reads as 300 seconds; a fork that adds the field sets it
-// on the result. An unknown purge mode is an error naming it;
-// failover.cluster.statePreservation, which the library does not carry, is a
-// [*LossError] with the rest converted.
+// on the result. An unknown purge mode is an error naming it.
+// failover.cluster.statePreservation does not bear on the decision: it is
+// carried into the graceful eviction task by [PreservedLabelState].
 func FromClusterFailoverBehavior(c *policyv1alpha1.ClusterFailoverBehavior) (*failover.ClusterFailoverBehavior, error) {
 	if c == nil {
 		return nil, nil
@@ -144,11 +144,7 @@ func FromClusterFailoverBehavior(c *policyv1alpha1.ClusterFailoverBehavior) (*fa
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("karmada: failover.cluster.purgeMode: %w", err)
 	}
-	lost := losses{object: "failover.cluster"}
-	if c.StatePreservation != nil {
-		lost.add("failover.cluster.statePreservation", "no state is carried to the new cluster")
-	}
-	return &failover.ClusterFailoverBehavior{PurgeMode: m}, lost.err()
+	return &failover.ClusterFailoverBehavior{PurgeMode: m}, nil
 }
 
 // PreschedulingRequest builds the pre-scheduling question for evicting a

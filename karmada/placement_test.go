@@ -226,9 +226,7 @@ func TestFromClusterFailoverBehavior(t *testing.T) {
 		StatePreservation: &policyv1alpha1.StatePreservation{Rules: []policyv1alpha1.StatePreservationRule{
 			{AliasLabelName: "failover.karmada.io/replicas", JSONPath: "{.replicas}"}}},
 	})
-	var le *karmada.LossError
-	require.ErrorAs(t, err, &le)
-	assert.Equal(t, "failover.cluster.statePreservation", le.Losses[0].Field)
+	require.NoError(t, err, "statePreservation goes into the task (PreservedLabelState), not the decision: no loss")
 	assert.Equal(t, &failover.ClusterFailoverBehavior{PurgeMode: failover.PurgeModeGracefully}, got)
 }
 

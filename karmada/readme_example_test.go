@@ -33,10 +33,10 @@ func Example_readme() {
 			Taints: []policyv1alpha1.Taint{{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoExecute}},
 		},
 	}
-	rb := workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: "nginx", Namespace: "default"}}
+	rb := workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: "nginx", Namespace: "default",
+		Annotations: map[string]string{karmada.AppliedPlacementAnnotation: "{}"}}} // Karmada's detector writes it
 	rb.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1"}}
 	rb.Spec.Failover = &policyv1alpha1.FailoverBehavior{Cluster: &policyv1alpha1.ClusterFailoverBehavior{PurgeMode: policyv1alpha1.PurgeModeDirectly}}
-	task := gracefulevict.Task{Reason: "TaintUntolerated", Producer: "EvictionQueue"}
 
 	p, err := karmada.FromClusterTaintPolicy(&ctp) // released form → taintpolicy.ClusterTaintPolicy
 	must(err)
@@ -67,14 +67,20 @@ func Example_readme() {
 
 	behavior, err := karmada.FromClusterFailoverBehavior(rb.Spec.Failover.Cluster) // spec.failover.cluster → failover.ClusterFailoverBehavior
 	must(err)
+	tolerations, err := karmada.AppliedTolerations(rb.Annotations) // the applied placement's, as Karmada's taint manager reads them
+	must(err)
+	d := failover.DecideEviction(fleet[0].Taints, tolerations, behavior, now)
+	fmt.Println("evict now:", d.Evict, d.Reason)
 
 	b, err := karmada.FromResourceBinding(&rb) // spec.clusters, tasks, aggregated health
 	must(err)
-	task.PurgeMode = behavior.PurgeMode
+	task := gracefulevict.Task{PurgeMode: karmada.EvictionPurgeMode(rb.Spec.Failover, "Gracefully"), // as Karmada's taint manager: spec.failover.cluster, else --no-execute-taint-eviction-purge-mode
+		Producer: karmada.TaintManagerProducer, Reason: karmada.TaintUntoleratedReason}
 	karmada.ApplyBinding(&rb.Spec, gracefulevict.Evict(b, "member1", task)) // write spec.clusters and tasks back
 	fmt.Println("clusters:", len(rb.Spec.Clusters), "task from:", rb.Spec.GracefulEvictionTasks[0].FromCluster, rb.Spec.GracefulEvictionTasks[0].PurgeMode)
 	// Output:
 	// member1 faulty: true feasible: true [member2]
+	// evict now: true taint cluster.karmada.io/not-ready:NoExecute is not tolerated
 	// clusters: 0 task from: member1 Directly
 }
 

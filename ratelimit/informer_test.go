@@ -191,8 +191,13 @@ func (c *captureInformer) AddEventHandler(h cache.ResourceEventHandler) (cache.R
 	return syncedRegistration{}, nil
 }
 
-// syncedRegistration reports the initial list as delivered.
-type syncedRegistration struct{}
+// syncedRegistration reports the initial list as delivered. It embeds the
+// interface so that it also satisfies newer client-go releases, whose
+// registration has methods the source never calls (v0.37's
+// HasSyncedChecker); hack/newest.sh builds the tests against those.
+type syncedRegistration struct {
+	cache.ResourceEventHandlerRegistration
+}
 
 func (syncedRegistration) HasSynced() bool { return true }
 

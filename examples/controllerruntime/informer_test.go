@@ -2,6 +2,7 @@ package controllerruntime_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -39,10 +40,34 @@ func isTainted(obj any) bool {
 	return ok && len(n.Spec.Taints) > 0
 }
 
+// syncingInformer is controller-runtime's fake informer with the initial
+// list's delivery under the test's control: its registrations report synced
+// once synced is set. (The fake's own switch is a field up to v0.24 and a
+// method from v0.25, so a test that flipped it would not build at both ends of
+// the versions CI tests, hack/newest.sh's and the floor's.)
+type syncingInformer struct {
+	*controllertest.FakeInformer
+	synced atomic.Bool
+}
+
+func (s *syncingInformer) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
+	reg, err := s.FakeInformer.AddEventHandler(h)
+	return syncingRegistration{reg, s}, err
+}
+
+// syncingRegistration embeds the fake's registration for the methods
+// newer client-go releases add.
+type syncingRegistration struct {
+	toolscache.ResourceEventHandlerRegistration
+	s *syncingInformer
+}
+
+func (r syncingRegistration) HasSynced() bool { return r.s.synced.Load() }
+
 // A controller-runtime manager hands out informers as cache.Informer; one
 // feeds a Tracker as a client-go informer does, sync included.
 func TestInformerSourceControllerRuntime(t *testing.T) {
-	fake := &controllertest.FakeInformer{} // not synced yet
+	fake := &syncingInformer{FakeInformer: &controllertest.FakeInformer{}} // not synced yet
 	informers := &informertest.FakeInformers{
 		Scheme:         scheme.Scheme,
 		InformersByGVK: map[schema.GroupVersionKind]toolscache.SharedIndexInformer{nodeGVK: fake},
@@ -58,7 +83,7 @@ func TestInformerSourceControllerRuntime(t *testing.T) {
 	_, err = tr.Health()
 	require.ErrorIs(t, err, ratelimit.ErrNotSynced, "before the cache syncs, health is unknown")
 
-	fake.Synced = true
+	fake.synced.Store(true)
 	h, err := tr.Health()
 	require.NoError(t, err)
 	assert.Equal(t, ratelimit.Health{Total: 2, Unhealthy: 1}, h)

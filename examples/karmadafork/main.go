@@ -1,7 +1,9 @@
-// Command karmadafork runs the failover loop as a Karmada fork would: a
-// controller-runtime manager on Karmada v1.18's own Cluster,
-// ClusterTaintPolicy, ResourceBinding and ClusterResourceBinding objects,
-// with the library wired in by package fork. See README.md.
+// Command karmadafork runs the failover library's controllers for Karmada
+// (package github.com/failoverkit/failover/karmada/controllers) in a
+// controller-runtime manager of its own, on Karmada v1.18's Cluster,
+// ClusterTaintPolicy, ResourceBinding and ClusterResourceBinding objects:
+// the same controllers a fork registers in karmada-controller-manager with
+// the diff in karmada-v1.18.patch. See README.md.
 package main
 
 import (
@@ -14,16 +16,15 @@ import (
 	"github.com/karmada-io/karmada/cmd/controller-manager/app/options"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
+	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/failoverkit/failover"
-	"github.com/failoverkit/failover/examples/karmadafork/fork"
-	"github.com/failoverkit/failover/ratelimit"
+	"github.com/failoverkit/failover/karmada/controllermanager"
+	"github.com/failoverkit/failover/karmada/controllers"
 )
 
 func main() {
@@ -33,42 +34,47 @@ func main() {
 	}
 }
 
-// flags are the command line: Karmada's own ClusterFailoverOptions, the
-// library's rate flags on the same flag set (--resource-eviction-rate is
-// Karmada's flag, shared), and the manager's.
+// flags are the command line, in the named sections
+// karmada-controller-manager has: Karmada's own ClusterFailoverOptions,
+// the library's "failover" section beside them (sharing
+// --resource-eviction-rate), and the manager's.
 type flags struct {
-	failover       options.ClusterFailoverOptions
-	rate           ratelimit.Config
-	kubeconfig     string
-	metricsAddr    string
-	probeAddr      string
-	leaderElect    bool
-	leaseNamespace string
-	leaseName      string
-	gracefulEvict  time.Duration
-	workers        int
+	clusterFailover options.ClusterFailoverOptions
+	failover        *controllermanager.Options
+	metricsAddr     string
+	probeAddr       string
+	leaderElect     bool
+	leaseNamespace  string
+	leaseName       string
+	gracefulEvict   time.Duration
 }
 
 func parseFlags(args []string) (*flags, error) {
-	f := &flags{}
+	f := &flags{failover: controllermanager.NewOptions()}
+	fss := cliflag.NamedFlagSets{}
+	clusterFailoverFlagSet := fss.FlagSet("cluster failover")
+	f.clusterFailover.AddFlags(clusterFailoverFlagSet)
+	f.failover.AddFlags(fss.FlagSet(controllermanager.FlagSection), clusterFailoverFlagSet)
+	gs := fss.FlagSet("generic")
+	gs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "Address of /metrics (controller-runtime's registry); 0 disables.")
+	gs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; 0 disables.")
+	gs.BoolVar(&f.leaderElect, "leader-elect", true, "Run the controllers and the eviction queues only while holding the Lease.")
+	gs.StringVar(&f.leaseNamespace, "leader-elect-resource-namespace", "karmada-system", "Namespace of the leader election Lease.")
+	gs.StringVar(&f.leaseName, "leader-elect-resource-name", "failover-karmadafork", "Name of the leader election Lease.")
+	gs.DurationVar(&f.gracefulEvict, "graceful-eviction-timeout", 10*time.Minute, "How long a graceful eviction task without gracePeriodSeconds may wait for the workload to be healthy elsewhere.")
+	// controller-runtime's --kubeconfig and klog's flags, as Karmada adds them.
+	klog.InitFlags(nil)
+	gs.AddGoFlagSet(goflag.CommandLine)
+
 	fs := pflag.NewFlagSet("karmadafork", pflag.ContinueOnError)
-	f.failover.AddFlags(fs)
-	f.rate.AddFlags(fs)
-	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "Path to a kubeconfig; empty: $KUBECONFIG, then in-cluster.")
-	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "Address of /metrics (controller-runtime's registry); 0 disables.")
-	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; 0 disables.")
-	fs.BoolVar(&f.leaderElect, "leader-elect", true, "Run the controllers and the eviction queues only while holding the Lease.")
-	fs.StringVar(&f.leaseNamespace, "leader-elect-resource-namespace", "karmada-system", "Namespace of the leader election Lease.")
-	fs.StringVar(&f.leaseName, "leader-elect-resource-name", "failover-karmadafork", "Name of the leader election Lease.")
-	fs.DurationVar(&f.gracefulEvict, "graceful-eviction-timeout", 10*time.Minute, "How long a graceful eviction task without gracePeriodSeconds may wait for the workload to be healthy elsewhere.")
-	fs.IntVar(&f.workers, "eviction-workers", 1, "Handler goroutines per eviction queue; the rate is shared by all.")
-	klogFlags := goflag.NewFlagSet("klog", goflag.ContinueOnError)
-	klog.InitFlags(klogFlags)
-	fs.AddGoFlagSet(klogFlags)
+	for _, name := range fss.Order {
+		fs.AddFlagSet(fss.FlagSets[name])
+	}
+	fs.Usage = func() { cliflag.PrintSections(os.Stderr, fss, 0) }
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	if errs := f.failover.Validate(); len(errs) > 0 {
+	if errs := f.clusterFailover.Validate(); len(errs) > 0 {
 		return nil, errs.ToAggregate()
 	}
 	return f, nil
@@ -83,12 +89,12 @@ func run(args []string) error {
 		return err
 	}
 	ctrl.SetLogger(klog.NewKlogr())
-	cfg, err := restConfig(f.kubeconfig)
+	cfg, err := ctrl.GetConfig() // --kubeconfig, $KUBECONFIG, in-cluster, ~/.kube/config
 	if err != nil {
 		return err
 	}
 	scheme := runtime.NewScheme()
-	if err := fork.AddToScheme(scheme); err != nil {
+	if err := controllers.AddToScheme(scheme); err != nil {
 		return err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
@@ -103,33 +109,39 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+	if err := errors.Join(mgr.AddHealthzCheck("ping", healthz.Ping), mgr.AddReadyzCheck("ping", healthz.Ping)); err != nil {
 		return err
 	}
-	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+	if err := setup(mgr, f); err != nil {
 		return err
 	}
-	ctx := ctrl.SetupSignalHandler()
-	if _, err := fork.Setup(ctx, mgr, fork.Options{
-		Rate:                            f.rate,
-		EnableNoExecuteTaintEviction:    f.failover.EnableNoExecuteTaintEviction,
-		NoExecuteTaintEvictionPurgeMode: failover.PurgeMode(f.failover.NoExecuteTaintEvictionPurgeMode),
-		GracefulEvictionTimeout:         f.gracefulEvict,
-		Workers:                         f.workers,
-	}); err != nil {
-		return err
-	}
-	return mgr.Start(ctx)
+	return mgr.Start(ctrl.SetupSignalHandler())
 }
 
-// restConfig reads --kubeconfig, else $KUBECONFIG, else the in-cluster
-// configuration.
-func restConfig(path string) (*rest.Config, error) {
-	if path == "" {
-		path = os.Getenv("KUBECONFIG")
+// setup adds the three controllers, each as karmada-controller-manager's
+// init functions (package controllermanager) build it from the same flags.
+func setup(mgr ctrl.Manager, f *flags) error {
+	taints, err := controllers.NewClusterTaintPolicyController(controllers.ClusterTaintPolicyOptions{})
+	if err != nil {
+		return err
 	}
-	if path == "" {
-		return rest.InClusterConfig()
+	eviction, err := controllers.NewEvictionController(controllers.EvictionOptions{
+		Rate:                            f.failover.Rate,
+		EnableNoExecuteTaintEviction:    f.clusterFailover.EnableNoExecuteTaintEviction,
+		NoExecuteTaintEvictionPurgeMode: failover.PurgeMode(f.clusterFailover.NoExecuteTaintEvictionPurgeMode),
+		Workers:                         f.failover.EvictionWorkers,
+	})
+	if err != nil {
+		return err
 	}
-	return clientcmd.BuildConfigFromFlags("", path)
+	graceful, err := controllers.NewGracefulEvictionController(controllers.GracefulEvictionOptions{Timeout: f.gracefulEvict})
+	if err != nil {
+		return err
+	}
+	for _, c := range []interface{ SetupWithManager(ctrl.Manager) error }{taints, eviction, graceful} {
+		if err := c.SetupWithManager(mgr); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -10,8 +10,9 @@ import (
 
 // TestReadmeCalls holds the karmadafork snippet of the repository's
 // README.md to this example: each line, without its trailing comment, must
-// stand as written in main.go or package fork, so the README shows the calls
-// the reference wiring really makes.
+// stand as written in main.go or in the controllers it runs (the karmada
+// module's packages controllers and controllermanager), so the README shows
+// the calls the reference wiring really makes.
 func TestReadmeCalls(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
@@ -21,9 +22,13 @@ func TestReadmeCalls(t *testing.T) {
 	if len(blocks) != 1 {
 		t.Fatalf("README.md has %d karmadafork snippets, want 1", len(blocks))
 	}
-	files, err := filepath.Glob(filepath.Join("fork", "*.go"))
-	if err != nil {
-		t.Fatal(err)
+	var files []string
+	for _, dir := range []string{"controllers", "controllermanager"} {
+		fs, err := filepath.Glob(filepath.Join("..", "..", "karmada", dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, fs...)
 	}
 	var src strings.Builder
 	for _, f := range append(files, "main.go") {

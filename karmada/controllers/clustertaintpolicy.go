@@ -1,4 +1,4 @@
-package fork
+package controllers
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -18,26 +19,62 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/taintpolicy"
 )
 
-// taintReconciler is reconciler 1: a Cluster's taints from the
-// ClusterTaintPolicies and its conditions.
-type taintReconciler struct {
-	*forker
-	eval *taintpolicy.Evaluator
+// ClusterTaintPolicyName is the name of the ClusterTaintPolicyController's
+// controller-runtime controller.
+const ClusterTaintPolicyName = "failover-cluster-taint-policy"
+
+// ClusterTaintPolicyOptions tune the ClusterTaintPolicyController. The zero
+// value of each field means the default stated beside it.
+type ClusterTaintPolicyOptions struct {
+	// Clock is the clock of the condition windows. Default the real clock.
+	Clock clock.PassiveClock
+}
+
+// ClusterTaintPolicyController replaces Karmada's clustertaintpolicy
+// controller: it keeps each Cluster's taints as Karmada's
+// ClusterTaintPolicies and the cluster's conditions decide, through
+// taintpolicy.Evaluator, which adds the condition windows of the proposal
+// (addOnMatchSeconds, removeOnMismatchSeconds) to Karmada's released form.
+// Windows are read from the conditions' lastTransitionTime, so a restarted
+// controller decides as a long-running one would; the cluster is
+// reconciled again when the next window closes. Taints are written with
+// optimistic concurrency: a conflict reads the cluster again and decides
+// again on what the other writer left. A policy that does not convert is
+// left out and logged; the others still apply.
+type ClusterTaintPolicyController struct {
+	clock  clock.PassiveClock
+	eval   *taintpolicy.Evaluator
+	client client.Client
+	reader client.Reader
 
 	mu       sync.Mutex
 	policies string // the names and resourceVersions eval was last given
 }
 
-func (f *forker) setupTaints(mgr manager.Manager, eval *taintpolicy.Evaluator) error {
-	r := &taintReconciler{forker: f, eval: eval}
+// NewClusterTaintPolicyController checks opts and fills in their defaults.
+func NewClusterTaintPolicyController(opts ClusterTaintPolicyOptions) (*ClusterTaintPolicyController, error) {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	eval, err := taintpolicy.NewEvaluator(nil)
+	if err != nil {
+		return nil, err
+	}
+	return &ClusterTaintPolicyController{clock: opts.Clock, eval: eval}, nil
+}
+
+// SetupWithManager adds the controller to mgr, whose scheme must hold
+// AddToScheme's kinds. It reconciles a Cluster when it changes and every
+// Cluster when a policy does.
+func (r *ClusterTaintPolicyController) SetupWithManager(mgr manager.Manager) error {
+	r.client, r.reader = mgr.GetClient(), mgr.GetAPIReader()
 	allClusters := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []reconcile.Request {
 		var list clusterv1alpha1.ClusterList
-		if err := f.client.List(ctx, &list); err != nil {
+		if err := r.client.List(ctx, &list); err != nil {
 			log.FromContext(ctx).Error(err, "listing clusters after a policy change")
 			return nil
 		}
@@ -48,7 +85,7 @@ func (f *forker) setupTaints(mgr manager.Manager, eval *taintpolicy.Evaluator) e
 		return out
 	})
 	return builder.ControllerManagedBy(mgr).
-		Named("cluster-taints").
+		Named(ClusterTaintPolicyName).
 		For(&clusterv1alpha1.Cluster{}).
 		Watches(&policyv1alpha1.ClusterTaintPolicy{}, allClusters).
 		Complete(r)
@@ -57,7 +94,7 @@ func (f *forker) setupTaints(mgr manager.Manager, eval *taintpolicy.Evaluator) e
 // Reconcile evaluates the cluster and writes its taints when they change;
 // it is reconciled again after the Evaluator's RequeueAfter, when a window
 // closes.
-func (r *taintReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+func (r *ClusterTaintPolicyController) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	if err := r.syncPolicies(ctx); err != nil {
 		return reconcile.Result{}, err
 	}
@@ -75,7 +112,7 @@ func (r *taintReconciler) Reconcile(ctx context.Context, req reconcile.Request) 
 		if err != nil {
 			return err
 		}
-		res = r.eval.Evaluate(fc, r.opts.Now())
+		res = r.eval.Evaluate(fc, r.clock.Now())
 		if len(res.Added) == 0 && len(res.Removed) == 0 {
 			return nil
 		}
@@ -104,7 +141,7 @@ func (r *taintReconciler) Reconcile(ctx context.Context, req reconcile.Request) 
 // syncPolicies gives the Evaluator the policies in the cache when they have
 // changed since the last call. A policy that does not convert is left out
 // and logged; the others still apply.
-func (r *taintReconciler) syncPolicies(ctx context.Context) error {
+func (r *ClusterTaintPolicyController) syncPolicies(ctx context.Context) error {
 	var list policyv1alpha1.ClusterTaintPolicyList
 	if err := r.client.List(ctx, &list); err != nil {
 		return err
@@ -135,29 +172,4 @@ func (r *taintReconciler) syncPolicies(ctx context.Context) error {
 	}
 	r.policies = fingerprint
 	return nil
-}
-
-// setupRecovery adds the taint manager's cluster side: a cluster that is no
-// longer faulty (or is gone) cancels its items still queued for eviction.
-func (f *forker) setupRecovery(mgr manager.Manager) error {
-	return builder.ControllerManagedBy(mgr).
-		Named("cluster-recovery").
-		For(&clusterv1alpha1.Cluster{}).
-		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-			var c clusterv1alpha1.Cluster
-			if err := f.client.Get(ctx, req.NamespacedName, &c); err != nil && !apierrors.IsNotFound(err) {
-				return reconcile.Result{}, err
-			} else if err == nil {
-				fc, err := karmada.FromCluster(&c)
-				if err != nil || failover.IsFaulty(fc) {
-					return reconcile.Result{}, err
-				}
-			}
-			for _, k := range f.kinds {
-				if n := k.queue.CancelCluster(req.Name); n > 0 {
-					log.FromContext(ctx).Info("cluster recovered: queued evictions cancelled", "queue", k.name, "cancelled", n)
-				}
-			}
-			return reconcile.Result{}, nil
-		}))
 }

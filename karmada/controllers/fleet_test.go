@@ -1,4 +1,4 @@
-package fork
+package controllers
 
 import (
 	"slices"
@@ -21,7 +21,7 @@ func taintedCluster(effects ...corev1.TaintEffect) *clusterv1alpha1.Cluster {
 	return c
 }
 
-// clusterFaulty is what fleet health counts: it sets the eviction rate.
+// ClusterFaulty is what fleet health counts: it sets the eviction rate.
 func TestClusterFaulty(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -37,14 +37,14 @@ func TestClusterFaulty(t *testing.T) {
 		{"not a Cluster: not counted as faulty", &workv1alpha2.ResourceBinding{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := clusterFaulty(tc.obj); got != tc.want {
-				t.Errorf("clusterFaulty = %v, want %v", got, tc.want)
+			if got := ClusterFaulty(tc.obj); got != tc.want {
+				t.Errorf("ClusterFaulty = %v, want %v", got, tc.want)
 			}
 		})
 	}
 }
 
-// clusterDomains is the domain a queue paces a cluster's items by, and the
+// ClusterDomains is the domain a queue paces a cluster's items by, and the
 // domains the Tracker counts the cluster in; it must never be empty.
 func TestClusterDomains(t *testing.T) {
 	placed := &clusterv1alpha1.Cluster{
@@ -71,8 +71,8 @@ func TestClusterDomains(t *testing.T) {
 		{"not a Cluster: the domain \"\"", &workv1alpha2.ResourceBinding{}, ratelimit.DomainRegion, []string{""}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := clusterDomains(tc.obj, tc.d); !slices.Equal(got, tc.want) {
-				t.Errorf("clusterDomains(%s) = %q, want %q", tc.d, got, tc.want)
+			if got := ClusterDomains(tc.d)(tc.obj); !slices.Equal(got, tc.want) {
+				t.Errorf("ClusterDomains(%s) = %q, want %q", tc.d, got, tc.want)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package fork
+package controllers
 
 import (
 	"context"
@@ -15,18 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/gracefulevict"
 	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/prescheduling"
-)
-
-// The task fields Karmada's taint manager writes
-// (workv1alpha2.EvictionProducerTaintManager, EvictionReasonTaintUntolerated).
-const (
-	evictionProducer = "TaintManager"
-	evictionReason   = "TaintUntolerated"
 )
 
 // Event reasons and actions on a binding.
@@ -38,32 +30,32 @@ const (
 	EventReasonEvicted = "EvictedFromCluster"
 )
 
-// evictHandler is reconciler 3, run by k's eviction queue once the Limiter
-// grants a permit.
-func (f *forker) evictHandler(k *kind) evictionqueue.Handler {
+// evictHandler is run by k's eviction queue once the Limiter grants a
+// permit.
+func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 	return func(ctx context.Context, it evictionqueue.Item) error {
 		key, err := objectKey(it.Key)
 		if err != nil {
 			return evictionqueue.Abandon(err)
 		}
-		logger := log.FromContext(ctx).WithValues("queue", k.name, "binding", it.Key, "cluster", it.Cluster)
+		logger := log.FromContext(ctx).WithValues("queue", k.queue, "binding", it.Key, "cluster", it.Cluster)
 
 		// The item may have waited long: decide again on what the API
 		// server holds now. A cluster that recovered meanwhile, or a
 		// binding that moved or now tolerates the taint, is left alone.
-		var c clusterv1alpha1.Cluster
-		if err := f.reader.Get(ctx, types.NamespacedName{Name: it.Cluster}, &c); err != nil {
+		var cl clusterv1alpha1.Cluster
+		if err := c.reader.Get(ctx, types.NamespacedName{Name: it.Cluster}, &cl); err != nil {
 			return client.IgnoreNotFound(err)
 		}
 		obj := k.new()
-		if err := f.reader.Get(ctx, key, obj); err != nil {
+		if err := c.reader.Get(ctx, key, obj); err != nil {
 			return client.IgnoreNotFound(err)
 		}
 		spec := k.spec(obj)
-		if !scheduledOn(spec, it.Cluster) || !obj.GetDeletionTimestamp().IsZero() {
+		if !spec.TargetContains(it.Cluster) || !obj.GetDeletionTimestamp().IsZero() {
 			return nil
 		}
-		d, err := f.decide(obj, spec, &c)
+		d, err := c.decide(obj, spec, &cl)
 		if err != nil {
 			return evictionqueue.Abandon(err)
 		}
@@ -73,36 +65,26 @@ func (f *forker) evictHandler(k *kind) evictionqueue.Handler {
 		}
 
 		// Is there somewhere to go?
-		var clusters clusterv1alpha1.ClusterList
-		if err := f.client.List(ctx, &clusters); err != nil {
+		clusters, fleet, err := fleet(ctx, c.client, logger)
+		if err != nil {
 			return err
-		}
-		fleet := make([]failover.Cluster, 0, len(clusters.Items))
-		for i := range clusters.Items {
-			fc, err := karmada.FromCluster(&clusters.Items[i])
-			if err != nil {
-				// A cluster whose taints cannot be read is no target.
-				logger.Error(err, "cluster left out of the fleet")
-				continue
-			}
-			fleet = append(fleet, fc)
 		}
 		req, err := karmada.PreschedulingRequest(spec, it.Cluster)
 		var loss *karmada.LossError
 		if err != nil && !errors.As(err, &loss) {
-			f.recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(prescheduling.InvalidRequest), eventActionEvict,
+			c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(prescheduling.InvalidRequest), eventActionEvict,
 				"not evicted from cluster %s: %v", it.Cluster, err)
 			return evictionqueue.Abandon(err)
 		}
-		checker, err := prescheduling.NewChecker(prescheduling.WithCapacity(karmada.Capacity(clusters.Items, spec.ReplicaRequirements)))
+		checker, err := prescheduling.NewChecker(prescheduling.WithCapacity(karmada.Capacity(clusters, spec.ReplicaRequirements)))
 		if err != nil {
-			return err
+			return evictionqueue.Abandon(err) // the same options fail every time
 		}
 		res := checker.Check(req, fleet)
 		if !res.Feasible {
-			f.recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(res.Code), eventActionEvict,
+			c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(res.Code), eventActionEvict,
 				"not evicted from cluster %s: %s", it.Cluster, res.Reason)
-			return evictionqueue.Abandon(fmt.Errorf("fork: %s from %s: %s", it.Key, it.Cluster, res.Reason))
+			return evictionqueue.Abandon(fmt.Errorf("controllers: %s from %s: %s", it.Key, it.Cluster, res.Reason))
 		}
 
 		// Move the cluster into a graceful eviction task. On a conflict
@@ -112,12 +94,12 @@ func (f *forker) evictHandler(k *kind) evictionqueue.Handler {
 		// is evicted here, moved stays false and no Event says otherwise.
 		moved, reread := false, false
 		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			if !scheduledOn(spec, it.Cluster) || !obj.GetDeletionTimestamp().IsZero() {
+			if !spec.TargetContains(it.Cluster) || !obj.GetDeletionTimestamp().IsZero() {
 				return nil
 			}
 			if reread {
 				var err error
-				if d, err = f.decide(obj, spec, &c); err != nil {
+				if d, err = c.decide(obj, spec, &cl); err != nil {
 					return evictionqueue.Abandon(err)
 				}
 				if !d.Evict {
@@ -129,11 +111,15 @@ func (f *forker) evictHandler(k *kind) evictionqueue.Handler {
 			if err != nil {
 				return err
 			}
-			karmada.ApplyBinding(spec, gracefulevict.Evict(b, it.Cluster, f.task(spec, d.Reason)))
-			err = f.client.Update(ctx, obj, client.FieldOwner(FieldManager))
+			task, err := c.task(spec, k.status(obj), it.Cluster, d.Reason)
+			if err != nil {
+				return err
+			}
+			karmada.ApplyBinding(spec, gracefulevict.Evict(b, it.Cluster, task))
+			err = c.client.Update(ctx, obj, client.FieldOwner(FieldManager))
 			if apierrors.IsConflict(err) {
 				obj = k.new()
-				if gerr := f.reader.Get(ctx, key, obj); gerr != nil {
+				if gerr := c.reader.Get(ctx, key, obj); gerr != nil {
 					return gerr
 				}
 				spec, reread = k.spec(obj), true
@@ -145,30 +131,35 @@ func (f *forker) evictHandler(k *kind) evictionqueue.Handler {
 			return client.IgnoreNotFound(err)
 		}
 		logger.Info("evicted", "why", d.Reason)
-		f.recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventReasonEvicted, eventActionEvict,
+		c.recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventReasonEvicted, eventActionEvict,
 			"moved off cluster %s into a graceful eviction task: %s", it.Cluster, d.Reason)
 		return nil
 	}
 }
 
-// task is the graceful eviction task gracefulevict.Evict gives the
-// cluster, as Karmada's taint manager fills it: the purge mode of
-// spec.failover.cluster (Gracefully when it names none), else the configured
-// NoExecute purge mode. Evict sets FromCluster and carries the replicas over.
-func (f *forker) task(spec *workv1alpha2.ResourceBindingSpec, why string) gracefulevict.Task {
-	mode := f.opts.NoExecuteTaintEvictionPurgeMode
-	if spec.Failover != nil && spec.Failover.Cluster != nil {
-		mode = failover.PurgeModeGracefully
-		if spec.Failover.Cluster.PurgeMode != "" {
-			mode = failover.PurgeMode(spec.Failover.Cluster.PurgeMode)
-		}
-	}
-	now := metav1.NewTime(f.opts.Now())
-	return gracefulevict.Task{
-		PurgeMode:         mode,
-		Reason:            evictionReason,
+// task is the graceful eviction task for cluster, as Karmada v1.18's taint
+// manager writes it: producer TaintManager, reason TaintUntolerated, the
+// purge mode karmada.EvictionPurgeMode derives, and with
+// StatefulFailoverInjection the state spec.failover.cluster preserves (an
+// error while it cannot be read: the eviction is retried, as in Karmada).
+// gracefulevict.Evict sets FromCluster and carries the replicas over. Two
+// fields Karmada leaves for later are set at once: the creation time (the
+// grace period counts from the eviction) and, as the message, why.
+func (c *EvictionController) task(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, cluster, why string) (gracefulevict.Task, error) {
+	now := metav1.NewTime(c.opts.Clock.Now())
+	t := gracefulevict.Task{
+		PurgeMode:         karmada.EvictionPurgeMode(spec.Failover, string(c.opts.NoExecuteTaintEvictionPurgeMode)),
+		Reason:            karmada.TaintUntoleratedReason,
 		Message:           why,
-		Producer:          evictionProducer,
+		Producer:          karmada.TaintManagerProducer,
 		CreationTimestamp: &now,
 	}
+	if c.opts.StatefulFailoverInjection && spec.Failover != nil && spec.Failover.Cluster != nil {
+		state, err := karmada.PreservedLabelState(spec.Failover.Cluster, status.AggregatedStatus, cluster)
+		if err != nil {
+			return gracefulevict.Task{}, err
+		}
+		t.PreservedLabelState = state
+	}
+	return t, nil
 }

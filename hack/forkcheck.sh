@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Does the library drop into a Karmada fork? In a throwaway copy of Karmada's
+# own module (KARMADA_VERSION, default v1.18.0; CI also runs the newest v1.18
+# patch), built by the Go its go directive names, as a fork builds it:
+#
+#  1. record the go directive and the versions of k8s.io/*,
+#     sigs.k8s.io/controller-runtime and github.com/prometheus/client_golang;
+#  2. add the library's core and karmada modules (require + replace with
+#     this checkout), a package that imports every package of both, and the
+#     fork's diff to cmd/controller-manager/app
+#     (examples/karmadafork/karmada-v1.18.patch); `go mod tidy`;
+#  3. fail if step 1's versions moved, or if karmada-controller-manager and
+#     that package do not build;
+#  4. run the built karmada-controller-manager --help: its "Failover flags"
+#     section must list the library's flags.
+#
+# Karmada's source comes from the Go module proxy (or the module cache);
+# nothing fetched is kept. Karmada's module has no checksum-database entry
+# here, hence GONOSUMDB.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+
+KARMADA_VERSION="${KARMADA_VERSION:-v1.18.0}"
+PATCH="$root/examples/karmadafork/karmada-v1.18.patch"
+export GONOSUMDB="${GONOSUMDB:+$GONOSUMDB,}github.com/karmada-io/karmada"
+
+work="$(mktemp -d)"
+trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+
+echo "forkcheck: Karmada $KARMADA_VERSION"
+src="$(cd "$work" && GOWORK=off GOFLAGS= go mod download -json "github.com/karmada-io/karmada@$KARMADA_VERSION" |
+	sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+if [[ -z "$src" ]]; then
+	echo "forkcheck: github.com/karmada-io/karmada@$KARMADA_VERSION: not downloaded" >&2
+	exit 1
+fi
+cp -R "$src" "$work/karmada"
+chmod -R u+w "$work/karmada"
+cd "$work/karmada"
+
+gover="$(awk '$1 == "go" { print $2; exit }' go.mod)"
+export GOWORK=off GOFLAGS=-mod=mod GOTOOLCHAIN="go$gover"
+
+# The versions a fork must not see move: the go and toolchain directives,
+# every k8s.io module, controller-runtime and client_golang.
+pinned() {
+	awk '$1 == "go" || $1 == "toolchain" { print $1, $2 }' go.mod
+	go list -m -f '{{.Path}} {{.Version}}' all |
+		grep -E '^(k8s\.io/|sigs\.k8s\.io/controller-runtime |github\.com/prometheus/client_golang )' || true
+}
+before="$(pinned)"
+
+go mod edit \
+	-require=github.com/failoverkit/failover@v0.0.0 -replace="github.com/failoverkit/failover=$root" \
+	-require=github.com/failoverkit/failover/karmada@v0.0.0 -replace="github.com/failoverkit/failover/karmada=$root/karmada"
+# Every package of both modules (not their main packages, not internal ones,
+# which no importer can name).
+mkdir failovercheck
+{
+	echo "// Package failovercheck imports every package of the failover library."
+	echo "package failovercheck"
+	echo
+	echo "import ("
+	for m in "$root" "$root/karmada"; do
+		(cd "$m" && GOTOOLCHAIN=local go list -f '{{if ne .Name "main"}}{{.ImportPath}}{{end}}' ./...)
+	done | grep -v /internal/ | sed 's/.*/\t_ "&"/'
+	echo ")"
+} >failovercheck/imports.go
+git apply -p1 "$PATCH"
+go mod tidy
+
+after="$(pinned)"
+moved="$(join -a1 -a2 -e '(none)' -o 0,1.2,2.2 <(sort <<<"$before") <(sort <<<"$after") | awk '$2 != $3')"
+echo "forkcheck: $(wc -l <<<"$before") pinned versions (go directive, k8s.io/*, controller-runtime, client_golang) checked"
+if [[ -n "$moved" ]]; then
+	echo "forkcheck: adding the library moved (module, before, after):" >&2
+	echo "$moved" >&2
+	exit 1
+fi
+echo "forkcheck: none moved"
+
+go build -o "$work/karmada-controller-manager" ./cmd/controller-manager
+go build ./failovercheck
+echo "forkcheck: karmada-controller-manager and every package of the library build"
+
+help="$("$work/karmada-controller-manager" --help)"
+section="$(awk '/^Failover flags:/ { on = 1; next } on && /^[A-Z][a-z ]* flags:/ { exit } on' <<<"$help")"
+for f in --secondary-resource-eviction-rate --unhealthy-cluster-threshold --large-cluster-num-threshold --disruption-domain --eviction-workers; do
+	if ! grep -q -- "$f " <<<"$section"; then
+		echo "forkcheck: karmada-controller-manager --help has no $f in a \"Failover flags\" section" >&2
+		exit 1
+	fi
+done
+for n in failoverEviction failoverGracefulEviction failoverClusterTaintPolicy; do
+	if ! grep -q "$n" <<<"$help"; then
+		echo "forkcheck: karmada-controller-manager --help does not list the controller $n" >&2
+		exit 1
+	fi
+done
+echo "forkcheck: --help shows the failover section and the three controllers"

@@ -1,0 +1,180 @@
+// Package controllermanager is what karmada-controller-manager's own
+// command needs to run the failover library's controllers (package
+// controllers): an init function per controller, of the shape Karmada
+// v1.18's controller table in cmd/controller-manager/app takes, and their
+// flags as a named section, "failover", that Karmada's sectioned --help
+// shows. A fork adds a handful of lines to that file (the guide is
+// karmada/controller-manager.md; the whole diff is
+// examples/karmadafork/karmada-v1.18.patch):
+//
+//	var failoverOptions = controllermanager.NewOptions()
+//
+//	failoverFlagSet := fss.FlagSet(controllermanager.FlagSection)
+//	failoverOptions.AddFlags(failoverFlagSet, clusterFailoverFlagSet)
+//	cmd.Flags().AddFlagSet(failoverFlagSet)
+//
+//	controllers[controllermanager.EvictionControllerName] = failoverOptions.StartEvictionController
+//	controllers[controllermanager.GracefulEvictionControllerName] = failoverOptions.StartGracefulEvictionController
+//	controllers[controllermanager.ClusterTaintPolicyControllerName] = failoverOptions.StartClusterTaintPolicyController
+//
+// The init functions read Karmada's own flags and feature gates from the
+// controller context (--enable-no-execute-taint-eviction,
+// --no-execute-taint-eviction-purge-mode, --resource-eviction-rate,
+// --graceful-eviction-timeout, Failover, StatefulFailoverInjection), so an
+// operator keeps setting them where they are. Each refuses to start beside
+// the Karmada controller it replaces, with an error naming the flag that
+// switches that one off: two controllers would evict (or end tasks) twice.
+package controllermanager
+
+import (
+	"fmt"
+	"strconv"
+
+	controllerscontext "github.com/karmada-io/karmada/pkg/controllers/context"
+	"github.com/karmada-io/karmada/pkg/features"
+	"github.com/spf13/pflag"
+
+	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/controllers"
+	"github.com/failoverkit/failover/ratelimit"
+)
+
+// FlagSection is the name of the flags' section in karmada-controller-manager's
+// --help.
+const FlagSection = "failover"
+
+// The names the controllers take in Karmada's controller table, which
+// --controllers enables and disables them by.
+const (
+	EvictionControllerName           = "failoverEviction"
+	GracefulEvictionControllerName   = "failoverGracefulEviction"
+	ClusterTaintPolicyControllerName = "failoverClusterTaintPolicy"
+)
+
+// The names of the Karmada v1.18 controllers they replace, in its table.
+const (
+	KarmadaGracefulEvictionController   = "gracefulEviction"
+	KarmadaClusterTaintPolicyController = "clustertaintpolicy"
+)
+
+// Options are the flags of the "failover" section: what the library adds
+// to Karmada's own flags. Create them with NewOptions.
+type Options struct {
+	// Rate is the eviction rate rule: --secondary-resource-eviction-rate,
+	// --unhealthy-cluster-threshold, --large-cluster-num-threshold and
+	// --disruption-domain. Its primary rate is Karmada's own
+	// --resource-eviction-rate, read from the controller context.
+	Rate ratelimit.Config
+	// EvictionWorkers is --eviction-workers: the handler goroutines of
+	// each eviction queue, paced together by the one rate.
+	EvictionWorkers int
+}
+
+// NewOptions returns the defaults: ratelimit.DefaultConfig() and one
+// worker per queue.
+func NewOptions() *Options {
+	return &Options{Rate: ratelimit.DefaultConfig(), EvictionWorkers: 1}
+}
+
+// AddFlags adds the failover section's flags to fs. karmada is the flag set
+// that holds Karmada's ClusterFailoverOptions flags (its "cluster failover"
+// section; nil outside Karmada): a flag the two share, --resource-eviction-rate,
+// stays there and is not defined again, so --help lists it once and pflag
+// does not drop either copy when the sections are added to the command.
+func (o *Options) AddFlags(fs, karmada *pflag.FlagSet) {
+	all := pflag.NewFlagSet(FlagSection, pflag.ContinueOnError)
+	if karmada != nil {
+		all.AddFlagSet(karmada)
+	}
+	o.Rate.AddFlags(all)
+	all.VisitAll(func(f *pflag.Flag) {
+		if karmada == nil || karmada.Lookup(f.Name) == nil {
+			fs.AddFlag(f)
+		}
+	})
+	fs.IntVar(&o.EvictionWorkers, "eviction-workers", o.EvictionWorkers,
+		"Handler goroutines of each of the two eviction queues (ResourceBinding, ClusterResourceBinding). "+
+			"One rate paces all of them together.")
+}
+
+// StartEvictionController is the controller table's init function of the
+// EvictionController, which replaces Karmada's taint manager. Like that
+// one it runs only with the Failover feature gate. It fails while Karmada's
+// taint manager is on too (--enable-taint-manager, default true): set
+// --enable-taint-manager=false.
+//
+// From the context it reads --enable-no-execute-taint-eviction,
+// --no-execute-taint-eviction-purge-mode (as Karmada's taint manager
+// reads it: anything but Directly is Gracefully), --resource-eviction-rate
+// and the StatefulFailoverInjection gate.
+func (o *Options) StartEvictionController(ctx controllerscontext.Context) (enabled bool, err error) {
+	if !features.FeatureGate.Enabled(features.Failover) {
+		return false, nil
+	}
+	if ctx.Opts.EnableTaintManager {
+		return false, fmt.Errorf("failover: %s replaces Karmada's taint manager, which is on too "+
+			"(--enable-taint-manager=true, its default, and the Failover feature gate): set --enable-taint-manager=false", EvictionControllerName)
+	}
+	c, err := controllers.NewEvictionController(o.evictionOptions(ctx.Opts))
+	if err != nil {
+		return false, err
+	}
+	return true, c.SetupWithManager(ctx.Mgr)
+}
+
+// evictionOptions are the EvictionController's options: the failover
+// section's and Karmada's own.
+func (o *Options) evictionOptions(karmadaOpts controllerscontext.Options) controllers.EvictionOptions {
+	cf := karmadaOpts.ClusterFailoverConfiguration
+	rate := o.Rate
+	// Karmada's flag is a float32: take its shortest decimal, as typed
+	// (0.1, not 0.10000000149011612). FormatFloat's output always parses
+	// (NaN and infinities too, which the Limiter's Validate rejects).
+	rate.ResourceEvictionRate, _ = strconv.ParseFloat(strconv.FormatFloat(float64(cf.ResourceEvictionRate), 'g', -1, 32), 64)
+	return controllers.EvictionOptions{
+		Rate:                            rate,
+		EnableNoExecuteTaintEviction:    cf.EnableNoExecuteTaintEviction,
+		NoExecuteTaintEvictionPurgeMode: karmada.EvictionPurgeMode(nil, cf.NoExecuteTaintEvictionPurgeMode),
+		StatefulFailoverInjection:       features.FeatureGate.Enabled(features.StatefulFailoverInjection),
+		Workers:                         o.EvictionWorkers,
+	}
+}
+
+// StartGracefulEvictionController is the controller table's init function
+// of the GracefulEvictionController, which replaces Karmada's
+// gracefulEviction controllers. Like those it is not gated. It fails while
+// they are on too (they are by default): add -gracefulEviction to
+// --controllers. Its timeout is Karmada's --graceful-eviction-timeout.
+func (o *Options) StartGracefulEvictionController(ctx controllerscontext.Context) (enabled bool, err error) {
+	if ctx.IsControllerEnabled(KarmadaGracefulEvictionController, nil) {
+		return false, fmt.Errorf("failover: %s replaces Karmada's %s controllers, which are on too (they are by default): "+
+			"add -%s to --controllers", GracefulEvictionControllerName, KarmadaGracefulEvictionController, KarmadaGracefulEvictionController)
+	}
+	c, err := controllers.NewGracefulEvictionController(controllers.GracefulEvictionOptions{
+		Timeout: ctx.Opts.GracefulEvictionTimeout.Duration,
+	})
+	if err != nil {
+		return false, err
+	}
+	return true, c.SetupWithManager(ctx.Mgr)
+}
+
+// StartClusterTaintPolicyController is the controller table's init
+// function of the ClusterTaintPolicyController, which replaces Karmada's
+// clustertaintpolicy controller. Like that one it runs only with the
+// Failover feature gate. It fails while that one is on too: add
+// -clustertaintpolicy to --controllers.
+func (o *Options) StartClusterTaintPolicyController(ctx controllerscontext.Context) (enabled bool, err error) {
+	if !features.FeatureGate.Enabled(features.Failover) {
+		return false, nil
+	}
+	if ctx.IsControllerEnabled(KarmadaClusterTaintPolicyController, nil) {
+		return false, fmt.Errorf("failover: %s replaces Karmada's %s controller, which is on too: add -%s to --controllers",
+			ClusterTaintPolicyControllerName, KarmadaClusterTaintPolicyController, KarmadaClusterTaintPolicyController)
+	}
+	c, err := controllers.NewClusterTaintPolicyController(controllers.ClusterTaintPolicyOptions{})
+	if err != nil {
+		return false, err
+	}
+	return true, c.SetupWithManager(ctx.Mgr)
+}

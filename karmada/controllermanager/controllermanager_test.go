@@ -1,0 +1,208 @@
+package controllermanager
+
+import (
+	"bytes"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/karmada-io/karmada/cmd/controller-manager/app/options"
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	controllerscontext "github.com/karmada-io/karmada/pkg/controllers/context"
+	"github.com/karmada-io/karmada/pkg/features"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	cliflag "k8s.io/component-base/cli/flag"
+	featuregatetesting "k8s.io/component-base/featuregate/testing"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/karmada/controllers"
+	"github.com/failoverkit/failover/ratelimit"
+)
+
+// karmadaFlags builds the named flag sections as Karmada v1.18's
+// NewControllerManagerCommand does ("cluster failover" from
+// ClusterFailoverOptions.AddFlags), adds the failover section the way the
+// fork's diff does, and merges them into the command's one flag set.
+func karmadaFlags() (*cliflag.NamedFlagSets, *options.ClusterFailoverOptions, *Options, *pflag.FlagSet) {
+	fss := &cliflag.NamedFlagSets{}
+	karmadaOpts := &options.ClusterFailoverOptions{}
+	clusterFailoverFlagSet := fss.FlagSet("cluster failover")
+	karmadaOpts.AddFlags(clusterFailoverFlagSet)
+	o := NewOptions()
+	failoverFlagSet := fss.FlagSet(FlagSection)
+	o.AddFlags(failoverFlagSet, clusterFailoverFlagSet)
+	cmd := pflag.NewFlagSet("karmada-controller-manager", pflag.ContinueOnError)
+	for _, name := range fss.Order {
+		cmd.AddFlagSet(fss.FlagSets[name])
+	}
+	return fss, karmadaOpts, o, cmd
+}
+
+// The failover section is what karmada-controller-manager's --help shows
+// under its name: the library's flags, not Karmada's --resource-eviction-rate
+// again, which stays in Karmada's own section. One command line sets both
+// Karmada's options and the library's.
+func TestFlagSection(t *testing.T) {
+	fss, karmadaOpts, o, cmd := karmadaFlags()
+	var help bytes.Buffer
+	cliflag.PrintSections(&help, *fss, 0)
+	assert.Contains(t, help.String(), "\nFailover flags:\n")
+	failoverSection := fss.FlagSets[FlagSection].FlagUsages()
+	karmadaSection := fss.FlagSets["cluster failover"].FlagUsages()
+	for _, f := range []string{"--secondary-resource-eviction-rate", "--unhealthy-cluster-threshold",
+		"--large-cluster-num-threshold", "--disruption-domain", "--eviction-workers"} {
+		assert.Contains(t, failoverSection, f)
+		assert.NotContains(t, karmadaSection, f)
+	}
+	assert.NotContains(t, failoverSection, "--resource-eviction-rate ", "Karmada's flag listed twice")
+	assert.Contains(t, karmadaSection, "--resource-eviction-rate ")
+
+	require.NoError(t, cmd.Parse([]string{"--resource-eviction-rate=0.1", "--secondary-resource-eviction-rate=0.02",
+		"--unhealthy-cluster-threshold=0.4", "--large-cluster-num-threshold=20", "--disruption-domain=region",
+		"--eviction-workers=4", "--enable-no-execute-taint-eviction"}))
+	assert.Equal(t, float32(0.1), karmadaOpts.ResourceEvictionRate)
+	assert.True(t, karmadaOpts.EnableNoExecuteTaintEviction)
+	want := ratelimit.Config{ResourceEvictionRate: 0.1, SecondaryResourceEvictionRate: 0.02, UnhealthyClusterThreshold: 0.4,
+		LargeClusterNumThreshold: 20, DisruptionDomain: ratelimit.DomainRegion}
+	assert.Equal(t, want, o.Rate)
+	assert.Equal(t, 4, o.EvictionWorkers)
+}
+
+// Outside Karmada (no "cluster failover" section) the section defines
+// --resource-eviction-rate itself.
+func TestFlagSectionAlone(t *testing.T) {
+	o := NewOptions()
+	fs := pflag.NewFlagSet(FlagSection, pflag.ContinueOnError)
+	o.AddFlags(fs, nil)
+	require.NoError(t, fs.Parse([]string{"--resource-eviction-rate=2"}))
+	assert.Equal(t, 2.0, o.Rate.ResourceEvictionRate)
+}
+
+// The EvictionController takes Karmada's own flags from the controller
+// context as Karmada's taint manager does, and the section's flags.
+func TestEvictionOptions(t *testing.T) {
+	_, karmadaOpts, o, cmd := karmadaFlags()
+	require.NoError(t, cmd.Parse([]string{"--resource-eviction-rate=0.1", "--enable-no-execute-taint-eviction",
+		"--no-execute-taint-eviction-purge-mode=Directly", "--eviction-workers=3"}))
+	featuregatetesting.SetFeatureGateDuringTest(t, features.FeatureGate, features.StatefulFailoverInjection, true)
+	got := o.evictionOptions(controllerscontext.Options{ClusterFailoverConfiguration: *karmadaOpts})
+	assert.Equal(t, 0.1, got.Rate.ResourceEvictionRate, "the float32 flag's value as typed")
+	assert.Equal(t, ratelimit.DefaultConfig().SecondaryResourceEvictionRate, got.Rate.SecondaryResourceEvictionRate)
+	assert.True(t, got.EnableNoExecuteTaintEviction)
+	assert.Equal(t, failover.PurgeModeDirectly, got.NoExecuteTaintEvictionPurgeMode)
+	assert.True(t, got.StatefulFailoverInjection)
+	assert.Equal(t, 3, got.Workers)
+
+	// Karmada's defaults: no NoExecute eviction, Gracefully. A purge mode
+	// Karmada's validation lets through while NoExecute eviction is off
+	// reads as Gracefully there, and here.
+	_, karmadaOpts, o, cmd = karmadaFlags()
+	require.NoError(t, cmd.Parse([]string{"--no-execute-taint-eviction-purge-mode=Whenever"}))
+	require.Empty(t, karmadaOpts.Validate())
+	featuregatetesting.SetFeatureGateDuringTest(t, features.FeatureGate, features.StatefulFailoverInjection, false)
+	got = o.evictionOptions(controllerscontext.Options{ClusterFailoverConfiguration: *karmadaOpts})
+	assert.False(t, got.EnableNoExecuteTaintEviction)
+	assert.Equal(t, failover.PurgeModeGracefully, got.NoExecuteTaintEvictionPurgeMode)
+	assert.False(t, got.StatefulFailoverInjection)
+	assert.Equal(t, 0.5, got.Rate.ResourceEvictionRate)
+	_, err := controllers.NewEvictionController(got)
+	assert.NoError(t, err)
+}
+
+// newManager is a manager that knows Karmada's kinds without an API
+// server: nothing here starts it.
+func newManager(t *testing.T) manager.Manager {
+	t.Helper()
+	s := runtime.NewScheme()
+	require.NoError(t, controllers.AddToScheme(s))
+	mapper := meta.NewDefaultRESTMapper(nil)
+	for obj, scope := range map[client.Object]meta.RESTScope{
+		&clusterv1alpha1.Cluster{}:             meta.RESTScopeRoot,
+		&policyv1alpha1.ClusterTaintPolicy{}:   meta.RESTScopeRoot,
+		&workv1alpha2.ResourceBinding{}:        meta.RESTScopeNamespace,
+		&workv1alpha2.ClusterResourceBinding{}: meta.RESTScopeRoot,
+	} {
+		gvk, err := apiutil.GVKForObject(obj, s)
+		require.NoError(t, err)
+		mapper.Add(gvk, scope)
+	}
+	mgr, err := manager.New(&rest.Config{Host: "http://127.0.0.1:1"}, manager.Options{
+		Scheme:                 s,
+		MapperProvider:         func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return mapper, nil },
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	require.NoError(t, err)
+	// The EvictionController registers its series on controller-runtime's
+	// registry, as karmada-controller-manager serves it; a fresh one per
+	// test, so the test can run again in one process.
+	saved := crmetrics.Registry
+	crmetrics.Registry = prometheus.NewRegistry()
+	t.Cleanup(func() { crmetrics.Registry = saved })
+	return mgr
+}
+
+// Each init function starts its controller when Karmada's counterpart is
+// off, refuses with an error naming the flag to set while it is on, and
+// follows the feature gate its counterpart follows.
+func TestInitFunctions(t *testing.T) {
+	o := NewOptions()
+	type initFunc func(controllerscontext.Context) (bool, error)
+	off := []string{"*", "-" + KarmadaGracefulEvictionController, "-" + KarmadaClusterTaintPolicyController}
+	for _, tc := range []struct {
+		name        string
+		init        initFunc
+		failover    bool     // the Failover feature gate
+		taintMgr    bool     // --enable-taint-manager
+		controllers []string // --controllers
+		wantEnabled bool
+		wantErr     string
+	}{
+		{"eviction", o.StartEvictionController, true, false, off, true, ""},
+		{"eviction beside Karmada's taint manager", o.StartEvictionController, true, true, off, false, "--enable-taint-manager=false"},
+		{"eviction without the Failover gate: off, as Karmada's taint manager", o.StartEvictionController, false, true, off, false, ""},
+		{"graceful eviction", o.StartGracefulEvictionController, false, true, off, true, ""},
+		{"graceful eviction beside Karmada's", o.StartGracefulEvictionController, true, false, []string{"*"}, false, "-gracefulEviction"},
+		{"graceful eviction beside Karmada's, named", o.StartGracefulEvictionController, true, false, []string{"gracefulEviction"}, false, "-gracefulEviction"},
+		{"cluster taint policy", o.StartClusterTaintPolicyController, true, false, off, true, ""},
+		{"cluster taint policy beside Karmada's", o.StartClusterTaintPolicyController, true, false, []string{"*", "-gracefulEviction"}, false, "-clustertaintpolicy"},
+		{"cluster taint policy without the Failover gate: off, as Karmada's", o.StartClusterTaintPolicyController, false, false, []string{"*"}, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			featuregatetesting.SetFeatureGateDuringTest(t, features.FeatureGate, features.Failover, tc.failover)
+			ctx := controllerscontext.Context{Mgr: newManager(t), Context: t.Context(), Opts: controllerscontext.Options{
+				Controllers:             tc.controllers,
+				EnableTaintManager:      tc.taintMgr,
+				GracefulEvictionTimeout: metav1.Duration{Duration: 10 * time.Minute},
+				ClusterFailoverConfiguration: options.ClusterFailoverOptions{
+					ResourceEvictionRate: 0.5, NoExecuteTaintEvictionPurgeMode: "Gracefully",
+				},
+			}}
+			enabled, err := tc.init(ctx)
+			assert.Equal(t, tc.wantEnabled, enabled)
+			if tc.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.wantErr)
+		})
+	}
+}

@@ -1,0 +1,38 @@
+// Package controllers holds the failover library's controllers for Karmada
+// v1.18's own objects, ready to add to a controller-runtime manager: the one
+// karmada-controller-manager runs (a fork registers them in its controller
+// table through package controllermanager) or one of your own.
+//
+//   - [ClusterTaintPolicyController] replaces Karmada's clustertaintpolicy
+//     controller: Cluster taints from ClusterTaintPolicies with condition
+//     windows (taintpolicy.Evaluator).
+//   - [EvictionController] replaces Karmada's taint manager:
+//     failover.DecideEviction per binding and cluster, with
+//     tolerationSeconds, Karmada's --enable-no-execute-taint-eviction and
+//     the applied placement's tolerations; one evictionqueue.Queue per
+//     binding kind on one ratelimit.Limiter whose rate follows fleet health;
+//     the pre-scheduling check; the graceful eviction task written as
+//     Karmada writes it.
+//   - [GracefulEvictionController] replaces Karmada's gracefulEviction
+//     controllers: gracefulevict.Assessor on ResourceBindings and
+//     ClusterResourceBindings.
+//
+// Each is built by its New function from options whose zero values are
+// Karmada's defaults, and added with SetupWithManager. The glue they share
+// is exported for a fork's own controllers: [ClusterFaulty] and
+// [ClusterDomains] (fleet health from Cluster taints through the manager's
+// informer, ratelimit.NewInformerSource) and [AddToScheme].
+//
+// Guarantees:
+//
+//   - Every write is an Update with optimistic concurrency; on a conflict the
+//     controller reads the object again from the API server and decides
+//     again on what the other writer left.
+//   - Nothing is evicted without a fresh decision: a queued item is decided
+//     again, on reads from the API server, when its permit comes, and a
+//     cluster that is no longer faulty cancels its queued items.
+//   - Nothing is evicted where the pre-scheduling check finds no target;
+//     the binding gets a Warning Event saying why.
+//   - Only the leader acts: the queues and controllers run under the
+//     manager's leader election.
+package controllers

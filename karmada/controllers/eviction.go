@@ -1,0 +1,237 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/evictionqueue"
+	"github.com/failoverkit/failover/metrics"
+	"github.com/failoverkit/failover/ratelimit"
+)
+
+// Queue names: the names Karmada v1.18's taint manager gives its two
+// queues, so the name label of the eviction series (Karmada's names,
+// metrics.WithKarmadaNames) keeps the values existing dashboards filter on.
+const (
+	ResourceBindingQueue        = "binding-eviction"
+	ClusterResourceBindingQueue = "cluster-binding-eviction"
+)
+
+// EvictionOptions tune the EvictionController. The zero value of each
+// field means the default stated beside it. Inside karmada-controller-manager
+// the init function fills the fields that mirror Karmada's own flags from
+// them (package controllermanager).
+type EvictionOptions struct {
+	// Rate is the eviction rate rule shared by both queues, for the fleet
+	// or per disruption domain (ratelimit.Config.AddFlags). The zero Config
+	// means ratelimit.DefaultConfig(). It is validated.
+	Rate ratelimit.Config
+	// EnableNoExecuteTaintEviction is Karmada's
+	// --enable-no-execute-taint-eviction, false by default as there: a
+	// NoExecute taint alone then evicts nothing. A PreferNoExecute taint
+	// still moves a binding that opted in with spec.failover.cluster.
+	EnableNoExecuteTaintEviction bool
+	// NoExecuteTaintEvictionPurgeMode is Karmada's
+	// --no-execute-taint-eviction-purge-mode: the purge mode of the task of
+	// a binding without spec.failover.cluster (karmada.EvictionPurgeMode).
+	// Gracefully or Directly; default Gracefully.
+	NoExecuteTaintEvictionPurgeMode failover.PurgeMode
+	// StatefulFailoverInjection is Karmada's feature gate of that name
+	// (default off): when on, the task of a binding whose
+	// spec.failover.cluster has statePreservation rules carries the state
+	// they extract from the evicted copy (karmada.PreservedLabelState).
+	StatefulFailoverInjection bool
+	// Workers is the number of handler goroutines of each eviction queue,
+	// at most evictionqueue.MaxWorkers. The Limiter paces all of them
+	// together. Default 1.
+	Workers int
+	// Registerer receives the eviction series under Karmada's names
+	// (metrics.WithKarmadaNames: Karmada's own collectors, when registered
+	// there already, are adopted). Default controller-runtime's
+	// metrics.Registry, which the manager serves and on which
+	// karmada-controller-manager registers its collectors.
+	Registerer prometheus.Registerer
+	// Clock is the clock of the decisions, the Limiter and the queues.
+	// Default the real clock.
+	Clock clock.WithTicker
+}
+
+// withDefaults validates o and fills in the defaults of its zero fields.
+func (o EvictionOptions) withDefaults() (EvictionOptions, error) {
+	if o.Rate == (ratelimit.Config{}) {
+		o.Rate = ratelimit.DefaultConfig()
+	}
+	if err := o.Rate.Validate(); err != nil {
+		return o, err
+	}
+	if o.NoExecuteTaintEvictionPurgeMode == "" {
+		o.NoExecuteTaintEvictionPurgeMode = failover.PurgeModeGracefully
+	}
+	switch o.NoExecuteTaintEvictionPurgeMode {
+	case failover.PurgeModeGracefully, failover.PurgeModeDirectly:
+	default:
+		return o, fmt.Errorf("controllers: EvictionOptions.NoExecuteTaintEvictionPurgeMode (--no-execute-taint-eviction-purge-mode) %q: want Gracefully or Directly", o.NoExecuteTaintEvictionPurgeMode)
+	}
+	if o.Workers < 0 || o.Workers > evictionqueue.MaxWorkers {
+		return o, fmt.Errorf("controllers: EvictionOptions.Workers %d: want 0 (the default, 1) to %d", o.Workers, evictionqueue.MaxWorkers)
+	}
+	if o.Registerer == nil {
+		o.Registerer = crmetrics.Registry
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	return o, nil
+}
+
+// EvictionController replaces Karmada's taint manager. For each
+// ResourceBinding and ClusterResourceBinding scheduled on a cluster with an
+// evicting taint, failover.DecideEviction says now, later (the binding is
+// reconciled again at the earliest deadline) or never: NoExecute taints
+// (only with EnableNoExecuteTaintEviction) against the tolerations of the
+// applied placement (karmada.AppliedTolerations), PreferNoExecute taints by
+// spec.failover.cluster. Now puts the binding into the eviction queue of
+// its kind; both queues are paced by one ratelimit.Limiter whose rate
+// follows the health of the fleet, read from the Clusters' taints through
+// the manager's informer (ClusterFaulty, and ClusterDomains under a
+// disruption domain). A cluster that is no longer faulty cancels its queued
+// items.
+//
+// A queue's handler decides again on fresh reads (a cluster that recovered,
+// or a binding that moved or now tolerates the taint, is left alone), runs
+// the pre-scheduling check with the binding's placement and the fleet
+// (capacity from the clusters' resource summaries, karmada.Capacity), and
+// then moves the cluster from spec.clusters into a graceful eviction task
+// written as Karmada's taint manager writes it (producer TaintManager,
+// reason TaintUntolerated, karmada.EvictionPurgeMode, the preserved label
+// state), with optimistic concurrency. Infeasible: nothing is written, the
+// item is abandoned (its permit goes back to the Limiter) and a Warning
+// Event on the binding says why.
+//
+// The queues run as manager Runnables that need leader election, as the
+// controllers do: only the leader evicts.
+type EvictionController struct {
+	opts     EvictionOptions
+	client   client.Client // the manager's cached client
+	reader   client.Reader // the API server itself, for decisions that must not act on a stale cache
+	recorder eventRecorder
+	limiter  *ratelimit.Limiter
+	kinds    []*kind
+}
+
+// NewEvictionController checks opts and fills in their defaults. It touches
+// no manager, so a bad option is reported before anything starts.
+func NewEvictionController(opts EvictionOptions) (*EvictionController, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &EvictionController{opts: opts}, nil
+}
+
+// SetupWithManager adds the controller to mgr, whose scheme must hold
+// AddToScheme's kinds: the fleet health source on the manager's Cluster
+// informer, the Limiter, the two eviction queues (as Runnables), the
+// bindings' index by cluster, and the reconcilers of Clusters and of both
+// binding kinds. Call it once, before mgr starts; nothing runs until then.
+func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
+	// Neither call blocks before the manager starts.
+	ctx := context.Background()
+	m, err := metrics.New(c.opts.Registerer, metrics.WithKarmadaNames())
+	if err != nil {
+		return err
+	}
+	inf, err := mgr.GetCache().GetInformer(ctx, &clusterv1alpha1.Cluster{})
+	if err != nil {
+		return fmt.Errorf("controllers: the Cluster informer: %w", err)
+	}
+	srcOpts := []ratelimit.SourceOption{ratelimit.WithSourceLogger(mgr.GetLogger().WithName("fleet-health"))}
+	var domainOf func(cluster string) string // nil under the fleet rule
+	if domain := c.opts.Rate.DisruptionDomain; domain.PerDomain() {
+		// The Tracker counts each Cluster in its region (zone, provider),
+		// and each queue paces an item by its cluster's domain, read from
+		// the cache when the item is queued.
+		srcOpts = append(srcOpts, ratelimit.WithDomains(ClusterDomains(domain)))
+		cache := mgr.GetCache()
+		domainOf = func(name string) string {
+			var cl clusterv1alpha1.Cluster
+			if err := cache.Get(context.Background(), client.ObjectKey{Name: name}, &cl); err != nil {
+				return "" // gone: the domain of clusters without one
+			}
+			// A multi-zone cluster's items are paced by its first zone.
+			return ClusterDomains(domain)(&cl)[0]
+		}
+	}
+	tracker, err := ratelimit.NewInformerSource(inf, ClusterFaulty, srcOpts...)
+	if err != nil {
+		return err
+	}
+	limiter, err := ratelimit.NewLimiter(c.opts.Rate, tracker,
+		ratelimit.WithMetrics(m), ratelimit.WithClock(c.opts.Clock), ratelimit.WithLogger(mgr.GetLogger().WithName("eviction-rate")))
+	if err != nil {
+		return err
+	}
+
+	c.client = mgr.GetClient()
+	c.reader = mgr.GetAPIReader()
+	c.recorder = mgr.GetEventRecorder(FieldManager)
+	c.limiter = limiter
+	c.kinds = []*kind{resourceBindings(), clusterResourceBindings()}
+	if err := indexBindings(ctx, mgr, c.kinds); err != nil {
+		return err
+	}
+	for _, k := range c.kinds {
+		q, err := evictionqueue.New(evictionqueue.Config{
+			Name:     k.queue,
+			Workers:  c.opts.Workers,
+			Pacer:    limiter,
+			Metrics:  m,
+			Clock:    c.opts.Clock,
+			Logger:   mgr.GetLogger().WithName(k.queue),
+			DomainOf: domainOf,
+		}, c.evictHandler(k))
+		if err != nil {
+			return err
+		}
+		k.q = q
+		// A plain RunnableFunc needs leader election: only the leader
+		// evicts, and a standby's queue stays empty because its
+		// controllers do not run either.
+		if err := mgr.Add(manager.RunnableFunc(q.Run)); err != nil {
+			return err
+		}
+	}
+	if err := c.setupRecovery(mgr); err != nil {
+		return err
+	}
+	for _, k := range c.kinds {
+		if err := c.setupTaintManager(mgr, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Limiter is the Limiter that paces both queues; nil before
+// SetupWithManager.
+func (c *EvictionController) Limiter() *ratelimit.Limiter { return c.limiter }
+
+// Queue is the eviction queue named name (ResourceBindingQueue or
+// ClusterResourceBindingQueue); nil before SetupWithManager or for another
+// name.
+func (c *EvictionController) Queue(name string) *evictionqueue.Queue {
+	for _, k := range c.kinds {
+		if k.queue == name {
+			return k.q
+		}
+	}
+	return nil
+}

@@ -1,0 +1,97 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+
+	"github.com/go-logr/logr"
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/ratelimit"
+)
+
+// FieldManager is the field manager of every write the controllers make.
+const FieldManager = "failover"
+
+// AddToScheme adds the kinds the controllers read and write: Kubernetes'
+// own (Events) and Karmada v1.18's Cluster, policy and work kinds.
+// karmada-controller-manager's scheme holds them already.
+func AddToScheme(s *runtime.Scheme) error {
+	return errors.Join(
+		clientgoscheme.AddToScheme(s),
+		clusterv1alpha1.Install(s),
+		policyv1alpha1.Install(s),
+		workv1alpha2.Install(s),
+	)
+}
+
+// eventRecorder is the one method of controller-runtime's recorder used.
+type eventRecorder interface {
+	Eventf(regarding runtime.Object, related runtime.Object, eventtype, reason, action, note string, args ...any)
+}
+
+// ClusterFaulty is fleet health's question, for
+// ratelimit.NewInformerSource on a Cluster informer: a Cluster with a
+// NoExecute or PreferNoExecute taint is faulty (failover.IsFaulty). One
+// whose taints do not convert counts as faulty: it cannot be trusted as a
+// target. Anything but a *Cluster is not counted faulty.
+func ClusterFaulty(obj any) bool {
+	c, ok := obj.(*clusterv1alpha1.Cluster)
+	if !ok {
+		return false
+	}
+	fc, err := karmada.FromCluster(c)
+	if err != nil {
+		return true
+	}
+	return failover.IsFaulty(fc)
+}
+
+// ClusterDomains returns the disruption domains a Cluster counts in under
+// the rule d, for ratelimit.WithDomains: its region, its zones (spec.zones,
+// else spec.zone) or its provider (ratelimit.DomainsOf). The result is
+// never empty: [""] for a cluster without one, one that does not convert,
+// anything but a *Cluster, and every cluster under the fleet rule.
+func ClusterDomains(d ratelimit.Domain) func(obj any) []string {
+	return func(obj any) []string {
+		c, ok := obj.(*clusterv1alpha1.Cluster)
+		if !ok {
+			return []string{""}
+		}
+		fc, err := karmada.FromCluster(c)
+		if err != nil {
+			return []string{""}
+		}
+		if ds := ratelimit.DomainsOf(fc, d); len(ds) > 0 {
+			return ds
+		}
+		return []string{""}
+	}
+}
+
+// fleet lists the clusters, as Karmada's Clusters (for karmada.Capacity)
+// and converted. A cluster that does not convert is left out of the
+// converted fleet, and logged: whose taints cannot be read is no target.
+func fleet(ctx context.Context, c client.Reader, logger logr.Logger) ([]clusterv1alpha1.Cluster, []failover.Cluster, error) {
+	var list clusterv1alpha1.ClusterList
+	if err := c.List(ctx, &list); err != nil {
+		return nil, nil, err
+	}
+	out := make([]failover.Cluster, 0, len(list.Items))
+	for i := range list.Items {
+		fc, err := karmada.FromCluster(&list.Items[i])
+		if err != nil {
+			logger.Error(err, "cluster left out of the fleet")
+			continue
+		}
+		out = append(out, fc)
+	}
+	return list.Items, out, nil
+}

@@ -1,0 +1,107 @@
+package controllers
+
+import (
+	"testing"
+	"time"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/karmada"
+)
+
+// decide answers as Karmada v1.18's taint manager (needEvictionWithCurrentTime)
+// for NoExecute taints: the cases of its test, at the same fixed time, with
+// Karmada's (needEviction, tolerationTime) read as now (true, 0), later
+// (false, d > 0: After d) or never (false, -1). Then what the library adds:
+// PreferNoExecute taints, which follow spec.failover.cluster whatever
+// --enable-no-execute-taint-eviction says.
+func TestDecide(t *testing.T) {
+	fixed := time.Date(2025, 9, 23, 12, 0, 0, 0, time.UTC)
+	ago := func(d time.Duration) *metav1.Time { return &metav1.Time{Time: fixed.Add(-d)} }
+	taint := func(key string, e corev1.TaintEffect, added *metav1.Time) corev1.Taint {
+		return corev1.Taint{Key: key, Effect: e, TimeAdded: added}
+	}
+	applied := func(p string) map[string]string { return map[string]string{karmada.AppliedPlacementAnnotation: p} }
+	const affinity = `{"clusterAffinity":{"clusterNames":["test-cluster"]}`
+	noExecute := []corev1.Taint{taint("test-key", corev1.TaintEffectNoExecute, ago(time.Second))}
+	optedIn := &policyv1alpha1.FailoverBehavior{Cluster: &policyv1alpha1.ClusterFailoverBehavior{}}
+	const never, now = time.Duration(-1), time.Duration(0)
+	for _, tc := range []struct {
+		name        string
+		annotations map[string]string
+		taints      []corev1.Taint
+		failover    *policyv1alpha1.FailoverBehavior
+		disable     bool          // --enable-no-execute-taint-eviction=false
+		want        time.Duration // now, never, or the time left
+		wantErr     bool
+	}{
+		// Karmada's cases.
+		{"placement annotation not exist", map[string]string{}, noExecute, nil, false, 0, true},
+		{"placement annotation is invalid JSON", applied("invalid-json"), noExecute, nil, false, 0, true},
+		{"placement is nil", applied(""), noExecute, nil, false, 0, true},
+		{"no execute taint eviction disabled", applied(affinity + `}`), []corev1.Taint{taint("test-key", corev1.TaintEffectNoExecute, nil)}, nil, true, never, false},
+		{"cluster has no NoExecute taints", applied(affinity + `}`), []corev1.Taint{taint("test-key", corev1.TaintEffectNoSchedule, nil)}, nil, false, never, false},
+		{"taint not tolerated - immediate eviction", applied(affinity + `,"clusterTolerations":[]}`), noExecute, nil, false, now, false},
+		{"taint tolerated with zero toleration seconds - immediate eviction",
+			applied(affinity + `,"clusterTolerations":[{"key":"test-key","operator":"Exists","effect":"NoExecute","tolerationSeconds":0}]}`), noExecute, nil, false, now, false},
+		{"taint tolerated with positive toleration seconds - wait for toleration time",
+			applied(affinity + `,"clusterTolerations":[{"key":"test-key","operator":"Exists","effect":"NoExecute","tolerationSeconds":60}]}`), noExecute, nil, false, 59 * time.Second, false},
+		{"taint tolerated forever - no eviction",
+			applied(affinity + `,"clusterTolerations":[{"key":"test-key","operator":"Exists","effect":"NoExecute"}]}`), noExecute, nil, false, never, false},
+		{"multiple taints with mixed tolerations",
+			applied(affinity + `,"clusterTolerations":[{"key":"tolerated-key","operator":"Exists","effect":"NoExecute","tolerationSeconds":30}]}`),
+			[]corev1.Taint{taint("tolerated-key", corev1.TaintEffectNoExecute, ago(-time.Second)), taint("not-tolerated-key", corev1.TaintEffectNoExecute, ago(time.Second))},
+			nil, false, now, false},
+		{"toleration time expired - immediate eviction",
+			applied(affinity + `,"clusterTolerations":[{"key":"test-key","operator":"Exists","effect":"NoExecute","tolerationSeconds":1}]}`),
+			[]corev1.Taint{taint("test-key", corev1.TaintEffectNoExecute, ago(2*time.Second))}, nil, false, now, false},
+
+		// Karmada asks for the applied placement only when a NoExecute
+		// taint is to be judged (it queues nothing otherwise); so does
+		// decide.
+		{"no annotation, eviction disabled: never, no error", nil, noExecute, nil, true, never, false},
+		{"no annotation, only NoSchedule: never, no error", nil, []corev1.Taint{taint("test-key", corev1.TaintEffectNoSchedule, nil)}, nil, false, never, false},
+
+		// PreferNoExecute, which Karmada v1.18 does not act on.
+		{"PreferNoExecute, opted in, 300s passed: now, even with NoExecute eviction disabled and no annotation", nil,
+			[]corev1.Taint{taint("test-key", failover.TaintEffectPreferNoExecute, ago(301*time.Second))}, optedIn, true, now, false},
+		{"PreferNoExecute, opted in, 100s passed: 200s later", nil,
+			[]corev1.Taint{taint("test-key", failover.TaintEffectPreferNoExecute, ago(100*time.Second))}, optedIn, false, 200 * time.Second, false},
+		{"PreferNoExecute, not opted in: never", applied(`{}`),
+			[]corev1.Taint{taint("test-key", failover.TaintEffectPreferNoExecute, ago(time.Hour))}, nil, false, never, false},
+		{"an unknown purge mode in spec.failover.cluster: an error", nil,
+			[]corev1.Taint{taint("test-key", failover.TaintEffectPreferNoExecute, ago(time.Hour))},
+			&policyv1alpha1.FailoverBehavior{Cluster: &policyv1alpha1.ClusterFailoverBehavior{PurgeMode: "Sometimes"}}, false, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &EvictionController{opts: EvictionOptions{EnableNoExecuteTaintEviction: !tc.disable, Clock: clocktesting.NewFakeClock(fixed)}}
+			obj := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", Annotations: tc.annotations},
+				Spec: workv1alpha2.ResourceBindingSpec{Failover: tc.failover}}
+			cl := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "test-cluster"}, Spec: clusterv1alpha1.ClusterSpec{Taints: tc.taints}}
+			before := len(cl.Spec.Taints)
+			d, err := c.decide(obj, &obj.Spec, cl)
+			if tc.wantErr {
+				if err == nil || d.Evict {
+					t.Errorf("decide = %+v, %v; want no eviction and an error", d, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.want == now && !d.Evict, tc.want == never && (d.Evict || d.After != 0), tc.want > 0 && (d.Evict || d.After != tc.want):
+				t.Errorf("decide = evict %v after %v (%s), want %v (0: now, -1: never)", d.Evict, d.After, d.Reason, tc.want)
+			}
+			if len(cl.Spec.Taints) != before {
+				t.Errorf("decide changed the cluster's taints: %v", cl.Spec.Taints)
+			}
+		})
+	}
+}

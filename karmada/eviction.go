@@ -1,0 +1,116 @@
+package karmada
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/util/jsonpath"
+
+	"github.com/failoverkit/failover"
+)
+
+// What Karmada v1.18's taint manager reads from a binding when it decides
+// to evict it, and what it writes into the graceful eviction task.
+
+// AppliedPlacementAnnotation is the annotation in which Karmada's resource
+// detector records, as JSON, the placement it last applied to a binding
+// (pkg/util.PolicyPlacementAnnotation).
+const AppliedPlacementAnnotation = "policy.karmada.io/applied-placement"
+
+// The task fields Karmada's taint manager writes
+// (workv1alpha2.EvictionProducerTaintManager and
+// workv1alpha2.EvictionReasonTaintUntolerated).
+const (
+	TaintManagerProducer   = "TaintManager"
+	TaintUntoleratedReason = "TaintUntolerated"
+)
+
+// AppliedTolerations are the cluster tolerations a binding's NoExecute
+// taints are judged against, read from its annotations as Karmada v1.18's
+// taint manager reads them (helper.GetAppliedPlacement): the placement in
+// [AppliedPlacementAnnotation], not spec.placement, which Karmada may have
+// rewritten since. Like Karmada's taint manager, which then evicts nothing
+// and retries, an annotation that is missing, empty or not a placement is
+// an error naming it.
+func AppliedTolerations(annotations map[string]string) ([]corev1.Toleration, error) {
+	s := annotations[AppliedPlacementAnnotation]
+	if s == "" {
+		return nil, fmt.Errorf("karmada: annotation %s is missing or empty: the tolerations of the applied placement are unknown", AppliedPlacementAnnotation)
+	}
+	var p policyv1alpha1.Placement
+	if err := json.Unmarshal([]byte(s), &p); err != nil {
+		return nil, fmt.Errorf("karmada: annotation %s: %w", AppliedPlacementAnnotation, err)
+	}
+	return p.ClusterTolerations, nil
+}
+
+// EvictionPurgeMode is the purge mode Karmada v1.18's taint manager gives
+// the graceful eviction task of a binding it evicts (getPurgeMode): with
+// spec.failover.cluster, its purgeMode, Gracefully when that is empty;
+// without, noExecutePurgeMode (Karmada's
+// --no-execute-taint-eviction-purge-mode), where anything but Directly
+// means Gracefully. Pass the binding's spec.failover.
+func EvictionPurgeMode(spec *policyv1alpha1.FailoverBehavior, noExecutePurgeMode string) failover.PurgeMode {
+	if spec != nil && spec.Cluster != nil {
+		if spec.Cluster.PurgeMode == "" {
+			return failover.PurgeModeGracefully
+		}
+		return failover.PurgeMode(spec.Cluster.PurgeMode)
+	}
+	if noExecutePurgeMode == string(policyv1alpha1.PurgeModeDirectly) {
+		return failover.PurgeModeDirectly
+	}
+	return failover.PurgeModeGracefully
+}
+
+// PreservedLabelState is the state of a stateful workload that Karmada
+// v1.18 carries to the cluster it fails over to (the
+// StatefulFailoverInjection feature): for each rule of
+// spec.failover.cluster.statePreservation, the rule's JSONPath evaluated on
+// the status the binding collected from the evicted cluster
+// (status.aggregatedStatus), under the rule's aliasLabelName. The result
+// goes into the graceful eviction task's preservedLabelState, from where
+// Karmada injects it as labels into the new copy.
+//
+// Nil without rules. As in Karmada's taint manager, which then does not
+// evict, an error when no status has been collected from cluster yet, or
+// when a JSONPath does not parse or finds nothing.
+func PreservedLabelState(c *policyv1alpha1.ClusterFailoverBehavior, status []workv1alpha2.AggregatedStatusItem, cluster string) (map[string]string, error) {
+	if c == nil || c.StatePreservation == nil || len(c.StatePreservation.Rules) == 0 {
+		return nil, nil
+	}
+	var raw []byte
+	for i := range status {
+		if status[i].ClusterName == cluster {
+			if status[i].Status != nil {
+				raw = status[i].Status.Raw
+			}
+			break
+		}
+	}
+	if raw == nil {
+		return nil, fmt.Errorf("karmada: failover.cluster.statePreservation: no status collected from cluster %s yet (status.aggregatedStatus)", cluster)
+	}
+	var obj any
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, fmt.Errorf("karmada: status.aggregatedStatus of cluster %s: %w", cluster, err)
+	}
+	out := make(map[string]string, len(c.StatePreservation.Rules))
+	for i, r := range c.StatePreservation.Rules {
+		j := jsonpath.New(r.AliasLabelName)
+		j.AllowMissingKeys(false)
+		if err := j.Parse(r.JSONPath); err != nil {
+			return nil, fmt.Errorf("karmada: failover.cluster.statePreservation.rules[%d].jsonPath %q: %w", i, r.JSONPath, err)
+		}
+		var b bytes.Buffer
+		if err := j.Execute(&b, obj); err != nil {
+			return nil, fmt.Errorf("karmada: failover.cluster.statePreservation.rules[%d].jsonPath %q on the status of cluster %s: %w", i, r.JSONPath, cluster, err)
+		}
+		out[r.AliasLabelName] = b.String()
+	}
+	return out, nil
+}
