@@ -151,7 +151,7 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 			MaxInFlight: sc.MaxInFlight,
 			Metrics:     m,
 			OnOutcome:   func(o evictionqueue.Outcome) { w.rec.outcome(i, o) },
-			DomainOf: domainOf,
+			DomainOf:    domainOf,
 		})
 		if err != nil {
 			return nil, err
