@@ -110,21 +110,27 @@ func NewLedger(opts ...LedgerOption) (*Ledger, error) {
 	return l, nil
 }
 
-// Admit decides, at now, whether the eviction key (the binding's key, as an
-// eviction queue names it) that the check answered r may go ahead, given
-// the room the evictions in flight will take. clusters are the fleet's
-// Clusters, read now (their resource summaries), and req the binding's
-// spec.replicaRequirements, as for [Capacity].
+// Admit decides, at now, whether the eviction key that the check answered
+// r may go ahead, given the room the evictions in flight will take. key
+// names the eviction: the binding's key, as an eviction queue names it,
+// and, where one binding may leave several clusters at once, the cluster
+// (the library's eviction controller holds room per graceful eviction
+// task). clusters are the fleet's Clusters, read now (their resource
+// summaries), and req the binding's spec.replicaRequirements, as for
+// [Capacity].
 //
 // An infeasible r comes back as it is. A feasible r whose moves fit in the
 // room left on each cluster they go to comes back as it is, and the room is
 // held for key (replacing what was held for it before). Otherwise the answer
 // is infeasible with Code prescheduling.AwaitingCapacity, a Reason naming
-// the clusters short of room, and RetryAfter: the eviction should be tried
-// again later, not abandoned. In an eviction queue's handler, return a plain
-// error for it (the queue retries with backoff; give the queue enough
-// retries to outlast the hold) and evictionqueue.Abandon for the other
-// infeasible codes; call Release when the eviction then fails.
+// the clusters short of room, and RetryAfter, when the hold of the first
+// eviction in the way passes: the eviction should be tried again, not
+// abandoned, and sooner than that, since the room frees as soon as the
+// summaries show the replicas in flight placed, which only a later Admit
+// sees. In an eviction queue's handler, return
+// evictionqueue.RetryAfter(min(RetryAfter, how often the summaries are
+// reported), err) for it and evictionqueue.Abandon for the other infeasible
+// codes; call Release when the eviction then fails.
 func (l *Ledger) Admit(now time.Time, key string, r prescheduling.Result, clusters []clusterv1alpha1.Cluster, req *workv1alpha2.ReplicaRequirements) prescheduling.Result {
 	if !r.Feasible {
 		return r
