@@ -24,8 +24,8 @@ const DefaultHold = 5 * time.Minute
 
 // Ledger holds room for the evictions a pre-scheduling check approved until
 // the clusters' resource summaries show their replicas placed, their
-// graceful eviction task ends ([Ledger.Release]), or a hold passes
-// ([WithHold], default [DefaultHold]).
+// graceful eviction task ends ([Ledger.ReleaseAt] the summaries' next
+// report), or a hold passes ([WithHold], default [DefaultHold]).
 //
 // Resource summaries lag behind the scheduler, so checks run one after
 // another all see the same room, and so does the scheduler: Karmada issue
@@ -201,6 +201,20 @@ func (l *Ledger) Release(key string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.remove(key)
+}
+
+// ReleaseAt gives back the room held for key at at, if the hold would not
+// end sooner: for an eviction whose graceful eviction task ended, at the
+// summaries' next report. The replicas then run where they went, but the
+// summaries may not show them yet; released at once, their room would be
+// counted again by the evictions checked meanwhile. ReleaseAt of a key
+// nothing is held for does nothing.
+func (l *Ledger) ReleaseAt(key string, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if h := l.byKey[key]; h != nil && at.Before(h.until) {
+		h.until = at
+	}
 }
 
 // Held returns the replicas held on each cluster at now, by name: for a

@@ -152,7 +152,7 @@ func TestLedgerHoldsRoomUntilReleasedOrExpired(t *testing.T) {
 	assert.True(t, admit("a", now.Add(20*time.Second)).Feasible, "admitting a again replaces what was held for it")
 	assert.Equal(t, map[string]int64{"big": 2}, ledger.Held(now.Add(20*time.Second)))
 
-	ledger.Release("default/b") // b's eviction failed, or its task ended
+	ledger.Release("default/b") // b's eviction failed
 	ledger.Release("default/nothing")
 	assert.True(t, admit("c", now.Add(30*time.Second)).Feasible)
 	assert.False(t, admit("d", now.Add(30*time.Second)).Feasible)
@@ -165,6 +165,25 @@ func TestLedgerHoldsRoomUntilReleasedOrExpired(t *testing.T) {
 
 // The summaries show replicas placed when the cluster's pods grow by them:
 // the room is held no longer, and the summary itself counts them.
+// An eviction whose task ended is held until the summaries' next report,
+// never longer than its hold.
+func TestLedgerReleaseAt(t *testing.T) {
+	now := time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
+	fleet := []*clusterv1alpha1.Cluster{member("lost", "R1", 0, failed), survivor("big", 2, 0)}
+	ledger, err := karmada.NewLedger(karmada.WithHold(time.Minute))
+	require.NoError(t, err)
+	for _, name := range []string{"a", "b"} {
+		spec := oneReplica(name)
+		require.True(t, ledger.Admit(now, name, check(t, spec, fleet), values(fleet), spec.ReplicaRequirements).Feasible)
+	}
+	ledger.ReleaseAt("a", now.Add(10*time.Second))
+	ledger.ReleaseAt("b", now.Add(time.Hour)) // later than its hold: no change
+	ledger.ReleaseAt("nothing", now)
+	assert.Equal(t, map[string]int64{"big": 2}, ledger.Held(now.Add(9*time.Second)))
+	assert.Equal(t, map[string]int64{"big": 1}, ledger.Held(now.Add(10*time.Second)))
+	assert.Empty(t, ledger.Held(now.Add(time.Minute)))
+}
+
 func TestLedgerReleasesWhatTheSummariesShow(t *testing.T) {
 	now := time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
 	ledger, err := karmada.NewLedger()

@@ -177,7 +177,7 @@ func (o *Options) evictionOptions(karmadaOpts controllerscontext.Options) (contr
 		Workers:                         o.EvictionWorkers,
 		Ledger:                          ledger,
 		DisableLedger:                   ledger == nil,
-		LedgerRecheck:                   karmadaOpts.ClusterStatusUpdateFrequency.Duration,
+		ClusterStatusUpdateFrequency:    karmadaOpts.ClusterStatusUpdateFrequency.Duration,
 	}, err
 }
 
@@ -196,8 +196,9 @@ func (o *Options) StartGracefulEvictionController(ctx controllerscontext.Context
 		return false, err
 	}
 	c, err := controllers.NewGracefulEvictionController(controllers.GracefulEvictionOptions{
-		Timeout: ctx.Opts.GracefulEvictionTimeout.Duration,
-		Ledger:  ledger,
+		Timeout:                      ctx.Opts.GracefulEvictionTimeout.Duration,
+		Ledger:                       ledger,
+		ClusterStatusUpdateFrequency: ctx.Opts.ClusterStatusUpdateFrequency.Duration,
 	})
 	if err != nil {
 		return false, err

@@ -119,7 +119,7 @@ func TestEvictionOptions(t *testing.T) {
 	require.NotNil(t, ledger)
 	assert.Same(t, ledger, got.Ledger)
 	assert.False(t, got.DisableLedger)
-	assert.Equal(t, 3*time.Second, got.LedgerRecheck)
+	assert.Equal(t, 3*time.Second, got.ClusterStatusUpdateFrequency)
 
 	// Karmada's defaults: no NoExecute eviction, Gracefully. A purge mode
 	// Karmada's validation lets through while NoExecute eviction is off

@@ -94,7 +94,7 @@ func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 			if res.Code == prescheduling.AwaitingCapacity {
 				// The room frees as the summaries catch up, which the
 				// Ledger learns only when asked again.
-				return evictionqueue.RetryAfter(min(res.RetryAfter, c.opts.LedgerRecheck), why)
+				return evictionqueue.RetryAfter(min(res.RetryAfter, c.opts.ClusterStatusUpdateFrequency), why)
 			}
 			return evictionqueue.Abandon(why)
 		}

@@ -19,10 +19,11 @@ import (
 	"github.com/failoverkit/failover/ratelimit"
 )
 
-// DefaultLedgerRecheck is EvictionOptions.LedgerRecheck's default: Karmada's
-// --cluster-status-update-frequency, how often its cluster status
-// controller reports the resource summaries that free the room held.
-const DefaultLedgerRecheck = 10 * time.Second
+// DefaultClusterStatusUpdateFrequency is Karmada's
+// --cluster-status-update-frequency: how often its cluster status
+// controller reports the Clusters' resource summaries, which free the room
+// the Ledger holds.
+const DefaultClusterStatusUpdateFrequency = 10 * time.Second
 
 // Queue names: the names Karmada v1.18's taint manager gives its two
 // queues, so the name label of the eviction series (Karmada's names,
@@ -88,10 +89,13 @@ type EvictionOptions struct {
 	// DisableLedger turns the Ledger off: every eviction the check finds
 	// feasible goes ahead at once, counting the room the summaries show.
 	DisableLedger bool
-	// LedgerRecheck is the longest an eviction the Ledger holds back waits
-	// before it is checked again (at least the queues' backoff base, 1s).
-	// Default DefaultLedgerRecheck.
-	LedgerRecheck time.Duration
+	// ClusterStatusUpdateFrequency is how often Karmada's cluster status
+	// controller reports the Clusters' resource summaries (its
+	// --cluster-status-update-frequency): an eviction the Ledger holds back
+	// is checked again this often (at least the queues' backoff base, 1s),
+	// as the reports free the room. Default
+	// DefaultClusterStatusUpdateFrequency.
+	ClusterStatusUpdateFrequency time.Duration
 }
 
 // withDefaults validates o and fills in the defaults of its zero fields.
@@ -129,11 +133,11 @@ func (o EvictionOptions) withDefaults() (EvictionOptions, error) {
 		}
 		o.Ledger = l
 	}
-	if o.LedgerRecheck < 0 {
-		return o, fmt.Errorf("controllers: EvictionOptions.LedgerRecheck %v: must not be negative", o.LedgerRecheck)
+	if o.ClusterStatusUpdateFrequency < 0 {
+		return o, fmt.Errorf("controllers: EvictionOptions.ClusterStatusUpdateFrequency (--cluster-status-update-frequency) %v: must not be negative", o.ClusterStatusUpdateFrequency)
 	}
-	if o.LedgerRecheck == 0 {
-		o.LedgerRecheck = DefaultLedgerRecheck
+	if o.ClusterStatusUpdateFrequency == 0 {
+		o.ClusterStatusUpdateFrequency = DefaultClusterStatusUpdateFrequency
 	}
 	return o, nil
 }

@@ -43,11 +43,17 @@ type GracefulEvictionOptions struct {
 	Clock clock.PassiveClock
 	// Ledger is the EvictionController's (EvictionController.Ledger): a
 	// task that ends gives back the room held for its eviction, the
-	// replicas running where they went. A task that ends at once, by its
-	// purge mode (Directly) or suppressDeletion false, says nothing of
-	// where they are: its room stays held until the summaries show them or
-	// the hold passes. Nil: no room is given back here.
+	// replicas running where they went, at the summaries' next report
+	// (karmada.Ledger.ReleaseAt), when they show them. A task that ends at
+	// once, by its purge mode (Directly) or suppressDeletion false, says
+	// nothing of where they are: its room stays held until the summaries
+	// show them or the hold passes. Nil: no room is given back here.
 	Ledger *karmada.Ledger
+	// ClusterStatusUpdateFrequency is how often Karmada's cluster status
+	// controller reports the Clusters' resource summaries (its
+	// --cluster-status-update-frequency), as in EvictionOptions. Default
+	// DefaultClusterStatusUpdateFrequency.
+	ClusterStatusUpdateFrequency time.Duration
 }
 
 // GracefulEvictionController replaces Karmada's gracefulEviction
@@ -64,6 +70,7 @@ type GracefulEvictionController struct {
 	clock    clock.PassiveClock
 	assessor *gracefulevict.Assessor
 	ledger   *karmada.Ledger
+	report   time.Duration // ClusterStatusUpdateFrequency
 	client   client.Client
 	reader   client.Reader
 }
@@ -79,6 +86,12 @@ func NewGracefulEvictionController(opts GracefulEvictionOptions) (*GracefulEvict
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
+	if opts.ClusterStatusUpdateFrequency < 0 {
+		return nil, fmt.Errorf("controllers: GracefulEvictionOptions.ClusterStatusUpdateFrequency (--cluster-status-update-frequency) %v: must not be negative", opts.ClusterStatusUpdateFrequency)
+	}
+	if opts.ClusterStatusUpdateFrequency == 0 {
+		opts.ClusterStatusUpdateFrequency = DefaultClusterStatusUpdateFrequency
+	}
 	aopts := []gracefulevict.Option{gracefulevict.WithDefaultTimeout(opts.Timeout)}
 	if opts.Plugins != nil {
 		aopts = append(aopts, gracefulevict.WithPlugins(opts.Plugins...))
@@ -87,7 +100,7 @@ func NewGracefulEvictionController(opts GracefulEvictionOptions) (*GracefulEvict
 	if err != nil {
 		return nil, err
 	}
-	return &GracefulEvictionController{clock: opts.Clock, assessor: assessor, ledger: opts.Ledger}, nil
+	return &GracefulEvictionController{clock: opts.Clock, assessor: assessor, ledger: opts.Ledger, report: opts.ClusterStatusUpdateFrequency}, nil
 }
 
 // SetupWithManager adds a controller per binding kind to mgr, whose scheme
@@ -167,9 +180,10 @@ func (c *GracefulEvictionController) assess(ctx context.Context, k *kind, key ty
 		log.FromContext(ctx).Info("graceful eviction tasks finished", "done", len(done))
 	}
 	if c.ledger != nil {
+		at := c.clock.Now().Add(c.report)
 		for _, t := range done {
 			if !endsAtOnce(t) {
-				c.ledger.Release(holdKey(itemKey(obj), t.FromCluster))
+				c.ledger.ReleaseAt(holdKey(itemKey(obj), t.FromCluster), at)
 			}
 		}
 	}

@@ -106,7 +106,7 @@ func TestEvictHandlerLedgerIssue6518(t *testing.T) {
 	b, items := issue6518(t, 15)
 	c := b.Build()
 	events := &recorded{}
-	ctrl := newController(t, EvictionOptions{LedgerRecheck: 2 * time.Second}, c, events)
+	ctrl := newController(t, EvictionOptions{ClusterStatusUpdateFrequency: 2 * time.Second}, c, events)
 	require.NotNil(t, ctrl.Ledger(), "on by default")
 	h := ctrl.evictHandler(resourceBindings())
 	var waiting []evictionqueue.Item
@@ -118,7 +118,7 @@ func TestEvictHandlerLedgerIssue6518(t *testing.T) {
 		}
 		var deferred *evictionqueue.RetryAfterError
 		require.ErrorAs(t, err, &deferred, "%s: want a deferral, not an abandonment or a failure", it.Key)
-		assert.Equal(t, 2*time.Second, deferred.After, "checked again at LedgerRecheck, sooner than the hold ends")
+		assert.Equal(t, 2*time.Second, deferred.After, "checked again at the next status report, sooner than the hold ends")
 		assert.Contains(t, err.Error(), "big has room for 0 of 1 after the 10 replicas of evictions in flight")
 		assert.False(t, evicted(t, c, it))
 		waiting = append(waiting, it)
@@ -161,7 +161,7 @@ func TestEvictHandlerLedgerRetriesWhenTheHoldEnds(t *testing.T) {
 	c := b.Build()
 	ledger, err := karmada.NewLedger(karmada.WithHold(time.Minute))
 	require.NoError(t, err)
-	ctrl := newController(t, EvictionOptions{Ledger: ledger, LedgerRecheck: time.Hour}, c, &recorded{})
+	ctrl := newController(t, EvictionOptions{Ledger: ledger, ClusterStatusUpdateFrequency: time.Hour}, c, &recorded{})
 	h := ctrl.evictHandler(resourceBindings())
 	for _, it := range items[:10] {
 		require.NoError(t, h(context.Background(), it))
@@ -218,29 +218,31 @@ func TestEvictionOptionsLedger(t *testing.T) {
 	require.NoError(t, err)
 	_, err = NewEvictionController(EvictionOptions{Ledger: ledger, DisableLedger: true})
 	assert.EqualError(t, err, "controllers: EvictionOptions.Ledger is set and DisableLedger too: want one or the other")
-	_, err = NewEvictionController(EvictionOptions{LedgerRecheck: -time.Second})
-	assert.EqualError(t, err, "controllers: EvictionOptions.LedgerRecheck -1s: must not be negative")
+	_, err = NewEvictionController(EvictionOptions{ClusterStatusUpdateFrequency: -time.Second})
+	assert.EqualError(t, err, "controllers: EvictionOptions.ClusterStatusUpdateFrequency (--cluster-status-update-frequency) -1s: must not be negative")
 	c, err := NewEvictionController(EvictionOptions{Ledger: ledger})
 	require.NoError(t, err)
 	assert.Same(t, ledger, c.Ledger())
-	assert.Equal(t, DefaultLedgerRecheck, c.opts.LedgerRecheck)
+	assert.Equal(t, DefaultClusterStatusUpdateFrequency, c.opts.ClusterStatusUpdateFrequency)
 }
 
 // The graceful eviction controller gives back the room of a task that ends
-// because the workload is healthy where it went, and keeps that of a task
-// that ends at once by its purge mode, before anything was placed.
+// because the workload is healthy where it went, at the summaries' next
+// report, and keeps that of a task that ends at once by its purge mode,
+// before anything was placed.
 func TestGracefulEvictionReleasesTheRoom(t *testing.T) {
 	now := evictNow
+	report := 4 * time.Second
 	created := metav1.NewTime(now.Add(-time.Minute))
 	for _, tc := range []struct {
-		name     string
-		mode     policyv1alpha1.PurgeMode
-		health   workv1alpha2.ResourceHealth
-		wantHeld map[string]int64
+		name   string
+		mode   policyv1alpha1.PurgeMode
+		health workv1alpha2.ResourceHealth
+		given  bool // back at the next report
 	}{
-		{"Gracefully, healthy elsewhere: given back", policyv1alpha1.PurgeModeGracefully, workv1alpha2.ResourceHealthy, map[string]int64{}},
-		{"Gracefully, not healthy yet: kept", policyv1alpha1.PurgeModeGracefully, workv1alpha2.ResourceUnhealthy, map[string]int64{"member2": 3}},
-		{"Directly: ended at once, kept", policyv1alpha1.PurgeModeDirectly, workv1alpha2.ResourceUnhealthy, map[string]int64{"member2": 3}},
+		{"Gracefully, healthy elsewhere: given back", policyv1alpha1.PurgeModeGracefully, workv1alpha2.ResourceHealthy, true},
+		{"Gracefully, not healthy yet: kept", policyv1alpha1.PurgeModeGracefully, workv1alpha2.ResourceUnhealthy, false},
+		{"Directly: ended at once, kept", policyv1alpha1.PurgeModeDirectly, workv1alpha2.ResourceUnhealthy, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newBinding(nil, workv1alpha2.AggregatedStatusItem{ClusterName: "member2", Health: tc.health})
@@ -249,24 +251,28 @@ func TestGracefulEvictionReleasesTheRoom(t *testing.T) {
 			c := world(t, b)
 			ledger, err := karmada.NewLedger()
 			require.NoError(t, err)
-			// The room the eviction from member1 took: member2, from its
-			// summary (none: nothing settles it).
-			res := prescheduling.Result{Feasible: true, Code: prescheduling.Feasible, Moves: []failover.TargetCluster{{Name: "member2", Replicas: 3}}}
-			ledger.Admit(now, holdKey("shop/web", "member1"), res, nil, nil)
+			// The room the eviction from member1 took on member2, and
+			// another binding's, which is never touched. No summaries:
+			// nothing settles them.
+			ledger.Admit(now, holdKey("shop/web", "member1"), prescheduling.Result{Feasible: true, Moves: []failover.TargetCluster{{Name: "member2", Replicas: 3}}}, nil, nil)
 			ledger.Admit(now, holdKey("shop/other", "member1"), prescheduling.Result{Feasible: true, Moves: []failover.TargetCluster{{Name: "member3", Replicas: 1}}}, nil, nil)
-			ctrl, err := NewGracefulEvictionController(GracefulEvictionOptions{Clock: clocktesting.NewFakeClock(now), Ledger: ledger})
+			ctrl, err := NewGracefulEvictionController(GracefulEvictionOptions{Clock: clocktesting.NewFakeClock(now), Ledger: ledger, ClusterStatusUpdateFrequency: report})
 			require.NoError(t, err)
 			ctrl.client, ctrl.reader = c, c
 			_, err = ctrl.assess(context.Background(), resourceBindings(), client.ObjectKeyFromObject(b))
 			require.NoError(t, err)
-			want := map[string]int64{"member3": 1} // another binding's room is never touched
-			for k, v := range tc.wantHeld {
-				want[k] = v
+			both := map[string]int64{"member2": 3, "member3": 1}
+			assert.Equal(t, both, ledger.Held(now), "held until the summaries' next report")
+			after := both
+			if tc.given {
+				after = map[string]int64{"member3": 1}
 			}
-			assert.Equal(t, want, ledger.Held(now))
+			assert.Equal(t, after, ledger.Held(now.Add(report)))
 		})
 	}
 	assert.True(t, endsAtOnce(gracefulevict.Task{SuppressDeletion: ptr.To(false)}), "suppressDeletion false ends it at once")
 	assert.True(t, endsAtOnce(gracefulevict.Task{PurgeMode: "Immediately"}), "the legacy name of Directly")
 	assert.False(t, endsAtOnce(gracefulevict.Task{PurgeMode: failover.PurgeModeGracefully, SuppressDeletion: ptr.To(true)}))
+	_, err := NewGracefulEvictionController(GracefulEvictionOptions{ClusterStatusUpdateFrequency: -time.Second})
+	assert.EqualError(t, err, "controllers: GracefulEvictionOptions.ClusterStatusUpdateFrequency (--cluster-status-update-frequency) -1s: must not be negative")
 }
