@@ -40,7 +40,12 @@ const DefaultHold = 5 * time.Minute
 // approves at most what the clusters the scheduler picks can take; the rest
 // wait until the summaries catch up, when the scheduler (and the check)
 // pick other clusters. A cluster nothing is held on is left to the check:
-// the ledger holds back only for room taken by evictions in flight.
+// the ledger holds back only for room taken by evictions in flight. Only
+// evictions the scheduler places by room are held back
+// (prescheduling.Result.PlacedByRoom): a Duplicated or static weight
+// placement lands on the same clusters whatever their room, so waiting
+// would only delay it; its moves are held all the same, as they take room
+// from the evictions placed by it.
 //
 // The room held is the moves' replicas and their resource requests, as
 // Karmada's own scheduler deducts its in-flight assumptions from a summary
@@ -146,6 +151,9 @@ func (l *Ledger) Admit(now time.Time, key string, r prescheduling.Result, cluste
 	var short []string
 	var retry time.Time
 	for _, m := range r.Moves {
+		if !r.PlacedByRoom {
+			break // lands there whatever the room
+		}
 		b := l.clusters[m.Name]
 		others := b.heldExcept(key)
 		if len(others) == 0 {

@@ -203,18 +203,37 @@ func TestLedgerReleasesWhatTheSummariesShow(t *testing.T) {
 	assert.Equal(t, map[string]int64{"big": 1}, ledger.Held(now))
 }
 
-// Where nothing is held, the ledger leaves the judgement to the check: a
-// static weight division the scheduler makes whatever the room goes ahead.
+// Where nothing is held, the ledger leaves the judgement to the check: an
+// answer sending more replicas than the summary shows room for goes ahead
+// (the check has its reasons: a capacity it does not know, say).
 func TestLedgerDefersToTheCheckWhereNothingIsHeld(t *testing.T) {
 	ledger, err := karmada.NewLedger()
 	require.NoError(t, err)
-	r := prescheduling.Result{Feasible: true, Code: prescheduling.Feasible, Moves: []failover.TargetCluster{{Name: "big", Replicas: 9}}}
+	r := prescheduling.Result{Feasible: true, Code: prescheduling.Feasible, Moves: []failover.TargetCluster{{Name: "big", Replicas: 9}}, PlacedByRoom: true}
 	fleet := []clusterv1alpha1.Cluster{*survivor("big", 2, 0)}
 	got := ledger.Admit(time.Now(), "x", r, fleet, oneReplica("x").ReplicaRequirements)
 	assert.Equal(t, r, got)
 
 	infeasible := prescheduling.Result{Code: prescheduling.NoEligibleCluster, Reason: "no eligible cluster"}
 	assert.Equal(t, infeasible, ledger.Admit(time.Now(), "y", infeasible, fleet, nil), "an infeasible answer comes back as it is")
+}
+
+// An eviction the scheduler places whatever the room (Duplicated, static
+// weights) is never held back, as waiting would not change where it goes,
+// but its replicas are held: they take room from the evictions placed by it.
+func TestLedgerHoldsBackOnlyWhatIsPlacedByRoom(t *testing.T) {
+	now := time.Now()
+	ledger, err := karmada.NewLedger()
+	require.NoError(t, err)
+	fleet := []clusterv1alpha1.Cluster{*survivor("big", 2, 0)}
+	req := oneReplica("x").ReplicaRequirements
+	static := prescheduling.Result{Feasible: true, Code: prescheduling.Feasible, Moves: []failover.TargetCluster{{Name: "big", Replicas: 2}}}
+	assert.True(t, ledger.Admit(now, "a", static, fleet, req).Feasible)
+	assert.True(t, ledger.Admit(now, "b", static, fleet, req).Feasible, "held back although the scheduler puts it on big whatever the room")
+	assert.Equal(t, map[string]int64{"big": 4}, ledger.Held(now))
+	byRoom := prescheduling.Result{Feasible: true, Code: prescheduling.Feasible, Moves: []failover.TargetCluster{{Name: "big", Replicas: 1}}, PlacedByRoom: true}
+	got := ledger.Admit(now, "c", byRoom, fleet, req)
+	assert.Equal(t, prescheduling.AwaitingCapacity, got.Code, "big's room is taken by the static evictions in flight")
 }
 
 func TestNewLedgerRejectsBadOptions(t *testing.T) {
