@@ -156,6 +156,13 @@ type forkOptions struct {
 	Rate                         ratelimit.Config
 	EnableNoExecuteTaintEviction bool
 	GracefulEvictionTimeout      time.Duration
+	// NoLedger turns off the ledger of evictions in flight
+	// (--eviction-capacity-hold=0).
+	NoLedger bool
+	// StatusPeriod is how often the test reports the Clusters' resource
+	// summaries (Karmada's --cluster-status-update-frequency); 0: the
+	// default.
+	StatusPeriod time.Duration
 }
 
 // forkRun is one replica of the fork, started in-process.
@@ -210,9 +217,12 @@ func (s *suite) start(name string, opts forkOptions, newClient func(client.Clien
 	require.NoError(t, err)
 	eviction, err := controllers.NewEvictionController(controllers.EvictionOptions{
 		Rate: opts.Rate, EnableNoExecuteTaintEviction: opts.EnableNoExecuteTaintEviction, Registerer: reg,
+		DisableLedger: opts.NoLedger, ClusterStatusUpdateFrequency: opts.StatusPeriod,
 	})
 	require.NoError(t, err)
-	graceful, err := controllers.NewGracefulEvictionController(controllers.GracefulEvictionOptions{Timeout: opts.GracefulEvictionTimeout})
+	graceful, err := controllers.NewGracefulEvictionController(controllers.GracefulEvictionOptions{
+		Timeout: opts.GracefulEvictionTimeout, Ledger: eviction.Ledger(), ClusterStatusUpdateFrequency: opts.StatusPeriod,
+	})
 	require.NoError(t, err)
 	require.NoError(t, taints.SetupWithManager(mgr))
 	require.NoError(t, eviction.SetupWithManager(mgr))
