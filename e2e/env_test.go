@@ -329,6 +329,18 @@ func (e *apiEnv) start(name, path string, args ...string) error {
 	return nil
 }
 
+// terminate sends the process SIGTERM and kills it if it has not exited
+// within grace; a process that has exited already is left as it is.
+func (p *process) terminate(grace time.Duration) {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
 // waitHTTP polls url until it answers 200, failing early if the process
 // behind it exits.
 func (e *apiEnv) waitHTTP(name, url string, tlsConfig *tls.Config, token string) error {
@@ -431,14 +443,7 @@ func (e *apiEnv) createCRDs(ctx context.Context, files []string, served ...schem
 // unless FAILOVER_E2E_KEEP is set.
 func (e *apiEnv) stop() {
 	for i := len(e.procs) - 1; i >= 0; i-- {
-		p := e.procs[i]
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(15 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
+		e.procs[i].terminate(15 * time.Second)
 	}
 	if os.Getenv("FAILOVER_E2E_KEEP") != "" {
 		fmt.Fprintf(os.Stderr, "e2e: kept logs and kubeconfig in %s\n", e.dir)

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -53,15 +53,7 @@ func startKarmadaScheduler(t *testing.T) {
 		"--v=2",
 	))
 	p := env.procs[len(env.procs)-1]
-	t.Cleanup(func() {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(10 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
-	})
+	t.Cleanup(func() { p.terminate(10 * time.Second) })
 	require.NoError(t, env.waitHTTP("karmada-scheduler", "http://"+health+"/healthz", nil, ""))
 }
 
@@ -275,33 +267,14 @@ type failoverLog struct {
 }
 
 func (s *suite) watchFailover(failed ...string) *failoverLog {
-	t := s.t
-	t.Helper()
+	s.t.Helper()
 	l := &failoverLog{failed: failed, evicted: map[string]time.Time{}, rescheduled: map[string]time.Time{},
 		cleared: map[string]time.Time{}, back: map[string]bool{}, copies: map[string]int{}}
-	wc, err := client.NewWithWatch(env.config, client.Options{Scheme: scheme(t)})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	w, err := wc.Watch(ctx, &workv1alpha2.ResourceBindingList{}, client.InNamespace(s.ns), client.MatchingLabels(s.labels()))
-	require.NoError(t, err)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		defer w.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev, ok := <-w.ResultChan():
-				if !ok {
-					return
-				}
-				if rb, ok := ev.Object.(*workv1alpha2.ResourceBinding); ok {
-					l.record(rb, time.Now())
-				}
-			}
+	s.watch(func(obj runtime.Object) {
+		if rb, ok := obj.(*workv1alpha2.ResourceBinding); ok {
+			l.record(rb, time.Now())
 		}
-	})
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	}, &workv1alpha2.ResourceBindingList{})
 	return l
 }
 
