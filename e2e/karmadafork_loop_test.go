@@ -103,10 +103,11 @@ func (s *suite) suiteClusters() *policyv1alpha1.ClusterAffinity {
 }
 
 // scheduledBinding creates a ResourceBinding as Karmada's detector creates
-// it for a PropagationPolicy and its scheduler has placed it on on: the
-// policy's permanent ID label and spec.schedulerName, which route it to the
-// e2e's karmada-scheduler, and the placement as applied in its annotation.
-// It waits until the scheduler has seen it (status.schedulerObservedGeneration).
+// it for a PropagationPolicy, once its scheduler has placed it on the
+// clusters on: the policy's permanent ID label and spec.schedulerName, which
+// route it to the e2e's karmada-scheduler, and the placement as applied in
+// its annotation. It waits until the scheduler has seen it
+// (status.schedulerObservedGeneration) and checks that it left it there.
 func (s *suite) scheduledBinding(name string, replicas int32, p policyv1alpha1.Placement, on ...string) {
 	t := s.t
 	t.Helper()
