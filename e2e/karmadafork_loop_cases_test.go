@@ -204,9 +204,11 @@ func testRegionalOutageLoop(t *testing.T) {
 	report := func(t *testing.T, which string, o outage) {
 		n := len(o.evicted)
 		t.Logf("measured: regional outage, %s: replicas per surviving cluster: big %d (room %d), small %d (room %d); %d bindings at %v/s under --disruption-domain=region, "+
-			"summaries every %v: taint → last eviction %s, → last rescheduled %s, → last task cleared %s (the rate allows %s from the first eviction to the last); %v evictions deferred for room",
+			"summaries every %v: taint → last eviction %s, → last rescheduled %s, → last task cleared %s (the rate allows %s from the first eviction to the last; "+
+			"the first %s after the taint was seen on all three); %v evictions deferred for room",
 			which, o.placed["big"], bigRoom, o.placed["small"], smallRoom, n, outageRate, outageSummaryPeriod,
-			ms(o.evicted[n-1].Sub(o.tainted)), ms(o.rescheduled[n-1].Sub(o.tainted)), ms(o.done[n-1].Sub(o.tainted)), ms(bound), o.deferred)
+			ms(o.evicted[n-1].Sub(o.tainted)), ms(o.rescheduled[n-1].Sub(o.tainted)), ms(o.done[n-1].Sub(o.tainted)), ms(bound),
+			ms(o.evicted[0].Sub(o.tainted)), o.deferred)
 	}
 	t.Run("with the ledger", func(t *testing.T) {
 		t.Parallel()
