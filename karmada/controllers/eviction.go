@@ -84,7 +84,8 @@ type EvictionOptions struct {
 	// Nil means a new karmada.Ledger holding for karmada.DefaultHold, unless
 	// DisableLedger is set. Give the GracefulEvictionController the same one
 	// (GracefulEvictionOptions.Ledger, from EvictionController.Ledger), so
-	// that a task that ends gives its room back at once.
+	// that a task that ends gives its room back at the summaries' next
+	// report.
 	Ledger *karmada.Ledger
 	// DisableLedger turns the Ledger off: every eviction the check finds
 	// feasible goes ahead at once, counting the room the summaries show.
