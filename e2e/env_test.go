@@ -37,8 +37,12 @@ import (
 	"github.com/failoverkit/failover/examples/taintcontroller/controller"
 )
 
-// k8sVersion keys the binary cache; hack/e2e-binaries.sh builds this version.
-const k8sVersion = "v1.36.3"
+// k8sVersion and karmadaVersion key the binary cache; hack/e2e-binaries.sh
+// builds these versions.
+const (
+	k8sVersion     = "v1.36.3"
+	karmadaVersion = "v1.18.0"
+)
 
 // leaseNamespace holds the leader election Leases of the in-process tests.
 const leaseNamespace = "failover-e2e"
@@ -55,6 +59,7 @@ var env *apiEnv
 
 type apiEnv struct {
 	dir     string
+	bin     binaries
 	procs   []*process
 	config  *rest.Config
 	dynamic dynamic.Interface
@@ -74,7 +79,7 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
-	bin, err := binDir()
+	bin, err := findBinaries()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -100,38 +105,50 @@ func runMain(m *testing.M) int {
 	return code
 }
 
-// binDir finds the binaries hack/e2e-binaries.sh builds. A missing binary is
-// an error, never a skip: CI must not pass without having run the suite.
-func binDir() (string, error) {
-	dir := os.Getenv("FAILOVER_E2E_BIN_DIR")
-	if dir == "" {
+// binaries are the programs hack/e2e-binaries.sh builds.
+type binaries struct {
+	dir       string // etcd and kube-apiserver
+	scheduler string // karmada-scheduler
+}
+
+// findBinaries finds the binaries hack/e2e-binaries.sh builds: in
+// $FAILOVER_E2E_BIN_DIR, else in the cache under their versions. A missing
+// binary is an error, never a skip: CI must not pass without having run the
+// suite.
+func findBinaries() (binaries, error) {
+	var b binaries
+	b.dir = os.Getenv("FAILOVER_E2E_BIN_DIR")
+	b.scheduler = filepath.Join(b.dir, "karmada-scheduler")
+	if b.dir == "" {
 		root := os.Getenv("FAILOVER_E2E_CACHE")
 		if root == "" {
 			home, err := os.UserHomeDir()
 			if err != nil {
-				return "", fmt.Errorf("e2e: no home directory to find the binary cache in (set FAILOVER_E2E_CACHE): %w", err)
+				return b, fmt.Errorf("e2e: no home directory to find the binary cache in (set FAILOVER_E2E_CACHE): %w", err)
 			}
 			root = filepath.Join(home, ".cache", "failover-e2e")
 		}
-		dir = filepath.Join(root, k8sVersion)
+		b.dir = filepath.Join(root, k8sVersion)
+		b.scheduler = filepath.Join(root, "karmada-"+karmadaVersion, "karmada-scheduler")
 	}
-	for _, name := range []string{"etcd", "kube-apiserver"} {
-		fi, err := os.Stat(filepath.Join(dir, name))
+	for _, path := range []string{filepath.Join(b.dir, "etcd"), filepath.Join(b.dir, "kube-apiserver"), b.scheduler} {
+		fi, err := os.Stat(path)
 		if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
-			return "", fmt.Errorf("e2e: %s (built for Kubernetes %s) not found in %s: run `bash hack/e2e-binaries.sh` from the repository root first "+
-				"(it builds kube-apiserver and etcd from the Go module proxy into that directory), "+
-				"or point FAILOVER_E2E_BIN_DIR at a directory holding both", name, k8sVersion, dir)
+			return b, fmt.Errorf("e2e: %s not found: run `bash hack/e2e-binaries.sh` from the repository root first "+
+				"(it builds kube-apiserver and etcd %s and karmada-scheduler %s from the Go module proxy into the cache), "+
+				"or point FAILOVER_E2E_BIN_DIR at a directory holding all three", path, k8sVersion, karmadaVersion)
 		}
 	}
-	return dir, nil
+	return b, nil
 }
 
-func startEnv(bin string) (*apiEnv, error) {
+func startEnv(b binaries) (*apiEnv, error) {
 	dir, err := os.MkdirTemp("", "failover-e2e-")
 	if err != nil {
 		return nil, err
 	}
-	e := &apiEnv{dir: dir}
+	e := &apiEnv{dir: dir, bin: b}
+	bin := b.dir
 
 	clientPort, peerPort, apiPort, err := freePorts()
 	if err != nil {
@@ -312,6 +329,18 @@ func (e *apiEnv) start(name, path string, args ...string) error {
 	return nil
 }
 
+// terminate sends the process SIGTERM and kills it if it has not exited
+// within grace; a process that has exited already is left as it is.
+func (p *process) terminate(grace time.Duration) {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
 // waitHTTP polls url until it answers 200, failing early if the process
 // behind it exits.
 func (e *apiEnv) waitHTTP(name, url string, tlsConfig *tls.Config, token string) error {
@@ -414,14 +443,7 @@ func (e *apiEnv) createCRDs(ctx context.Context, files []string, served ...schem
 // unless FAILOVER_E2E_KEEP is set.
 func (e *apiEnv) stop() {
 	for i := len(e.procs) - 1; i >= 0; i-- {
-		p := e.procs[i]
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(15 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
+		e.procs[i].terminate(15 * time.Second)
 	}
 	if os.Getenv("FAILOVER_E2E_KEEP") != "" {
 		fmt.Fprintf(os.Stderr, "e2e: kept logs and kubeconfig in %s\n", e.dir)

@@ -156,6 +156,13 @@ type forkOptions struct {
 	Rate                         ratelimit.Config
 	EnableNoExecuteTaintEviction bool
 	GracefulEvictionTimeout      time.Duration
+	// NoLedger turns off the ledger of evictions in flight
+	// (--eviction-capacity-hold=0).
+	NoLedger bool
+	// StatusPeriod is how often the test reports the Clusters' resource
+	// summaries (Karmada's --cluster-status-update-frequency); 0: the
+	// default.
+	StatusPeriod time.Duration
 }
 
 // forkRun is one replica of the fork, started in-process.
@@ -210,9 +217,12 @@ func (s *suite) start(name string, opts forkOptions, newClient func(client.Clien
 	require.NoError(t, err)
 	eviction, err := controllers.NewEvictionController(controllers.EvictionOptions{
 		Rate: opts.Rate, EnableNoExecuteTaintEviction: opts.EnableNoExecuteTaintEviction, Registerer: reg,
+		DisableLedger: opts.NoLedger, ClusterStatusUpdateFrequency: opts.StatusPeriod,
 	})
 	require.NoError(t, err)
-	graceful, err := controllers.NewGracefulEvictionController(controllers.GracefulEvictionOptions{Timeout: opts.GracefulEvictionTimeout})
+	graceful, err := controllers.NewGracefulEvictionController(controllers.GracefulEvictionOptions{
+		Timeout: opts.GracefulEvictionTimeout, Ledger: eviction.Ledger(), ClusterStatusUpdateFrequency: opts.StatusPeriod,
+	})
 	require.NoError(t, err)
 	require.NoError(t, taints.SetupWithManager(mgr))
 	require.NoError(t, eviction.SetupWithManager(mgr))
@@ -373,14 +383,23 @@ func taskKey(kind string, o client.Object, cluster string) string {
 // watchTasks starts recording the tasks of the suite's bindings until the
 // test ends.
 func (s *suite) watchTasks() *taskLog {
+	s.t.Helper()
+	l := &taskLog{seen: map[string]workv1alpha2.GracefulEvictionTask{}}
+	s.watch(l.record, &workv1alpha2.ResourceBindingList{}, &workv1alpha2.ClusterResourceBindingList{})
+	return l
+}
+
+// watch calls record with every object of the suite, of the kinds of lists,
+// that a watch delivers, until the test ends.
+func (s *suite) watch(record func(runtime.Object), lists ...client.ObjectList) {
 	t := s.t
 	t.Helper()
 	wc, err := client.NewWithWatch(env.config, client.Options{Scheme: scheme(t)})
 	require.NoError(t, err)
-	l := &taskLog{seen: map[string]workv1alpha2.GracefulEvictionTask{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	for _, list := range []client.ObjectList{&workv1alpha2.ResourceBindingList{}, &workv1alpha2.ClusterResourceBindingList{}} {
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	for _, list := range lists {
 		w, err := wc.Watch(ctx, list, client.MatchingLabels(s.labels()))
 		require.NoError(t, err)
 		wg.Go(func() {
@@ -393,13 +412,11 @@ func (s *suite) watchTasks() *taskLog {
 					if !ok {
 						return
 					}
-					l.record(ev.Object)
+					record(ev.Object)
 				}
 			}
 		})
 	}
-	t.Cleanup(func() { cancel(); wg.Wait() })
-	return l
 }
 
 func (l *taskLog) record(obj runtime.Object) {

@@ -32,10 +32,12 @@ func rate(primary, secondary float64) ratelimit.Config {
 // the example's deploy/rbac.yaml binds (the API server enforces RBAC). The
 // subtests run in parallel, each on its own labelled objects, and the test
 // plays Karmada's scheduler and member clusters: it writes spec.clusters and
-// status.aggregatedStatus.
+// status.aggregatedStatus; in the closed-loop subtests Karmada's own
+// karmada-scheduler places the bindings instead.
 func TestKarmadaFork(t *testing.T) {
 	noLeaks(t)
 	applyForkManifests(t)
+	startKarmadaScheduler(t)
 
 	// Alone, before the parallel subtests: the program sees every object.
 	t.Run("the binary from a kubeconfig with deploy/rbac.yaml's rights", testForkBinary)
@@ -149,5 +151,13 @@ func TestKarmadaFork(t *testing.T) {
 	t.Run("region down: its bindings leave at the primary rate under --disruption-domain=region", func(t *testing.T) {
 		t.Parallel()
 		testRegionOutage(t)
+	})
+	t.Run("closed loop with karmada-scheduler: taint, evict, reschedule across regions, tasks cleared; nowhere to go: kept", func(t *testing.T) {
+		t.Parallel()
+		testClosedLoop(t)
+	})
+	t.Run("closed loop, regional outage: with the ledger no survivor gets more than its room", func(t *testing.T) {
+		t.Parallel()
+		testRegionalOutageLoop(t)
 	})
 }

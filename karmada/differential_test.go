@@ -72,8 +72,11 @@ const (
 
 // genFleet makes 2 to 10 clusters as Karmada's API server stores them (the
 // deprecated spec.zone migrated into spec.zones), some missing a provider,
-// region or zone, some tainted (NoSchedule, or NoExecute: failed or drained
-// for maintenance), each with a resource summary or none yet.
+// region or zone, some tainted (NoSchedule, or NoExecute: drained for
+// maintenance, or recovering: Ready again, the taint policy's not-ready
+// taint kept through its removal window, the cluster controller's
+// NoSchedule one gone), each with a resource summary or none yet. genCase
+// fails some of them later (fail).
 func genFleet(s source) []*clusterv1alpha1.Cluster {
 	n := 2 + s.intn(9)
 	out := make([]*clusterv1alpha1.Cluster, n)
@@ -316,12 +319,18 @@ func genCase(s source) *diffCase {
 	return &diffCase{before: before, after: after, spec: spec, observed: observed, evicting: evicting}
 }
 
-// fail gives c what Karmada's cluster controller gives an unreachable
-// cluster: Ready False and the not-ready NoExecute taint.
+// fail gives c what a failed cluster has in Karmada v1.18: Ready False;
+// from its cluster controller, the not-ready NoSchedule taint
+// (taintClusterByCondition adds it whatever other taints the cluster has,
+// and no default toleration tolerates it); and from a ClusterTaintPolicy on
+// Ready False, the not-ready NoExecute taint that evicts (v1.18's cluster
+// controller adds no NoExecute taint itself).
 func fail(c *clusterv1alpha1.Cluster) {
 	c.Status.Conditions = []metav1.Condition{{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionFalse}}
-	if !slices.ContainsFunc(c.Spec.Taints, func(t corev1.Taint) bool { return t.Effect == corev1.TaintEffectNoExecute }) {
-		c.Spec.Taints = append(c.Spec.Taints, corev1.Taint{Key: notReadyKey, Effect: corev1.TaintEffectNoExecute, TimeAdded: ptr.To(metav1.Unix(0, 0))})
+	for _, effect := range []corev1.TaintEffect{corev1.TaintEffectNoSchedule, corev1.TaintEffectNoExecute} {
+		if !slices.ContainsFunc(c.Spec.Taints, func(t corev1.Taint) bool { return t.Key == notReadyKey && t.Effect == effect }) {
+			c.Spec.Taints = append(c.Spec.Taints, corev1.Taint{Key: notReadyKey, Effect: effect, TimeAdded: ptr.To(metav1.Unix(0, 0))})
+		}
 	}
 }
 

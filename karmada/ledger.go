@@ -24,8 +24,8 @@ const DefaultHold = 5 * time.Minute
 
 // Ledger holds room for the evictions a pre-scheduling check approved until
 // the clusters' resource summaries show their replicas placed, their
-// graceful eviction task ends ([Ledger.Release]), or a hold passes
-// ([WithHold], default [DefaultHold]).
+// graceful eviction task ends ([Ledger.ReleaseAt] the summaries' next
+// report), or a hold passes ([WithHold], default [DefaultHold]).
 //
 // Resource summaries lag behind the scheduler, so checks run one after
 // another all see the same room, and so does the scheduler: Karmada issue
@@ -40,7 +40,12 @@ const DefaultHold = 5 * time.Minute
 // approves at most what the clusters the scheduler picks can take; the rest
 // wait until the summaries catch up, when the scheduler (and the check)
 // pick other clusters. A cluster nothing is held on is left to the check:
-// the ledger holds back only for room taken by evictions in flight.
+// the ledger holds back only for room taken by evictions in flight. Only
+// evictions the scheduler places by room are held back
+// (prescheduling.Result.PlacedByRoom): a Duplicated or static weight
+// placement lands on the same clusters whatever their room, so waiting
+// would only delay it; its moves are held all the same, as they take room
+// from the evictions placed by it.
 //
 // The room held is the moves' replicas and their resource requests, as
 // Karmada's own scheduler deducts its in-flight assumptions from a summary
@@ -110,21 +115,27 @@ func NewLedger(opts ...LedgerOption) (*Ledger, error) {
 	return l, nil
 }
 
-// Admit decides, at now, whether the eviction key (the binding's key, as an
-// eviction queue names it) that the check answered r may go ahead, given
-// the room the evictions in flight will take. clusters are the fleet's
-// Clusters, read now (their resource summaries), and req the binding's
-// spec.replicaRequirements, as for [Capacity].
+// Admit decides, at now, whether the eviction key that the check answered
+// r may go ahead, given the room the evictions in flight will take. key
+// names the eviction: the binding's key, as an eviction queue names it,
+// and, where one binding may leave several clusters at once, the cluster
+// (the library's eviction controller holds room per graceful eviction
+// task). clusters are the fleet's Clusters, read now (their resource
+// summaries), and req the binding's spec.replicaRequirements, as for
+// [Capacity].
 //
 // An infeasible r comes back as it is. A feasible r whose moves fit in the
 // room left on each cluster they go to comes back as it is, and the room is
 // held for key (replacing what was held for it before). Otherwise the answer
 // is infeasible with Code prescheduling.AwaitingCapacity, a Reason naming
-// the clusters short of room, and RetryAfter: the eviction should be tried
-// again later, not abandoned. In an eviction queue's handler, return a plain
-// error for it (the queue retries with backoff; give the queue enough
-// retries to outlast the hold) and evictionqueue.Abandon for the other
-// infeasible codes; call Release when the eviction then fails.
+// the clusters short of room, and RetryAfter, when the hold of the first
+// eviction in the way passes: the eviction should be tried again, not
+// abandoned, and sooner than that, since the room frees as soon as the
+// summaries show the replicas in flight placed, which only a later Admit
+// sees. In an eviction queue's handler, return
+// evictionqueue.RetryAfter(min(RetryAfter, how often the summaries are
+// reported), err) for it and evictionqueue.Abandon for the other infeasible
+// codes; call Release when the eviction then fails.
 func (l *Ledger) Admit(now time.Time, key string, r prescheduling.Result, clusters []clusterv1alpha1.Cluster, req *workv1alpha2.ReplicaRequirements) prescheduling.Result {
 	if !r.Feasible {
 		return r
@@ -140,6 +151,9 @@ func (l *Ledger) Admit(now time.Time, key string, r prescheduling.Result, cluste
 	var short []string
 	var retry time.Time
 	for _, m := range r.Moves {
+		if !r.PlacedByRoom {
+			break // lands there whatever the room
+		}
 		b := l.clusters[m.Name]
 		others := b.heldExcept(key)
 		if len(others) == 0 {
@@ -195,6 +209,20 @@ func (l *Ledger) Release(key string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.remove(key)
+}
+
+// ReleaseAt gives back the room held for key at at, if the hold would not
+// end sooner: for an eviction whose graceful eviction task ended, at the
+// summaries' next report. The replicas then run where they went, but the
+// summaries may not show them yet; released at once, their room would be
+// counted again by the evictions checked meanwhile. ReleaseAt of a key
+// nothing is held for does nothing.
+func (l *Ledger) ReleaseAt(key string, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if h := l.byKey[key]; h != nil && at.Before(h.until) {
+		h.until = at
+	}
 }
 
 // Held returns the replicas held on each cluster at now, by name: for a

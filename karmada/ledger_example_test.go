@@ -76,7 +76,9 @@ func ExampleLedger() {
 			fmt.Printf("%s: evicted, to %v\n", name, res.Moves)
 			return nil
 		case res.Code == prescheduling.AwaitingCapacity:
-			// Retried: a plain error makes the queue try again later.
+			// Retried, not abandoned: in a real handler,
+			// evictionqueue.RetryAfter(min(res.RetryAfter, how often
+			// the summaries are reported), err).
 			return fmt.Errorf("%s: %s (retry within %v)", name, res.Reason, res.RetryAfter)
 		default:
 			// Nowhere to go at all: evictionqueue.Abandon in a real handler.

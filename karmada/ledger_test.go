@@ -152,7 +152,7 @@ func TestLedgerHoldsRoomUntilReleasedOrExpired(t *testing.T) {
 	assert.True(t, admit("a", now.Add(20*time.Second)).Feasible, "admitting a again replaces what was held for it")
 	assert.Equal(t, map[string]int64{"big": 2}, ledger.Held(now.Add(20*time.Second)))
 
-	ledger.Release("default/b") // b's eviction failed, or its task ended
+	ledger.Release("default/b") // b's eviction failed
 	ledger.Release("default/nothing")
 	assert.True(t, admit("c", now.Add(30*time.Second)).Feasible)
 	assert.False(t, admit("d", now.Add(30*time.Second)).Feasible)
@@ -165,6 +165,25 @@ func TestLedgerHoldsRoomUntilReleasedOrExpired(t *testing.T) {
 
 // The summaries show replicas placed when the cluster's pods grow by them:
 // the room is held no longer, and the summary itself counts them.
+// An eviction whose task ended is held until the summaries' next report,
+// never longer than its hold.
+func TestLedgerReleaseAt(t *testing.T) {
+	now := time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
+	fleet := []*clusterv1alpha1.Cluster{member("lost", "R1", 0, failed), survivor("big", 2, 0)}
+	ledger, err := karmada.NewLedger(karmada.WithHold(time.Minute))
+	require.NoError(t, err)
+	for _, name := range []string{"a", "b"} {
+		spec := oneReplica(name)
+		require.True(t, ledger.Admit(now, name, check(t, spec, fleet), values(fleet), spec.ReplicaRequirements).Feasible)
+	}
+	ledger.ReleaseAt("a", now.Add(10*time.Second))
+	ledger.ReleaseAt("b", now.Add(time.Hour)) // later than its hold: no change
+	ledger.ReleaseAt("nothing", now)
+	assert.Equal(t, map[string]int64{"big": 2}, ledger.Held(now.Add(9*time.Second)))
+	assert.Equal(t, map[string]int64{"big": 1}, ledger.Held(now.Add(10*time.Second)))
+	assert.Empty(t, ledger.Held(now.Add(time.Minute)))
+}
+
 func TestLedgerReleasesWhatTheSummariesShow(t *testing.T) {
 	now := time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
 	ledger, err := karmada.NewLedger()
@@ -184,18 +203,37 @@ func TestLedgerReleasesWhatTheSummariesShow(t *testing.T) {
 	assert.Equal(t, map[string]int64{"big": 1}, ledger.Held(now))
 }
 
-// Where nothing is held, the ledger leaves the judgement to the check: a
-// static weight division the scheduler makes whatever the room goes ahead.
+// Where nothing is held, the ledger leaves the judgement to the check: an
+// answer sending more replicas than the summary shows room for goes ahead
+// (the check has its reasons: a capacity it does not know, say).
 func TestLedgerDefersToTheCheckWhereNothingIsHeld(t *testing.T) {
 	ledger, err := karmada.NewLedger()
 	require.NoError(t, err)
-	r := prescheduling.Result{Feasible: true, Code: prescheduling.Feasible, Moves: []failover.TargetCluster{{Name: "big", Replicas: 9}}}
+	r := prescheduling.Result{Feasible: true, Code: prescheduling.Feasible, Moves: []failover.TargetCluster{{Name: "big", Replicas: 9}}, PlacedByRoom: true}
 	fleet := []clusterv1alpha1.Cluster{*survivor("big", 2, 0)}
 	got := ledger.Admit(time.Now(), "x", r, fleet, oneReplica("x").ReplicaRequirements)
 	assert.Equal(t, r, got)
 
 	infeasible := prescheduling.Result{Code: prescheduling.NoEligibleCluster, Reason: "no eligible cluster"}
 	assert.Equal(t, infeasible, ledger.Admit(time.Now(), "y", infeasible, fleet, nil), "an infeasible answer comes back as it is")
+}
+
+// An eviction the scheduler places whatever the room (Duplicated, static
+// weights) is never held back, as waiting would not change where it goes,
+// but its replicas are held: they take room from the evictions placed by it.
+func TestLedgerHoldsBackOnlyWhatIsPlacedByRoom(t *testing.T) {
+	now := time.Now()
+	ledger, err := karmada.NewLedger()
+	require.NoError(t, err)
+	fleet := []clusterv1alpha1.Cluster{*survivor("big", 2, 0)}
+	req := oneReplica("x").ReplicaRequirements
+	static := prescheduling.Result{Feasible: true, Code: prescheduling.Feasible, Moves: []failover.TargetCluster{{Name: "big", Replicas: 2}}}
+	assert.True(t, ledger.Admit(now, "a", static, fleet, req).Feasible)
+	assert.True(t, ledger.Admit(now, "b", static, fleet, req).Feasible, "held back although the scheduler puts it on big whatever the room")
+	assert.Equal(t, map[string]int64{"big": 4}, ledger.Held(now))
+	byRoom := prescheduling.Result{Feasible: true, Code: prescheduling.Feasible, Moves: []failover.TargetCluster{{Name: "big", Replicas: 1}}, PlacedByRoom: true}
+	got := ledger.Admit(now, "c", byRoom, fleet, req)
+	assert.Equal(t, prescheduling.AwaitingCapacity, got.Code, "big's room is taken by the static evictions in flight")
 }
 
 func TestNewLedgerRejectsBadOptions(t *testing.T) {

@@ -59,6 +59,13 @@ type Result struct {
 	// that counts room taken by evictions in flight reserves these; see
 	// karmada.Ledger. A workload without replicas moves none.
 	Moves []failover.TargetCluster
+	// PlacedByRoom, when Feasible, is true when the scheduler picks the
+	// Moves by the clusters' room: a Divided placement by Aggregated or
+	// dynamic weights, which its estimator decides. Room that evictions in
+	// flight will take there changes where it puts this one (see
+	// karmada.Ledger). A Duplicated or static weight placement lands on the
+	// same clusters whatever their room.
+	PlacedByRoom bool
 	// AffinityName is the first clusterAffinities term that is feasible;
 	// empty without clusterAffinities or when none is.
 	AffinityName string

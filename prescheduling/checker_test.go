@@ -442,3 +442,31 @@ func TestNewCheckerRejectsBadOptions(t *testing.T) {
 	require.NoError(t, err, "a nil option is skipped")
 	assert.NotNil(t, c)
 }
+
+// PlacedByRoom says whether the scheduler picks the Moves by room: only an
+// Aggregated or dynamically weighted division does.
+func TestCheckPlacedByRoom(t *testing.T) {
+	dynamic := &ReplicaSchedulingStrategy{ReplicaSchedulingType: ReplicaSchedulingTypeDivided,
+		ReplicaDivisionPreference: ReplicaDivisionPreferenceWeighted, WeightPreference: &ClusterPreferences{DynamicWeight: DynamicWeightByAvailableReplicas}}
+	for _, tc := range []struct {
+		name string
+		rs   *ReplicaSchedulingStrategy
+		want bool
+	}{
+		{"Duplicated", nil, false},
+		{"Divided, static weights (none: evenly)", divided, false},
+		{"Divided, Aggregated", aggregated, true},
+		{"Divided, dynamic weights", dynamic, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := mustChecker().Check(Request{
+				Placement: Placement{ReplicaScheduling: tc.rs},
+				Scheduled: []failover.TargetCluster{{Name: "a1", Replicas: 2}, {Name: "a2", Replicas: 2}},
+				Evicting:  []string{"a1"},
+			}, threeRegionsUS)
+			require.True(t, got.Feasible, got.Reason)
+			require.NotEmpty(t, got.Moves)
+			assert.Equal(t, tc.want, got.PlacedByRoom)
+		})
+	}
+}

@@ -146,6 +146,7 @@ func (s *scan) judgeDivided(ti int, m *model, receivers []*node, r Result) Resul
 		}
 	}
 	r.Feasible, r.Code, r.Moves = true, Feasible, moves(receivers)
+	r.PlacedByRoom = m.p.division == divideAggregated || m.p.division == divideDynamicWeight
 	r.Reason = fmt.Sprintf("%sfeasible: %s can take %s%s", prefix, list(nodeNames(sortedNodes(receivers)), 5), s.evictedWhat(), noteOf(notes...))
 	return r
 }

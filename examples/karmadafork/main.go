@@ -125,16 +125,24 @@ func setup(mgr ctrl.Manager, f *flags) error {
 	if err != nil {
 		return err
 	}
+	// One ledger of the evictions in flight: the eviction controller
+	// holds room, the graceful eviction controller gives it back.
+	ledger, err := f.failover.Ledger()
+	if err != nil {
+		return err
+	}
 	eviction, err := controllers.NewEvictionController(controllers.EvictionOptions{
 		Rate:                            f.failover.Rate,
 		EnableNoExecuteTaintEviction:    f.clusterFailover.EnableNoExecuteTaintEviction,
 		NoExecuteTaintEvictionPurgeMode: failover.PurgeMode(f.clusterFailover.NoExecuteTaintEvictionPurgeMode),
 		Workers:                         f.failover.EvictionWorkers,
+		Ledger:                          ledger,
+		DisableLedger:                   ledger == nil,
 	})
 	if err != nil {
 		return err
 	}
-	graceful, err := controllers.NewGracefulEvictionController(controllers.GracefulEvictionOptions{Timeout: f.gracefulEvict})
+	graceful, err := controllers.NewGracefulEvictionController(controllers.GracefulEvictionOptions{Timeout: f.gracefulEvict, Ledger: ledger})
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,8 @@ package controllermanager
 import (
 	"fmt"
 	"strconv"
+	"sync"
+	"time"
 
 	controllerscontext "github.com/karmada-io/karmada/pkg/controllers/context"
 	"github.com/karmada-io/karmada/pkg/features"
@@ -68,12 +70,36 @@ type Options struct {
 	// EvictionWorkers is --eviction-workers: the handler goroutines of
 	// each eviction queue, paced together by the one rate.
 	EvictionWorkers int
+	// CapacityHold is --eviction-capacity-hold: how long the Ledger the
+	// two eviction controllers share holds the room an approved eviction
+	// will take, at most (karmada.WithHold); 0 turns the Ledger off.
+	CapacityHold time.Duration
+
+	ledgerOnce sync.Once
+	ledger     *karmada.Ledger
+	ledgerErr  error
 }
 
-// NewOptions returns the defaults: ratelimit.DefaultConfig() and one
-// worker per queue.
+// NewOptions returns the defaults: ratelimit.DefaultConfig(), one worker
+// per queue and room held for karmada.DefaultHold.
 func NewOptions() *Options {
-	return &Options{Rate: ratelimit.DefaultConfig(), EvictionWorkers: 1}
+	return &Options{Rate: ratelimit.DefaultConfig(), EvictionWorkers: 1, CapacityHold: karmada.DefaultHold}
+}
+
+// Ledger is the one karmada.Ledger of the evictions in flight that
+// StartEvictionController and StartGracefulEvictionController share,
+// whichever Karmada starts first: built on the first call, after the flags
+// are parsed, from CapacityHold. Nil when CapacityHold is 0.
+func (o *Options) Ledger() (*karmada.Ledger, error) {
+	o.ledgerOnce.Do(func() {
+		switch {
+		case o.CapacityHold < 0:
+			o.ledgerErr = fmt.Errorf("failover: --eviction-capacity-hold %v: must not be negative (0 turns it off)", o.CapacityHold)
+		case o.CapacityHold > 0:
+			o.ledger, o.ledgerErr = karmada.NewLedger(karmada.WithHold(o.CapacityHold))
+		}
+	})
+	return o.ledger, o.ledgerErr
 }
 
 // AddFlags adds the failover section's flags to fs. karmada is the flag set
@@ -95,6 +121,11 @@ func (o *Options) AddFlags(fs, karmada *pflag.FlagSet) {
 	fs.IntVar(&o.EvictionWorkers, "eviction-workers", o.EvictionWorkers,
 		"Handler goroutines of each of the two eviction queues (ResourceBinding, ClusterResourceBinding). "+
 			"One rate paces all of them together.")
+	fs.DurationVar(&o.CapacityHold, "eviction-capacity-hold", o.CapacityHold,
+		"How long the room an approved eviction will take on the clusters the scheduler puts its replicas on stays held, at most: "+
+			"until their resource summaries show the replicas placed or the eviction's graceful eviction task ends. "+
+			"An eviction the scheduler would put where the room left is short waits meanwhile. "+
+			"0 turns it off: evictions checked one after another all count the same room.")
 }
 
 // StartEvictionController is the controller table's init function of the
@@ -115,7 +146,11 @@ func (o *Options) StartEvictionController(ctx controllerscontext.Context) (enabl
 		return false, fmt.Errorf("failover: %s replaces Karmada's taint manager, which is on too "+
 			"(--enable-taint-manager=true, its default, and the Failover feature gate): set --enable-taint-manager=false", EvictionControllerName)
 	}
-	c, err := controllers.NewEvictionController(o.evictionOptions(ctx.Opts))
+	opts, err := o.evictionOptions(ctx.Opts)
+	if err != nil {
+		return false, err
+	}
+	c, err := controllers.NewEvictionController(opts)
 	if err != nil {
 		return false, err
 	}
@@ -123,21 +158,27 @@ func (o *Options) StartEvictionController(ctx controllerscontext.Context) (enabl
 }
 
 // evictionOptions are the EvictionController's options: the failover
-// section's and Karmada's own.
-func (o *Options) evictionOptions(karmadaOpts controllerscontext.Options) controllers.EvictionOptions {
+// section's and Karmada's own. The Ledger is checked again whenever the
+// cluster status controller reports the summaries that free its room
+// (--cluster-status-update-frequency).
+func (o *Options) evictionOptions(karmadaOpts controllerscontext.Options) (controllers.EvictionOptions, error) {
 	cf := karmadaOpts.ClusterFailoverConfiguration
 	rate := o.Rate
 	// Karmada's flag is a float32: take its shortest decimal, as typed
 	// (0.1, not 0.10000000149011612). FormatFloat's output always parses
 	// (NaN and infinities too, which the Limiter's Validate rejects).
 	rate.ResourceEvictionRate, _ = strconv.ParseFloat(strconv.FormatFloat(float64(cf.ResourceEvictionRate), 'g', -1, 32), 64)
+	ledger, err := o.Ledger()
 	return controllers.EvictionOptions{
 		Rate:                            rate,
 		EnableNoExecuteTaintEviction:    cf.EnableNoExecuteTaintEviction,
 		NoExecuteTaintEvictionPurgeMode: karmada.EvictionPurgeMode(nil, cf.NoExecuteTaintEvictionPurgeMode),
 		StatefulFailoverInjection:       features.FeatureGate.Enabled(features.StatefulFailoverInjection),
 		Workers:                         o.EvictionWorkers,
-	}
+		Ledger:                          ledger,
+		DisableLedger:                   ledger == nil,
+		ClusterStatusUpdateFrequency:    karmadaOpts.ClusterStatusUpdateFrequency.Duration,
+	}, err
 }
 
 // StartGracefulEvictionController is the controller table's init function
@@ -150,8 +191,14 @@ func (o *Options) StartGracefulEvictionController(ctx controllerscontext.Context
 		return false, fmt.Errorf("failover: %s replaces Karmada's %s controllers, which are on too (they are by default): "+
 			"add -%s to --controllers", GracefulEvictionControllerName, KarmadaGracefulEvictionController, KarmadaGracefulEvictionController)
 	}
+	ledger, err := o.Ledger()
+	if err != nil {
+		return false, err
+	}
 	c, err := controllers.NewGracefulEvictionController(controllers.GracefulEvictionOptions{
-		Timeout: ctx.Opts.GracefulEvictionTimeout.Duration,
+		Timeout:                      ctx.Opts.GracefulEvictionTimeout.Duration,
+		Ledger:                       ledger,
+		ClusterStatusUpdateFrequency: ctx.Opts.ClusterStatusUpdateFrequency.Duration,
 	})
 	if err != nil {
 		return false, err

@@ -66,7 +66,7 @@ func TestFlagSection(t *testing.T) {
 	failoverSection := fss.FlagSets[FlagSection].FlagUsages()
 	karmadaSection := fss.FlagSets["cluster failover"].FlagUsages()
 	for _, f := range []string{"--secondary-resource-eviction-rate", "--unhealthy-cluster-threshold",
-		"--large-cluster-num-threshold", "--disruption-domain", "--eviction-workers"} {
+		"--large-cluster-num-threshold", "--disruption-domain", "--eviction-workers", "--eviction-capacity-hold"} {
 		assert.Contains(t, failoverSection, f)
 		assert.NotContains(t, karmadaSection, f)
 	}
@@ -75,13 +75,14 @@ func TestFlagSection(t *testing.T) {
 
 	require.NoError(t, cmd.Parse([]string{"--resource-eviction-rate=0.1", "--secondary-resource-eviction-rate=0.02",
 		"--unhealthy-cluster-threshold=0.4", "--large-cluster-num-threshold=20", "--disruption-domain=region",
-		"--eviction-workers=4", "--enable-no-execute-taint-eviction"}))
+		"--eviction-workers=4", "--enable-no-execute-taint-eviction", "--eviction-capacity-hold=2m"}))
 	assert.Equal(t, float32(0.1), karmadaOpts.ResourceEvictionRate)
 	assert.True(t, karmadaOpts.EnableNoExecuteTaintEviction)
 	want := ratelimit.Config{ResourceEvictionRate: 0.1, SecondaryResourceEvictionRate: 0.02, UnhealthyClusterThreshold: 0.4,
 		LargeClusterNumThreshold: 20, DisruptionDomain: ratelimit.DomainRegion}
 	assert.Equal(t, want, o.Rate)
 	assert.Equal(t, 4, o.EvictionWorkers)
+	assert.Equal(t, 2*time.Minute, o.CapacityHold)
 }
 
 // Outside Karmada (no "cluster failover" section) the section defines
@@ -101,13 +102,24 @@ func TestEvictionOptions(t *testing.T) {
 	require.NoError(t, cmd.Parse([]string{"--resource-eviction-rate=0.1", "--enable-no-execute-taint-eviction",
 		"--no-execute-taint-eviction-purge-mode=Directly", "--eviction-workers=3"}))
 	featuregatetesting.SetFeatureGateDuringTest(t, features.FeatureGate, features.StatefulFailoverInjection, true)
-	got := o.evictionOptions(controllerscontext.Options{ClusterFailoverConfiguration: *karmadaOpts})
+	got, err := o.evictionOptions(controllerscontext.Options{ClusterFailoverConfiguration: *karmadaOpts,
+		ClusterStatusUpdateFrequency: metav1.Duration{Duration: 3 * time.Second}})
+	require.NoError(t, err)
 	assert.Equal(t, 0.1, got.Rate.ResourceEvictionRate, "the float32 flag's value as typed")
 	assert.Equal(t, ratelimit.DefaultConfig().SecondaryResourceEvictionRate, got.Rate.SecondaryResourceEvictionRate)
 	assert.True(t, got.EnableNoExecuteTaintEviction)
 	assert.Equal(t, failover.PurgeModeDirectly, got.NoExecuteTaintEvictionPurgeMode)
 	assert.True(t, got.StatefulFailoverInjection)
 	assert.Equal(t, 3, got.Workers)
+	// The ledger is on by default, the one the graceful eviction
+	// controller gets too, and checked again as often as Karmada's cluster
+	// status controller reports the summaries.
+	ledger, err := o.Ledger()
+	require.NoError(t, err)
+	require.NotNil(t, ledger)
+	assert.Same(t, ledger, got.Ledger)
+	assert.False(t, got.DisableLedger)
+	assert.Equal(t, 3*time.Second, got.ClusterStatusUpdateFrequency)
 
 	// Karmada's defaults: no NoExecute eviction, Gracefully. A purge mode
 	// Karmada's validation lets through while NoExecute eviction is off
@@ -116,13 +128,38 @@ func TestEvictionOptions(t *testing.T) {
 	require.NoError(t, cmd.Parse([]string{"--no-execute-taint-eviction-purge-mode=Whenever"}))
 	require.Empty(t, karmadaOpts.Validate())
 	featuregatetesting.SetFeatureGateDuringTest(t, features.FeatureGate, features.StatefulFailoverInjection, false)
-	got = o.evictionOptions(controllerscontext.Options{ClusterFailoverConfiguration: *karmadaOpts})
+	got, err = o.evictionOptions(controllerscontext.Options{ClusterFailoverConfiguration: *karmadaOpts})
+	require.NoError(t, err)
 	assert.False(t, got.EnableNoExecuteTaintEviction)
 	assert.Equal(t, failover.PurgeModeGracefully, got.NoExecuteTaintEvictionPurgeMode)
 	assert.False(t, got.StatefulFailoverInjection)
 	assert.Equal(t, 0.5, got.Rate.ResourceEvictionRate)
-	_, err := controllers.NewEvictionController(got)
+	_, err = controllers.NewEvictionController(got)
 	assert.NoError(t, err)
+}
+
+// --eviction-capacity-hold=0 turns the ledger off for both controllers; a
+// negative hold is an error naming the flag, from either init function.
+func TestCapacityHold(t *testing.T) {
+	_, karmadaOpts, o, cmd := karmadaFlags()
+	require.NoError(t, cmd.Parse([]string{"--eviction-capacity-hold=0"}))
+	got, err := o.evictionOptions(controllerscontext.Options{ClusterFailoverConfiguration: *karmadaOpts})
+	require.NoError(t, err)
+	assert.Nil(t, got.Ledger)
+	assert.True(t, got.DisableLedger)
+	c, err := controllers.NewEvictionController(got)
+	require.NoError(t, err)
+	assert.Nil(t, c.Ledger())
+
+	_, _, o, cmd = karmadaFlags()
+	require.NoError(t, cmd.Parse([]string{"--eviction-capacity-hold=-1s"}))
+	_, err = o.Ledger()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--eviction-capacity-hold -1s")
+	ctx := controllerscontext.Context{Mgr: newManager(t), Context: t.Context(), Opts: controllerscontext.Options{Controllers: []string{"*", "-gracefulEviction"}}}
+	enabled, err := o.StartGracefulEvictionController(ctx)
+	assert.False(t, enabled)
+	assert.ErrorContains(t, err, "--eviction-capacity-hold")
 }
 
 // newManager is a manager that knows Karmada's kinds without an API

@@ -11,11 +11,13 @@
 //     tolerationSeconds, Karmada's --enable-no-execute-taint-eviction and
 //     the applied placement's tolerations; one evictionqueue.Queue per
 //     binding kind on one ratelimit.Limiter whose rate follows fleet health;
-//     the pre-scheduling check; the graceful eviction task written as
-//     Karmada writes it.
+//     the pre-scheduling check, and a karmada.Ledger of the room evictions
+//     in flight will take; the graceful eviction task written as Karmada
+//     writes it.
 //   - [GracefulEvictionController] replaces Karmada's gracefulEviction
 //     controllers: gracefulevict.Assessor on ResourceBindings and
-//     ClusterResourceBindings.
+//     ClusterResourceBindings; a task that ends gives its room back to the
+//     Ledger.
 //
 // Each is built by its New function from options whose zero values are
 // Karmada's defaults, and added with SetupWithManager. The glue they share
@@ -33,6 +35,10 @@
 //     cluster that is no longer faulty cancels its queued items.
 //   - Nothing is evicted where the pre-scheduling check finds no target;
 //     the binding gets a Warning Event saying why.
+//   - Evictions checked one after another do not all count the same room:
+//     one the scheduler would put where evictions already approved will
+//     take the room waits (a Warning Event AwaitingCapacity) and is tried
+//     again until the resource summaries catch up (EvictionOptions.Ledger).
 //   - Only the leader acts: the queues and controllers run under the
 //     manager's leader election.
 package controllers

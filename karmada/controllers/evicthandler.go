@@ -81,10 +81,22 @@ func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 			return evictionqueue.Abandon(err) // the same options fail every time
 		}
 		res := checker.Check(req, fleet)
+		// One eviction per graceful eviction task: a binding may leave
+		// several clusters, each with room of its own held.
+		hold := holdKey(it.Key, it.Cluster)
+		if ledger := c.opts.Ledger; ledger != nil {
+			res = ledger.Admit(c.opts.Clock.Now(), hold, res, clusters, spec.ReplicaRequirements)
+		}
 		if !res.Feasible {
 			c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(res.Code), eventActionEvict,
 				"not evicted from cluster %s: %s", it.Cluster, res.Reason)
-			return evictionqueue.Abandon(fmt.Errorf("controllers: %s from %s: %s", it.Key, it.Cluster, res.Reason))
+			why := fmt.Errorf("controllers: %s from %s: %s", it.Key, it.Cluster, res.Reason)
+			if res.Code == prescheduling.AwaitingCapacity {
+				// The room frees as the summaries catch up, which the
+				// Ledger learns only when asked again.
+				return evictionqueue.RetryAfter(min(res.RetryAfter, c.opts.ClusterStatusUpdateFrequency), why)
+			}
+			return evictionqueue.Abandon(why)
 		}
 
 		// Move the cluster into a graceful eviction task. On a conflict
@@ -128,6 +140,9 @@ func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 			return err
 		})
 		if err != nil || !moved {
+			if c.opts.Ledger != nil {
+				c.opts.Ledger.Release(hold) // nothing moves: the room is free
+			}
 			return client.IgnoreNotFound(err)
 		}
 		logger.Info("evicted", "why", d.Reason)
@@ -136,6 +151,11 @@ func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 		return nil
 	}
 }
+
+// holdKey names the room the Ledger holds for the eviction of the binding
+// key from cluster, which the graceful eviction task from cluster gives
+// back. No Kubernetes name holds "@".
+func holdKey(key, cluster string) string { return key + "@" + cluster }
 
 // task is the graceful eviction task for cluster, as Karmada v1.18's taint
 // manager writes it: producer TaintManager, reason TaintUntolerated, the

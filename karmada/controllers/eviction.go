@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,9 +14,16 @@ import (
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
+	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/metrics"
 	"github.com/failoverkit/failover/ratelimit"
 )
+
+// DefaultClusterStatusUpdateFrequency is Karmada's
+// --cluster-status-update-frequency: how often its cluster status
+// controller reports the Clusters' resource summaries, which free the room
+// the Ledger holds.
+const DefaultClusterStatusUpdateFrequency = 10 * time.Second
 
 // Queue names: the names Karmada v1.18's taint manager gives its two
 // queues, so the name label of the eviction series (Karmada's names,
@@ -62,6 +70,33 @@ type EvictionOptions struct {
 	// Clock is the clock of the decisions, the Limiter and the queues.
 	// Default the real clock.
 	Clock clock.WithTicker
+
+	// Ledger holds room on the clusters the scheduler will put evicted
+	// replicas on, for the evictions approved and not placed yet
+	// (karmada.Ledger). Resource summaries lag behind the scheduler, so
+	// without it evictions checked one after another all count the same
+	// room, and the scheduler puts them all where the summaries show most
+	// (Karmada issue 6518). With it, an eviction the scheduler would put
+	// where the room left is short waits (prescheduling.AwaitingCapacity):
+	// it is tried again, without counting a failure or using up the rate,
+	// until the summaries show the replicas in flight placed, their tasks
+	// end or their hold passes (karmada.WithHold). Both queues share it.
+	// Nil means a new karmada.Ledger holding for karmada.DefaultHold, unless
+	// DisableLedger is set. Give the GracefulEvictionController the same one
+	// (GracefulEvictionOptions.Ledger, from EvictionController.Ledger), so
+	// that a task that ends gives its room back at the summaries' next
+	// report.
+	Ledger *karmada.Ledger
+	// DisableLedger turns the Ledger off: every eviction the check finds
+	// feasible goes ahead at once, counting the room the summaries show.
+	DisableLedger bool
+	// ClusterStatusUpdateFrequency is how often Karmada's cluster status
+	// controller reports the Clusters' resource summaries (its
+	// --cluster-status-update-frequency): an eviction the Ledger holds back
+	// is checked again this often (at least the queues' backoff base, 1s),
+	// as the reports free the room. Default
+	// DefaultClusterStatusUpdateFrequency.
+	ClusterStatusUpdateFrequency time.Duration
 }
 
 // withDefaults validates o and fills in the defaults of its zero fields.
@@ -88,6 +123,22 @@ func (o EvictionOptions) withDefaults() (EvictionOptions, error) {
 	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
+	}
+	switch {
+	case o.DisableLedger && o.Ledger != nil:
+		return o, fmt.Errorf("controllers: EvictionOptions.Ledger is set and DisableLedger too: want one or the other")
+	case !o.DisableLedger && o.Ledger == nil:
+		l, err := karmada.NewLedger()
+		if err != nil {
+			return o, err
+		}
+		o.Ledger = l
+	}
+	if o.ClusterStatusUpdateFrequency < 0 {
+		return o, fmt.Errorf("controllers: EvictionOptions.ClusterStatusUpdateFrequency (--cluster-status-update-frequency) %v: must not be negative", o.ClusterStatusUpdateFrequency)
+	}
+	if o.ClusterStatusUpdateFrequency == 0 {
+		o.ClusterStatusUpdateFrequency = DefaultClusterStatusUpdateFrequency
 	}
 	return o, nil
 }
@@ -223,6 +274,11 @@ func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
 // Limiter is the Limiter that paces both queues; nil before
 // SetupWithManager.
 func (c *EvictionController) Limiter() *ratelimit.Limiter { return c.limiter }
+
+// Ledger is the Ledger of the evictions in flight, for
+// GracefulEvictionOptions.Ledger; nil when EvictionOptions.DisableLedger is
+// set.
+func (c *EvictionController) Ledger() *karmada.Ledger { return c.opts.Ledger }
 
 // Queue is the eviction queue named name (ResourceBindingQueue or
 // ClusterResourceBindingQueue); nil before SetupWithManager or for another

@@ -26,6 +26,7 @@ func ExampleNewEvictionController_badOptions() {
 		{Rate: region},
 		{NoExecuteTaintEvictionPurgeMode: failover.PurgeModeNever},
 		{Workers: -1},
+		{ClusterStatusUpdateFrequency: -time.Second},
 	} {
 		_, err := controllers.NewEvictionController(opts)
 		fmt.Println(err)
@@ -36,6 +37,7 @@ func ExampleNewEvictionController_badOptions() {
 	// ratelimit: DisruptionDomain (--disruption-domain) must be one of fleet|region|zone|provider, got "country"
 	// controllers: EvictionOptions.NoExecuteTaintEvictionPurgeMode (--no-execute-taint-eviction-purge-mode) "Never": want Gracefully or Directly
 	// controllers: EvictionOptions.Workers -1: want 0 (the default, 1) to 10000
+	// controllers: EvictionOptions.ClusterStatusUpdateFrequency (--cluster-status-update-frequency) -1s: must not be negative
 	// controllers: GracefulEvictionOptions.Timeout (--graceful-eviction-timeout) -1m0s: must not be negative
 }
 

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/gracefulevict"
 	"github.com/failoverkit/failover/karmada"
 )
@@ -40,6 +41,19 @@ type GracefulEvictionOptions struct {
 	Plugins []gracefulevict.Plugin
 	// Clock is the clock of the assessments. Default the real clock.
 	Clock clock.PassiveClock
+	// Ledger is the EvictionController's (EvictionController.Ledger): a
+	// task that ends gives back the room held for its eviction, the
+	// replicas running where they went, at the summaries' next report
+	// (karmada.Ledger.ReleaseAt), when they show them. A task that ends at
+	// once, by its purge mode (Directly) or suppressDeletion false, says
+	// nothing of where they are: its room stays held until the summaries
+	// show them or the hold passes. Nil: no room is given back here.
+	Ledger *karmada.Ledger
+	// ClusterStatusUpdateFrequency is how often Karmada's cluster status
+	// controller reports the Clusters' resource summaries (its
+	// --cluster-status-update-frequency), as in EvictionOptions. Default
+	// DefaultClusterStatusUpdateFrequency.
+	ClusterStatusUpdateFrequency time.Duration
 }
 
 // GracefulEvictionController replaces Karmada's gracefulEviction
@@ -50,10 +64,13 @@ type GracefulEvictionOptions struct {
 // when some are done or newly stamped, with optimistic concurrency. Unlike
 // Karmada's, a task whose cluster is back in the schedule result ends at
 // once (karmada#3747), and an empty schedule result never counts as
-// healthy.
+// healthy. With GracefulEvictionOptions.Ledger, a task that ends gives back
+// the room the EvictionController held for its eviction.
 type GracefulEvictionController struct {
 	clock    clock.PassiveClock
 	assessor *gracefulevict.Assessor
+	ledger   *karmada.Ledger
+	report   time.Duration // ClusterStatusUpdateFrequency
 	client   client.Client
 	reader   client.Reader
 }
@@ -69,6 +86,12 @@ func NewGracefulEvictionController(opts GracefulEvictionOptions) (*GracefulEvict
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
+	if opts.ClusterStatusUpdateFrequency < 0 {
+		return nil, fmt.Errorf("controllers: GracefulEvictionOptions.ClusterStatusUpdateFrequency (--cluster-status-update-frequency) %v: must not be negative", opts.ClusterStatusUpdateFrequency)
+	}
+	if opts.ClusterStatusUpdateFrequency == 0 {
+		opts.ClusterStatusUpdateFrequency = DefaultClusterStatusUpdateFrequency
+	}
 	aopts := []gracefulevict.Option{gracefulevict.WithDefaultTimeout(opts.Timeout)}
 	if opts.Plugins != nil {
 		aopts = append(aopts, gracefulevict.WithPlugins(opts.Plugins...))
@@ -77,7 +100,7 @@ func NewGracefulEvictionController(opts GracefulEvictionOptions) (*GracefulEvict
 	if err != nil {
 		return nil, err
 	}
-	return &GracefulEvictionController{clock: opts.Clock, assessor: assessor}, nil
+	return &GracefulEvictionController{clock: opts.Clock, assessor: assessor, ledger: opts.Ledger, report: opts.ClusterStatusUpdateFrequency}, nil
 }
 
 // SetupWithManager adds a controller per binding kind to mgr, whose scheme
@@ -122,14 +145,14 @@ func (c *GracefulEvictionController) assess(ctx context.Context, k *kind, key ty
 		return reconcile.Result{}, nil
 	}
 	var requeue time.Duration
-	var done int
+	var done []gracefulevict.Task
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		b, err := k.toLib(obj)
 		if err != nil {
 			return err
 		}
 		a := c.assessor.Assess(b, c.clock.Now())
-		requeue, done = a.RequeueAfter, len(a.Done)
+		requeue, done = a.RequeueAfter, a.Done
 		if len(a.Done) == 0 && a.Stamped == 0 {
 			return nil
 		}
@@ -153,8 +176,23 @@ func (c *GracefulEvictionController) assess(ctx context.Context, k *kind, key ty
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if done > 0 {
-		log.FromContext(ctx).Info("graceful eviction tasks finished", "done", done)
+	if len(done) > 0 {
+		log.FromContext(ctx).Info("graceful eviction tasks finished", "done", len(done))
+	}
+	if c.ledger != nil {
+		at := c.clock.Now().Add(c.report)
+		for _, t := range done {
+			if !endsAtOnce(t) {
+				c.ledger.ReleaseAt(holdKey(itemKey(obj), t.FromCluster), at)
+			}
+		}
 	}
 	return reconcile.Result{RequeueAfter: requeue}, nil
+}
+
+// endsAtOnce reports whether the task ends as soon as it is assessed,
+// before the scheduler need have placed anything: by purge mode Directly,
+// or suppressDeletion false.
+func endsAtOnce(t gracefulevict.Task) bool {
+	return t.PurgeMode.Canonical() == failover.PurgeModeDirectly || (t.SuppressDeletion != nil && !*t.SuppressDeletion)
 }
