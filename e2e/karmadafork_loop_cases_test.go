@@ -172,14 +172,12 @@ func regionalOutageLoop(t *testing.T, name string, ledger bool) outage {
 
 	m.reportSummaries()
 	s.notReady(down...)
-	o := outage{tainted: s.waitTaint(down...), placed: map[string]int64{}}
+	o := outage{tainted: s.waitTaint(down...)}
 	o.evicted, o.rescheduled, o.done = log.done(t, 40*time.Second, names)
 	assert.Empty(t, log.returned(), "placed on a failed cluster again after an eviction")
-	for _, n := range names {
-		for _, tc := range s.getBinding(n).Spec.Clusters {
-			o.placed[tc.Name] += int64(tc.Replicas)
-		}
-	}
+	placed, err := m.landed(ctxFor(t))
+	require.NoError(t, err)
+	o.placed = placed
 	for c := range o.placed {
 		assert.Contains(t, []string{big, small}, c, "replicas left on %s", c)
 	}
