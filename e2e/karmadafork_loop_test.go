@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -23,8 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/failoverkit/failover/karmada"
 )
 
 // schedulerName is the name the e2e's karmada-scheduler answers to. It
@@ -96,13 +93,10 @@ func (s *suite) scheduledBinding(name string, replicas int32, p policyv1alpha1.P
 	t := s.t
 	t.Helper()
 	ctx := ctxFor(t)
-	applied, err := json.Marshal(p)
-	require.NoError(t, err)
 	labels := s.labels()
 	labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] = "e2e-" + s.name
 	rb := &workv1alpha2.ResourceBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: name, Labels: labels,
-			Annotations: map[string]string{karmada.AppliedPlacementAnnotation: string(applied)}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: name, Labels: labels},
 		Spec: workv1alpha2.ResourceBindingSpec{
 			Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: s.ns, Name: name,
 				UID: types.UID("uid-" + s.name + "-" + name)},
@@ -111,6 +105,7 @@ func (s *suite) scheduledBinding(name string, replicas int32, p policyv1alpha1.P
 			SchedulerName: schedulerName,
 		},
 	}
+	rb.Annotations = s.appliedPlacement(&rb.Spec)
 	per := replicas
 	if p.ReplicaSchedulingType() == policyv1alpha1.ReplicaSchedulingTypeDivided {
 		per = replicas / int32(len(on))
