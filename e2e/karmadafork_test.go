@@ -105,7 +105,7 @@ func TestKarmadaFork(t *testing.T) {
 		// (k-1)/r seconds, give or take one for the truncation.
 		slices.SortFunc(created, func(a, b time.Time) int { return a.Compare(b) })
 		span := created[len(created)-1].Sub(created[0])
-		minSpan := time.Duration(float64(len(created)-1) / r * float64(time.Second))
+		minSpan := rateBound(len(created), r)
 		assert.GreaterOrEqual(t, span, minSpan-time.Second, "%d evictions at %v/s took %v: faster than the rate", len(created), r, span)
 		assert.LessOrEqual(t, span, minSpan+2*time.Second, "%d evictions at %v/s took %v", len(created), r, span)
 		t.Logf("measured: %d evictions at %v/s in %v (%.2f/s)", len(created), r, span, perSecond(created))
