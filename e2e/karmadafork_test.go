@@ -81,11 +81,9 @@ func TestKarmadaFork(t *testing.T) {
 
 		down := time.Now().Truncate(time.Second)
 		s.setReady("rate-down", metav1.ConditionFalse)
-		var taint *corev1.Taint
-		eventually(t, 10*time.Second, "the policy's taint", func() bool {
-			taint = findTaint(s.getCluster("rate-down").Spec.Taints, forkTaintKey, corev1.TaintEffectNoExecute)
-			return taint != nil
-		})
+		s.waitTaint("rate-down")
+		taint := findTaint(s.getCluster("rate-down").Spec.Taints, forkTaintKey, corev1.TaintEffectNoExecute)
+		require.NotNil(t, taint, "the policy's taint went away")
 		require.NotNil(t, taint.TimeAdded)
 		// Karmada's released form has no windows: the taint comes as soon
 		// as Ready is False.
