@@ -199,7 +199,7 @@ func (e *Evaluator) compile(in []ClusterTaintPolicy) (*compiled, error) {
 	for i := range in {
 		in[i].DeepCopyInto(&src[i])
 		src[i].SetDefaults()
-		if fe := src[i].ValidateWith(e.opts); len(fe) > 0 {
+		if fe := src[i].validate(e.opts, nil); len(fe) > 0 {
 			errs = append(errs, &InvalidPolicyError{Index: i, Name: src[i].Name, Errs: fe})
 		}
 		if j, dup := byName[src[i].Name]; dup && src[i].Name != "" {
