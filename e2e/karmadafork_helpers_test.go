@@ -238,6 +238,9 @@ type clusterSpec struct {
 	region string                 // spec.region, for disruption domains
 	labels map[string]string      // besides the suite's label
 	taints []corev1.Taint
+	// status, when set, adds the rest of the cluster's first status
+	// report, written with its Ready condition.
+	status func(*clusterv1alpha1.ClusterStatus)
 }
 
 // cluster creates a Cluster with a Ready condition and taints.
@@ -268,24 +271,42 @@ func (s *suite) newCluster(name string, cs clusterSpec) {
 	if cs.ready == "" {
 		cs.ready = metav1.ConditionTrue
 	}
-	s.setReady(name, cs.ready)
+	require.NoError(t, s.clusterStatus(ctx, name, func(st *clusterv1alpha1.ClusterStatus) {
+		readyCondition(st, cs.ready)
+		if cs.status != nil {
+			cs.status(st)
+		}
+	}))
 }
 
 func (s *suite) setReady(name string, status metav1.ConditionStatus) {
-	t := s.t
-	t.Helper()
-	ctx := ctxFor(t)
-	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	s.t.Helper()
+	require.NoError(s.t, s.clusterStatus(ctxFor(s.t), name, func(st *clusterv1alpha1.ClusterStatus) {
+		readyCondition(st, status)
+	}))
+}
+
+// readyCondition makes Ready the status's only condition.
+func readyCondition(st *clusterv1alpha1.ClusterStatus, status metav1.ConditionStatus) {
+	st.Conditions = []metav1.Condition{{
+		Type: clusterv1alpha1.ClusterConditionReady, Status: status, Reason: "E2E", Message: "set by the e2e test",
+		LastTransitionTime: metav1.Now(),
+	}}
+}
+
+// clusterStatus changes a Cluster's status as Karmada's cluster status
+// controller writes it: through the status subresource, again on a
+// conflict. It returns the error rather than failing the test, for the
+// goroutines that play the controller.
+func (s *suite) clusterStatus(ctx context.Context, name string, change func(*clusterv1alpha1.ClusterStatus)) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var c clusterv1alpha1.Cluster
 		if err := s.c.Get(ctx, client.ObjectKey{Name: name}, &c); err != nil {
 			return err
 		}
-		c.Status.Conditions = []metav1.Condition{{
-			Type: clusterv1alpha1.ClusterConditionReady, Status: status, Reason: "E2E", Message: "set by the e2e test",
-			LastTransitionTime: metav1.Now(),
-		}}
+		change(&c.Status)
 		return s.c.Status().Update(ctx, &c)
-	}))
+	})
 }
 
 func (s *suite) getCluster(name string) *clusterv1alpha1.Cluster {

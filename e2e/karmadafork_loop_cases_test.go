@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 
+	"github.com/failoverkit/failover/karmada/controllers"
 	"github.com/failoverkit/failover/prescheduling"
 	"github.com/failoverkit/failover/ratelimit"
 )
@@ -172,19 +173,17 @@ func regionalOutageLoop(t *testing.T, name string, ledger bool) outage {
 
 	m.reportSummaries()
 	s.notReady(down...)
-	o := outage{tainted: s.waitTaint(down...), placed: map[string]int64{}}
+	o := outage{tainted: s.waitTaint(down...)}
 	o.evicted, o.rescheduled, o.done = log.done(t, 40*time.Second, names)
 	assert.Empty(t, log.returned(), "placed on a failed cluster again after an eviction")
-	for _, n := range names {
-		for _, tc := range s.getBinding(n).Spec.Clusters {
-			o.placed[tc.Name] += int64(tc.Replicas)
-		}
-	}
+	placed, err := m.landed(ctxFor(t))
+	require.NoError(t, err)
+	o.placed = placed
 	for c := range o.placed {
 		assert.Contains(t, []string{big, small}, c, "replicas left on %s", c)
 	}
 	assert.Equal(t, int64(outageBindings), o.placed[big]+o.placed[small], "every replica rescheduled outside r1")
-	o.deferred = run.metric(t, "eviction_processing_total", map[string]string{"name": "binding-eviction", "result": "deferred"})
+	o.deferred = run.metric(t, "eviction_processing_total", map[string]string{"name": controllers.ResourceBindingQueue, "result": "deferred"})
 	// The first ten go at the rate in both runs.
 	span := o.evicted[9].Sub(o.evicted[0])
 	assert.GreaterOrEqual(t, span, rateBound(10, outageRate)-300*time.Millisecond, "10 evictions at %v/s in %v: faster than the rate", outageRate, span)

@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -22,10 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/failoverkit/failover/karmada"
 )
 
 // schedulerName is the name the e2e's karmada-scheduler answers to. It
@@ -67,12 +63,11 @@ const podsAllocatable = 110
 // room for room more pods.
 func (s *suite) member(name, region string, room int64) {
 	s.t.Helper()
-	s.newCluster(name, clusterSpec{region: region})
-	s.clusterStatus(name, func(st *clusterv1alpha1.ClusterStatus) {
+	s.newCluster(name, clusterSpec{region: region, status: func(st *clusterv1alpha1.ClusterStatus) {
 		st.APIEnablements = []clusterv1alpha1.APIEnablement{{GroupVersion: "apps/v1",
 			Resources: []clusterv1alpha1.APIResource{{Name: "deployments", Kind: "Deployment"}}}}
 		st.ResourceSummary = podSummary(podsAllocatable - room)
-	})
+	}})
 }
 
 func podSummary(allocated int64) *clusterv1alpha1.ResourceSummary {
@@ -80,20 +75,6 @@ func podSummary(allocated int64) *clusterv1alpha1.ResourceSummary {
 		Allocatable: corev1.ResourceList{corev1.ResourcePods: *resource.NewQuantity(podsAllocatable, resource.DecimalSI)},
 		Allocated:   corev1.ResourceList{corev1.ResourcePods: *resource.NewQuantity(allocated, resource.DecimalSI)},
 	}
-}
-
-// clusterStatus changes a Cluster's status as Karmada's cluster status
-// controller writes it.
-func (s *suite) clusterStatus(name string, change func(*clusterv1alpha1.ClusterStatus)) {
-	ctx := ctxFor(s.t)
-	require.NoError(s.t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var c clusterv1alpha1.Cluster
-		if err := s.c.Get(ctx, client.ObjectKey{Name: name}, &c); err != nil {
-			return err
-		}
-		change(&c.Status)
-		return s.c.Status().Update(ctx, &c)
-	}))
 }
 
 // suiteClusters is a cluster affinity for the suite's own clusters: the
@@ -112,13 +93,10 @@ func (s *suite) scheduledBinding(name string, replicas int32, p policyv1alpha1.P
 	t := s.t
 	t.Helper()
 	ctx := ctxFor(t)
-	applied, err := json.Marshal(p)
-	require.NoError(t, err)
 	labels := s.labels()
 	labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] = "e2e-" + s.name
 	rb := &workv1alpha2.ResourceBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: name, Labels: labels,
-			Annotations: map[string]string{karmada.AppliedPlacementAnnotation: string(applied)}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: name, Labels: labels},
 		Spec: workv1alpha2.ResourceBindingSpec{
 			Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: s.ns, Name: name,
 				UID: types.UID("uid-" + s.name + "-" + name)},
@@ -127,6 +105,7 @@ func (s *suite) scheduledBinding(name string, replicas int32, p policyv1alpha1.P
 			SchedulerName: schedulerName,
 		},
 	}
+	rb.Annotations = s.appliedPlacement(&rb.Spec)
 	per := replicas
 	if p.ReplicaSchedulingType() == policyv1alpha1.ReplicaSchedulingTypeDivided {
 		per = replicas / int32(len(on))
@@ -239,13 +218,8 @@ func (m *members) reportRoom(ctx context.Context) error {
 		return err
 	}
 	for _, name := range slices.Sorted(maps.Keys(m.room)) {
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			var c clusterv1alpha1.Cluster
-			if err := m.s.c.Get(ctx, client.ObjectKey{Name: name}, &c); err != nil {
-				return err
-			}
-			c.Status.ResourceSummary = podSummary(podsAllocatable - m.room[name] + landed[name])
-			return m.s.c.Status().Update(ctx, &c)
+		err := m.s.clusterStatus(ctx, name, func(st *clusterv1alpha1.ClusterStatus) {
+			st.ResourceSummary = podSummary(podsAllocatable - m.room[name] + landed[name])
 		})
 		if err != nil {
 			return err

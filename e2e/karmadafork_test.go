@@ -81,11 +81,9 @@ func TestKarmadaFork(t *testing.T) {
 
 		down := time.Now().Truncate(time.Second)
 		s.setReady("rate-down", metav1.ConditionFalse)
-		var taint *corev1.Taint
-		eventually(t, 10*time.Second, "the policy's taint", func() bool {
-			taint = findTaint(s.getCluster("rate-down").Spec.Taints, forkTaintKey, corev1.TaintEffectNoExecute)
-			return taint != nil
-		})
+		s.waitTaint("rate-down")
+		taint := findTaint(s.getCluster("rate-down").Spec.Taints, forkTaintKey, corev1.TaintEffectNoExecute)
+		require.NotNil(t, taint, "the policy's taint went away")
 		require.NotNil(t, taint.TimeAdded)
 		// Karmada's released form has no windows: the taint comes as soon
 		// as Ready is False.
@@ -105,7 +103,7 @@ func TestKarmadaFork(t *testing.T) {
 		// (k-1)/r seconds, give or take one for the truncation.
 		slices.SortFunc(created, func(a, b time.Time) int { return a.Compare(b) })
 		span := created[len(created)-1].Sub(created[0])
-		minSpan := time.Duration(float64(len(created)-1) / r * float64(time.Second))
+		minSpan := rateBound(len(created), r)
 		assert.GreaterOrEqual(t, span, minSpan-time.Second, "%d evictions at %v/s took %v: faster than the rate", len(created), r, span)
 		assert.LessOrEqual(t, span, minSpan+2*time.Second, "%d evictions at %v/s took %v", len(created), r, span)
 		t.Logf("measured: %d evictions at %v/s in %v (%.2f/s)", len(created), r, span, perSecond(created))

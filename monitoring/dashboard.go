@@ -3,7 +3,9 @@ package monitoring
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/common"
@@ -12,6 +14,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/stat"
 	"github.com/grafana/grafana-foundation-sdk/go/statetimeline"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
+	"github.com/prometheus/common/model"
 )
 
 // Dashboard is the Grafana dashboard of the series as n names them, as
@@ -19,6 +22,12 @@ import (
 // only, never a recording rule's, so the dashboard works without the rules.
 func Dashboard(n Names) ([]byte, error) {
 	q := queries{n}
+	// The panels' prose quotes the rules' thresholds, so it says what the
+	// generated rules do.
+	errorFor, err := minutes(DefaultThresholds.ErrorFor)
+	if err != nil {
+		return nil, fmt.Errorf("monitoring: Thresholds.ErrorFor: %w", err)
+	}
 	title, uid := "Failover", "failover"
 	if n.Set != Library.Set {
 		title, uid = "Failover (Karmada names)", "failover"+n.Suffix
@@ -50,7 +59,7 @@ func Dashboard(n Names) ([]byte, error) {
 		WithPanel(statPanel("Faulty clusters", "Member clusters with a NoExecute or PreferNoExecute taint.", "short",
 			query(`max(cluster_fault_num{`+jobSel+`})`, ""))).
 		WithPanel(statPanel("Failure rate", "Faulty clusters / all clusters. Above --unhealthy-cluster-threshold "+
-			"(here 0.55) evictions slow to the secondary rate, or stop in a small fleet.", "percentunit",
+			"(here "+fmt.Sprint(DefaultThresholds.FailureRate)+") evictions slow to the secondary rate, or stop in a small fleet.", "percentunit",
 			query(`max(cluster_failure_rate{`+jobSel+`})`, "")).
 			Thresholds(thresholds(DefaultThresholds.FailureRate))).
 		WithPanel(statPanel("Rate in force", "Evictions per second the rate limiter allows now (the most all "+
@@ -128,7 +137,7 @@ func Dashboard(n Names) ([]byte, error) {
 			query(`sum by (queue_name) (eviction_in_flight{`+jobSel+`})`, "{{queue_name}}")).
 			Span(12)).
 		WithPanel(timeseriesPanel("Handler error ratio", "The share of attempts that failed, by queue "+
-			"(FailoverEvictionHandlerErrors fires above 10% for 15 minutes).", "percentunit",
+			"(FailoverEvictionHandlerErrors fires above "+percent(DefaultThresholds.ErrorRatio)+"% for "+errorFor+").", "percentunit",
 			query(`sum by (`+n.Queue+`) (rate(`+n.Processed+`{`+jobSel+`,result="error"}[$__rate_interval]))`+
 				` / sum by (`+n.Queue+`) (rate(`+n.Processed+`{`+jobSel+`}[$__rate_interval]))`, "{{"+n.Queue+"}}")).
 			Span(12))
@@ -178,6 +187,20 @@ func (q queries) domainState() string {
 func (q queries) latency(quantile float64) string {
 	return fmt.Sprintf(`histogram_quantile(%g, sum by (%s, le) (rate(%s_bucket{%s}[$__rate_interval])))`,
 		quantile, q.n.Queue, q.n.Latency, jobSel)
+}
+
+// minutes writes a PromQL duration in minutes, for prose: "15m" as
+// "15 minutes".
+func minutes(promDuration string) (string, error) {
+	d, err := model.ParseDuration(promDuration)
+	if err != nil {
+		return "", err
+	}
+	m := time.Duration(d).Minutes()
+	if m == 1 {
+		return "1 minute", nil
+	}
+	return strconv.FormatFloat(m, 'f', -1, 64) + " minutes", nil
 }
 
 func query(expr, legend string) *prometheus.DataqueryBuilder {

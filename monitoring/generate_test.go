@@ -60,7 +60,7 @@ func TestGenerated(t *testing.T) {
 // alerts returns the alerting rules of a generated rules file.
 func alerts(t *testing.T, n Names) []rulefmt.Rule {
 	t.Helper()
-	data, err := os.ReadFile(ruleData{Names: n}.RulesFile())
+	data, err := os.ReadFile(n.RulesFile())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestNamingsDoNotMix(t *testing.T) {
 		if n.Set == Karmada.Set {
 			other = Library
 		}
-		for _, f := range []string{ruleData{Names: n}.RulesFile(), "grafana/failover" + n.Suffix + ".json"} {
+		for _, f := range []string{n.RulesFile(), n.DashboardFile()} {
 			data, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)
@@ -155,7 +155,7 @@ func TestDashboardPanels(t *testing.T) {
 		"In-flight evictions", "Handler error ratio",
 	}
 	for _, n := range Namings {
-		data, err := os.ReadFile("grafana/failover" + n.Suffix + ".json")
+		data, err := os.ReadFile(n.DashboardFile())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,9 +31,9 @@ func metricsUsed(files []File) ([]byte, error) {
 			var exprs []string
 			var err error
 			switch f.Path {
-			case ruleData{Names: n}.RulesFile():
+			case n.RulesFile():
 				exprs, err = ruleExprs(f.Data, recorded)
-			case "grafana/failover" + n.Suffix + ".json":
+			case n.DashboardFile():
 				exprs, err = dashboardExprs(f.Data)
 			default:
 				continue

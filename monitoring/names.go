@@ -40,6 +40,16 @@ type Names struct {
 	Queue, Cluster string
 }
 
+// RulesFile is the path of the naming's generated rules file, relative to
+// this package's directory.
+func (n Names) RulesFile() string { return "prometheus/failover-rules" + n.Suffix + ".yaml" }
+
+// RulesTestFile is the path of the rules' generated promtool unit tests.
+func (n Names) RulesTestFile() string { return "prometheus/failover-rules" + n.Suffix + ".test.yaml" }
+
+// DashboardFile is the path of the naming's generated Grafana dashboard.
+func (n Names) DashboardFile() string { return "grafana/failover" + n.Suffix + ".json" }
+
 // Library is the library's naming (metrics.New without WithKarmadaNames).
 var Library = Names{
 	Set:        "library",

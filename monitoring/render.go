@@ -31,8 +31,8 @@ func Generate() ([]File, error) {
 	for _, n := range Namings {
 		d := ruleData{Names: n, Thresholds: DefaultThresholds, Header: header, RunbookURL: RunbookURL}
 		for _, t := range []struct{ tmpl, out string }{
-			{"rules.yaml.tmpl", d.RulesFile()},
-			{"rules.test.yaml.tmpl", "prometheus/failover-rules" + n.Suffix + ".test.yaml"},
+			{"rules.yaml.tmpl", n.RulesFile()},
+			{"rules.test.yaml.tmpl", n.RulesTestFile()},
 		} {
 			data, err := render(t.tmpl, d)
 			if err != nil {
@@ -44,7 +44,7 @@ func Generate() ([]File, error) {
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, File{Path: "grafana/failover" + n.Suffix + ".json", Data: dash})
+		files = append(files, File{Path: n.DashboardFile(), Data: dash})
 	}
 	used, err := metricsUsed(files)
 	if err != nil {
@@ -61,9 +61,6 @@ type ruleData struct {
 	Header     string
 	RunbookURL string
 }
-
-// RulesFile is the rules file's path.
-func (d ruleData) RulesFile() string { return "prometheus/failover-rules" + d.Suffix + ".yaml" }
 
 // RulesFileBase is the rules file's name, as the test file beside it names it.
 func (d ruleData) RulesFileBase() string { return path.Base(d.RulesFile()) }

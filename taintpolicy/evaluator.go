@@ -49,8 +49,7 @@ import (
 // Policies are ordered by name. The zero Evaluator is not usable; call
 // NewEvaluator. All methods are safe for concurrent use.
 type Evaluator struct {
-	denyNoExecute bool
-	apiVersion    string // ValidateOptions.APIVersion
+	opts ValidateOptions // as the Options set them; NewEvaluator checked them
 
 	// policies is swapped whole by SetPolicies so that Evaluate never locks
 	// to read it and always sees one consistent set.
@@ -65,14 +64,14 @@ type Option func(*Evaluator)
 // WithDenyNoExecute makes NewEvaluator and SetPolicies refuse policies with
 // NoExecute taints, the hard eviction Karmada's webhook refuses by default.
 func WithDenyNoExecute() Option {
-	return func(e *Evaluator) { e.denyNoExecute = true }
+	return func(e *Evaluator) { e.opts.DenyNoExecute = true }
 }
 
 // WithAPIVersion makes NewEvaluator and SetPolicies accept policies of the
 // caller's own group/version instead of Karmada's (see
 // ValidateOptions.APIVersion), as LoadPoliciesWith read them.
 func WithAPIVersion(apiVersion string) Option {
-	return func(e *Evaluator) { e.apiVersion = apiVersion }
+	return func(e *Evaluator) { e.opts.APIVersion = apiVersion }
 }
 
 // NewEvaluator returns an Evaluator for policies, which it validates, copies
@@ -84,7 +83,7 @@ func NewEvaluator(policies []ClusterTaintPolicy, opts ...Option) (*Evaluator, er
 			o(e)
 		}
 	}
-	if err := e.validateOptions().check(); err != nil {
+	if err := e.opts.check(); err != nil {
 		return nil, err
 	}
 	c, err := e.compile(policies)
@@ -193,19 +192,14 @@ func statusBit(s metav1.ConditionStatus) uint8 {
 	return 0 // matched by no In, by every NotIn
 }
 
-func (e *Evaluator) validateOptions() ValidateOptions {
-	return ValidateOptions{DenyNoExecute: e.denyNoExecute, APIVersion: e.apiVersion}
-}
-
 func (e *Evaluator) compile(in []ClusterTaintPolicy) (*compiled, error) {
-	opts := e.validateOptions()
 	var errs []error
 	byName := make(map[string]int, len(in))
 	src := make([]ClusterTaintPolicy, len(in))
 	for i := range in {
 		in[i].DeepCopyInto(&src[i])
 		src[i].SetDefaults()
-		if fe := src[i].ValidateWith(opts); len(fe) > 0 {
+		if fe := src[i].validate(e.opts, nil); len(fe) > 0 {
 			errs = append(errs, &InvalidPolicyError{Index: i, Name: src[i].Name, Errs: fe})
 		}
 		if j, dup := byName[src[i].Name]; dup && src[i].Name != "" {

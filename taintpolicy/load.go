@@ -56,7 +56,7 @@ func LoadPoliciesWith(r io.Reader, opts ValidateOptions) ([]ClusterTaintPolicy, 
 			if items {
 				where, idx = where+fmt.Sprintf(": items[%d]", i), i
 			}
-			if fe := p.ValidateWith(opts); len(fe) > 0 {
+			if fe := p.validate(opts, nil); len(fe) > 0 {
 				errs = append(errs, &InvalidPolicyError{Document: doc.Index, Line: doc.Line, Index: idx, Name: p.Name, Errs: fe})
 				continue
 			}

@@ -75,14 +75,21 @@ var (
 // spec.matchConditions[0].operator). NoExecute taints are allowed; use
 // ValidateWith to refuse them. A nil or empty list means p is valid.
 func (p *ClusterTaintPolicy) Validate() field.ErrorList {
-	return p.ValidateWith(ValidateOptions{})
+	return p.validate(ValidateOptions{}, nil) // the zero options are valid
 }
 
 // ValidateWith is Validate with options.
 func (p *ClusterTaintPolicy) ValidateWith(opts ValidateOptions) field.ErrorList {
+	return p.validate(opts, opts.check())
+}
+
+// validate is ValidateWith with the options already checked: optsErr is
+// what opts.check returned. LoadPoliciesWith and the Evaluator check their
+// options once, refusing bad ones, and pass nil for every policy.
+func (p *ClusterTaintPolicy) validate(opts ValidateOptions, optsErr error) field.ErrorList {
 	var errs field.ErrorList
-	if err := opts.check(); err != nil {
-		errs = append(errs, field.Invalid(field.NewPath("apiVersion"), p.APIVersion, err.Error()))
+	if optsErr != nil {
+		errs = append(errs, field.Invalid(field.NewPath("apiVersion"), p.APIVersion, optsErr.Error()))
 	} else if want := opts.apiVersion(); p.APIVersion != "" && p.APIVersion != want {
 		errs = append(errs, field.NotSupported(field.NewPath("apiVersion"), p.APIVersion, []string{want}))
 	}
