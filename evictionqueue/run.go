@@ -153,20 +153,23 @@ func (q *Queue) mayGoLocked() bool {
 
 // kickLocked wakes one waiting worker if one may go; each worker that goes
 // kicks again, so a burst wakes as many as it needs, one after another. It
-// first withdraws every wait for a permit, to be made again for what is
-// pending then, when more workers wait than items are pending (a wait on
-// would take a permit another queue's worker waits for) or a domain gained
-// its first pending item or lost its last.
+// first withdraws the waits for permits that no pending item backs, newest
+// first (a wait on would take a permit another queue's worker waits for);
+// and with a DomainPacer every wait, to be made again for what is pending
+// then, when a domain gained its first pending item or lost its last. A
+// plain Pacer ignores domains: its waits need no renewing.
 func (q *Queue) kickLocked() {
-	if len(q.waits) > q.s.pending.Len() || q.s.pending.epoch != q.seenEpoch {
+	keep := min(len(q.waits), q.s.pending.Len())
+	if q.domains != nil && q.s.pending.epoch != q.seenEpoch {
 		q.seenEpoch = q.s.pending.epoch
-		for _, pw := range q.waits {
-			pw.withdrawn = true
-			pw.cancel()
-		}
-		clear(q.waits)
-		q.waits = q.waits[:0]
+		keep = 0
 	}
+	for _, pw := range q.waits[keep:] {
+		pw.withdrawn = true
+		pw.cancel()
+	}
+	clear(q.waits[keep:])
+	q.waits = q.waits[:keep]
 	if q.mayGoLocked() {
 		q.ready.Signal()
 	}
