@@ -2,7 +2,6 @@ package evictionqueue
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -187,7 +186,7 @@ func (q *Queue) takeLocked(domain string, any bool) *entry {
 }
 
 // handle calls the handler for e, settles its result and gives the permit
-// back when the handler abandoned the item. A handler that calls
+// back when the handler abandoned or deferred the item. A handler that calls
 // runtime.Goexit (as t.FailNow does) ends the worker's goroutine; the
 // deferred settle counts the call as failed (ErrHandlerExited) and respawn
 // puts a new worker in its place.
@@ -201,8 +200,7 @@ func (q *Queue) handle(ctx context.Context, e *entry, giveBack func(), respawn f
 	}()
 	err := q.call(ctx, e.item)
 	returned = true
-	q.settle(ctx, e, err)
-	if giveBack != nil && (IsAbandoned(err) || errors.As(err, new(*RetryAfterError))) {
+	if q.settle(ctx, e, err) && giveBack != nil {
 		giveBack()
 	}
 }
@@ -217,14 +215,16 @@ func (q *Queue) call(ctx context.Context, it Item) (err error) {
 	return q.handler(ctx, it)
 }
 
-// settle hands the result of a handler call to the store.
-func (q *Queue) settle(ctx context.Context, e *entry, err error) {
+// settle hands the result of a handler call to the store, and reports
+// whether the call left its permit unused (see store.done).
+func (q *Queue) settle(ctx context.Context, e *entry, err error) bool {
 	var now time.Time // only a failure or ErrInProgress sets a deadline from it
 	if err != nil {
 		now = q.clock.Now()
 	}
 	q.mu.Lock()
-	if q.s.done(e, err, now, ctx.Err() != nil) {
+	earliest, unused := q.s.done(e, err, now, ctx.Err() != nil)
+	if earliest {
 		select {
 		case q.wake <- struct{}{}:
 		default: // a wake-up is already pending
@@ -232,6 +232,7 @@ func (q *Queue) settle(ctx context.Context, e *entry, err error) {
 	}
 	q.kickLocked() // the call's slot is free
 	q.unlockAndDeliverOwn()
+	return unused
 }
 
 // schedule acts on backoffs and in-flight TTLs as they fall due, with one
