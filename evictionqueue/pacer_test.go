@@ -68,6 +68,54 @@ func TestCancellingSomeItemsWithdrawsOnlyTheExcessPacerWaits(t *testing.T) {
 	})
 }
 
+func TestCancellingSomeItemsLeavesTheOtherPacerWaitsInLine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newFakePacer()
+		f := newFixture(t, Config{Workers: 4, Pacer: p})
+		start(t, f.q)
+		for _, k := range []string{"a", "b", "c"} {
+			f.q.Add(item("down", k))
+		}
+		f.q.Add(item("up", "d"))
+		quiet(t, f.q)
+		f.q.CancelCluster("down")
+		settled(t, "three workers have left the pacer", func() bool { return p.waitingNow() == 1 })
+		quiet(t, f.q)
+		// The wait left keeps its place in a shared Pacer's line: withdrawn
+		// and made again, it would go behind other queues' workers.
+		if calls, _ := p.counts(); calls != 4 {
+			t.Errorf("pacer: %d waits, want 4: the wait for d was withdrawn and made again", calls)
+		}
+		p.grant(t)
+		f.h.expect(t, "d", nil)
+		f.balanced(t)
+	})
+}
+
+func TestAPlainPacersWaitsStayWhenADomainGainsItsFirstItem(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newFakePacer()
+		regionOf := func(cluster string) string { return cluster[:2] }
+		f := newFixture(t, Config{Workers: 2, Pacer: p, DomainOf: regionOf})
+		start(t, f.q)
+		f.q.Add(item("eu-1", "x"))
+		quiet(t, f.q)
+		f.q.Add(item("us-1", "y")) // a new domain: nothing for a plain Pacer
+		quiet(t, f.q)
+		if w := p.waitingNow(); w != 2 {
+			t.Fatalf("%d workers wait for a permit for two items", w)
+		}
+		if calls, _ := p.counts(); calls != 2 {
+			t.Errorf("pacer: %d waits, want 2: a plain Pacer's wait was renewed for a new domain", calls)
+		}
+		p.grant(t)
+		f.h.expect(t, "x", nil)
+		p.grant(t)
+		f.h.expect(t, "y", nil)
+		f.balanced(t)
+	})
+}
+
 // stubbornPacer grants permits whatever the context, like a Pacer whose
 // permit was granted just as its waiter was withdrawn.
 type stubbornPacer struct{ permits chan struct{} }

@@ -2,7 +2,6 @@ package evictionqueue
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -153,20 +152,23 @@ func (q *Queue) mayGoLocked() bool {
 
 // kickLocked wakes one waiting worker if one may go; each worker that goes
 // kicks again, so a burst wakes as many as it needs, one after another. It
-// first withdraws every wait for a permit, to be made again for what is
-// pending then, when more workers wait than items are pending (a wait on
-// would take a permit another queue's worker waits for) or a domain gained
-// its first pending item or lost its last.
+// first withdraws the waits for permits that no pending item backs, newest
+// first (a wait on would take a permit another queue's worker waits for);
+// and with a DomainPacer every wait, to be made again for what is pending
+// then, when a domain gained its first pending item or lost its last. A
+// plain Pacer ignores domains: its waits need no renewing.
 func (q *Queue) kickLocked() {
-	if len(q.waits) > q.s.pending.Len() || q.s.pending.epoch != q.seenEpoch {
+	keep := min(len(q.waits), q.s.pending.Len())
+	if q.domains != nil && q.s.pending.epoch != q.seenEpoch {
 		q.seenEpoch = q.s.pending.epoch
-		for _, pw := range q.waits {
-			pw.withdrawn = true
-			pw.cancel()
-		}
-		clear(q.waits)
-		q.waits = q.waits[:0]
+		keep = 0
 	}
+	for _, pw := range q.waits[keep:] {
+		pw.withdrawn = true
+		pw.cancel()
+	}
+	clear(q.waits[keep:])
+	q.waits = q.waits[:keep]
 	if q.mayGoLocked() {
 		q.ready.Signal()
 	}
@@ -184,7 +186,7 @@ func (q *Queue) takeLocked(domain string, any bool) *entry {
 }
 
 // handle calls the handler for e, settles its result and gives the permit
-// back when the handler abandoned the item. A handler that calls
+// back when the handler abandoned or deferred the item. A handler that calls
 // runtime.Goexit (as t.FailNow does) ends the worker's goroutine; the
 // deferred settle counts the call as failed (ErrHandlerExited) and respawn
 // puts a new worker in its place.
@@ -198,8 +200,7 @@ func (q *Queue) handle(ctx context.Context, e *entry, giveBack func(), respawn f
 	}()
 	err := q.call(ctx, e.item)
 	returned = true
-	q.settle(ctx, e, err)
-	if giveBack != nil && (IsAbandoned(err) || errors.As(err, new(*RetryAfterError))) {
+	if q.settle(ctx, e, err) && giveBack != nil {
 		giveBack()
 	}
 }
@@ -214,14 +215,16 @@ func (q *Queue) call(ctx context.Context, it Item) (err error) {
 	return q.handler(ctx, it)
 }
 
-// settle hands the result of a handler call to the store.
-func (q *Queue) settle(ctx context.Context, e *entry, err error) {
+// settle hands the result of a handler call to the store, and reports
+// whether the call left its permit unused (see store.done).
+func (q *Queue) settle(ctx context.Context, e *entry, err error) bool {
 	var now time.Time // only a failure or ErrInProgress sets a deadline from it
 	if err != nil {
 		now = q.clock.Now()
 	}
 	q.mu.Lock()
-	if q.s.done(e, err, now, ctx.Err() != nil) {
+	earliest, unused := q.s.done(e, err, now, ctx.Err() != nil)
+	if earliest {
 		select {
 		case q.wake <- struct{}{}:
 		default: // a wake-up is already pending
@@ -229,6 +232,7 @@ func (q *Queue) settle(ctx context.Context, e *entry, err error) {
 	}
 	q.kickLocked() // the call's slot is free
 	q.unlockAndDeliverOwn()
+	return unused
 }
 
 // schedule acts on backoffs and in-flight TTLs as they fall due, with one

@@ -231,20 +231,24 @@ func (s *store) take(domain string, any bool, now time.Time) *entry {
 
 // done acts on the result err of the handler call for e. interrupted: Run
 // ended under the call, so a failure says nothing. It reports whether e now
-// has the earliest deadline, which a timer set for a later one must learn.
-func (s *store) done(e *entry, err error, now time.Time, interrupted bool) (earliest bool) {
+// has the earliest deadline, which a timer set for a later one must learn,
+// and whether the call left its permit unused: the handler abandoned or
+// deferred the item, so nothing was evicted, whatever became of the item.
+func (s *store) done(e *entry, err error, now time.Time, interrupted bool) (earliest, unused bool) {
 	s.running--
 	latency := e.due.Sub(time.Unix(0, e.enqueued))
 	result := ResultError
+	abandoned := IsAbandoned(err)
 	var deferred *RetryAfterError
+	unused = abandoned || errors.As(err, &deferred)
 	switch {
 	case err == nil:
 		result = ResultSuccess
 		s.leave(e, Succeeded, nil)
-	case IsAbandoned(err):
+	case abandoned:
 		result = ResultAbandoned
 		s.leave(e, Abandoned, err)
-	case errors.As(err, &deferred) && !e.cancelled && !e.completed:
+	case deferred != nil && !e.cancelled && !e.completed:
 		result = ResultDeferred
 		earliest = s.backOff(e, err, now, min(max(deferred.After, s.cfg.BackoffBase), s.cfg.BackoffMax))
 	case errors.Is(err, ErrInProgress):
@@ -275,7 +279,7 @@ func (s *store) done(e *entry, err error, now time.Time, interrupted bool) (earl
 		earliest = s.fail(e, err, now)
 	}
 	s.metrics.Processed(s.cfg.Name, result, latency)
-	return earliest
+	return earliest, unused
 }
 
 // fail counts a handler failure of e: e backs off before its next attempt,
