@@ -209,7 +209,9 @@ func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
 	if domain := c.opts.Rate.DisruptionDomain; domain.PerDomain() {
 		// The Tracker counts each Cluster in its region (zone, provider),
 		// and each queue paces an item by its cluster's domain, read from
-		// the cache when the item is queued.
+		// the cache when a worker asks for a permit and when it takes the
+		// item (evictionqueue.Config.DomainOf): a cluster that moved takes
+		// its queued items along.
 		srcOpts = append(srcOpts, ratelimit.WithDomains(ClusterDomains(domain)))
 		cache := mgr.GetCache()
 		domainOf = func(name string) string {
