@@ -3,7 +3,6 @@ package karmada
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -244,8 +243,7 @@ func (l *Ledger) Held(now time.Time) map[string]int64 {
 // placed.
 func (l *Ledger) settle(now time.Time, summaries map[string]*clusterv1alpha1.ResourceSummary) {
 	l.expire(now)
-	for _, name := range slices.Sorted(maps.Keys(l.clusters)) {
-		b := l.clusters[name]
+	for name, b := range l.clusters {
 		s, ok := summaries[name]
 		if !ok {
 			continue // not listed now: nothing to tell
