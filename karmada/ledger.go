@@ -149,10 +149,11 @@ func (l *Ledger) Admit(now time.Time, key string, r prescheduling.Result, cluste
 
 	var short []string
 	var retry time.Time
-	for _, m := range r.Moves {
-		if !r.PlacedByRoom {
-			break // lands there whatever the room
-		}
+	moves := r.Moves
+	if !r.PlacedByRoom {
+		moves = nil // they land there whatever the room
+	}
+	for _, m := range moves {
 		b := l.clusters[m.Name]
 		others := b.heldExcept(key)
 		if len(others) == 0 {
