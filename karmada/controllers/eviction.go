@@ -83,9 +83,9 @@ type EvictionOptions struct {
 	// end or their hold passes (karmada.WithHold). Both queues share it.
 	// Nil means a new karmada.Ledger holding for karmada.DefaultHold, unless
 	// DisableLedger is set. Give the GracefulEvictionController the same one
-	// (GracefulEvictionOptions.Ledger, from EvictionController.Ledger), so
-	// that a task that ends gives its room back at the summaries' next
-	// report.
+	// (GracefulEvictionOptions.Ledger, from EvictionController.Ledger; Setup
+	// does), so that a task that ends gives its room back at the summaries'
+	// next report.
 	Ledger *karmada.Ledger
 	// DisableLedger turns the Ledger off: every eviction the check finds
 	// feasible goes ahead at once, counting the room the summaries show.

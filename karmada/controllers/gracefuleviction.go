@@ -40,14 +40,14 @@ type GracefulEvictionOptions struct {
 	Plugins []gracefulevict.Plugin
 	// Clock is the clock of the assessments. Default the real clock.
 	Clock clock.PassiveClock
-	// Ledger is the EvictionController's (EvictionController.Ledger): a
-	// task that ends gives back the room held for its eviction, the
-	// replicas running where they went, at the summaries' next report
-	// (karmada.Ledger.ReleaseAt), when they show them. A task that ends at
-	// once (gracefulevict.Task.EndsAtOnce: suppressDeletion false, or
-	// Directly without suppressDeletion) says nothing of where they are:
-	// its room stays held until the summaries show them or the hold passes.
-	// Nil: no room is given back here.
+	// Ledger is the EvictionController's (EvictionController.Ledger; Setup
+	// gives it when this is nil): a task that ends gives back the room held
+	// for its eviction, the replicas running where they went, at the
+	// summaries' next report (karmada.Ledger.ReleaseAt), when they show
+	// them. A task that ends at once (gracefulevict.Task.EndsAtOnce:
+	// suppressDeletion false, or Directly without suppressDeletion) says
+	// nothing of where they are: its room stays held until the summaries
+	// show them or the hold passes. Nil: no room is given back here.
 	Ledger *karmada.Ledger
 	// ClusterStatusUpdateFrequency is how often Karmada's cluster status
 	// controller reports the Clusters' resource summaries (its
