@@ -213,20 +213,13 @@ func (s *suite) start(name string, opts forkOptions, newClient func(client.Clien
 	mgr, err := ctrl.NewManager(forkConfig(), mgrOpts)
 	require.NoError(t, err)
 	// The three controllers, as examples/karmadafork's main adds them.
-	taints, err := controllers.NewClusterTaintPolicyController(controllers.ClusterTaintPolicyOptions{})
-	require.NoError(t, err)
-	eviction, err := controllers.NewEvictionController(controllers.EvictionOptions{
+	eviction, err := controllers.Setup(mgr, controllers.ClusterTaintPolicyOptions{}, controllers.EvictionOptions{
 		Rate: opts.Rate, EnableNoExecuteTaintEviction: opts.EnableNoExecuteTaintEviction, Registerer: reg,
 		DisableLedger: opts.NoLedger, ClusterStatusUpdateFrequency: opts.StatusPeriod,
+	}, controllers.GracefulEvictionOptions{
+		Timeout: opts.GracefulEvictionTimeout, ClusterStatusUpdateFrequency: opts.StatusPeriod,
 	})
 	require.NoError(t, err)
-	graceful, err := controllers.NewGracefulEvictionController(controllers.GracefulEvictionOptions{
-		Timeout: opts.GracefulEvictionTimeout, Ledger: eviction.Ledger(), ClusterStatusUpdateFrequency: opts.StatusPeriod,
-	})
-	require.NoError(t, err)
-	require.NoError(t, taints.SetupWithManager(mgr))
-	require.NoError(t, eviction.SetupWithManager(mgr))
-	require.NoError(t, graceful.SetupWithManager(mgr))
 	r := &forkRun{name: name, reg: reg, eviction: eviction, mgr: mgr}
 	r.stop = runUntilStopped(t, name, mgr.Start)
 	return r

@@ -208,13 +208,10 @@ func (a *Assessor) assess(t Task, ps *pass, now time.Time) verdict {
 		d, ok := a.deadline(t, now)
 		return verdict{stamp: true, deadline: d, hasDeadline: ok}
 	}
-	if t.SuppressDeletion != nil {
-		return verdict{done: !*t.SuppressDeletion}
-	}
-	switch t.PurgeMode.Canonical() {
-	case failover.PurgeModeDirectly:
+	switch {
+	case t.EndsAtOnce(): // rule 3's false, rule 4
 		return verdict{done: true}
-	case failover.PurgeModeNever:
+	case t.SuppressDeletion != nil, t.PurgeMode.Canonical() == failover.PurgeModeNever: // rule 3's true, rule 5
 		return verdict{}
 	}
 	for _, p := range a.plugins {
@@ -227,6 +224,20 @@ func (a *Assessor) assess(t Task, ps *pass, now time.Time) verdict {
 		return verdict{done: true}
 	}
 	return verdict{deadline: d, hasDeadline: ok}
+}
+
+// EndsAtOnce reports whether rules 3 and 4 make t done as soon as it has a
+// CreationTimestamp, whatever the workload does: SuppressDeletion false, or
+// no SuppressDeletion and PurgeMode Directly (or legacy Immediately). A set
+// SuppressDeletion decides before the purge mode, so a Directly task with
+// SuppressDeletion true waits. Such a task ends before the scheduler need
+// have placed the workload anywhere else: a caller that tracks where the
+// evicted replicas went learns nothing from its end.
+func (t Task) EndsAtOnce() bool {
+	if t.SuppressDeletion != nil {
+		return !*t.SuppressDeletion
+	}
+	return t.PurgeMode.Canonical() == failover.PurgeModeDirectly
 }
 
 // Deadline returns when t's grace period (or the default timeout) ends, after

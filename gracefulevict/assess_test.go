@@ -381,3 +381,34 @@ func TestNewAssessorRejectsBadOptions(t *testing.T) {
 	require.NoError(t, err, "a nil option is skipped; a zero timeout means none")
 	assert.Zero(t, a.defaultTimeout)
 }
+
+// EndsAtOnce is what rules 3 and 4 say, with SuppressDeletion before the
+// purge mode: the Assessor, asked with no plugin and no timeout on a task
+// whose cluster is not back, ends exactly the tasks it names, on their
+// first assessment once stamped.
+func TestEndsAtOnce(t *testing.T) {
+	a, err := NewAssessor(WithPlugins())
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		task Task
+		want bool
+	}{
+		{"suppressDeletion false", Task{SuppressDeletion: ptr.To(false)}, true},
+		{"Directly", Task{PurgeMode: failover.PurgeModeDirectly}, true},
+		{"Immediately, Directly's legacy name", Task{PurgeMode: "Immediately"}, true},
+		{"Never, suppressDeletion false", Task{PurgeMode: failover.PurgeModeNever, SuppressDeletion: ptr.To(false)}, true},
+		{"Directly, suppressDeletion true: waits", Task{PurgeMode: failover.PurgeModeDirectly, SuppressDeletion: ptr.To(true)}, false},
+		{"Gracefully", Task{PurgeMode: failover.PurgeModeGracefully}, false},
+		{"the empty mode", Task{}, false},
+		{"Never", Task{PurgeMode: failover.PurgeModeNever}, false},
+		{"an unknown mode", Task{PurgeMode: "Sometimes"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.task.EndsAtOnce())
+			tc.task.FromCluster, tc.task.CreationTimestamp = "member1", at(0)
+			got := a.Assess(unhealthyBinding(tc.task), t0)
+			assert.Equal(t, tc.want, len(got.Done) == 1, "the Assessor")
+		})
+	}
+}

@@ -3,7 +3,6 @@ package karmada
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -150,10 +149,11 @@ func (l *Ledger) Admit(now time.Time, key string, r prescheduling.Result, cluste
 
 	var short []string
 	var retry time.Time
-	for _, m := range r.Moves {
-		if !r.PlacedByRoom {
-			break // lands there whatever the room
-		}
+	moves := r.Moves
+	if !r.PlacedByRoom {
+		moves = nil // they land there whatever the room
+	}
+	for _, m := range moves {
 		b := l.clusters[m.Name]
 		others := b.heldExcept(key)
 		if len(others) == 0 {
@@ -244,8 +244,7 @@ func (l *Ledger) Held(now time.Time) map[string]int64 {
 // placed.
 func (l *Ledger) settle(now time.Time, summaries map[string]*clusterv1alpha1.ResourceSummary) {
 	l.expire(now)
-	for _, name := range slices.Sorted(maps.Keys(l.clusters)) {
-		b := l.clusters[name]
+	for name, b := range l.clusters {
 		s, ok := summaries[name]
 		if !ok {
 			continue // not listed now: nothing to tell

@@ -66,8 +66,10 @@ type Result struct {
 	// karmada.Ledger). A Duplicated or static weight placement lands on the
 	// same clusters whatever their room.
 	PlacedByRoom bool
-	// AffinityName is the first clusterAffinities term that is feasible;
-	// empty without clusterAffinities or when none is.
+	// AffinityName names the clusterAffinities term a feasible answer is
+	// scheduled under: the first, from Request.ObservedAffinityName on,
+	// under which the scheduler can schedule at all, as it tries them.
+	// Empty without clusterAffinities or when the answer is infeasible.
 	AffinityName string
 	// Err is non-nil when the request or placement is invalid; Reason is
 	// then its message and Feasible is false.

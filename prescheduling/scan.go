@@ -16,11 +16,9 @@ type scan struct {
 	req *Request
 	p   *compiled
 
-	sched    nameset.Set // index in req.Scheduled
-	evicting nameset.Set
-	evicted  []failover.TargetCluster // copies to replace: scheduled and evicting
-	// remaining are the scheduled clusters that keep the workload.
-	remaining  []string
+	sched      nameset.Set // index in req.Scheduled
+	evicting   nameset.Set
+	evicted    []failover.TargetCluster // copies to replace: scheduled and evicting
 	schedNames []string
 	// replicas is the workload's spec.replicas as the schedule result
 	// shows it: every copy's for Duplicated, their sum for Divided.
@@ -52,13 +50,10 @@ func newScan(req *Request, p *compiled) *scan {
 	}
 	s.schedNames = names(req.Scheduled)
 	s.sched = nameset.New(s.schedNames)
-	s.remaining = make([]string, 0, len(req.Scheduled))
 	var sum int64
 	for _, t := range req.Scheduled {
 		if s.evicting.Has(t.Name) {
 			s.evicted = append(s.evicted, t)
-		} else {
-			s.remaining = append(s.remaining, t.Name)
 		}
 		if p.division == divideDuplicated {
 			s.replicas = max(s.replicas, t.Replicas)

@@ -471,20 +471,9 @@ func (m *model) assign(selected []*node) ([]*node, *failure) {
 	}
 	// Aggregated and dynamic weights: the replicas of the clusters it keeps
 	// and still selects stay; the rest go by room.
-	in := map[string]bool{}
-	for _, n := range selected {
-		in[n.name] = true
-	}
 	var assigned int32
-	prior := map[string]bool{}
-	for _, name := range m.s.remaining {
-		if in[name] {
-			kept := m.s.req.Scheduled[m.s.sched.Index(name)].Replicas
-			assigned += kept
-			if kept > 0 {
-				prior[name] = true
-			}
-		}
+	for _, n := range selected {
+		assigned += n.kept // 0 on a cluster that does not keep it
 	}
 	if assigned >= m.r {
 		return nil, nil
@@ -504,12 +493,12 @@ func (m *model) assign(selected []*node) ([]*node, *failure) {
 		// The clusters it keeps first, then fill until the target is met.
 		ordered := make([]*node, 0, len(room))
 		for _, n := range room {
-			if prior[n.name] {
+			if n.kept > 0 {
 				ordered = append(ordered, n)
 			}
 		}
 		for _, n := range room {
-			if !prior[n.name] {
+			if n.kept <= 0 {
 				ordered = append(ordered, n)
 			}
 		}

@@ -73,21 +73,6 @@ func sortedOrder(n int, name func(i int) string) []int {
 	return out
 }
 
-// sortedNames returns the n names name(0) … name(n-1) sorted, by
-// sortedOrder.
-func sortedNames(n int, name func(i int) string) []string {
-	out := make([]string, n)
-	for i, j := range sortedOrder(n, name) {
-		out[i] = name(j)
-	}
-	return out
-}
-
-// sortNames sorts xs in place with sortedNames.
-func sortNames(xs []string) {
-	copy(xs, sortedNames(len(xs), func(i int) string { return xs[i] }))
-}
-
 type keyedIndex struct {
 	key   uint64
 	index uint32

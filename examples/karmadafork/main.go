@@ -118,38 +118,24 @@ func run(args []string) error {
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 
-// setup adds the three controllers, each as karmada-controller-manager's
-// init functions (package controllermanager) build it from the same flags.
+// setup adds the three controllers, each built from the same flags as
+// karmada-controller-manager's init functions (package controllermanager)
+// build it.
 func setup(mgr ctrl.Manager, f *flags) error {
-	taints, err := controllers.NewClusterTaintPolicyController(controllers.ClusterTaintPolicyOptions{})
-	if err != nil {
-		return err
-	}
 	// One ledger of the evictions in flight: the eviction controller
-	// holds room, the graceful eviction controller gives it back.
+	// holds room, the graceful eviction controller (given the same one by
+	// Setup) gives it back.
 	ledger, err := f.failover.Ledger()
 	if err != nil {
 		return err
 	}
-	eviction, err := controllers.NewEvictionController(controllers.EvictionOptions{
+	_, err = controllers.Setup(mgr, controllers.ClusterTaintPolicyOptions{}, controllers.EvictionOptions{
 		Rate:                            f.failover.Rate,
 		EnableNoExecuteTaintEviction:    f.clusterFailover.EnableNoExecuteTaintEviction,
 		NoExecuteTaintEvictionPurgeMode: failover.PurgeMode(f.clusterFailover.NoExecuteTaintEvictionPurgeMode),
 		Workers:                         f.failover.EvictionWorkers,
 		Ledger:                          ledger,
 		DisableLedger:                   ledger == nil,
-	})
-	if err != nil {
-		return err
-	}
-	graceful, err := controllers.NewGracefulEvictionController(controllers.GracefulEvictionOptions{Timeout: f.gracefulEvict, Ledger: ledger})
-	if err != nil {
-		return err
-	}
-	for _, c := range []interface{ SetupWithManager(ctrl.Manager) error }{taints, eviction, graceful} {
-		if err := c.SetupWithManager(mgr); err != nil {
-			return err
-		}
-	}
-	return nil
+	}, controllers.GracefulEvictionOptions{Timeout: f.gracefulEvict})
+	return err
 }

@@ -113,7 +113,7 @@ func (r *ClusterTaintPolicyController) Reconcile(ctx context.Context, req reconc
 			return err
 		}
 		res = r.eval.Evaluate(fc, r.clock.Now())
-		if len(res.Added) == 0 && len(res.Removed) == 0 {
+		if !res.Changed() {
 			return nil
 		}
 		if err := karmada.ApplyClusterTaints(&c, res.Taints); err != nil {
@@ -132,7 +132,7 @@ func (r *ClusterTaintPolicyController) Reconcile(ctx context.Context, req reconc
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("cluster %s: %w", req.Name, err)
 	}
-	if len(res.Added)+len(res.Removed) > 0 {
+	if res.Changed() {
 		log.FromContext(ctx).Info("taints written", "added", res.Added, "removed", res.Removed)
 	}
 	return reconcile.Result{RequeueAfter: res.RequeueAfter}, nil

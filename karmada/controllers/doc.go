@@ -20,10 +20,12 @@
 //     Ledger.
 //
 // Each is built by its New function from options whose zero values are
-// Karmada's defaults, and added with SetupWithManager. The glue they share
-// is exported for a fork's own controllers: [ClusterFaulty] and
-// [ClusterDomains] (fleet health from Cluster taints through the manager's
-// informer, ratelimit.NewInformerSource) and [AddToScheme].
+// Karmada's defaults, and added with SetupWithManager; [Setup] builds and
+// adds all three, the graceful eviction controller with the eviction
+// controller's Ledger. The glue they share is exported for a fork's own
+// controllers: [ClusterFaulty] and [ClusterDomains] (fleet health from
+// Cluster taints through the manager's informer,
+// ratelimit.NewInformerSource) and [AddToScheme].
 //
 // Guarantees:
 //

@@ -335,3 +335,48 @@ func runEvictHandler(t *testing.T, concurrent otherWriter) (client.Client, *reco
 	}
 	return c, events
 }
+
+// Karmada's scheduler tries the clusterAffinities terms from the one it
+// last scheduled the binding under (status.schedulerObservedAffinityName),
+// never one before it. Here the binding runs on member1 under "backup", the
+// last term: with member1 gone the scheduler has nowhere to put it, though
+// member2, in "primary", is healthy. The check starts where the scheduler
+// does, so nothing is evicted and an Event says why; a binding scheduled
+// under "primary", or before any term was observed, goes to member2.
+func TestEvictHandlerResumesAtTheObservedAffinityTerm(t *testing.T) {
+	for _, tc := range []struct {
+		observed string
+		evicted  bool
+	}{
+		{"backup", false},
+		{"primary", true},
+		{"", true},
+	} {
+		t.Run("observed "+tc.observed, func(t *testing.T) {
+			b := newBinding(nil)
+			b.Spec.Placement = &policyv1alpha1.Placement{ClusterAffinities: []policyv1alpha1.ClusterAffinityTerm{
+				{AffinityName: "primary", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}},
+				{AffinityName: "backup", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}},
+			}}
+			b.Status.SchedulerObservedAffinityName = tc.observed
+			c := world(t, b)
+			events := &recorded{}
+			ctrl := newController(t, EvictionOptions{}, c, events)
+			err := ctrl.evictHandler(resourceBindings())(context.Background(), evictionqueue.Item{Cluster: "member1", Key: "shop/web"})
+			var got workv1alpha2.ResourceBinding
+			require.NoError(t, c.Get(context.Background(), client.ObjectKeyFromObject(b), &got))
+			if tc.evicted {
+				require.NoError(t, err)
+				assert.False(t, got.Spec.TargetContains("member1"), "moved off member1")
+				assert.Len(t, got.Spec.GracefulEvictionTasks, 1)
+				assert.Equal(t, recorded{EventReasonEvicted}, *events)
+				return
+			}
+			assert.True(t, evictionqueue.IsAbandoned(err), "abandoned: %v", err)
+			assert.Equal(t, b.Spec.Clusters, got.Spec.Clusters, "still on member1")
+			assert.Empty(t, got.Spec.GracefulEvictionTasks)
+			require.Len(t, *events, 1)
+			assert.NotEqual(t, EventReasonEvicted, (*events)[0])
+		})
+	}
+}

@@ -76,6 +76,9 @@ func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 				"not evicted from cluster %s: %v", it.Cluster, err)
 			return evictionqueue.Abandon(err)
 		}
+		// The scheduler resumes at the clusterAffinities term it last
+		// scheduled the binding under, never one before it.
+		req.ObservedAffinityName = k.status(obj).SchedulerObservedAffinityName
 		checker, err := prescheduling.NewChecker(prescheduling.WithCapacity(karmada.Capacity(clusters, spec.ReplicaRequirements)))
 		if err != nil {
 			return evictionqueue.Abandon(err) // the same options fail every time

@@ -83,9 +83,9 @@ type EvictionOptions struct {
 	// end or their hold passes (karmada.WithHold). Both queues share it.
 	// Nil means a new karmada.Ledger holding for karmada.DefaultHold, unless
 	// DisableLedger is set. Give the GracefulEvictionController the same one
-	// (GracefulEvictionOptions.Ledger, from EvictionController.Ledger), so
-	// that a task that ends gives its room back at the summaries' next
-	// report.
+	// (GracefulEvictionOptions.Ledger, from EvictionController.Ledger; Setup
+	// does), so that a task that ends gives its room back at the summaries'
+	// next report.
 	Ledger *karmada.Ledger
 	// DisableLedger turns the Ledger off: every eviction the check finds
 	// feasible goes ahead at once, counting the room the summaries show.
@@ -209,7 +209,9 @@ func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
 	if domain := c.opts.Rate.DisruptionDomain; domain.PerDomain() {
 		// The Tracker counts each Cluster in its region (zone, provider),
 		// and each queue paces an item by its cluster's domain, read from
-		// the cache when the item is queued.
+		// the cache when a worker asks for a permit and when it takes the
+		// item (evictionqueue.Config.DomainOf): a cluster that moved takes
+		// its queued items along.
 		srcOpts = append(srcOpts, ratelimit.WithDomains(ClusterDomains(domain)))
 		cache := mgr.GetCache()
 		domainOf = func(name string) string {

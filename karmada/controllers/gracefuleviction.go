@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/gracefulevict"
 	"github.com/failoverkit/failover/karmada"
 )
@@ -41,11 +40,12 @@ type GracefulEvictionOptions struct {
 	Plugins []gracefulevict.Plugin
 	// Clock is the clock of the assessments. Default the real clock.
 	Clock clock.PassiveClock
-	// Ledger is the EvictionController's (EvictionController.Ledger): a
-	// task that ends gives back the room held for its eviction, the
-	// replicas running where they went, at the summaries' next report
-	// (karmada.Ledger.ReleaseAt), when they show them. A task that ends at
-	// once, by its purge mode (Directly) or suppressDeletion false, says
+	// Ledger is the EvictionController's (EvictionController.Ledger; Setup
+	// gives it when this is nil): a task that ends gives back the room held
+	// for its eviction, the replicas running where they went, at the
+	// summaries' next report (karmada.Ledger.ReleaseAt), when they show
+	// them. A task that ends at once (gracefulevict.Task.EndsAtOnce:
+	// suppressDeletion false, or Directly without suppressDeletion) says
 	// nothing of where they are: its room stays held until the summaries
 	// show them or the hold passes. Nil: no room is given back here.
 	Ledger *karmada.Ledger
@@ -182,17 +182,10 @@ func (c *GracefulEvictionController) assess(ctx context.Context, k *kind, key ty
 	if c.ledger != nil {
 		at := c.clock.Now().Add(c.report)
 		for _, t := range done {
-			if !endsAtOnce(t) {
+			if !t.EndsAtOnce() {
 				c.ledger.ReleaseAt(holdKey(itemKey(obj), t.FromCluster), at)
 			}
 		}
 	}
 	return reconcile.Result{RequeueAfter: requeue}, nil
-}
-
-// endsAtOnce reports whether the task ends as soon as it is assessed,
-// before the scheduler need have placed anything: by purge mode Directly,
-// or suppressDeletion false.
-func endsAtOnce(t gracefulevict.Task) bool {
-	return t.PurgeMode.Canonical() == failover.PurgeModeDirectly || (t.SuppressDeletion != nil && !*t.SuppressDeletion)
 }

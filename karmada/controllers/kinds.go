@@ -90,21 +90,16 @@ func indexBindings(ctx context.Context, mgr manager.Manager, kinds []*kind) erro
 
 // objectKey turns a queue item's key back into the binding's name.
 func objectKey(key string) (types.NamespacedName, error) {
-	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	n, err := cache.ParseObjectName(key)
 	if err != nil {
 		return types.NamespacedName{}, fmt.Errorf("controllers: binding key %q: %w", key, err)
 	}
-	return types.NamespacedName{Namespace: ns, Name: name}, nil
+	return n.AsNamespacedName(), nil
 }
 
 // itemKey is the queue key of a binding: "namespace/name", or "name" for a
 // cluster-scoped one.
-func itemKey(o client.Object) string {
-	if o.GetNamespace() == "" {
-		return o.GetName()
-	}
-	return o.GetNamespace() + "/" + o.GetName()
-}
+func itemKey(o client.Object) string { return cache.MetaObjectToName(o).String() }
 
 // resourceKind is the queue item's ResourceKind: the workload's APIVersion
 // and Kind.

@@ -229,25 +229,37 @@ func TestEvictionOptionsLedger(t *testing.T) {
 // The graceful eviction controller gives back the room of a task that ends
 // because the workload is healthy where it went, at the summaries' next
 // report, and keeps that of a task that ends at once by its purge mode,
-// before anything was placed.
+// before anything was placed. A Directly task with suppressDeletion true
+// does not end at once (the Assessor reads suppressDeletion first and keeps
+// it): when it ends later, its cluster back in the schedule result, its
+// room comes back as a Gracefully task's would.
 func TestGracefulEvictionReleasesTheRoom(t *testing.T) {
 	now := evictNow
 	report := 4 * time.Second
 	created := metav1.NewTime(now.Add(-time.Minute))
 	for _, tc := range []struct {
-		name   string
-		mode   policyv1alpha1.PurgeMode
-		health workv1alpha2.ResourceHealth
-		given  bool // back at the next report
+		name     string
+		mode     policyv1alpha1.PurgeMode
+		health   workv1alpha2.ResourceHealth
+		suppress *bool // suppressDeletion
+		back     bool  // member1 back in the schedule result
+		given    bool  // back at the next report
 	}{
-		{"Gracefully, healthy elsewhere: given back", policyv1alpha1.PurgeModeGracefully, workv1alpha2.ResourceHealthy, true},
-		{"Gracefully, not healthy yet: kept", policyv1alpha1.PurgeModeGracefully, workv1alpha2.ResourceUnhealthy, false},
-		{"Directly: ended at once, kept", policyv1alpha1.PurgeModeDirectly, workv1alpha2.ResourceUnhealthy, false},
+		{"Gracefully, healthy elsewhere: given back", policyv1alpha1.PurgeModeGracefully, workv1alpha2.ResourceHealthy, nil, false, true},
+		{"Gracefully, not healthy yet: kept", policyv1alpha1.PurgeModeGracefully, workv1alpha2.ResourceUnhealthy, nil, false, false},
+		{"Directly: ended at once, kept", policyv1alpha1.PurgeModeDirectly, workv1alpha2.ResourceUnhealthy, nil, false, false},
+		{"Directly, member1 back: ended at once, kept", policyv1alpha1.PurgeModeDirectly, workv1alpha2.ResourceUnhealthy, nil, true, false},
+		{"Directly, suppressDeletion true, member1 back: waited, given back", policyv1alpha1.PurgeModeDirectly, workv1alpha2.ResourceUnhealthy, ptr.To(true), true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newBinding(nil, workv1alpha2.AggregatedStatusItem{ClusterName: "member2", Health: tc.health})
 			b.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member2", Replicas: 3}}
-			b.Spec.GracefulEvictionTasks = []workv1alpha2.GracefulEvictionTask{{FromCluster: "member1", PurgeMode: tc.mode, CreationTimestamp: &created}}
+			if tc.back {
+				b.Spec.Clusters = append(b.Spec.Clusters, workv1alpha2.TargetCluster{Name: "member1", Replicas: 1})
+			}
+			b.Spec.GracefulEvictionTasks = []workv1alpha2.GracefulEvictionTask{{
+				FromCluster: "member1", PurgeMode: tc.mode, SuppressDeletion: tc.suppress, CreationTimestamp: &created,
+			}}
 			c := world(t, b)
 			ledger, err := karmada.NewLedger()
 			require.NoError(t, err)
@@ -270,9 +282,9 @@ func TestGracefulEvictionReleasesTheRoom(t *testing.T) {
 			assert.Equal(t, after, ledger.Held(now.Add(report)))
 		})
 	}
-	assert.True(t, endsAtOnce(gracefulevict.Task{SuppressDeletion: ptr.To(false)}), "suppressDeletion false ends it at once")
-	assert.True(t, endsAtOnce(gracefulevict.Task{PurgeMode: "Immediately"}), "the legacy name of Directly")
-	assert.False(t, endsAtOnce(gracefulevict.Task{PurgeMode: failover.PurgeModeGracefully, SuppressDeletion: ptr.To(true)}))
+	assert.True(t, gracefulevict.Task{SuppressDeletion: ptr.To(false)}.EndsAtOnce(), "suppressDeletion false ends it at once")
+	assert.True(t, gracefulevict.Task{PurgeMode: "Immediately"}.EndsAtOnce(), "the legacy name of Directly")
+	assert.False(t, gracefulevict.Task{PurgeMode: failover.PurgeModeGracefully, SuppressDeletion: ptr.To(true)}.EndsAtOnce())
 	_, err := NewGracefulEvictionController(GracefulEvictionOptions{ClusterStatusUpdateFrequency: -time.Second})
 	assert.EqualError(t, err, "controllers: GracefulEvictionOptions.ClusterStatusUpdateFrequency (--cluster-status-update-frequency) -1s: must not be negative")
 }

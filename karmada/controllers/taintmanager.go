@@ -7,15 +7,18 @@ import (
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/failoverkit/failover"
@@ -29,12 +32,27 @@ import (
 // TaintManagerName-resourcebinding and -clusterresourcebinding.
 const TaintManagerName = "failover-taint-manager"
 
+// taintsChanged lets a Cluster's update through only when its spec.taints
+// changed: of a Cluster, the reconcilers here read only the taints
+// (ClusterFaulty, decide; the disruption domains are read by the queues and
+// the fleet health source, not here). Karmada's cluster status controller
+// updates every Cluster's status every --cluster-status-update-frequency,
+// which would otherwise reconcile every binding on it each time. Creations,
+// deletions and generic events pass.
+var taintsChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		old, ok := e.ObjectOld.(*clusterv1alpha1.Cluster)
+		cur, ok2 := e.ObjectNew.(*clusterv1alpha1.Cluster)
+		return !ok || !ok2 || !apiequality.Semantic.DeepEqual(old.Spec.Taints, cur.Spec.Taints)
+	},
+}
+
 // setupRecovery adds the Cluster side: a cluster that is no longer faulty
 // (or is gone) cancels its items still queued for eviction.
 func (c *EvictionController) setupRecovery(mgr manager.Manager) error {
 	return builder.ControllerManagedBy(mgr).
 		Named(TaintManagerName).
-		For(&clusterv1alpha1.Cluster{}).
+		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(taintsChanged)).
 		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 			var cl clusterv1alpha1.Cluster
 			if err := c.client.Get(ctx, req.NamespacedName, &cl); err != nil && !apierrors.IsNotFound(err) {
@@ -52,7 +70,8 @@ func (c *EvictionController) setupRecovery(mgr manager.Manager) error {
 }
 
 // setupTaintManager adds the reconciler of one binding kind: it reconciles
-// a binding when it changes and when a cluster of its schedule result does.
+// a binding when it changes and when the taints of a cluster of its
+// schedule result do.
 func (c *EvictionController) setupTaintManager(mgr manager.Manager, k *kind) error {
 	byCluster := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 		list := k.list()
@@ -70,7 +89,7 @@ func (c *EvictionController) setupTaintManager(mgr manager.Manager, k *kind) err
 	return builder.ControllerManagedBy(mgr).
 		Named(TaintManagerName+"-"+k.name).
 		For(k.new()).
-		Watches(&clusterv1alpha1.Cluster{}, byCluster).
+		Watches(&clusterv1alpha1.Cluster{}, byCluster, builder.WithPredicates(taintsChanged)).
 		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 			return c.manageTaints(ctx, k, req.NamespacedName)
 		}))

@@ -7,9 +7,11 @@ import (
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"github.com/stretchr/testify/assert"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/karmada"
@@ -104,4 +106,39 @@ func TestDecide(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A Cluster's status report, every --cluster-status-update-frequency,
+// reconciles none of its bindings; a change to its taints does, as do its
+// creation and deletion.
+func TestTaintsChanged(t *testing.T) {
+	added := metav1.NewTime(time.Date(2025, 9, 23, 12, 0, 0, 0, time.UTC))
+	old := &clusterv1alpha1.Cluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "member1", ResourceVersion: "1"},
+		Spec: clusterv1alpha1.ClusterSpec{Region: "eu-west", Taints: []corev1.Taint{
+			{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoExecute, TimeAdded: &added},
+		}},
+	}
+	update := func(change func(c *clusterv1alpha1.Cluster)) bool {
+		cur := old.DeepCopy()
+		cur.ResourceVersion = "2"
+		change(cur)
+		return taintsChanged.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: cur})
+	}
+	assert.False(t, update(func(c *clusterv1alpha1.Cluster) {
+		c.Status.Conditions = []metav1.Condition{{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionFalse}}
+		c.Status.ResourceSummary = &clusterv1alpha1.ResourceSummary{}
+	}), "a status report")
+	assert.False(t, update(func(c *clusterv1alpha1.Cluster) { c.Labels = map[string]string{"team": "shop"} }), "a label")
+	assert.False(t, update(func(c *clusterv1alpha1.Cluster) {
+		c.Spec.Taints[0].TimeAdded = &metav1.Time{Time: added.In(time.FixedZone("CEST", 2*60*60))}
+	}), "the same taints, their times read in another zone")
+	assert.True(t, update(func(c *clusterv1alpha1.Cluster) { c.Spec.Taints = nil }), "the taint removed")
+	assert.True(t, update(func(c *clusterv1alpha1.Cluster) { c.Spec.Taints[0].Effect = failover.TaintEffectPreferNoExecute }), "the effect changed")
+	assert.True(t, update(func(c *clusterv1alpha1.Cluster) {
+		c.Spec.Taints = append(c.Spec.Taints, corev1.Taint{Key: "maintenance", Effect: corev1.TaintEffectNoSchedule})
+	}), "a taint added")
+	assert.True(t, taintsChanged.Create(event.CreateEvent{Object: old}), "a new cluster")
+	assert.True(t, taintsChanged.Delete(event.DeleteEvent{Object: old}), "a cluster gone")
+	assert.True(t, taintsChanged.Generic(event.GenericEvent{Object: old}))
 }
