@@ -270,14 +270,16 @@ func testTwoReplicas(t *testing.T) {
 	processed := func(r *forkRun) float64 {
 		return r.metric(t, "eviction_processing_total", map[string]string{"name": controllers.ResourceBindingQueue})
 	}
-	assert.Positive(t, processed(leader), "the leader %s processed nothing", leader.name)
+	// The task shows through the watch as soon as the handler's update lands,
+	// a moment before the worker counts the handler's result.
+	eventually(t, 5*time.Second, "the leader "+leader.name+" to count its eviction", func() bool { return processed(leader) > 0 })
 	assert.Zero(t, processed(standby), "the standby %s processed evictions", standby.name)
 
 	require.NoError(t, leader.stop())
 	eventually(t, 20*time.Second, "the standby to take over", standby.elected)
 	after := s.binding("after-handover", on)
 	s.evicted(tasks, after, "ha-down", 10*time.Second)
-	assert.Positive(t, processed(standby), "the new leader %s processed nothing", standby.name)
+	eventually(t, 5*time.Second, "the new leader "+standby.name+" to count its eviction", func() bool { return processed(standby) > 0 })
 }
 
 // bindingConflict makes the first Update of one ResourceBinding, by any
