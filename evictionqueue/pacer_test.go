@@ -42,6 +42,8 @@ func TestItemCancelledWhileAWorkerWaitsForAPermitIsNeverHandledAndTakesNoPermit(
 }
 
 func TestCancellingSomeItemsWithdrawsOnlyTheExcessPacerWaits(t *testing.T) {
+	// The wait left keeps its place in a shared Pacer's line: withdrawn and
+	// made again, it would go behind other queues' workers.
 	synctest.Test(t, func(t *testing.T) {
 		p := newFakePacer()
 		f := newFixture(t, Config{Workers: 4, Pacer: p})
@@ -58,36 +60,15 @@ func TestCancellingSomeItemsWithdrawsOnlyTheExcessPacerWaits(t *testing.T) {
 		f.q.CancelCluster("down") // again: nothing more to withdraw
 		settled(t, "three workers have left the pacer", func() bool { return p.waitingNow() == 1 })
 		quiet(t, f.q)
+		if calls, _ := p.counts(); calls != 4 {
+			t.Errorf("pacer: %d waits, want 4: the wait for d was withdrawn and made again", calls)
+		}
 		p.grant(t)
 		f.h.expect(t, "d", nil)
 		quiet(t, f.q)
 		if w := p.waitingNow(); w != 0 {
 			t.Errorf("%d workers wait for a permit with nothing pending", w)
 		}
-		f.balanced(t)
-	})
-}
-
-func TestCancellingSomeItemsLeavesTheOtherPacerWaitsInLine(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p := newFakePacer()
-		f := newFixture(t, Config{Workers: 4, Pacer: p})
-		start(t, f.q)
-		for _, k := range []string{"a", "b", "c"} {
-			f.q.Add(item("down", k))
-		}
-		f.q.Add(item("up", "d"))
-		quiet(t, f.q)
-		f.q.CancelCluster("down")
-		settled(t, "three workers have left the pacer", func() bool { return p.waitingNow() == 1 })
-		quiet(t, f.q)
-		// The wait left keeps its place in a shared Pacer's line: withdrawn
-		// and made again, it would go behind other queues' workers.
-		if calls, _ := p.counts(); calls != 4 {
-			t.Errorf("pacer: %d waits, want 4: the wait for d was withdrawn and made again", calls)
-		}
-		p.grant(t)
-		f.h.expect(t, "d", nil)
 		f.balanced(t)
 	})
 }
