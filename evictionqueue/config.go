@@ -35,8 +35,10 @@ type Item struct {
 
 // Handler evicts one item. It returns nil when the eviction is done,
 // [ErrInProgress] when it was accepted and finishes in the background,
-// [Abandon] (err) to drop the item without retry, and any other error to retry
-// it with backoff. ctx ends when [Queue.Run] ends.
+// [Skip] (reason) when there was nothing to do and nothing was written,
+// [Abandon] (err) to drop the item without retry, [RetryAfter] to try it
+// again later without counting a failure, and any other error to retry it
+// with backoff. ctx ends when [Queue.Run] ends.
 type Handler func(ctx context.Context, it Item) error
 
 // Pacer hands out processing permits; *ratelimit.Limiter satisfies it. Wait
@@ -54,7 +56,7 @@ type Pacer interface {
 // and returns which, with a function that gives it back unused; it calls
 // domains each time it looks, so a list that changes (a cluster moved) is
 // read again. The queue gives a permit back when no item of its domain is
-// left, and when the handler abandons the item: the rate limits evictions
+// left, and when the handler skips or abandons the item: the rate limits evictions
 // started, not decisions. PacesByDomain reports whether rates differ by
 // domain: New then requires Config.DomainOf.
 type DomainPacer interface {
@@ -87,6 +89,7 @@ const (
 	ResultError     = "error"     // the handler returned another error or panicked
 	ResultAbandoned = "abandoned" // the handler returned Abandon
 	ResultDeferred  = "deferred"  // the handler returned RetryAfter
+	ResultSkipped   = "skipped"   // the handler returned Skip: nothing to do, nothing written
 )
 
 // Config configures a Queue. The zero value of every field but Name is valid

@@ -7,13 +7,16 @@
 //     by first enqueue among equals.
 //   - One Pacer permit per handler call, taken before the item is chosen: an
 //     item cancelled while workers wait takes no permit. A permit with no
-//     item left, or whose item the handler abandons or defers, goes back to a
-//     DomainPacer (*ratelimit.Limiter): permits pay for evictions started,
-//     not decisions, and none is kept, so a pause holds back every item.
+//     item left, or whose item the handler skips, abandons or defers, goes
+//     back to a DomainPacer (*ratelimit.Limiter): permits pay for evictions
+//     started, not decisions, and none is kept, so a pause holds back every
+//     item.
 //   - With Config.DomainOf and a DomainPacer, the permit is for a domain with
 //     pending items, each cluster's domain read when it is taken: a paused
 //     domain holds back no other, and a cluster that moved takes its items.
 //   - CancelCluster costs in proportion to that cluster's items.
+//   - An item added while its handler runs is handled again when that call
+//     lets it leave (client-go's dirty items): no decision is lost.
 //   - Errors and panics retry with backoff up to MaxRetries; RetryAfter
 //     waits without counting a failure; ErrInProgress keeps the item in
 //     flight, within MaxInFlight, until Complete or TTL.

@@ -39,6 +39,11 @@ type entry struct {
 	// before ErrInProgress), or the item would wait for the TTL and be
 	// evicted again.
 	completed bool
+	// dirty: Add came while the handler ran, a decision made meanwhile. A
+	// call that would let the item leave makes it pending again instead,
+	// as client-go's workqueue re-adds an item marked dirty while it was
+	// processed.
+	dirty bool
 
 	ci *clusterIndex // the entry's cluster in the index
 }

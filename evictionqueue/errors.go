@@ -48,6 +48,37 @@ func IsAbandoned(err error) bool {
 	return errors.As(err, &a)
 }
 
+// Skip wraps why a handler call found nothing to do and wrote nothing: the
+// binding moved or is gone, the cluster recovered, the taint is tolerated
+// now. The item leaves as if done (Outcome Skipped, result "skipped"), but
+// its permit goes back, as after Abandon: the rate pays for evictions
+// written, not for decisions. An item added again while that call ran is
+// handled again (see Queue.Add). The result still matches reason with
+// errors.Is and errors.As.
+func Skip(reason error) error {
+	if reason == nil {
+		reason = errors.New("no reason given")
+	}
+	return &SkipError{Err: reason}
+}
+
+// SkipError is the error [Skip] returns.
+type SkipError struct {
+	Err error // why there was nothing to do
+}
+
+// Error says that nothing was done, and why.
+func (e *SkipError) Error() string { return "evictionqueue: nothing to do: " + e.Err.Error() }
+
+// Unwrap returns the reason, so errors.Is and errors.As see through Skip.
+func (e *SkipError) Unwrap() error { return e.Err }
+
+// IsSkipped reports whether err, or an error it wraps, came from [Skip].
+func IsSkipped(err error) bool {
+	var s *SkipError
+	return errors.As(err, &s)
+}
+
 // RetryAfter wraps a handler error to try the item again after d without
 // counting a failure, when nothing was done and something outside the queue
 // must change first: the surviving clusters' room is held for evictions

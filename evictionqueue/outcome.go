@@ -11,9 +11,11 @@ import (
 type OutcomeKind string
 
 // The outcomes reported through Config.OnOutcome: every item that leaves is
-// reported once with Succeeded, Completed, Abandoned, Failed or Cancelled.
+// reported once with Succeeded, Skipped, Completed, Abandoned, Failed or
+// Cancelled.
 const (
 	Succeeded  OutcomeKind = "Succeeded"  // the handler returned nil; the item left
+	Skipped    OutcomeKind = "Skipped"    // the handler returned Skip (Err): nothing to do; the item left
 	InProgress OutcomeKind = "InProgress" // the handler returned ErrInProgress: in flight until Complete or InFlightTTL
 	Completed  OutcomeKind = "Completed"  // Complete confirmed the background eviction; the item left
 	Retrying   OutcomeKind = "Retrying"   // the handler failed or deferred the item (Err; see RetryAfter): waiting until RetryAt
@@ -24,8 +26,11 @@ const (
 	// (Err is ErrInFlightExpired); pending again unless Failed or Cancelled
 	// follows.
 	Expired OutcomeKind = "Expired"
-	// Requeued: Run ended while the handler failed (Err): pending again, no
-	// attempt counted.
+	// Requeued: pending again at once (Err: the call's result). Run ended
+	// while the handler failed, no attempt counted; or the item was added
+	// again while its handler ran and the call would have let it leave
+	// (nil, Skip, Abandon, or a last failure), so the decision made
+	// meanwhile is acted on, with its retries counted afresh.
 	Requeued OutcomeKind = "Requeued"
 )
 
@@ -34,7 +39,7 @@ type Outcome struct {
 	Queue    string      // Config.Name
 	Item     Item        // the item as it was added
 	Kind     OutcomeKind // what happened
-	Err      error       // the handler error for Retrying, Failed, Abandoned and Requeued; ErrInFlightExpired for Expired
+	Err      error       // the handler error for Retrying, Failed, Abandoned, Skipped and Requeued; ErrInFlightExpired for Expired
 	Attempts int         // handler calls made for the item so far
 	RetryAt  time.Time   // Retrying only: when the item is pending again
 }

@@ -408,3 +408,31 @@ func TestRetryAfterUnwraps(t *testing.T) {
 		t.Error("RetryAfter(0, nil) carries no reason")
 	}
 }
+
+// A call that found nothing to do wrote nothing: its permit goes back, and
+// the item leaves, reported Skipped, with the result "skipped".
+func TestSkipGivesThePermitBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &givingPacer{permits: make(chan struct{})}
+		f := newFixture(t, Config{Pacer: p})
+		out := f.out
+		start(t, f.q)
+		f.q.Add(item("down", "moved"))
+		p.permits <- struct{}{}
+		f.h.expect(t, "moved", Skip(errors.New("the binding left the cluster")))
+		quiet(t, f.q)
+		if n := p.givenBack(); n != 1 {
+			t.Fatalf("%d permits given back after a skip, want 1", n)
+		}
+		if f.q.Len() != 0 {
+			t.Fatalf("Len = %d after a skip, want 0", f.q.Len())
+		}
+		out.waitKinds(t, "moved", Skipped)
+		if !IsSkipped(out.last("moved").Err) {
+			t.Errorf("the Skipped outcome's Err = %v", out.last("moved").Err)
+		}
+		if s := f.m.snap(); s.processed[ResultSkipped] != 1 {
+			t.Errorf("results %v, want one %q", s.processed, ResultSkipped)
+		}
+	})
+}

@@ -28,7 +28,8 @@ import (
 // never has more than MaxInFlight evictions running or unconfirmed, and
 // takes no permit it could not use.
 //
-// Handler results: nil, done; Abandon, dropped without retry; RetryAfter,
+// Handler results: nil, done; Skip, nothing to do, done, its permit back;
+// Abandon, dropped without retry, its permit back; RetryAfter,
 // pending again after its delay, no failure counted; ErrInProgress,
 // in flight until Complete, or pending again (a failed attempt) after
 // InFlightTTL; another error or a panic, pending again after
@@ -102,7 +103,11 @@ func (q *Queue) Name() string { return q.cfg.Name }
 // Add queues it and returns true, unless the queue holds an item with the
 // same (Cluster, Key) in any state: then it returns false and keeps its own,
 // but revokes a cancellation of it (its cluster is faulty again), so that a
-// failure or expiry retries it instead of dropping it.
+// failure or expiry retries it instead of dropping it. An item whose handler
+// call is running is marked: if that call lets it leave (nil, Skip,
+// Abandon, or a last failure), it is pending again at once, as client-go's
+// workqueue re-adds an item added while it was processed, so the decision
+// behind this Add is not lost; one retrying or in flight keeps its course.
 func (q *Queue) Add(it Item) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()

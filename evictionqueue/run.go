@@ -186,7 +186,7 @@ func (q *Queue) takeLocked(domain string, any bool) *entry {
 }
 
 // handle calls the handler for e, settles its result and gives the permit
-// back when the handler abandoned or deferred the item. A handler that calls
+// back when the handler skipped, abandoned or deferred the item. A handler that calls
 // runtime.Goexit (as t.FailNow does) ends the worker's goroutine; the
 // deferred settle counts the call as failed (ErrHandlerExited) and respawn
 // puts a new worker in its place.

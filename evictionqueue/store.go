@@ -157,6 +157,9 @@ func (s *store) add(it Item, now time.Time) bool {
 	ci := s.index.cluster(it.Cluster, true)
 	if e := ci.keys[it.Key]; e != nil {
 		e.cancelled = false
+		if e.state == stateRunning {
+			e.dirty = true
+		}
 		return false
 	}
 	s.seq++
@@ -190,7 +193,7 @@ func (s *store) cancelCluster(cluster string) int {
 			s.delayed.remove(int(e.index))
 			s.backingOff--
 		default: // running or in flight: see entry.cancelled
-			e.cancelled = true
+			e.cancelled, e.dirty = true, false
 			continue
 		}
 		n++
@@ -232,22 +235,27 @@ func (s *store) take(domain string, any bool, now time.Time) *entry {
 // done acts on the result err of the handler call for e. interrupted: Run
 // ended under the call, so a failure says nothing. It reports whether e now
 // has the earliest deadline, which a timer set for a later one must learn,
-// and whether the call left its permit unused: the handler abandoned or
+// and whether the call left its permit unused: the handler skipped, abandoned or
 // deferred the item, so nothing was evicted, whatever became of the item.
 func (s *store) done(e *entry, err error, now time.Time, interrupted bool) (earliest, unused bool) {
 	s.running--
 	latency := e.due.Sub(time.Unix(0, e.enqueued))
 	result := ResultError
-	abandoned := IsAbandoned(err)
+	abandoned, skipped := IsAbandoned(err), IsSkipped(err)
 	var deferred *RetryAfterError
-	unused = abandoned || errors.As(err, &deferred)
+	unused = abandoned || skipped || errors.As(err, &deferred)
+	dirty := e.dirty && !e.completed && !e.cancelled
+	e.dirty = false
 	switch {
 	case err == nil:
 		result = ResultSuccess
-		s.leave(e, Succeeded, nil)
+		s.leaveUnlessDirty(e, dirty, Succeeded, nil)
+	case skipped:
+		result = ResultSkipped
+		s.leaveUnlessDirty(e, dirty, Skipped, err)
 	case abandoned:
 		result = ResultAbandoned
-		s.leave(e, Abandoned, err)
+		s.leaveUnlessDirty(e, dirty, Abandoned, err)
 	case deferred != nil && !e.cancelled && !e.completed:
 		result = ResultDeferred
 		earliest = s.backOff(e, err, now, min(max(deferred.After, s.cfg.BackoffBase), s.cfg.BackoffMax))
@@ -271,12 +279,9 @@ func (s *store) done(e *entry, err error, now time.Time, interrupted bool) (earl
 		s.metrics.Cancelled(s.cfg.Name, 1)
 		s.leave(e, Cancelled, err)
 	case interrupted:
-		e.state = statePending
-		s.pending.push(e)
-		s.metrics.Added(s.cfg.Name, e.item.Cluster, e.item.ResourceKind)
-		s.note(e, Requeued, err)
+		s.requeue(e, err)
 	default:
-		earliest = s.fail(e, err, now)
+		earliest = s.fail(e, err, now, dirty)
 	}
 	s.metrics.Processed(s.cfg.Name, result, latency)
 	return earliest, unused
@@ -284,10 +289,10 @@ func (s *store) done(e *entry, err error, now time.Time, interrupted bool) (earl
 
 // fail counts a handler failure of e: e backs off before its next attempt,
 // or is dropped when out of retries.
-func (s *store) fail(e *entry, err error, now time.Time) (earliest bool) {
+func (s *store) fail(e *entry, err error, now time.Time, dirty bool) (earliest bool) {
 	e.failures++
 	if int(e.failures) > s.cfg.MaxRetries {
-		s.leave(e, Failed, err)
+		s.leaveUnlessDirty(e, dirty, Failed, err)
 		return false
 	}
 	return s.backOff(e, err, now, s.cfg.backoff(int(e.failures)))
@@ -408,6 +413,26 @@ func compareOrder(a, b *entry) int {
 func (s *store) delay(e *entry) bool {
 	s.delayed.push(e)
 	return e.index == 0
+}
+
+// leaveUnlessDirty lets e leave with its last outcome, or, when it was
+// added again while its handler ran (dirty), makes it pending again at once
+// for that decision, its retries counted afresh.
+func (s *store) leaveUnlessDirty(e *entry, dirty bool, kind OutcomeKind, err error) {
+	if !dirty {
+		s.leave(e, kind, err)
+		return
+	}
+	e.failures = 0
+	s.requeue(e, err)
+}
+
+// requeue makes e, just handled, pending again at once.
+func (s *store) requeue(e *entry, err error) {
+	e.state = statePending
+	s.pending.push(e)
+	s.metrics.Added(s.cfg.Name, e.item.Cluster, e.item.ResourceKind)
+	s.note(e, Requeued, err)
 }
 
 // leave reports the item's last outcome and recycles e.

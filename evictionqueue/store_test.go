@@ -74,3 +74,74 @@ func TestStoreSteppedThroughTime(t *testing.T) {
 		t.Errorf("metrics: %d cancelled, depth %d, latencies %v", s.cancelled, m.depth, s.latencies)
 	}
 }
+
+// An item added again while its handler runs carries a decision made
+// meanwhile (client-go's dirty item): a call that would let it leave makes
+// it pending again instead, its retries counted afresh; one that left it
+// retrying or in flight keeps that course; a recovery after the Add drops
+// it. Without the second Add each leaves as before.
+func TestAnItemAddedWhileItsHandlerRunsIsHandledAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		result  error
+		cancel  bool // CancelCluster after the second Add
+		want    []OutcomeKind
+		wantLen int // pending or backing off after the call
+	}{
+		{"evicted (nil)", nil, false, []OutcomeKind{Requeued}, 1},
+		{"nothing to do (Skip)", Skip(errors.New("cluster recovered")), false, []OutcomeKind{Requeued}, 1},
+		{"abandoned", Abandon(errors.New("no target")), false, []OutcomeKind{Requeued}, 1},
+		{"its last failure", errBoom, false, []OutcomeKind{Requeued}, 1},
+		{"deferred: retried after its delay anyway", RetryAfter(time.Minute, errBoom), false, []OutcomeKind{Retrying}, 1},
+		{"in flight: the eviction is under way", ErrInProgress, false, []OutcomeKind{InProgress}, 0},
+		{"the cluster recovered after the Add", nil, true, []OutcomeKind{Succeeded}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, again := range []bool{false, true} {
+				out := &outcomes{}
+				st, err := NewStore(Config{Name: "q", MaxRetries: 1, OnOutcome: out.add})
+				if err != nil {
+					t.Fatal(err)
+				}
+				it := item("down", "web")
+				st.Add(it, t0)
+				if tc.result == errBoom { // one failure already: this one is the last
+					got, _ := st.Take(t0)
+					st.Done(got, errBoom, t0)
+					st.Advance(t0.Add(time.Hour))
+					out.list = nil
+				}
+				got, ok := st.Take(t0)
+				if !ok {
+					t.Fatal("nothing to take")
+				}
+				if again && st.Add(it, t0) {
+					t.Fatal("Add of a running item = true, want false: its identity is held")
+				}
+				if tc.cancel {
+					st.CancelCluster("down")
+				}
+				st.Done(got, tc.result, t0)
+				kinds := out.kinds("web")
+				if !again {
+					if len(kinds) == 1 && kinds[0] == Requeued {
+						t.Errorf("requeued without a second Add")
+					}
+					continue
+				}
+				if !slices.Equal(kinds, tc.want) || st.Len() != tc.wantLen {
+					t.Errorf("outcomes %v, Len %d; want %v, %d", kinds, st.Len(), tc.want, tc.wantLen)
+				}
+				if tc.wantLen == 1 && tc.want[0] == Requeued {
+					if again, ok := st.Take(t0); !ok || again != it {
+						t.Errorf("Take after the requeue = %v, %v; want the item at once", again, ok)
+					}
+					st.Done(it, errBoom, t0) // its retries counted afresh: not its last
+					if k := out.kinds("web"); k[len(k)-1] != Retrying {
+						t.Errorf("a failure after the requeue: %v, want Retrying", k)
+					}
+				}
+			}
+		})
+	}
+}

@@ -48,9 +48,9 @@ type options struct {
 // evictionqueue.Config.Name: Karmada's taint manager uses
 // "binding-eviction" and "cluster-binding-eviction", so queues named alike
 // keep dashboards filtered on those. The result label also takes
-// "abandoned" and "deferred", which Karmada never records. The library owns the values it
-// sets: do not run Karmada's own eviction workers alongside queues of the
-// same names.
+// "abandoned", "deferred" and "skipped", which Karmada never records. The
+// library owns the values it sets: do not run Karmada's own eviction
+// workers alongside queues of the same names.
 func WithKarmadaNames() Option {
 	return func(o *options) error {
 		o.karmadaNames = true

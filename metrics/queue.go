@@ -86,9 +86,9 @@ func (m *Metrics) Removed(queue, cluster, kind string) {
 // Processed records one processing attempt of an item of queue:
 // eviction_processing_total{queue, result} goes up by one and latency, the
 // time since the item was first enqueued, is observed in
-// eviction_processing_latency_seconds{queue}. result is "success", "error" or
-// "abandoned" or "deferred" as the queue reports it. A negative latency (a clock stepped
-// back) is observed as 0.
+// eviction_processing_latency_seconds{queue}. result is "success", "error",
+// "abandoned", "deferred" or "skipped" as the queue reports it. A negative
+// latency (a clock stepped back) is observed as 0.
 func (m *Metrics) Processed(queue, result string, latency time.Duration) {
 	if m == nil {
 		return
