@@ -204,7 +204,7 @@ func (c *Checker) Check(req Request, fleet []failover.Cluster) Result {
 		return invalid(err)
 	}
 	s := newScan(&req, p)
-	if err := s.duplicateScheduled(); err != nil {
+	if err := errors.Join(s.duplicateScheduled(), s.replicaSum()); err != nil {
 		return invalid(err)
 	}
 	if len(s.evicted) == 0 {

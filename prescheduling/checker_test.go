@@ -1,6 +1,7 @@
 package prescheduling
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -417,6 +418,12 @@ func TestCheckCodes(t *testing.T) {
 		{"no spare capacity", noRoom, Request{Placement: Placement{ReplicaScheduling: aggregated},
 			Scheduled: []failover.TargetCluster{{Name: "a1", Replicas: 3}}, Evicting: []string{"a1"}}, InsufficientCapacity},
 		{"MinGroups above MaxGroups", mustChecker(), Request{Placement: byRegion(3, 2), Scheduled: sched("a1"), Evicting: []string{"a1"}}, InvalidRequest},
+		// Capped at int32, the sum once passed as a schedule the scheduler
+		// cannot hold.
+		{"divided replicas summing past int32", mustChecker(), Request{Placement: Placement{ReplicaScheduling: aggregated},
+			Scheduled: []failover.TargetCluster{{Name: "a1", Replicas: math.MaxInt32}, {Name: "a2", Replicas: 1}}, Evicting: []string{"a1"}}, InvalidRequest},
+		{"duplicated copies of int32's most replicas each", mustChecker(), Request{
+			Scheduled: []failover.TargetCluster{{Name: "a1", Replicas: math.MaxInt32}, {Name: "a2", Replicas: math.MaxInt32}}, Evicting: []string{"a1"}}, Feasible},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := tc.checker.Check(tc.req, threeRegionsUS)

@@ -23,6 +23,7 @@ type scan struct {
 	// replicas is the workload's spec.replicas as the schedule result
 	// shows it: every copy's for Duplicated, their sum for Divided.
 	replicas int32
+	sum      int64 // Divided: the replicas of the schedule result, uncapped
 
 	fleetSize int
 	// Exclusions that do not depend on the affinity term.
@@ -63,8 +64,19 @@ func newScan(req *Request, p *compiled) *scan {
 	}
 	if p.division != divideDuplicated {
 		s.replicas = int32(min(sum, math.MaxInt32))
+		s.sum = sum
 	}
 	return s
+}
+
+// replicaSum rejects a divided schedule result whose replicas sum past
+// int32, which no Karmada workload can have: capped, the sum would let the
+// check approve a schedule the scheduler cannot represent.
+func (s *scan) replicaSum() error {
+	if s.sum <= math.MaxInt32 {
+		return nil
+	}
+	return fmt.Errorf("prescheduling: request.scheduled: the replicas sum to %d, past the most a workload has (%d)", s.sum, math.MaxInt32)
 }
 
 // duplicateScheduled reports a cluster listed twice in the schedule result.
