@@ -3,6 +3,7 @@ package karmada
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -139,10 +140,7 @@ func (l *Ledger) Admit(now time.Time, key string, r prescheduling.Result, cluste
 	if !r.Feasible {
 		return r
 	}
-	summaries := make(map[string]*clusterv1alpha1.ResourceSummary, len(clusters))
-	for i := range clusters {
-		summaries[clusters[i].Name] = clusters[i].Status.ResourceSummary
-	}
+	summaries := summariesOf(clusters)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.settle(now, summaries)
@@ -179,8 +177,15 @@ func (l *Ledger) Admit(now time.Time, key string, r prescheduling.Result, cluste
 		out.RetryAfter = max(retry.Sub(now), 0)
 		return out
 	}
+	l.record(key, r, summaries, req, now.Add(l.hold))
+	return r
+}
+
+// record holds r's moves for key until until, replacing what was held for
+// it.
+func (l *Ledger) record(key string, r prescheduling.Result, summaries map[string]*clusterv1alpha1.ResourceSummary, req *workv1alpha2.ReplicaRequirements, until time.Time) {
 	l.remove(key)
-	h := &holding{key: key, until: now.Add(l.hold), moves: map[string]int64{}}
+	h := &holding{key: key, until: until, moves: map[string]int64{}}
 	if req != nil {
 		h.requests = req.ResourceRequest.DeepCopy()
 	}
@@ -199,7 +204,44 @@ func (l *Ledger) Admit(now time.Time, key string, r prescheduling.Result, cluste
 	if len(h.moves) > 0 {
 		l.byKey[key] = h
 	}
-	return r
+}
+
+// summariesOf maps the clusters' names to their resource summaries.
+func summariesOf(clusters []clusterv1alpha1.Cluster) map[string]*clusterv1alpha1.ResourceSummary {
+	out := make(map[string]*clusterv1alpha1.ResourceSummary, len(clusters))
+	for i := range clusters {
+		out[clusters[i].Name] = clusters[i].Status.ResourceSummary
+	}
+	return out
+}
+
+// Restore holds the room of r's moves for key until until, without asking
+// whether they fit: for an eviction approved before this Ledger existed (a
+// predecessor's, found as an open graceful eviction task when a controller
+// starts or a new leader is elected). Like Admit it replaces what was held
+// for key; an infeasible r, or an until not after now, holds nothing.
+// clusters and req are as for Admit.
+func (l *Ledger) Restore(now time.Time, key string, r prescheduling.Result, clusters []clusterv1alpha1.Cluster, req *workv1alpha2.ReplicaRequirements, until time.Time) {
+	if !r.Feasible || !until.After(now) {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.settle(now, summariesOf(clusters))
+	if limit := now.Add(l.hold); until.After(limit) {
+		until = limit
+	}
+	l.record(key, r, summariesOf(clusters), req, until)
+}
+
+// Keys lists the keys room is held for at now, in no order: for a caller
+// that releases by its own grouping (every cluster of a binding that was
+// deleted, say).
+func (l *Ledger) Keys(now time.Time) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.expire(now)
+	return slices.Collect(maps.Keys(l.byKey))
 }
 
 // Release gives back the room held for key: its eviction failed, or its
@@ -249,7 +291,15 @@ func (l *Ledger) settle(now time.Time, summaries map[string]*clusterv1alpha1.Res
 		if !ok {
 			continue // not listed now: nothing to tell
 		}
-		grown := pods(s) - b.pods
+		now := pods(s)
+		if now < b.pods {
+			// Pods ended there (other workloads left): what is held has
+			// not shown yet. Growth from here on shows it; kept at the old
+			// count, the baseline would hide every placement until the
+			// pods grew back.
+			b.pods = now
+		}
+		grown := now - b.pods
 		for len(b.order) > 0 && grown > 0 {
 			h := b.order[0]
 			n := min(h.moves[name], grown)

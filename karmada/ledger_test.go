@@ -203,6 +203,49 @@ func TestLedgerReleasesWhatTheSummariesShow(t *testing.T) {
 	assert.Equal(t, map[string]int64{"big": 1}, ledger.Held(now))
 }
 
+// Pods that end on a cluster (other workloads leaving) lower what the
+// Ledger counts from: a placement after that shows as growth and releases
+// its room. Kept at the old count, the baseline hid every placement until
+// the pods grew back, and the room stayed held for the whole hold.
+func TestLedgerSeesPlacementsAfterPodsFall(t *testing.T) {
+	now := time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
+	ledger, err := karmada.NewLedger()
+	require.NoError(t, err)
+	at := func(used int64) []*clusterv1alpha1.Cluster {
+		return []*clusterv1alpha1.Cluster{member("lost", "R1", 0, failed), survivor("big", 4, used)}
+	}
+	spec := oneReplica("a")
+	require.True(t, ledger.Admit(now, "a", check(t, spec, at(2)), values(at(2)), spec.ReplicaRequirements).Feasible)
+	assert.Equal(t, map[string]int64{"big": 1}, ledger.Held(now))
+
+	// Both pods running there end; then a's replica is placed: one pod.
+	spec = oneReplica("b")
+	ledger.Admit(now, "b", check(t, spec, at(0)), values(at(0)), spec.ReplicaRequirements)
+	ledger.Release("b")
+	spec = oneReplica("c")
+	got := ledger.Admit(now, "c", check(t, spec, at(1)), values(at(1)), spec.ReplicaRequirements)
+	require.True(t, got.Feasible, got.Reason)
+	assert.Equal(t, map[string]int64{"big": 1}, ledger.Held(now), "a's replica showed as placed: only c's is held")
+}
+
+// Restore holds what a predecessor approved, from its open task, until the
+// hold it had left; Keys lists it, and Release gives it back.
+func TestLedgerRestore(t *testing.T) {
+	now := time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
+	ledger, err := karmada.NewLedger(karmada.WithHold(time.Minute))
+	require.NoError(t, err)
+	fleet := []*clusterv1alpha1.Cluster{member("lost", "R1", 0, failed), survivor("big", 1, 0)}
+	spec := oneReplica("a")
+	r := check(t, spec, fleet)
+	ledger.Restore(now, "a@lost", r, values(fleet), spec.ReplicaRequirements, now.Add(30*time.Second))
+	ledger.Restore(now, "old@lost", r, values(fleet), spec.ReplicaRequirements, now)
+	assert.Equal(t, []string{"a@lost"}, ledger.Keys(now), "a hold that has ended restores nothing")
+	spec = oneReplica("b")
+	assert.Equal(t, prescheduling.AwaitingCapacity, ledger.Admit(now, "b", check(t, spec, fleet), values(fleet), spec.ReplicaRequirements).Code,
+		"big's one CPU is held for the restored eviction")
+	assert.Empty(t, ledger.Keys(now.Add(30*time.Second)), "held until the predecessor's hold ends")
+}
+
 // Where nothing is held, the ledger leaves the judgement to the check: an
 // answer sending more replicas than the summary shows room for goes ahead
 // (the check has its reasons: a capacity it does not know, say).
