@@ -118,6 +118,26 @@ func (q *Queue) Add(it Item) bool {
 	return true
 }
 
+// AddInFlight holds it as a background eviction already under way, as if
+// its handler had returned ErrInProgress: until Complete, or until
+// InFlightTTL from now, when it is pending again (an expiry). It is for an
+// eviction the queue did not start, found when a program starts (a new
+// leader finds its predecessor's evictions still finishing), so that
+// MaxInFlight and the in-flight count include it. It returns false, changing
+// nothing, when the queue holds an item with the same identity.
+func (q *Queue) AddInFlight(it Item) bool {
+	q.mu.Lock()
+	added, earliest := q.s.addInFlight(it, q.clock.Now())
+	if earliest {
+		select {
+		case q.wake <- struct{}{}:
+		default: // a wake-up is already pending
+		}
+	}
+	q.unlockAndDeliver()
+	return added
+}
+
 // CancelCluster is called when cluster recovered: it removes the cluster's
 // pending and backing-off items (never handled, each reported Cancelled) and
 // returns how many, in time proportional to the cluster's items. Its items

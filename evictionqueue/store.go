@@ -37,6 +37,13 @@ func (st *Store) Add(it Item, now time.Time) bool {
 	return st.s.add(it, now)
 }
 
+// AddInFlight is Queue.AddInFlight at now.
+func (st *Store) AddInFlight(it Item, now time.Time) bool {
+	defer st.deliver()
+	added, _ := st.s.addInFlight(it, now)
+	return added
+}
+
 // CancelCluster is Queue.CancelCluster.
 func (st *Store) CancelCluster(cluster string) int {
 	defer st.deliver()
@@ -175,6 +182,30 @@ func (s *store) add(it Item, now time.Time) bool {
 	s.pending.push(e)
 	s.metrics.Added(s.cfg.Name, it.Cluster, it.ResourceKind)
 	return true
+}
+
+// addInFlight holds it in flight from now, as if its handler had returned
+// ErrInProgress, unless the store holds its identity (see
+// Queue.AddInFlight). It reports whether it was added and whether it has
+// the earliest deadline now.
+func (s *store) addInFlight(it Item, now time.Time) (added, earliest bool) {
+	ci := s.index.cluster(it.Cluster, true)
+	if ci.keys[it.Key] != nil {
+		return false, false
+	}
+	s.seq++
+	e, _ := s.free.Get().(*entry)
+	if e == nil {
+		e = new(entry)
+	}
+	e.item, e.seq, e.state = it, s.seq, stateInFlight
+	e.enqueued = now.UnixNano()
+	e.due = now.Add(s.cfg.InFlightTTL)
+	s.index.insert(ci, e)
+	earliest = s.delay(e)
+	s.setInFlight(s.inFlight + 1)
+	s.note(e, InProgress, nil)
+	return true, earliest
 }
 
 // cancelCluster drops the cluster's pending and backing-off items and marks

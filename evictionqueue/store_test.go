@@ -145,3 +145,41 @@ func TestAnItemAddedWhileItsHandlerRunsIsHandledAgain(t *testing.T) {
 		})
 	}
 }
+
+// An eviction the queue did not start, found under way, counts in flight
+// and against MaxInFlight until Complete; one never confirmed is pending
+// again at its TTL; an identity the queue holds is refused.
+func TestAddInFlight(t *testing.T) {
+	out := &outcomes{}
+	st, err := NewStore(Config{Name: "q", MaxInFlight: 1, InFlightTTL: time.Minute, OnOutcome: out.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := item("down", "a"), item("down", "b")
+	if !st.AddInFlight(a, t0) || st.AddInFlight(a, t0) {
+		t.Fatal("AddInFlight: want true, then false for the held identity")
+	}
+	st.Add(b, t0)
+	if st.InFlight() != 1 {
+		t.Fatalf("InFlight = %d, want 1", st.InFlight())
+	}
+	if _, ok := st.Take(t0); ok {
+		t.Fatal("Take with the one MaxInFlight slot held by the eviction found under way = true")
+	}
+	if !st.Complete(a) || st.InFlight() != 0 {
+		t.Fatal("Complete of the eviction found under way: want true and nothing in flight")
+	}
+	if got, ok := st.Take(t0); !ok || got != b {
+		t.Fatalf("Take after Complete = %v, %v; want b", got, ok)
+	}
+	st.Done(b, nil, t0)
+
+	st.AddInFlight(a, t0)
+	st.Advance(t0.Add(time.Minute))
+	if st.InFlight() != 0 || !slices.Equal(keys(st.Pending()), []string{"a"}) {
+		t.Fatalf("after the TTL: InFlight %d, Pending %v; want a pending again", st.InFlight(), keys(st.Pending()))
+	}
+	if k := out.kinds("a"); !slices.Equal(k, []OutcomeKind{InProgress, Completed, InProgress, Expired}) {
+		t.Errorf("a's outcomes = %v", k)
+	}
+}

@@ -215,23 +215,23 @@ func summariesOf(clusters []clusterv1alpha1.Cluster) map[string]*clusterv1alpha1
 	return out
 }
 
-// Restore holds the room of r's moves for key until until, without asking
-// whether they fit: for an eviction approved before this Ledger existed (a
-// predecessor's, found as an open graceful eviction task when a controller
-// starts or a new leader is elected). Like Admit it replaces what was held
-// for key; an infeasible r, or an until not after now, holds nothing.
-// clusters and req are as for Admit.
-func (l *Ledger) Restore(now time.Time, key string, r prescheduling.Result, clusters []clusterv1alpha1.Cluster, req *workv1alpha2.ReplicaRequirements, until time.Time) {
+// Restore holds the room of r's moves for key as Admit would have at since,
+// without asking whether they fit: for an eviction approved before this
+// Ledger existed (a predecessor's, found as an open graceful eviction task,
+// created at since, when a controller starts or a new leader is elected).
+// The hold ends when it would have; one that has ended by now, or an
+// infeasible r, holds nothing. Like Admit it replaces what was held for
+// key; clusters and req are as for Admit.
+func (l *Ledger) Restore(now time.Time, key string, r prescheduling.Result, clusters []clusterv1alpha1.Cluster, req *workv1alpha2.ReplicaRequirements, since time.Time) {
+	until := since.Add(l.hold)
 	if !r.Feasible || !until.After(now) {
 		return
 	}
+	summaries := summariesOf(clusters)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.settle(now, summariesOf(clusters))
-	if limit := now.Add(l.hold); until.After(limit) {
-		until = limit
-	}
-	l.record(key, r, summariesOf(clusters), req, until)
+	l.settle(now, summaries)
+	l.record(key, r, summaries, req, until)
 }
 
 // Keys lists the keys room is held for at now, in no order: for a caller

@@ -237,8 +237,8 @@ func TestLedgerRestore(t *testing.T) {
 	fleet := []*clusterv1alpha1.Cluster{member("lost", "R1", 0, failed), survivor("big", 1, 0)}
 	spec := oneReplica("a")
 	r := check(t, spec, fleet)
-	ledger.Restore(now, "a@lost", r, values(fleet), spec.ReplicaRequirements, now.Add(30*time.Second))
-	ledger.Restore(now, "old@lost", r, values(fleet), spec.ReplicaRequirements, now)
+	ledger.Restore(now, "a@lost", r, values(fleet), spec.ReplicaRequirements, now.Add(-30*time.Second))
+	ledger.Restore(now, "old@lost", r, values(fleet), spec.ReplicaRequirements, now.Add(-time.Minute))
 	assert.Equal(t, []string{"a@lost"}, ledger.Keys(now), "a hold that has ended restores nothing")
 	spec = oneReplica("b")
 	assert.Equal(t, prescheduling.AwaitingCapacity, ledger.Admit(now, "b", check(t, spec, fleet), values(fleet), spec.ReplicaRequirements).Code,
