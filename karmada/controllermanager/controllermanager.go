@@ -70,6 +70,12 @@ type Options struct {
 	// EvictionWorkers is --eviction-workers: the handler goroutines of
 	// each eviction queue, paced together by the one rate.
 	EvictionWorkers int
+	// MaxEvictionsInFlight is --max-evictions-in-flight: how many
+	// evictions of each queue may be in flight at once, from the handler
+	// call until their graceful eviction task ends
+	// (controllers.EvictionOptions.MaxInFlight); 0, the default, is
+	// unlimited, as in Karmada.
+	MaxEvictionsInFlight int
 	// CapacityHold is --eviction-capacity-hold: how long the Ledger the
 	// two eviction controllers share holds the room an approved eviction
 	// will take, at most (karmada.WithHold); 0 turns the Ledger off.
@@ -78,6 +84,22 @@ type Options struct {
 	ledgerOnce sync.Once
 	ledger     *karmada.Ledger
 	ledgerErr  error
+
+	mu        sync.Mutex
+	evictions *controllers.EvictionController // set by StartEvictionController
+}
+
+// Ended tells the EvictionController, once StartEvictionController has
+// built it, that a graceful eviction task ended: its eviction no longer
+// counts in flight. StartGracefulEvictionController gives it to the
+// GracefulEvictionController, whichever of the two Karmada starts first.
+func (o *Options) Ended(queue, key, cluster string) {
+	o.mu.Lock()
+	e := o.evictions
+	o.mu.Unlock()
+	if e != nil {
+		e.Ended(queue, key, cluster)
+	}
 }
 
 // NewOptions returns the defaults: ratelimit.DefaultConfig(), one worker
@@ -121,6 +143,10 @@ func (o *Options) AddFlags(fs, karmada *pflag.FlagSet) {
 	fs.IntVar(&o.EvictionWorkers, "eviction-workers", o.EvictionWorkers,
 		"Handler goroutines of each of the two eviction queues (ResourceBinding, ClusterResourceBinding). "+
 			"One rate paces all of them together.")
+	fs.IntVar(&o.MaxEvictionsInFlight, "max-evictions-in-flight", o.MaxEvictionsInFlight,
+		"How many evictions of each of the two queues may be in flight at once, counted from the start of the eviction "+
+			"until its graceful eviction task ends (or --graceful-eviction-timeout passes). Evictions beyond it wait in "+
+			"their queue. 0 means unlimited, as in Karmada.")
 	fs.DurationVar(&o.CapacityHold, "eviction-capacity-hold", o.CapacityHold,
 		"How long the room an approved eviction will take on the clusters the scheduler puts its replicas on stays held, at most: "+
 			"until their resource summaries show the replicas placed or the eviction's graceful eviction task ends. "+
@@ -154,7 +180,13 @@ func (o *Options) StartEvictionController(ctx controllerscontext.Context) (enabl
 	if err != nil {
 		return false, err
 	}
-	return true, c.SetupWithManager(ctx.Mgr)
+	if err := c.SetupWithManager(ctx.Mgr); err != nil {
+		return false, err
+	}
+	o.mu.Lock()
+	o.evictions = c
+	o.mu.Unlock()
+	return true, nil
 }
 
 // evictionOptions are the EvictionController's options: the failover
@@ -178,6 +210,8 @@ func (o *Options) evictionOptions(karmadaOpts controllerscontext.Options) (contr
 		Ledger:                          ledger,
 		DisableLedger:                   ledger == nil,
 		ClusterStatusUpdateFrequency:    karmadaOpts.ClusterStatusUpdateFrequency.Duration,
+		MaxInFlight:                     o.MaxEvictionsInFlight,
+		InFlightTTL:                     karmadaOpts.GracefulEvictionTimeout.Duration,
 	}, err
 }
 
@@ -198,6 +232,7 @@ func (o *Options) StartGracefulEvictionController(ctx controllerscontext.Context
 	c, err := controllers.NewGracefulEvictionController(controllers.GracefulEvictionOptions{
 		Timeout:                      ctx.Opts.GracefulEvictionTimeout.Duration,
 		Ledger:                       ledger,
+		Evictions:                    o,
 		ClusterStatusUpdateFrequency: ctx.Opts.ClusterStatusUpdateFrequency.Duration,
 	})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/go-logr/logr"
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	corev1 "k8s.io/api/core/v1"
@@ -30,8 +31,16 @@ const (
 	EventReasonEvicted = "EvictedFromCluster"
 )
 
+// maxConfirmRounds bounds the rounds of fresh reads that confirm the
+// clusters a check's approval relies on: each round reads the clusters the
+// check newly picked, so it ends when the fleet holds still that long.
+const maxConfirmRounds = 8
+
 // evictHandler is run by k's eviction queue once the Limiter grants a
-// permit.
+// permit. Each attempt starts from fresh reads and ends in one write at
+// most; a conflict on that write starts a new attempt from the top, so
+// every write is preceded by a decision and a check on exactly what it
+// overwrites.
 func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 	return func(ctx context.Context, it evictionqueue.Item) error {
 		key, err := objectKey(it.Key)
@@ -39,119 +48,188 @@ func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 			return evictionqueue.Abandon(err)
 		}
 		logger := log.FromContext(ctx).WithValues("queue", k.queue, "binding", it.Key, "cluster", it.Cluster)
-
-		// The item may have waited long: decide again on what the API
-		// server holds now. A cluster that recovered meanwhile, or a
-		// binding that moved or now tolerates the taint, is left alone.
-		var cl clusterv1alpha1.Cluster
-		if err := c.reader.Get(ctx, types.NamespacedName{Name: it.Cluster}, &cl); err != nil {
-			return client.IgnoreNotFound(err)
-		}
-		obj := k.new()
-		if err := c.reader.Get(ctx, key, obj); err != nil {
-			return client.IgnoreNotFound(err)
-		}
-		spec := k.spec(obj)
-		if !spec.TargetContains(it.Cluster) || !obj.GetDeletionTimestamp().IsZero() {
-			return nil
-		}
-		d, err := c.decide(obj, spec, &cl)
-		if err != nil {
-			return evictionqueue.Abandon(err)
-		}
-		if !d.Evict {
-			logger.V(1).Info("no longer to be evicted", "why", d.Reason)
-			return nil
-		}
-
-		// Is there somewhere to go?
-		clusters, fleet, err := fleet(ctx, c.client, logger)
-		if err != nil {
-			return err
-		}
-		req, err := karmada.PreschedulingRequest(spec, it.Cluster)
-		var loss *karmada.LossError
-		if err != nil && !errors.As(err, &loss) {
-			c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(prescheduling.InvalidRequest), eventActionEvict,
-				"not evicted from cluster %s: %v", it.Cluster, err)
-			return evictionqueue.Abandon(err)
-		}
-		// The scheduler resumes at the clusterAffinities term it last
-		// scheduled the binding under, never one before it.
-		req.ObservedAffinityName = k.status(obj).SchedulerObservedAffinityName
-		checker, err := prescheduling.NewChecker(prescheduling.WithCapacity(karmada.Capacity(clusters, spec.ReplicaRequirements)))
-		if err != nil {
-			return evictionqueue.Abandon(err) // the same options fail every time
-		}
-		res := checker.Check(req, fleet)
-		// One eviction per graceful eviction task: a binding may leave
-		// several clusters, each with room of its own held.
-		hold := holdKey(it.Key, it.Cluster)
-		if ledger := c.opts.Ledger; ledger != nil {
-			res = ledger.Admit(c.opts.Clock.Now(), hold, res, clusters, spec.ReplicaRequirements)
-		}
-		if !res.Feasible {
-			c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(res.Code), eventActionEvict,
-				"not evicted from cluster %s: %s", it.Cluster, res.Reason)
-			why := fmt.Errorf("controllers: %s from %s: %s", it.Key, it.Cluster, res.Reason)
-			if res.Code == prescheduling.AwaitingCapacity {
-				// The room frees as the summaries catch up, which the
-				// Ledger learns only when asked again.
-				return evictionqueue.RetryAfter(min(res.RetryAfter, c.opts.ClusterStatusUpdateFrequency), why)
-			}
-			return evictionqueue.Abandon(why)
-		}
-
-		// Move the cluster into a graceful eviction task. On a conflict
-		// read the binding again and decide again on what the other
-		// writer left, so its change is kept: if it moved the binding off
-		// the cluster, made it tolerate the taint or deleted it, nothing
-		// is evicted here, moved stays false and no Event says otherwise.
-		moved, reread := false, false
+		var result error
 		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			if !spec.TargetContains(it.Cluster) || !obj.GetDeletionTimestamp().IsZero() {
-				return nil
-			}
-			if reread {
-				var err error
-				if d, err = c.decide(obj, spec, &cl); err != nil {
-					return evictionqueue.Abandon(err)
-				}
-				if !d.Evict {
-					logger.V(1).Info("no longer to be evicted", "why", d.Reason)
-					return nil
-				}
-			}
-			b, err := k.toLib(obj)
-			if err != nil {
-				return err
-			}
-			task, err := c.task(spec, k.status(obj), it.Cluster, d.Reason)
-			if err != nil {
-				return err
-			}
+			result = c.attempt(ctx, k, it, key, logger)
+			return result
+		})
+		if apierrors.IsConflict(err) {
+			return err // every attempt conflicted: retried with backoff
+		}
+		return result
+	}
+}
+
+// attempt is one pass of the handler: decide again on fresh reads, check,
+// hold room, write. It returns the handler's result: ErrInProgress once the
+// task is written (the eviction is in flight until the task ends), Skip when
+// there is nothing to do, Abandon or RetryAfter when the check says no, a
+// conflict for another attempt, another error to retry with backoff.
+func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqueue.Item, key types.NamespacedName, logger logr.Logger) error {
+	// The item may have waited long, and the cache may lag: decide on what
+	// the API server holds now. A cluster that recovered meanwhile, or a
+	// binding that moved or now tolerates the taint, is left alone.
+	var cl clusterv1alpha1.Cluster
+	if err := c.reader.Get(ctx, types.NamespacedName{Name: it.Cluster}, &cl); err != nil {
+		if apierrors.IsNotFound(err) {
+			k.refused.forget(it)
+			return evictionqueue.Skip(fmt.Errorf("cluster %s is gone", it.Cluster))
+		}
+		return err
+	}
+	obj := k.new()
+	if err := c.reader.Get(ctx, key, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			c.bindingGone(k, it.Key)
+			return evictionqueue.Skip(fmt.Errorf("binding %s is gone", it.Key))
+		}
+		return err
+	}
+	spec := k.spec(obj)
+	if !obj.GetDeletionTimestamp().IsZero() {
+		k.refused.forget(it)
+		return evictionqueue.Skip(fmt.Errorf("binding %s is being deleted", it.Key))
+	}
+	if !spec.TargetContains(it.Cluster) {
+		k.refused.forget(it)
+		return evictionqueue.Skip(fmt.Errorf("binding %s is no longer scheduled on %s", it.Key, it.Cluster))
+	}
+	d, err := c.decide(obj, spec, &cl)
+	if err != nil {
+		return evictionqueue.Abandon(err)
+	}
+	if !d.Evict {
+		k.refused.forget(it)
+		logger.V(1).Info("no longer to be evicted", "why", d.Reason)
+		return evictionqueue.Skip(errors.New(d.Reason))
+	}
+
+	// Is there somewhere to go?
+	req, err := karmada.PreschedulingRequest(spec, it.Cluster)
+	var loss *karmada.LossError
+	if err != nil && !errors.As(err, &loss) {
+		c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(prescheduling.InvalidRequest), eventActionEvict,
+			"not evicted from cluster %s: %v", it.Cluster, err)
+		return evictionqueue.Abandon(err)
+	}
+	// The scheduler resumes at the clusterAffinities term it last
+	// scheduled the binding under, never one before it.
+	req.ObservedAffinityName = k.status(obj).SchedulerObservedAffinityName
+	res, fleet, err := c.check(ctx, spec, req, &cl, logger)
+	if err != nil {
+		return err
+	}
+	// One eviction per graceful eviction task: a binding may leave
+	// several clusters, each with room of its own held.
+	hold := holdKey(it.Key, it.Cluster)
+	if ledger := c.opts.Ledger; ledger != nil {
+		res = ledger.Admit(c.opts.Clock.Now(), hold, res, fleet.clusters, spec.ReplicaRequirements)
+	}
+	if !res.Feasible {
+		c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(res.Code), eventActionEvict,
+			"not evicted from cluster %s: %s", it.Cluster, res.Reason)
+		why := fmt.Errorf("controllers: %s from %s: %s", it.Key, it.Cluster, res.Reason)
+		if res.Code == prescheduling.AwaitingCapacity {
+			// The room frees as the summaries catch up, which the
+			// Ledger learns only when asked again.
+			return evictionqueue.RetryAfter(min(res.RetryAfter, c.opts.ClusterStatusUpdateFrequency), why)
+		}
+		// Decided again when the fleet changes so that it may help, and
+		// at the latest after RefusalRecheck (EvictionController.recheck).
+		k.refused.add(it)
+		return evictionqueue.Abandon(why)
+	}
+
+	// Move the cluster into a graceful eviction task, over exactly the
+	// object decided and checked on: a conflict means another writer came
+	// between, and the next attempt decides again on what it left.
+	b, err := k.toLib(obj)
+	if err == nil {
+		var task gracefulevict.Task
+		if task, err = c.task(spec, k.status(obj), it.Cluster, d.Reason); err == nil {
 			karmada.ApplyBinding(spec, gracefulevict.Evict(b, it.Cluster, task))
 			err = c.client.Update(ctx, obj, client.FieldOwner(FieldManager))
-			if apierrors.IsConflict(err) {
-				obj = k.new()
-				if gerr := c.reader.Get(ctx, key, obj); gerr != nil {
-					return gerr
-				}
-				spec, reread = k.spec(obj), true
-			}
-			moved = err == nil
-			return err
-		})
-		if err != nil || !moved {
-			if c.opts.Ledger != nil {
-				c.opts.Ledger.Release(hold) // nothing moves: the room is free
-			}
-			return client.IgnoreNotFound(err)
 		}
-		logger.Info("evicted", "why", d.Reason)
-		c.recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventReasonEvicted, eventActionEvict,
-			"moved off cluster %s into a graceful eviction task: %s", it.Cluster, d.Reason)
-		return nil
+	}
+	if err != nil {
+		if c.opts.Ledger != nil {
+			c.opts.Ledger.Release(hold) // nothing moves: the room is free
+		}
+		if apierrors.IsNotFound(err) {
+			c.bindingGone(k, it.Key)
+			return evictionqueue.Skip(fmt.Errorf("binding %s is gone", it.Key))
+		}
+		return err
+	}
+	k.refused.forget(it)
+	logger.Info("evicted", "why", d.Reason)
+	c.recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventReasonEvicted, eventActionEvict,
+		"moved off cluster %s into a graceful eviction task: %s", it.Cluster, d.Reason)
+	// In flight until the task ends (EvictionController.Ended) or
+	// EvictionOptions.InFlightTTL passes.
+	return evictionqueue.ErrInProgress
+}
+
+// check runs the pre-scheduling check for req on the fleet as the cache
+// shows it, with evicting (read fresh) in it. The cache may lag behind the
+// API server, so the clusters a feasible answer relies on, those it moves
+// replicas to, are then read fresh and the check run again on them, until
+// every cluster it relies on was read fresh: a handful of reads, not the
+// fleet. A cluster already tainted in the API server, not yet in the
+// cache, is so never taken for a target.
+func (c *EvictionController) check(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, req prescheduling.Request, evicting *clusterv1alpha1.Cluster, logger logr.Logger) (prescheduling.Result, *fleetView, error) {
+	fleet, err := listFleet(ctx, c.client, logger)
+	if err != nil {
+		return prescheduling.Result{}, nil, err
+	}
+	fleet.put(evicting, logger)
+	fresh := map[string]bool{evicting.Name: true}
+	for round := 0; ; round++ {
+		checker, err := prescheduling.NewChecker(prescheduling.WithCapacity(karmada.Capacity(fleet.clusters, spec.ReplicaRequirements)))
+		if err != nil {
+			return prescheduling.Result{}, nil, err
+		}
+		res := checker.Check(req, fleet.converted())
+		if !res.Feasible {
+			return res, fleet, nil
+		}
+		var stale []string
+		for _, m := range res.Moves {
+			if !fresh[m.Name] {
+				stale = append(stale, m.Name)
+			}
+		}
+		if len(stale) == 0 {
+			return res, fleet, nil
+		}
+		if round == maxConfirmRounds {
+			return prescheduling.Result{}, nil, fmt.Errorf("controllers: the clusters the check picks kept changing over %d rounds of fresh reads", round)
+		}
+		for _, name := range stale {
+			var cl clusterv1alpha1.Cluster
+			switch err := c.reader.Get(ctx, types.NamespacedName{Name: name}, &cl); {
+			case apierrors.IsNotFound(err):
+				fleet.drop(name)
+			case err != nil:
+				return prescheduling.Result{}, nil, err
+			default:
+				fleet.put(&cl, logger)
+			}
+			fresh[name] = true
+		}
+	}
+}
+
+// bindingGone gives back what is held for the binding key of kind k, which
+// is gone: the room held for its evictions in flight, and its refusals.
+func (c *EvictionController) bindingGone(k *kind, key string) {
+	k.refused.forgetBinding(key)
+	if l := c.opts.Ledger; l != nil {
+		for _, h := range l.Keys(c.opts.Clock.Now()) {
+			if b, _, ok := splitHoldKey(h); ok && b == key {
+				l.Release(h)
+			}
+		}
 	}
 }
 
@@ -159,6 +237,16 @@ func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 // key from cluster, which the graceful eviction task from cluster gives
 // back. No Kubernetes name holds "@".
 func holdKey(key, cluster string) string { return key + "@" + cluster }
+
+// splitHoldKey is holdKey's inverse.
+func splitHoldKey(h string) (key, cluster string, ok bool) {
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i] == '@' {
+			return h[:i], h[i+1:], true
+		}
+	}
+	return "", "", false
+}
 
 // task is the graceful eviction task for cluster, as Karmada v1.18's taint
 // manager writes it: producer TaintManager, reason TaintUntolerated, the

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
@@ -24,6 +25,10 @@ import (
 // controller reports the Clusters' resource summaries, which free the room
 // the Ledger holds.
 const DefaultClusterStatusUpdateFrequency = 10 * time.Second
+
+// DefaultRefusalRecheck is how long an eviction refused for want of a
+// target waits at most before it is decided again (EvictionOptions).
+const DefaultRefusalRecheck = time.Minute
 
 // Queue names: the names Karmada v1.18's taint manager gives its two
 // queues, so the name label of the eviction series (Karmada's names,
@@ -90,6 +95,26 @@ type EvictionOptions struct {
 	// DisableLedger turns the Ledger off: every eviction the check finds
 	// feasible goes ahead at once, counting the room the summaries show.
 	DisableLedger bool
+	// RefusalRecheck is how long an eviction the pre-scheduling check
+	// refused (nowhere to go) waits at most before it is decided again. It
+	// is decided again sooner when the fleet changes in a way that may
+	// change the answer: a cluster loses its evicting taints or appears,
+	// or a resource summary changes (at most once per
+	// ClusterStatusUpdateFrequency). Default DefaultRefusalRecheck.
+	RefusalRecheck time.Duration
+	// MaxInFlight caps the evictions of each queue in flight at once: a
+	// handler call, and an eviction whose graceful eviction task is open
+	// (evictionqueue.Config.MaxInFlight, as the descheduler KEP-1397
+	// counts evictions that finish later against its limits). An eviction
+	// beyond it waits in its queue. 0, the default: unlimited, as in
+	// Karmada.
+	MaxInFlight int
+	// InFlightTTL is how long an eviction counts in flight at most when its
+	// task is not seen to end (evictionqueue.Config.InFlightTTL): then it
+	// is decided again, and found done. Default Karmada's
+	// --graceful-eviction-timeout default, 10m: the Assessor ends a task
+	// without its own grace period then.
+	InFlightTTL time.Duration
 	// ClusterStatusUpdateFrequency is how often Karmada's cluster status
 	// controller reports the Clusters' resource summaries (its
 	// --cluster-status-update-frequency): an eviction the Ledger holds back
@@ -140,6 +165,21 @@ func (o EvictionOptions) withDefaults() (EvictionOptions, error) {
 	if o.ClusterStatusUpdateFrequency == 0 {
 		o.ClusterStatusUpdateFrequency = DefaultClusterStatusUpdateFrequency
 	}
+	switch {
+	case o.RefusalRecheck < 0:
+		return o, fmt.Errorf("controllers: EvictionOptions.RefusalRecheck %v: must not be negative", o.RefusalRecheck)
+	case o.RefusalRecheck == 0:
+		o.RefusalRecheck = DefaultRefusalRecheck
+	}
+	if o.MaxInFlight < 0 {
+		return o, fmt.Errorf("controllers: EvictionOptions.MaxInFlight %d: must not be negative (0: unlimited)", o.MaxInFlight)
+	}
+	switch {
+	case o.InFlightTTL < 0:
+		return o, fmt.Errorf("controllers: EvictionOptions.InFlightTTL %v: must not be negative", o.InFlightTTL)
+	case o.InFlightTTL == 0:
+		o.InFlightTTL = 10 * time.Minute
+	}
 	return o, nil
 }
 
@@ -176,6 +216,10 @@ type EvictionController struct {
 	recorder eventRecorder
 	limiter  *ratelimit.Limiter
 	kinds    []*kind
+
+	mu              sync.Mutex
+	lastRoomRecheck time.Time       // see recheckOnRoom
+	faulty          map[string]bool // clusters seen faulty, for setFaulty
 }
 
 // NewEvictionController checks opts and fills in their defaults. It touches
@@ -243,13 +287,15 @@ func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
 	}
 	for _, k := range c.kinds {
 		q, err := evictionqueue.New(evictionqueue.Config{
-			Name:     k.queue,
-			Workers:  c.opts.Workers,
-			Pacer:    limiter,
-			Metrics:  m,
-			Clock:    c.opts.Clock,
-			Logger:   mgr.GetLogger().WithName(k.queue),
-			DomainOf: domainOf,
+			Name:        k.queue,
+			Workers:     c.opts.Workers,
+			Pacer:       limiter,
+			MaxInFlight: c.opts.MaxInFlight,
+			InFlightTTL: c.opts.InFlightTTL,
+			Metrics:     m,
+			Clock:       c.opts.Clock,
+			Logger:      mgr.GetLogger().WithName(k.queue),
+			DomainOf:    domainOf,
 		}, c.evictHandler(k))
 		if err != nil {
 			return err
@@ -257,10 +303,23 @@ func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
 		k.q = q
 		// A plain RunnableFunc needs leader election: only the leader
 		// evicts, and a standby's queue stays empty because its
-		// controllers do not run either.
-		if err := mgr.Add(manager.RunnableFunc(q.Run)); err != nil {
+		// controllers do not run either. Before its first eviction the
+		// leader takes over the evictions its predecessor left in flight.
+		cache := mgr.GetCache()
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+			if !cache.WaitForCacheSync(ctx) {
+				return nil // stopped before the cache synced
+			}
+			if err := c.takeOver(ctx, k); err != nil {
+				return err
+			}
+			return q.Run(ctx)
+		})); err != nil {
 			return err
 		}
+	}
+	if err := mgr.Add(manager.RunnableFunc(c.recheckRefusals)); err != nil {
+		return err
 	}
 	if err := c.setupRecovery(mgr); err != nil {
 		return err

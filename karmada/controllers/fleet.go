@@ -76,22 +76,75 @@ func ClusterDomains(d ratelimit.Domain) func(obj any) []string {
 	}
 }
 
-// fleet lists the clusters, as Karmada's Clusters (for karmada.Capacity)
-// and converted. A cluster that does not convert is left out of the
-// converted fleet, and logged: whose taints cannot be read is no target.
-func fleet(ctx context.Context, c client.Reader, logger logr.Logger) ([]clusterv1alpha1.Cluster, []failover.Cluster, error) {
+// fleetView is the fleet as one check sees it: Karmada's Clusters (for
+// karmada.Capacity and the Ledger's summaries) and their conversions (for
+// the check), some of them read fresh from the API server over the cache's.
+type fleetView struct {
+	clusters []clusterv1alpha1.Cluster
+	conv     []failover.Cluster // conv[i] converts clusters[i]; no Name: it did not convert
+	index    map[string]int
+}
+
+// listFleet lists the clusters from c and converts them. A cluster that
+// does not convert is left out of the converted fleet, and logged: whose
+// taints cannot be read is no target.
+func listFleet(ctx context.Context, c client.Reader, logger logr.Logger) (*fleetView, error) {
 	var list clusterv1alpha1.ClusterList
 	if err := c.List(ctx, &list); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	out := make([]failover.Cluster, 0, len(list.Items))
-	for i := range list.Items {
-		fc, err := karmada.FromCluster(&list.Items[i])
-		if err != nil {
-			logger.Error(err, "cluster left out of the fleet")
-			continue
+	f := &fleetView{clusters: list.Items, conv: make([]failover.Cluster, len(list.Items)), index: make(map[string]int, len(list.Items))}
+	for i := range f.clusters {
+		f.index[f.clusters[i].Name] = i
+		f.conv[i] = convert(&f.clusters[i], logger)
+	}
+	return f, nil
+}
+
+// convert is karmada.FromCluster, logging a cluster that does not convert
+// and returning it without a name.
+func convert(cl *clusterv1alpha1.Cluster, logger logr.Logger) failover.Cluster {
+	fc, err := karmada.FromCluster(cl)
+	if err != nil {
+		logger.Error(err, "cluster left out of the fleet", "cluster", cl.Name)
+		return failover.Cluster{}
+	}
+	return fc
+}
+
+// put replaces the cluster of cl's name with cl, or adds it.
+func (f *fleetView) put(cl *clusterv1alpha1.Cluster, logger logr.Logger) {
+	i, ok := f.index[cl.Name]
+	if !ok {
+		i = len(f.clusters)
+		f.index[cl.Name] = i
+		f.clusters = append(f.clusters, clusterv1alpha1.Cluster{})
+		f.conv = append(f.conv, failover.Cluster{})
+	}
+	f.clusters[i] = *cl
+	f.conv[i] = convert(cl, logger)
+}
+
+// drop takes the cluster named name out: it is gone.
+func (f *fleetView) drop(name string) {
+	i, ok := f.index[name]
+	if !ok {
+		return
+	}
+	last := len(f.clusters) - 1
+	f.clusters[i], f.conv[i] = f.clusters[last], f.conv[last]
+	f.index[f.clusters[i].Name] = i
+	f.clusters, f.conv = f.clusters[:last], f.conv[:last]
+	delete(f.index, name)
+}
+
+// converted is the fleet for the check: the clusters that converted.
+func (f *fleetView) converted() []failover.Cluster {
+	out := make([]failover.Cluster, 0, len(f.conv))
+	for _, c := range f.conv {
+		if c.Name != "" {
+			out = append(out, c)
 		}
-		out = append(out, fc)
 	}
-	return list.Items, out, nil
+	return out
 }

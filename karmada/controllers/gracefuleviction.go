@@ -54,6 +54,12 @@ type GracefulEvictionOptions struct {
 	// --cluster-status-update-frequency), as in EvictionOptions. Default
 	// DefaultClusterStatusUpdateFrequency.
 	ClusterStatusUpdateFrequency time.Duration
+	// Evictions is told of every task that ends, so that the eviction that
+	// opened it no longer counts in flight (eviction_in_flight,
+	// EvictionOptions.MaxInFlight): the EvictionController (Setup gives it
+	// when this is nil). Nil: nobody is told; an eviction then counts in
+	// flight until EvictionOptions.InFlightTTL.
+	Evictions Evictions
 }
 
 // GracefulEvictionController replaces Karmada's gracefulEviction
@@ -67,12 +73,13 @@ type GracefulEvictionOptions struct {
 // healthy. With GracefulEvictionOptions.Ledger, a task that ends gives back
 // the room the EvictionController held for its eviction.
 type GracefulEvictionController struct {
-	clock    clock.PassiveClock
-	assessor *gracefulevict.Assessor
-	ledger   *karmada.Ledger
-	report   time.Duration // ClusterStatusUpdateFrequency
-	client   client.Client
-	reader   client.Reader
+	clock     clock.PassiveClock
+	assessor  *gracefulevict.Assessor
+	ledger    *karmada.Ledger
+	evictions Evictions
+	report    time.Duration // ClusterStatusUpdateFrequency
+	client    client.Client
+	reader    client.Reader
 }
 
 // NewGracefulEvictionController checks opts and fills in their defaults.
@@ -100,7 +107,8 @@ func NewGracefulEvictionController(opts GracefulEvictionOptions) (*GracefulEvict
 	if err != nil {
 		return nil, err
 	}
-	return &GracefulEvictionController{clock: opts.Clock, assessor: assessor, ledger: opts.Ledger, report: opts.ClusterStatusUpdateFrequency}, nil
+	return &GracefulEvictionController{clock: opts.Clock, assessor: assessor, ledger: opts.Ledger, evictions: opts.Evictions,
+		report: opts.ClusterStatusUpdateFrequency}, nil
 }
 
 // SetupWithManager adds a controller per binding kind to mgr, whose scheme
@@ -185,6 +193,11 @@ func (c *GracefulEvictionController) assess(ctx context.Context, k *kind, key ty
 			if !t.EndsAtOnce() {
 				c.ledger.ReleaseAt(holdKey(itemKey(obj), t.FromCluster), at)
 			}
+		}
+	}
+	if c.evictions != nil {
+		for _, t := range done {
+			c.evictions.Ended(k.queue, itemKey(obj), t.FromCluster)
 		}
 	}
 	return reconcile.Result{RequeueAfter: requeue}, nil

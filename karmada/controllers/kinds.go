@@ -32,6 +32,8 @@ type kind struct {
 	status func(client.Object) *workv1alpha2.ResourceBindingStatus
 	toLib  func(client.Object) (gracefulevict.Binding, error)
 	q      *evictionqueue.Queue // set by EvictionController.SetupWithManager
+	// refused are the items the check refused, to decide again.
+	refused refusals
 }
 
 func resourceBindings() *kind {

@@ -8,7 +8,9 @@ import "sigs.k8s.io/controller-runtime/pkg/manager"
 // ClusterTaintPolicyController, the EvictionController and the
 // GracefulEvictionController. The last gets the EvictionController's
 // Ledger unless graceful.Ledger is set, so that a task that ends gives back
-// the room its eviction held. Every option is checked before mgr is
+// the room its eviction held, and the EvictionController as
+// graceful.Evictions unless that is set, so that the eviction stops
+// counting in flight. Every option is checked before mgr is
 // touched. It returns the EvictionController, whose Limiter, Queue and
 // Ledger a program may read.
 //
@@ -42,6 +44,9 @@ func newControllers(taints ClusterTaintPolicyOptions, eviction EvictionOptions, 
 	}
 	if graceful.Ledger == nil {
 		graceful.Ledger = e.Ledger()
+	}
+	if graceful.Evictions == nil {
+		graceful.Evictions = e
 	}
 	g, err := NewGracefulEvictionController(graceful)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -47,23 +48,54 @@ var taintsChanged = predicate.Funcs{
 	},
 }
 
+// roomChanged lets a Cluster's update through when its resource summary
+// changed: room that appears may change the answer of a refused eviction.
+var roomChanged = predicate.Funcs{
+	CreateFunc: func(event.CreateEvent) bool { return false },
+	DeleteFunc: func(event.DeleteEvent) bool { return false },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		old, ok := e.ObjectOld.(*clusterv1alpha1.Cluster)
+		cur, ok2 := e.ObjectNew.(*clusterv1alpha1.Cluster)
+		return ok && ok2 && !apiequality.Semantic.DeepEqual(old.Status.ResourceSummary, cur.Status.ResourceSummary)
+	},
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
 // setupRecovery adds the Cluster side: a cluster that is no longer faulty
-// (or is gone) cancels its items still queued for eviction.
+// (or is gone) cancels its items still queued for eviction, and a change
+// of the fleet that may give a refused eviction somewhere to go (a cluster
+// no longer faulty, a new one, a resource summary that changed) decides
+// the refused evictions again.
 func (c *EvictionController) setupRecovery(mgr manager.Manager) error {
 	return builder.ControllerManagedBy(mgr).
 		Named(TaintManagerName).
-		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(taintsChanged)).
+		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(predicate.Or(taintsChanged, roomChanged))).
 		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 			var cl clusterv1alpha1.Cluster
-			if err := c.client.Get(ctx, req.NamespacedName, &cl); err != nil && !apierrors.IsNotFound(err) {
+			err := c.client.Get(ctx, req.NamespacedName, &cl)
+			switch {
+			case err != nil && !apierrors.IsNotFound(err):
 				return reconcile.Result{}, err
-			} else if err == nil && ClusterFaulty(&cl) {
+			case err == nil && ClusterFaulty(&cl):
+				c.setFaulty(req.Name, true)
 				return reconcile.Result{}, nil
 			}
 			for _, k := range c.kinds {
 				if n := k.q.CancelCluster(req.Name); n > 0 {
 					log.FromContext(ctx).Info("cluster recovered: queued evictions cancelled", "queue", k.queue, "cancelled", n)
 				}
+				k.refused.forgetCluster(req.Name)
+			}
+			recovered := c.setFaulty(req.Name, false)
+			switch {
+			case err != nil: // gone: no target
+			case recovered:
+				// A target again for what was refused: decide now.
+				c.recheck()
+			default:
+				// New, or with room it may have lacked: every cluster
+				// reports its summary often, so at most once a report.
+				c.recheckOnRoom()
 			}
 			return reconcile.Result{}, nil
 		}))
@@ -104,6 +136,10 @@ func (c *EvictionController) setupTaintManager(mgr manager.Manager, k *kind) err
 func (c *EvictionController) manageTaints(ctx context.Context, k *kind, key types.NamespacedName) (reconcile.Result, error) {
 	obj := k.new()
 	if err := c.client.Get(ctx, key, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Gone: nothing is held for it any more.
+			c.bindingGone(k, itemKey(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}))
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if !obj.GetDeletionTimestamp().IsZero() {

@@ -1,0 +1,183 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/failoverkit/failover/evictionqueue"
+	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/prescheduling"
+)
+
+// Evictions are told by the GracefulEvictionController when a graceful
+// eviction task ends: the eviction that opened it is no longer in flight.
+// EvictionController satisfies it.
+type Evictions interface {
+	// Ended reports that the task from cluster of the binding key (as
+	// queued: "namespace/name", or "name") of the queue named queue ended.
+	Ended(queue, key, cluster string)
+}
+
+// Ended ends the eviction of binding key from cluster in the queue named
+// queue (ResourceBindingQueue or ClusterResourceBindingQueue): it no longer
+// counts in flight (evictionqueue.Queue.Complete). Before SetupWithManager,
+// or for an eviction not in flight, it does nothing.
+func (c *EvictionController) Ended(queue, key, cluster string) {
+	if q := c.Queue(queue); q != nil {
+		q.Complete(evictionqueue.Item{Cluster: cluster, Key: key})
+	}
+}
+
+// takeOver rebuilds, before k's queue evicts anything, what the evictions
+// still under way hold, so that a restarted controller or a newly elected
+// leader does not start from nothing (karmada#6518 would return at every
+// leader change). For each open graceful eviction task written by a taint
+// manager (producer TaintManager: this controller's, or Karmada's before
+// it was switched off) on a binding of k, the eviction counts in flight in
+// k's queue until its task ends (evictionqueue.Queue.AddInFlight); with a
+// Ledger, and while the scheduler has not placed the binding since, the
+// room its replicas will take is held again where the check predicts the
+// scheduler puts them, until the hold that began at the task's creation
+// ends (karmada.Ledger.Restore).
+func (c *EvictionController) takeOver(ctx context.Context, k *kind) error {
+	list := k.list()
+	if err := c.client.List(ctx, list); err != nil {
+		return err
+	}
+	logger := log.FromContext(ctx).WithValues("queue", k.queue)
+	var fleet *fleetView // listed when a hold is first restored
+	inFlight, held := 0, 0
+	err := meta.EachListItem(list, func(o runtime.Object) error {
+		obj := o.(client.Object)
+		spec := k.spec(obj)
+		for _, t := range spec.GracefulEvictionTasks {
+			if t.Producer != karmada.TaintManagerProducer {
+				continue
+			}
+			it := evictionqueue.Item{Cluster: t.FromCluster, Key: itemKey(obj), ResourceKind: resourceKind(spec)}
+			if k.q.AddInFlight(it) {
+				inFlight++
+			}
+			if c.opts.Ledger == nil || t.CreationTimestamp == nil || scheduledSince(obj, k.status(obj)) {
+				continue
+			}
+			if fleet == nil {
+				var err error
+				if fleet, err = listFleet(ctx, c.client, logger); err != nil {
+					return err
+				}
+			}
+			if r := c.predict(spec, k.status(obj), t, fleet); r.Feasible {
+				c.opts.Ledger.Restore(c.opts.Clock.Now(), holdKey(it.Key, it.Cluster), r, fleet.clusters, spec.ReplicaRequirements, t.CreationTimestamp.Time)
+				held++
+			}
+		}
+		return nil
+	})
+	if inFlight > 0 || held > 0 {
+		logger.Info("took over the evictions in flight", "inFlight", inFlight, "roomHeld", held)
+	}
+	return err
+}
+
+// scheduledSince reports whether Karmada's scheduler has scheduled the
+// binding since its last change (status.schedulerObservedGeneration): the
+// replicas of its evictions are placed, and the scheduler's own
+// assumptions cover them until the summaries show them.
+func scheduledSince(obj client.Object, status *workv1alpha2.ResourceBindingStatus) bool {
+	return obj.GetGeneration() > 0 && status.SchedulerObservedGeneration >= obj.GetGeneration()
+}
+
+// predict is the check the eviction of task passed, asked again: where the
+// scheduler puts the replicas that left task.FromCluster, on the fleet as
+// it is now.
+func (c *EvictionController) predict(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, task workv1alpha2.GracefulEvictionTask, fleet *fleetView) prescheduling.Result {
+	before := spec.DeepCopy()
+	before.GracefulEvictionTasks = slices.DeleteFunc(before.GracefulEvictionTasks, func(t workv1alpha2.GracefulEvictionTask) bool {
+		return t.FromCluster == task.FromCluster
+	})
+	if !before.TargetContains(task.FromCluster) {
+		var replicas int32
+		if task.Replicas != nil {
+			replicas = *task.Replicas
+		}
+		before.Clusters = append(before.Clusters, workv1alpha2.TargetCluster{Name: task.FromCluster, Replicas: replicas})
+	}
+	req, err := karmada.PreschedulingRequest(before, task.FromCluster)
+	var loss *karmada.LossError
+	if err != nil && !errors.As(err, &loss) {
+		return prescheduling.Result{}
+	}
+	req.ObservedAffinityName = status.SchedulerObservedAffinityName
+	checker, err := prescheduling.NewChecker(prescheduling.WithCapacity(karmada.Capacity(fleet.clusters, before.ReplicaRequirements)))
+	if err != nil {
+		return prescheduling.Result{}
+	}
+	return checker.Check(req, fleet.converted())
+}
+
+// recheckRefusals decides again, every RefusalRecheck until ctx ends, every
+// eviction the check refused. It runs under leader election, as the queues
+// do.
+func (c *EvictionController) recheckRefusals(ctx context.Context) error {
+	t := c.opts.Clock.NewTicker(c.opts.RefusalRecheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C():
+			c.recheck()
+		}
+	}
+}
+
+// recheck queues every eviction the check refused again, to be decided
+// again on the fleet as it is now.
+func (c *EvictionController) recheck() {
+	for _, k := range c.kinds {
+		for _, it := range k.refused.list() {
+			k.q.Add(it)
+		}
+	}
+}
+
+// recheckOnRoom is recheck after a resource summary changed, at most once
+// per ClusterStatusUpdateFrequency: every cluster reports that often, and
+// each report would otherwise queue every refusal again.
+func (c *EvictionController) recheckOnRoom() {
+	now := c.opts.Clock.Now()
+	c.mu.Lock()
+	due := !now.Before(c.lastRoomRecheck.Add(c.opts.ClusterStatusUpdateFrequency))
+	if due {
+		c.lastRoomRecheck = now
+	}
+	c.mu.Unlock()
+	if due {
+		c.recheck()
+	}
+}
+
+// setFaulty records whether cluster was seen faulty, and reports whether it
+// was before: false after true is a recovery.
+func (c *EvictionController) setFaulty(cluster string, faulty bool) (was bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	was = c.faulty[cluster]
+	if faulty {
+		if c.faulty == nil {
+			c.faulty = map[string]bool{}
+		}
+		c.faulty[cluster] = true
+	} else {
+		delete(c.faulty, cluster)
+	}
+	return was
+}
