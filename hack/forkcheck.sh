@@ -12,7 +12,16 @@
 #  3. fail if step 1's versions moved, or if karmada-controller-manager and
 #     that package do not build;
 #  4. run the built karmada-controller-manager --help: its "Failover flags"
-#     section must list the library's flags.
+#     section must list the library's flags;
+#  5. run hack/testdata/failover_optin_test.go inside the patched
+#     cmd/controller-manager/app: through Karmada's own command and table,
+#     Karmada's flags (default, or its deployment's) start none of the
+#     library's controllers and fail nothing, the three named beside
+#     Karmada's fail with the corrected flags, and the documented flags
+#     turn them on;
+#  6. start the built binary with Karmada's default flags and a kubeconfig
+#     whose server is not there: it must stop on Karmada's own connection
+#     error, never on the library's.
 #
 # Karmada's source comes from the Go module proxy (or the module cache);
 # nothing fetched is kept. Karmada's module has no checksum-database entry
@@ -98,3 +107,27 @@ for n in failoverEviction failoverGracefulEviction failoverClusterTaintPolicy; d
 	fi
 done
 echo "forkcheck: --help shows the failover section and the three controllers"
+
+cp "$root/hack/testdata/failover_optin_test.go" cmd/controller-manager/app/
+go test -count=1 -run '^TestFailoverOptIn$' ./cmd/controller-manager/app
+echo "forkcheck: Karmada's flags start none of the three; named beside Karmada's they fail with the flags to change"
+
+# Nothing listens on port 1. Karmada stops where it first needs the API
+# server, before its controller table; the library must not stop it sooner.
+cat >"$work/kubeconfig" <<'KUBECONFIG'
+apiVersion: v1
+kind: Config
+clusters: [{name: none, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: none, user: {token: none}}]
+contexts: [{name: none, context: {cluster: none, user: none}}]
+current-context: none
+KUBECONFIG
+rc=0
+out="$(timeout 120 "$work/karmada-controller-manager" --kubeconfig="$work/kubeconfig" 2>&1)" || rc=$?
+if [[ $rc -eq 0 || $rc -eq 124 ]] || grep -q 'failover:' <<<"$out" || ! grep -q '127.0.0.1:1' <<<"$out"; then
+	echo "forkcheck: karmada-controller-manager with Karmada's default flags and no server (exit $rc):" >&2
+	tail -20 <<<"$out" >&2
+	exit 1
+fi
+echo "forkcheck: with Karmada's default flags it stops on Karmada's own connection error (exit $rc):"
+grep -m1 '127.0.0.1:1' <<<"$out" | cut -c1-300

@@ -16,14 +16,27 @@
 //	controllers[controllermanager.EvictionControllerName] = failoverOptions.StartEvictionController
 //	controllers[controllermanager.GracefulEvictionControllerName] = failoverOptions.StartGracefulEvictionController
 //	controllers[controllermanager.ClusterTaintPolicyControllerName] = failoverOptions.StartClusterTaintPolicyController
+//	controllersDisabledByDefault.Insert(controllermanager.DisabledByDefault()...)
 //
-// The init functions read Karmada's own flags and feature gates from the
-// controller context (--enable-no-execute-taint-eviction,
-// --no-execute-taint-eviction-purge-mode, --resource-eviction-rate,
-// --graceful-eviction-timeout, Failover, StatefulFailoverInjection), so an
-// operator keeps setting them where they are. Each refuses to start beside
-// the Karmada controller it replaces, with an error naming the flag that
-// switches that one off: two controllers would evict (or end tasks) twice.
+// The guarantees:
+//   - The three are off by default: they run only when --controllers names
+//     them ("*" does not), so with Karmada's flags the patched binary runs
+//     what stock Karmada runs, and a fork can roll the image out before it
+//     changes a flag.
+//   - Turning them on is one change of flags:
+//     --feature-gates=Failover=true --enable-taint-manager=false
+//     --controllers=*,-gracefulEviction,-clustertaintpolicy,failoverEviction,failoverGracefulEviction,failoverClusterTaintPolicy
+//   - Named beside the Karmada controller it replaces (two controllers
+//     would evict, or end tasks, twice), each init function fails with a
+//     *ConflictError that names every flag the three need changed, not only
+//     its own, and the corrected flags.
+//   - The init functions read Karmada's own flags and feature gates from
+//     the controller context (--enable-no-execute-taint-eviction,
+//     --no-execute-taint-eviction-purge-mode, --resource-eviction-rate,
+//     --graceful-eviction-timeout, Failover, StatefulFailoverInjection), so
+//     an operator keeps setting them where they are. Without the Failover
+//     gate the eviction and cluster taint policy controllers are skipped,
+//     as their Karmada counterparts are.
 package controllermanager
 
 import (
@@ -155,22 +168,26 @@ func (o *Options) AddFlags(fs, karmada *pflag.FlagSet) {
 }
 
 // StartEvictionController is the controller table's init function of the
-// EvictionController, which replaces Karmada's taint manager. Like that
-// one it runs only with the Failover feature gate. It fails while Karmada's
-// taint manager is on too (--enable-taint-manager, default true): set
-// --enable-taint-manager=false.
+// EvictionController, which replaces Karmada's taint manager. It runs only
+// when --controllers names it (see DisabledByDefault) and, like the taint
+// manager, only with the Failover feature gate. It fails while Karmada's
+// taint manager would run too (--enable-taint-manager, default true):
+// set --enable-taint-manager=false. Its error is a *ConflictError naming
+// every flag the failover set needs changed.
 //
 // From the context it reads --enable-no-execute-taint-eviction,
 // --no-execute-taint-eviction-purge-mode (as Karmada's taint manager
 // reads it: anything but Directly is Gracefully), --resource-eviction-rate
 // and the StatefulFailoverInjection gate.
 func (o *Options) StartEvictionController(ctx controllerscontext.Context) (enabled bool, err error) {
-	if !features.FeatureGate.Enabled(features.Failover) {
+	if !named(ctx, EvictionControllerName) {
 		return false, nil
 	}
-	if ctx.Opts.EnableTaintManager {
-		return false, fmt.Errorf("failover: %s replaces Karmada's taint manager, which is on too "+
-			"(--enable-taint-manager=true, its default, and the Failover feature gate): set --enable-taint-manager=false", EvictionControllerName)
+	if err := checkConflicts(ctx); err != nil {
+		return false, err
+	}
+	if !features.FeatureGate.Enabled(features.Failover) {
+		return false, nil
 	}
 	opts, err := o.evictionOptions(ctx.Opts)
 	if err != nil {
@@ -217,13 +234,18 @@ func (o *Options) evictionOptions(karmadaOpts controllerscontext.Options) (contr
 
 // StartGracefulEvictionController is the controller table's init function
 // of the GracefulEvictionController, which replaces Karmada's
-// gracefulEviction controllers. Like those it is not gated. It fails while
+// gracefulEviction controllers. It runs only when --controllers names it
+// (see DisabledByDefault) and, like those, is not gated. It fails while
 // they are on too (they are by default): add -gracefulEviction to
-// --controllers. Its timeout is Karmada's --graceful-eviction-timeout.
+// --controllers. Its error is a *ConflictError naming every flag the
+// failover set needs changed. Its timeout is Karmada's
+// --graceful-eviction-timeout.
 func (o *Options) StartGracefulEvictionController(ctx controllerscontext.Context) (enabled bool, err error) {
-	if ctx.IsControllerEnabled(KarmadaGracefulEvictionController, nil) {
-		return false, fmt.Errorf("failover: %s replaces Karmada's %s controllers, which are on too (they are by default): "+
-			"add -%s to --controllers", GracefulEvictionControllerName, KarmadaGracefulEvictionController, KarmadaGracefulEvictionController)
+	if !named(ctx, GracefulEvictionControllerName) {
+		return false, nil
+	}
+	if err := checkConflicts(ctx); err != nil {
+		return false, err
 	}
 	ledger, err := o.Ledger()
 	if err != nil {
@@ -243,16 +265,20 @@ func (o *Options) StartGracefulEvictionController(ctx controllerscontext.Context
 
 // StartClusterTaintPolicyController is the controller table's init
 // function of the ClusterTaintPolicyController, which replaces Karmada's
-// clustertaintpolicy controller. Like that one it runs only with the
-// Failover feature gate. It fails while that one is on too: add
-// -clustertaintpolicy to --controllers.
+// clustertaintpolicy controller. It runs only when --controllers names it
+// (see DisabledByDefault) and, like that one, only with the Failover
+// feature gate. It fails while that one is on too: add -clustertaintpolicy
+// to --controllers. Its error is a *ConflictError naming every flag the
+// failover set needs changed.
 func (o *Options) StartClusterTaintPolicyController(ctx controllerscontext.Context) (enabled bool, err error) {
-	if !features.FeatureGate.Enabled(features.Failover) {
+	if !named(ctx, ClusterTaintPolicyControllerName) {
 		return false, nil
 	}
-	if ctx.IsControllerEnabled(KarmadaClusterTaintPolicyController, nil) {
-		return false, fmt.Errorf("failover: %s replaces Karmada's %s controller, which is on too: add -%s to --controllers",
-			ClusterTaintPolicyControllerName, KarmadaClusterTaintPolicyController, KarmadaClusterTaintPolicyController)
+	if err := checkConflicts(ctx); err != nil {
+		return false, err
+	}
+	if !features.FeatureGate.Enabled(features.Failover) {
+		return false, nil
 	}
 	c, err := controllers.NewClusterTaintPolicyController(controllers.ClusterTaintPolicyOptions{})
 	if err != nil {

@@ -156,7 +156,7 @@ func TestCapacityHold(t *testing.T) {
 	_, err = o.Ledger()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--eviction-capacity-hold -1s")
-	ctx := controllerscontext.Context{Mgr: newManager(t), Context: t.Context(), Opts: controllerscontext.Options{Controllers: []string{"*", "-gracefulEviction"}}}
+	ctx := controllerscontext.Context{Mgr: newManager(t), Context: t.Context(), Opts: controllerscontext.Options{Controllers: []string{"*", "-gracefulEviction", GracefulEvictionControllerName}}}
 	enabled, err := o.StartGracefulEvictionController(ctx)
 	assert.False(t, enabled)
 	assert.ErrorContains(t, err, "--eviction-capacity-hold")
@@ -194,52 +194,4 @@ func newManager(t *testing.T) manager.Manager {
 	crmetrics.Registry = prometheus.NewRegistry()
 	t.Cleanup(func() { crmetrics.Registry = saved })
 	return mgr
-}
-
-// Each init function starts its controller when Karmada's counterpart is
-// off, refuses with an error naming the flag to set while it is on, and
-// follows the feature gate its counterpart follows.
-func TestInitFunctions(t *testing.T) {
-	o := NewOptions()
-	type initFunc func(controllerscontext.Context) (bool, error)
-	off := []string{"*", "-" + KarmadaGracefulEvictionController, "-" + KarmadaClusterTaintPolicyController}
-	for _, tc := range []struct {
-		name        string
-		init        initFunc
-		failover    bool     // the Failover feature gate
-		taintMgr    bool     // --enable-taint-manager
-		controllers []string // --controllers
-		wantEnabled bool
-		wantErr     string
-	}{
-		{"eviction", o.StartEvictionController, true, false, off, true, ""},
-		{"eviction beside Karmada's taint manager", o.StartEvictionController, true, true, off, false, "--enable-taint-manager=false"},
-		{"eviction without the Failover gate: off, as Karmada's taint manager", o.StartEvictionController, false, true, off, false, ""},
-		{"graceful eviction", o.StartGracefulEvictionController, false, true, off, true, ""},
-		{"graceful eviction beside Karmada's", o.StartGracefulEvictionController, true, false, []string{"*"}, false, "-gracefulEviction"},
-		{"graceful eviction beside Karmada's, named", o.StartGracefulEvictionController, true, false, []string{"gracefulEviction"}, false, "-gracefulEviction"},
-		{"cluster taint policy", o.StartClusterTaintPolicyController, true, false, off, true, ""},
-		{"cluster taint policy beside Karmada's", o.StartClusterTaintPolicyController, true, false, []string{"*", "-gracefulEviction"}, false, "-clustertaintpolicy"},
-		{"cluster taint policy without the Failover gate: off, as Karmada's", o.StartClusterTaintPolicyController, false, false, []string{"*"}, false, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			featuregatetesting.SetFeatureGateDuringTest(t, features.FeatureGate, features.Failover, tc.failover)
-			ctx := controllerscontext.Context{Mgr: newManager(t), Context: t.Context(), Opts: controllerscontext.Options{
-				Controllers:             tc.controllers,
-				EnableTaintManager:      tc.taintMgr,
-				GracefulEvictionTimeout: metav1.Duration{Duration: 10 * time.Minute},
-				ClusterFailoverConfiguration: options.ClusterFailoverOptions{
-					ResourceEvictionRate: 0.5, NoExecuteTaintEvictionPurgeMode: "Gracefully",
-				},
-			}}
-			enabled, err := tc.init(ctx)
-			assert.Equal(t, tc.wantEnabled, enabled)
-			if tc.wantErr == "" {
-				require.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.wantErr)
-		})
-	}
 }
