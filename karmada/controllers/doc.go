@@ -31,12 +31,24 @@
 //
 //   - Every write is an Update with optimistic concurrency; on a conflict the
 //     controller reads the object again from the API server and decides
-//     again on what the other writer left.
+//     again on what the other writer left. An eviction starts again from
+//     the top: every eviction written was decided and checked on exactly
+//     the object it overwrites.
 //   - Nothing is evicted without a fresh decision: a queued item is decided
 //     again, on reads from the API server, when its permit comes, and a
-//     cluster that is no longer faulty cancels its queued items.
-//   - Nothing is evicted where the pre-scheduling check finds no target;
-//     the binding gets a Warning Event saying why.
+//     cluster that is no longer faulty cancels its queued items. A binding
+//     queued again while its item runs is decided again after that call.
+//   - Nothing is evicted where the pre-scheduling check finds no target,
+//     and the clusters the check sends the replicas to are read fresh
+//     before the write; the binding gets a Warning Event saying why. A
+//     refusal is decided again when a cluster recovers or reports room,
+//     and at least every EvictionOptions.RefusalRecheck.
+//   - Permits pay for evictions written: a call that finds nothing to do,
+//     or nowhere to go, gives its permit back.
+//   - An eviction counts in flight until its graceful eviction task ends
+//     (eviction_in_flight, EvictionOptions.MaxInFlight); a new leader
+//     takes over its predecessor's open tasks, and the room they hold,
+//     before its first eviction.
 //   - Evictions checked one after another do not all count the same room:
 //     one the scheduler would put where evictions already approved will
 //     take the room waits (a Warning Event AwaitingCapacity) and is tried

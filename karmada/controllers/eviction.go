@@ -203,12 +203,20 @@ func (o EvictionOptions) withDefaults() (EvictionOptions, error) {
 // then moves the cluster from spec.clusters into a graceful eviction task
 // written as Karmada's taint manager writes it (producer TaintManager,
 // reason TaintUntolerated, karmada.EvictionPurgeMode, the preserved label
-// state), with optimistic concurrency. Infeasible: nothing is written, the
-// item is abandoned (its permit goes back to the Limiter) and a Warning
-// Event on the binding says why.
+// state), with optimistic concurrency: a conflict starts the attempt again
+// from the fresh reads. The clusters a feasible check moves replicas to are
+// read fresh, and the check run again on them, before the write. Infeasible:
+// nothing is written, the item is abandoned (its permit goes back to the
+// Limiter), a Warning Event on the binding says why, and the eviction is
+// decided again when a cluster recovers or reports room, and at least every
+// RefusalRecheck. Written, the eviction counts in flight in its queue until
+// the GracefulEvictionController sees its task end (Ended) or InFlightTTL
+// passes.
 //
 // The queues run as manager Runnables that need leader election, as the
-// controllers do: only the leader evicts.
+// controllers do: only the leader evicts. Before its first eviction, a
+// queue takes over the evictions its kind's open tasks say are still under
+// way (a restart, a new leader).
 type EvictionController struct {
 	opts     EvictionOptions
 	client   client.Client // the manager's cached client
