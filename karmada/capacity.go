@@ -104,12 +104,19 @@ func value(q resource.Quantity, milli bool) int64 {
 // The summaries are read once, when Capacity is called; the function is safe
 // for concurrent use.
 func Capacity(clusters []clusterv1alpha1.Cluster, req *workv1alpha2.ReplicaRequirements) func(cluster string) (replicas int32, known bool) {
-	spare := make(map[string]int32, len(clusters))
-	for i := range clusters {
-		spare[clusters[i].Name] = MaxReplicas(clusters[i].Status.ResourceSummary, req)
-	}
+	return CapacityFrom(SummariesOf(clusters), req)
+}
+
+// CapacityFrom is [Capacity] over summaries read when asked, one cluster at
+// a time: the check asks only about the clusters the scheduler would
+// estimate, so nothing is computed for the rest of the fleet (a [Fleet]'s
+// Summary, say). A cluster summaries does not know is unknown.
+func CapacityFrom(summaries Summaries, req *workv1alpha2.ReplicaRequirements) func(cluster string) (replicas int32, known bool) {
 	return func(cluster string) (int32, bool) {
-		n, ok := spare[cluster]
-		return n, ok
+		s, ok := summaries(cluster)
+		if !ok {
+			return 0, false
+		}
+		return MaxReplicas(s, req), true
 	}
 }
