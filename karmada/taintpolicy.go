@@ -7,6 +7,7 @@ import (
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/failoverkit/failover/internal/strictyaml"
 	"github.com/failoverkit/failover/taintpolicy"
@@ -15,7 +16,7 @@ import (
 // ClusterTaintPolicyGVK is the group, version and kind of Karmada's
 // ClusterTaintPolicy, for reading it as unstructured (see
 // FromUnstructuredClusterTaintPolicy).
-var ClusterTaintPolicyGVK = policyv1alpha1.SchemeGroupVersion.WithKind("ClusterTaintPolicy")
+var ClusterTaintPolicyGVK = schema.GroupVersionKind{Group: policyv1alpha1.GroupName, Version: policyv1alpha1.GroupVersion.Version, Kind: "ClusterTaintPolicy"}
 
 // FromClusterTaintPolicy converts Karmada's released ClusterTaintPolicy into
 // taintpolicy's, in its released form (spec.targetClusters,
