@@ -6,7 +6,7 @@
 // simulated, so a half-hour outage plays in well under a second.
 //
 //	go run ./examples/fleetsim                      # the built-in scenario
-//	go run ./examples/fleetsim --scenario my.yaml   # your own (see README.md)
+//	go run ./examples/fleetsim --scenario my.yaml   # your own (see REFERENCE.md)
 //	go run ./examples/fleetsim --disruption-domain region   # health judged per region
 //	go run ./examples/fleetsim --compare-domains    # fleet and region side by side
 //
