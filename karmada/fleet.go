@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/failoverkit/failover"
@@ -28,15 +30,21 @@ import (
 // A Fleet is safe for concurrent use. Its zero value is empty and ready.
 type Fleet struct {
 	mu       sync.RWMutex
-	clusters map[string]*fleetEntry
+	clusters map[string]*fleetSlot
 	view     *FleetView // nil after a change the check can see
 }
 
-// fleetEntry is one cluster as the Fleet keeps it.
+// fleetSlot holds a cluster's latest entry. A summary report replaces the
+// entry in the slot, which views share, so they read it without the
+// Fleet's lock.
+type fleetSlot struct{ entry atomic.Pointer[fleetEntry] }
+
+// fleetEntry is one cluster as the Fleet keeps it, never changed.
 type fleetEntry struct {
-	cluster *clusterv1alpha1.Cluster // as given to Set; never changed
+	cluster *clusterv1alpha1.Cluster // as given to Set
 	conv    failover.Cluster
 	err     error // FromCluster's: the cluster is left out of views
+	room    *room // its resource summary's, read once
 }
 
 // FleetView is the converted fleet at one moment, shared by every caller
@@ -49,6 +57,22 @@ type FleetView struct {
 	// convert (FromCluster's error): whose taints cannot be read is no
 	// target.
 	Errors map[string]error
+	slots  map[string]*fleetSlot
+}
+
+// Capacity is [CapacityFrom] over the resource summaries as they are when
+// asked, for the clusters of the view: it reads no lock, and computes a
+// cluster's room once per summary report, not once per question. A
+// cluster not in the view is unknown.
+func (v *FleetView) Capacity(req *workv1alpha2.ReplicaRequirements) func(cluster string) (replicas int32, known bool) {
+	needs := needsOf(req)
+	return func(cluster string) (int32, bool) {
+		sl, ok := v.slots[cluster]
+		if !ok {
+			return 0, false
+		}
+		return sl.entry.Load().room.maxReplicas(needs), true
+	}
 }
 
 // Set records c, as an informer's add or update gives it; c must not be
@@ -57,13 +81,18 @@ type FleetView struct {
 // left out of views.
 func (f *Fleet) Set(c *clusterv1alpha1.Cluster) (changed bool, err error) {
 	conv, err := FromCluster(c)
+	e := &fleetEntry{cluster: c, conv: conv, err: err, room: roomOf(c.Status.ResourceSummary)}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.clusters == nil {
-		f.clusters = map[string]*fleetEntry{}
+		f.clusters = map[string]*fleetSlot{}
 	}
-	old := f.clusters[c.Name]
-	f.clusters[c.Name] = &fleetEntry{cluster: c, conv: conv, err: err}
+	sl := f.clusters[c.Name]
+	if sl == nil {
+		sl = &fleetSlot{}
+		f.clusters[c.Name] = sl
+	}
+	old := sl.entry.Swap(e)
 	changed = old == nil || (old.err == nil) != (err == nil) || !apiequality.Semantic.DeepEqual(old.conv, conv)
 	if changed {
 		f.view = nil
@@ -95,8 +124,9 @@ func (f *Fleet) View() *FleetView {
 	if f.view != nil {
 		return f.view
 	}
-	v = &FleetView{Clusters: make([]failover.Cluster, 0, len(f.clusters))}
-	for name, e := range f.clusters {
+	v = &FleetView{Clusters: make([]failover.Cluster, 0, len(f.clusters)), slots: make(map[string]*fleetSlot, len(f.clusters))}
+	for name, sl := range f.clusters {
+		e := sl.entry.Load()
 		if e.err != nil {
 			if v.Errors == nil {
 				v.Errors = map[string]error{}
@@ -105,6 +135,7 @@ func (f *Fleet) View() *FleetView {
 			continue
 		}
 		v.Clusters = append(v.Clusters, e.conv)
+		v.slots[name] = sl
 	}
 	slices.SortFunc(v.Clusters, func(a, b failover.Cluster) int { return cmp.Compare(a.Name, b.Name) })
 	f.view = v
@@ -115,11 +146,11 @@ func (f *Fleet) View() *FleetView {
 func (f *Fleet) Cluster(name string) (*clusterv1alpha1.Cluster, bool) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	e, ok := f.clusters[name]
+	sl, ok := f.clusters[name]
 	if !ok {
 		return nil, false
 	}
-	return e.cluster, true
+	return sl.entry.Load().cluster, true
 }
 
 // Len returns the number of clusters the Fleet holds, converted or not.
@@ -134,11 +165,11 @@ func (f *Fleet) Len() int {
 func (f *Fleet) Summary(name string) (*clusterv1alpha1.ResourceSummary, bool) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	e, ok := f.clusters[name]
+	sl, ok := f.clusters[name]
 	if !ok {
 		return nil, false
 	}
-	return e.cluster.Status.ResourceSummary, true
+	return sl.entry.Load().cluster.Status.ResourceSummary, true
 }
 
 // Summaries gives a cluster's resource summary by name, and whether the

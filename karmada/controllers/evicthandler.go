@@ -181,7 +181,7 @@ func (c *EvictionController) check(ctx context.Context, spec *workv1alpha2.Resou
 	fleet := newFleetView(c.fleet)
 	fleet.put(evicting, logger)
 	fresh := map[string]bool{evicting.Name: true}
-	checker, err := prescheduling.NewChecker(prescheduling.WithCapacity(karmada.CapacityFrom(fleet.summary, spec.ReplicaRequirements)))
+	checker, err := prescheduling.NewChecker(prescheduling.WithCapacity(fleet.capacity(spec.ReplicaRequirements)))
 	if err != nil {
 		return prescheduling.Result{}, nil, err
 	}

@@ -83,6 +83,7 @@ func ClusterDomains(d ratelimit.Domain) func(obj any) []string {
 // every check, so it is copied only when a fresh read differs from it.
 type fleetView struct {
 	fleet    *karmada.Fleet
+	view     *karmada.FleetView
 	clusters []failover.Cluster // the view's, or a copy with the fresh reads
 	copied   bool
 	// fresh holds the summaries of the clusters read fresh (nil for one
@@ -91,7 +92,21 @@ type fleetView struct {
 }
 
 func newFleetView(f *karmada.Fleet) *fleetView {
-	return &fleetView{fleet: f, clusters: f.View().Clusters, fresh: map[string]*clusterv1alpha1.ResourceSummary{}}
+	v := f.View()
+	return &fleetView{fleet: f, view: v, clusters: v.Clusters, fresh: map[string]*clusterv1alpha1.ResourceSummary{}}
+}
+
+// capacity is karmada.FleetView.Capacity, with the fresh reads' summaries
+// over the view's.
+func (f *fleetView) capacity(req *workv1alpha2.ReplicaRequirements) func(cluster string) (int32, bool) {
+	viewed := f.view.Capacity(req)
+	return func(name string) (int32, bool) {
+		if s, ok := f.fresh[name]; ok {
+			_, known := f.find(name)
+			return karmada.MaxReplicas(s, req), known
+		}
+		return viewed(name)
+	}
 }
 
 // find returns where the cluster named name is, or would be, in clusters.

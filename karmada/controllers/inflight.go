@@ -110,7 +110,7 @@ func (c *EvictionController) predict(spec *workv1alpha2.ResourceBindingSpec, sta
 		return prescheduling.Result{}
 	}
 	req.ObservedAffinityName = status.SchedulerObservedAffinityName
-	checker, err := prescheduling.NewChecker(prescheduling.WithCapacity(karmada.CapacityFrom(fleet.summary, before.ReplicaRequirements)))
+	checker, err := prescheduling.NewChecker(prescheduling.WithCapacity(fleet.capacity(before.ReplicaRequirements)))
 	if err != nil {
 		return prescheduling.Result{}
 	}
