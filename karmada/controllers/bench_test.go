@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/internal/cputime"
 	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/prescheduling"
 )
@@ -86,7 +87,7 @@ func BenchmarkDecisionCheck(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("fleet/%d", n), func(b *testing.B) {
 			b.ReportAllocs()
-			start, ok := cpuTime()
+			start, ok := cputime.Used()
 			defer reportCPU(b, start, ok)
 			for b.Loop() {
 				res, _, err := ctrl.check(ctx, spec, req, &evicting, logr.Discard())
@@ -97,7 +98,7 @@ func BenchmarkDecisionCheck(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("listEveryCluster/%d", n), func(b *testing.B) {
 			b.ReportAllocs()
-			start, ok := cpuTime()
+			start, ok := cputime.Used()
 			defer reportCPU(b, start, ok)
 			for b.Loop() {
 				var list clusterv1alpha1.ClusterList
@@ -128,7 +129,7 @@ func BenchmarkDecisionCheck(b *testing.B) {
 // machine the wall clock per operation grows with the other load, the CPU
 // time does not.
 func reportCPU(b *testing.B, start time.Duration, ok bool) {
-	if end, ok2 := cpuTime(); ok && ok2 {
+	if end, ok2 := cputime.Used(); ok && ok2 {
 		b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
 	}
 }
