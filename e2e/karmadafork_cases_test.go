@@ -233,6 +233,44 @@ func testTasksEnd(t *testing.T) {
 	t.Logf("measured: healthy task ended %v after its creation", at.Sub(created["healthy"]).Round(10*time.Millisecond))
 }
 
+// testInFlightBudget: with a budget of two evictions in flight
+// (--max-evictions-in-flight=2), two of four bindings on a failed cluster
+// leave and the others wait, though the rate would let them go;
+// eviction_in_flight says 2. A copy reporting Healthy elsewhere ends its
+// task, which frees a slot: the third leaves, and the gauge follows.
+func testInFlightBudget(t *testing.T) {
+	s := newSuite(t, "budget")
+	tasks := s.watchTasks()
+	s.cluster("budget-down", metav1.ConditionTrue)
+	s.cluster("budget-ok", metav1.ConditionTrue)
+	objs := s.bindings("b", 4, bindingSpec{clusters: []string{"budget-down"}})
+	r := s.start("budget", forkOptions{Rate: rate(10, 10), EnableNoExecuteTaintEviction: true,
+		GracefulEvictionTimeout: time.Minute, MaxInFlight: 2}, nil)
+	inFlight := func() float64 {
+		return r.metric(t, "eviction_in_flight", map[string]string{"queue_name": controllers.ResourceBindingQueue})
+	}
+
+	s.fail("budget-down")
+	eventually(t, 10*time.Second, "two evictions", func() bool { return len(tasks.from("budget-down")) >= 2 })
+	never(t, 2*time.Second, "a third eviction with two in flight", func() bool { return len(tasks.from("budget-down")) > 2 })
+	assert.Equal(t, 2.0, inFlight(), "eviction_in_flight with two tasks open")
+
+	var done string
+	for _, o := range objs {
+		if task(&s.getBinding(o.GetName()).Spec, "budget-down") != nil {
+			done = o.GetName()
+			break
+		}
+	}
+	require.NotEmpty(t, done)
+	s.scheduled(done, []string{"budget-ok"}, map[string]workv1alpha2.ResourceHealth{"budget-ok": workv1alpha2.ResourceHealthy})
+	ended := s.taskEnded(done, "budget-down", 10*time.Second)
+	eventually(t, 10*time.Second, "a third eviction once a task ended", func() bool { return len(tasks.from("budget-down")) == 3 })
+	never(t, 2*time.Second, "a fourth eviction with two in flight again", func() bool { return len(tasks.from("budget-down")) > 3 })
+	assert.Equal(t, 2.0, inFlight(), "eviction_in_flight: one ended, one more open")
+	t.Logf("measured: the third eviction %v after the first task ended", tasks.from("budget-down")[2].Sub(ended.Truncate(time.Second)))
+}
+
 // otherWriter is the annotation the conflicting writer adds.
 const otherWriter = "e2e.failoverkit.io/other-writer"
 

@@ -159,6 +159,9 @@ type forkOptions struct {
 	// NoLedger turns off the ledger of evictions in flight
 	// (--eviction-capacity-hold=0).
 	NoLedger bool
+	// MaxInFlight caps the evictions of each queue in flight
+	// (--max-evictions-in-flight); 0: unlimited.
+	MaxInFlight int
 	// StatusPeriod is how often the test reports the Clusters' resource
 	// summaries (Karmada's --cluster-status-update-frequency); 0: the
 	// default.
@@ -216,6 +219,7 @@ func (s *suite) start(name string, opts forkOptions, newClient func(client.Clien
 	eviction, err := controllers.Setup(mgr, controllers.ClusterTaintPolicyOptions{}, controllers.EvictionOptions{
 		Rate: opts.Rate, EnableNoExecuteTaintEviction: opts.EnableNoExecuteTaintEviction, Registerer: reg,
 		DisableLedger: opts.NoLedger, ClusterStatusUpdateFrequency: opts.StatusPeriod,
+		MaxInFlight: opts.MaxInFlight, InFlightTTL: opts.GracefulEvictionTimeout,
 	}, controllers.GracefulEvictionOptions{
 		Timeout: opts.GracefulEvictionTimeout, ClusterStatusUpdateFrequency: opts.StatusPeriod,
 	})

@@ -142,6 +142,10 @@ func TestKarmadaFork(t *testing.T) {
 		t.Parallel()
 		testTasksEnd(t)
 	})
+	t.Run("in-flight budget: evictions wait for a task to end, eviction_in_flight counts them", func(t *testing.T) {
+		t.Parallel()
+		testInFlightBudget(t)
+	})
 	t.Run("two replicas, one leader; a conflict is retried", func(t *testing.T) {
 		t.Parallel()
 		testTwoReplicas(t)
