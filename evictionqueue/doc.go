@@ -11,9 +11,13 @@
 //     back to a DomainPacer (*ratelimit.Limiter): permits pay for evictions
 //     started, not decisions, and none is kept, so a pause holds back every
 //     item.
-//   - With Config.DomainOf and a DomainPacer, the permit is for a domain with
-//     pending items, each cluster's domain read when it is taken: a paused
-//     domain holds back no other, and a cluster that moved takes its items.
+//   - With Config.DomainOf and a DomainPacer, a worker reserves a permit for
+//     one of the domains with pending items, a list it reads from the store
+//     before it asks (nothing of the queue runs under the pacer's lock), then
+//     takes that domain's head item: a paused domain holds back no other.
+//     A cluster's domain is read once, when the queue first holds an item of
+//     it, and again at Queue.DomainChanged, which moves its pending items
+//     along: never per permit.
 //   - CancelCluster costs in proportion to that cluster's items.
 //   - An item added while its handler runs is handled again when that call
 //     lets it leave (client-go's dirty items): no decision is lost.

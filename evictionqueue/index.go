@@ -23,9 +23,11 @@ type clusterIndex struct {
 	keys    map[string]*entry
 	isEmpty bool // counted in index.empty
 	// pending counts the cluster's pending entries, all filed under domain
-	// in pendingSet: its Config.DomainOf when last read.
-	pending int
-	domain  string
+	// in pendingSet: its Config.DomainOf when last read (domainRead), when
+	// the index was made or at Queue.DomainChanged.
+	pending    int
+	domain     string
+	domainRead bool
 }
 
 // cluster returns the cluster's index, creating it when create is set.

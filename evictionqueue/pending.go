@@ -8,8 +8,8 @@ import (
 // pendingSet is the pending entries, in one pendingQueue, or with
 // Config.DomainOf in one per disruption domain, so that a worker holding a
 // permit for a domain takes that domain's head. A cluster's pending entries
-// are filed under the domain DomainOf gave it when last read; refresh reads
-// it again and moves those of a cluster that moved.
+// are filed under the domain DomainOf gave it when the store first held an
+// item of it; move files them again when the caller says it changed.
 type pendingSet struct {
 	all      pendingQueue             // every pending entry, unless byDomain
 	byDomain map[string]*pendingQueue // non-nil with Config.DomainOf
@@ -37,8 +37,8 @@ func (p *pendingSet) queue(domain string) *pendingQueue {
 
 func (p *pendingSet) push(e *entry) {
 	ci := e.ci
-	if ci.pending == 0 && p.domainOf != nil {
-		ci.domain = p.domainOf(ci.name)
+	if !ci.domainRead && p.domainOf != nil {
+		ci.domain, ci.domainRead = p.domainOf(ci.name), true
 	}
 	ci.pending++
 	p.queue(ci.domain).push(e)
@@ -82,29 +82,24 @@ func (p *pendingSet) removed(e *entry, q *pendingQueue) *entry {
 	return e
 }
 
-// refresh files the pending entries of a cluster that moved under its new
-// domain.
-func (p *pendingSet) refresh(x *index) {
-	if p.byDomain == nil {
+// move files ci's pending entries under domain, DomainOf's new answer for
+// it, in time proportional to the cluster's entries.
+func (p *pendingSet) move(ci *clusterIndex, domain string) {
+	if ci.domain == domain {
 		return
 	}
-	for _, ci := range x.clusters {
-		if ci.pending == 0 {
-			continue
-		}
-		if p.domainOf(ci.name) == ci.domain {
-			continue
-		}
-		var moved []*entry
+	var moved []*entry
+	if ci.pending > 0 {
 		for _, e := range ci.keys {
 			if e.state == statePending {
 				p.remove(e)
 				moved = append(moved, e)
 			}
 		}
-		for _, e := range moved {
-			p.push(e) // ci.pending is 0: push reads DomainOf again
-		}
+	}
+	ci.domain = domain
+	for _, e := range moved {
+		p.push(e)
 	}
 }
 

@@ -57,14 +57,19 @@ func (st *Store) Take(now time.Time) (Item, bool) {
 	return st.take("", true, now)
 }
 
-// PendingDomains returns the domains (Config.DomainOf, read now) with
-// pending items, by their head items: what a worker asks a pacer for
-// (ratelimit.Limiter.TakeDomainAt). Without DomainOf: [""], or none.
+// PendingDomains returns the domains with pending items, by their head
+// items: what a worker asks a pacer for (ratelimit.Limiter.TakeDomainAt).
+// Each cluster's domain is Config.DomainOf's answer when the Store first
+// held an item of it, or at DomainChanged. Without DomainOf: [""], or none.
+// It costs time proportional to the domains, not to the clusters.
 func (st *Store) PendingDomains() []string { return st.s.domains() }
 
-// TakeFrom is Take for the head pending item of domain (each item's domain
-// read now), for a handler call holding a permit for it; a caller whose
-// permit finds none gives it back. Without DomainOf it is Take.
+// DomainChanged is Queue.DomainChanged.
+func (st *Store) DomainChanged(cluster string) { st.s.domainChanged(cluster) }
+
+// TakeFrom is Take for the head pending item of domain, for a handler call
+// holding a permit for it; a caller whose permit finds none gives it back.
+// Without DomainOf it is Take.
 func (st *Store) TakeFrom(domain string, now time.Time) (Item, bool) {
 	return st.take(domain, false, now)
 }
@@ -238,20 +243,27 @@ func (s *store) cancelCluster(cluster string) int {
 	return n
 }
 
-// domains lists the domains with pending items, each cluster's read now
-// (see pendingSet.domains).
-func (s *store) domains() []string {
-	s.pending.refresh(&s.index)
-	return s.pending.domains()
+// domains lists the domains with pending items (see pendingSet.domains),
+// in time proportional to their number: no cluster's domain is read.
+func (s *store) domains() []string { return s.pending.domains() }
+
+// domainChanged reads cluster's domain again and files its pending items
+// under it (see Queue.DomainChanged).
+func (s *store) domainChanged(cluster string) {
+	if s.cfg.DomainOf == nil {
+		return
+	}
+	ci := s.index.cluster(cluster, false)
+	if ci == nil || !ci.domainRead {
+		return // read when it is first pushed
+	}
+	s.pending.move(ci, s.cfg.DomainOf(cluster))
 }
 
 // take hands the head pending item to a handler call, which holds it until
-// done: the head of domain, each cluster's domain read now, or of all
-// domains when any is set. It returns nil when there is none.
+// done: the head of domain, or of all domains when any is set. It returns
+// nil when there is none.
 func (s *store) take(domain string, any bool, now time.Time) *entry {
-	if !any {
-		s.pending.refresh(&s.index)
-	}
 	e := s.pending.pop(domain, any)
 	if e == nil {
 		return nil
