@@ -1,7 +1,6 @@
 package evictionqueue
 
 import (
-	"cmp"
 	"errors"
 	"slices"
 	"sync"
@@ -139,7 +138,7 @@ type store struct {
 	metrics Metrics
 
 	index      index      // every entry, in any state: identity and cluster lists
-	pending    pendingSet // statePending, in processing order (per domain)
+	pending    pendingSet // statePending, in processing order (a heap per domain)
 	delayed    entryHeap  // stateBackingOff and stateInFlight, by due time
 	backingOff int        // entries in stateBackingOff
 	inFlight   int        // entries in stateInFlight
@@ -156,7 +155,7 @@ type store struct {
 func (s *store) init(cfg *Config) {
 	s.cfg, s.metrics, s.delayed.byDue = cfg, cfg.Metrics, true
 	if cfg.DomainOf != nil {
-		s.pending.byDomain = make(map[string]*pendingQueue)
+		s.pending.byDomain = make(map[string]*entryHeap)
 		s.pending.domainOf = cfg.DomainOf
 	}
 	if s.metrics == nil {
@@ -431,25 +430,12 @@ func (s *store) waiting() []Item {
 		}
 	}
 	slices.SortFunc(ready, compareOrder)
-	slices.SortFunc(backingOff, func(a, b *entry) int {
-		if c := a.due.Compare(b.due); c != 0 {
-			return c
-		}
-		return compareOrder(a, b)
-	})
+	slices.SortFunc(backingOff, compareDue)
 	out := make([]Item, 0, len(ready)+len(backingOff))
 	for _, e := range slices.Concat(ready, backingOff) {
 		out = append(out, e.item)
 	}
 	return out
-}
-
-// compareOrder is the processing order: higher Priority first, then lower seq.
-func compareOrder(a, b *entry) int {
-	if c := cmp.Compare(b.item.Priority, a.item.Priority); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.seq, b.seq)
 }
 
 // delay puts e in the delayed heap and reports whether it is now the first.
