@@ -138,7 +138,7 @@ type store struct {
 	metrics Metrics
 
 	index      index      // every entry, in any state: identity and cluster lists
-	pending    pendingSet // statePending, in processing order (a heap per domain)
+	pending    pendingSet // statePending, in processing order (a line per domain)
 	delayed    entryHeap  // stateBackingOff and stateInFlight, by due time
 	backingOff int        // entries in stateBackingOff
 	inFlight   int        // entries in stateInFlight
@@ -155,7 +155,7 @@ type store struct {
 func (s *store) init(cfg *Config) {
 	s.cfg, s.metrics, s.delayed.byDue = cfg, cfg.Metrics, true
 	if cfg.DomainOf != nil {
-		s.pending.byDomain = make(map[string]*entryHeap)
+		s.pending.byDomain = make(map[string]*line)
 		s.pending.domainOf = cfg.DomainOf
 	}
 	if s.metrics == nil {
@@ -283,9 +283,12 @@ func (s *store) done(e *entry, err error, now time.Time, interrupted bool) (earl
 	s.running--
 	latency := e.due.Sub(time.Unix(0, e.enqueued))
 	result := ResultError
-	abandoned, skipped := IsAbandoned(err), IsSkipped(err)
+	var abandoned, skipped bool
 	var deferred *RetryAfterError
-	unused = abandoned || skipped || errors.As(err, &deferred)
+	if err != nil { // errors.As allocates: not on the path of every success
+		abandoned, skipped, deferred = IsAbandoned(err), IsSkipped(err), asRetryAfter(err)
+		unused = abandoned || skipped || deferred != nil
+	}
 	dirty := e.dirty && !e.completed && !e.cancelled
 	e.dirty = false
 	switch {
@@ -327,6 +330,15 @@ func (s *store) done(e *entry, err error, now time.Time, interrupted bool) (earl
 	}
 	s.metrics.Processed(s.cfg.Name, result, latency)
 	return earliest, unused
+}
+
+// asRetryAfter returns the RetryAfterError in err's chain, or nil.
+func asRetryAfter(err error) *RetryAfterError {
+	var d *RetryAfterError
+	if errors.As(err, &d) {
+		return d
+	}
+	return nil
 }
 
 // fail counts a handler failure of e: e backs off before its next attempt,
