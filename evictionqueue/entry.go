@@ -27,10 +27,11 @@ type entry struct {
 	// due is the end of the backoff (stateBackingOff), the TTL deadline
 	// (stateInFlight), or when the handler call began (stateRunning).
 	due      time.Time
-	index    int32 // position in its heap: delayed, or its domain's in pending
+	index    int32 // position in delayed, or in its pending line (see inRun)
 	calls    int32 // handler calls so far
 	failures int32 // errors and TTL expiries so far, counted against MaxRetries
 	state    state
+	inRun    bool // in its pending line's run, not its heap
 	// cancelled: CancelCluster found it running or in flight, so a failure
 	// or expiry drops it rather than evict from a recovered cluster; Add of
 	// the item clears it.
@@ -48,16 +49,27 @@ type entry struct {
 	ci *clusterIndex // the entry's cluster in the index
 }
 
-// compareOrder is the queue's order, in one place: higher Priority first,
-// then earlier first enqueue (seq). An item pending again after a backoff,
-// a TTL or an interrupted call keeps its seq, so it goes back to its first
-// place, ahead of items added after it.
-func compareOrder(a, b *entry) int {
-	if c := cmp.Compare(b.item.Priority, a.item.Priority); c != 0 {
+// orderKey is what the queue's order reads of an entry.
+type orderKey struct {
+	prio int32
+	seq  uint64
+}
+
+func (e *entry) key() orderKey { return orderKey{e.item.Priority, e.seq} }
+
+// compare is the queue's order, in one place: higher Priority first, then
+// earlier first enqueue (seq). An item pending again after a backoff, a TTL
+// or an interrupted call keeps its seq, so it goes back to its first place,
+// ahead of items added after it.
+func (k orderKey) compare(o orderKey) int {
+	if c := cmp.Compare(o.prio, k.prio); c != 0 {
 		return c
 	}
-	return cmp.Compare(a.seq, b.seq)
+	return cmp.Compare(k.seq, o.seq)
 }
+
+// compareOrder is orderKey.compare on entries.
+func compareOrder(a, b *entry) int { return a.key().compare(b.key()) }
 
 // compareDue is the delayed heap's order: the earliest deadline first, ties
 // in processing order.
