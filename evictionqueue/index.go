@@ -6,7 +6,11 @@ package evictionqueue
 // cache; and CancelCluster visits exactly the cluster's map.
 type index struct {
 	clusters map[string]*clusterIndex
-	last     *clusterIndex // the cluster looked up last
+	// last is the cluster looked up last: adds come in bursts per
+	// cluster, and without it Add+process costs about 1.1x client-go's
+	// workqueue (BenchmarkAddProcess: 5.4-5.6 ms against 4.8-5.0 ms per
+	// 20,000 items at best), above DESIGN's 1.0x.
+	last *clusterIndex
 	// empty counts clusters without entries kept for reuse (their items
 	// drain and return): swept past keepEmpty and twice as many as the
 	// others.

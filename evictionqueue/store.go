@@ -144,8 +144,9 @@ type store struct {
 	inFlight   int        // entries in stateInFlight
 	running    int        // entries in stateRunning
 	seq        uint64
-	// free recycles entries: without it Add+process costs more than
-	// client-go's workqueue (BenchmarkAddProcess).
+	// free recycles entries: without it Add+process costs about 1.5x
+	// client-go's workqueue (BenchmarkAddProcess: 7.3-7.8 ms against
+	// 4.8-4.9 ms per 20,000 items), above DESIGN's 1.0x.
 	free sync.Pool
 
 	outbox []Outcome // outcomes not yet passed to Config.OnOutcome
