@@ -29,10 +29,13 @@
 //     time comes from Config.Clock.
 //
 // Two layers, as in client-go's workqueue: store.go (the items and their
-// rules) and pending.go (their order) take the time and never block, and
-// are exported as Store for a caller that moves time itself; queue.go puts
-// them behind a lock, and run.go, the only code that waits, adds the workers.
-// How a worker takes a permit and an item is Queue.next, in run.go.
+// rules) and pending.go (the pending items, one line per domain) take the
+// time and never block, and are exported as Store for a caller that moves
+// time itself; queue.go puts them behind a lock, and run.go, the only code
+// that waits, adds the workers. The order is stated once, by orderKey.compare
+// in entry.go (priority, then first enqueue; a retry keeps its place), and
+// the delayed heap's by compareDue beside it: to change the order, change
+// that. How a worker takes a permit and an item is Queue.next, in run.go.
 //
 // Run has the shape of controller-runtime's manager.Runnable: in a manager,
 // mgr.Add(manager.RunnableFunc(q.Run)) runs a queue on the elected leader and
