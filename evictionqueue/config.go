@@ -55,10 +55,11 @@ type Pacer interface {
 // satisfies it. WaitDomain blocks until a permit for one of the domains
 // listed is granted (the first preferred), and returns which, with a
 // function that gives it back unused. The list is a plain value: the queue
-// reads it from its own state before it asks, so the pacer calls nothing of
-// the queue, and nothing of the queue runs under the pacer's lock; when the
-// domains with pending items change, the queue ends the wait (through ctx)
-// and asks again. The queue gives a permit back when no item of its domain
+// reads it from its own state before it asks (the domains with pending
+// items, by their head items at that moment), so the pacer calls nothing of
+// the queue, and nothing of the queue runs under the pacer's lock; when a
+// domain gains its first pending item or loses its last, the queue ends the
+// wait (through ctx) and asks again. The queue gives a permit back when no item of its domain
 // is left, and when the handler skips or abandons the item: the rate limits
 // evictions started, not decisions. PacesByDomain reports whether rates
 // differ by domain: New then requires Config.DomainOf.
