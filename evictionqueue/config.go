@@ -113,11 +113,11 @@ type Config struct {
 	// DomainPacer, a worker takes a permit for one of the domains with
 	// pending items, then that domain's head item: a paused domain holds
 	// back no other, and the order holds within each domain. It is read
-	// once per cluster, when the queue first holds an item of it, and again
-	// when the caller calls Queue.DomainChanged, which moves the cluster's
-	// pending items to its new domain: never per permit, and never under a
-	// pacer's lock. It is called with the queue's lock held, so it must not
-	// call the queue. nil: one domain.
+	// once per cluster, when the queue first has a pending item of it, and
+	// again when the caller calls Queue.DomainChanged, which moves the
+	// cluster's pending items to its new domain: never per permit, and never
+	// under a pacer's lock. It is called with the queue's lock held, so it
+	// must not call the queue. nil: one domain.
 	DomainOf func(cluster string) string
 
 	// BackoffBase is the wait before the first retry of a failed item; each

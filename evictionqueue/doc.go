@@ -15,9 +15,9 @@
 //     one of the domains with pending items, a list it reads from the store
 //     before it asks (nothing of the queue runs under the pacer's lock), then
 //     takes that domain's head item: a paused domain holds back no other.
-//     A cluster's domain is read once, when the queue first holds an item of
-//     it, and again at Queue.DomainChanged, which moves its pending items
-//     along: never per permit.
+//     A cluster's domain is read once, when the queue first has a pending
+//     item of it, and again at Queue.DomainChanged, which moves its pending
+//     items along: never per permit.
 //   - CancelCluster costs in proportion to that cluster's items.
 //   - An item added while its handler runs is handled again when that call
 //     lets it leave (client-go's dirty items): no decision is lost.

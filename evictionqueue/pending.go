@@ -6,8 +6,8 @@ import "slices"
 // line, or with Config.DomainOf one line per disruption domain, so that a
 // worker holding a permit for a domain takes that domain's head. A
 // cluster's pending entries are filed under the domain DomainOf gave it
-// when the store first held an item of it; move files them again when the
-// caller says it changed.
+// when the store first had a pending item of it; move files them again
+// when the caller says it changed.
 type pendingSet struct {
 	all      line             // every pending entry, unless byDomain
 	byDomain map[string]*line // non-nil with Config.DomainOf

@@ -156,9 +156,9 @@ func (q *Queue) CancelCluster(cluster string) int {
 // of the cluster's region, zone or provider: the queue reads DomainOf for it
 // again and moves its pending items to the new domain's line, keeping their
 // order, in time proportional to the cluster's items. The queue reads a
-// cluster's domain only when it first holds an item of it and here, so a
-// caller whose clusters can move must call it; without DomainOf it does
-// nothing.
+// cluster's domain only when it first has a pending item of it and here,
+// so a caller whose clusters can move must call it; without DomainOf it
+// does nothing.
 func (q *Queue) DomainChanged(cluster string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()

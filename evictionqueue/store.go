@@ -59,8 +59,8 @@ func (st *Store) Take(now time.Time) (Item, bool) {
 // PendingDomains returns the domains with pending items, by their head
 // items: what a worker asks a pacer for (ratelimit.Limiter.TakeDomainAt).
 // Each cluster's domain is Config.DomainOf's answer when the Store first
-// held an item of it, or at DomainChanged. Without DomainOf: [""], or none.
-// It costs time proportional to the domains, not to the clusters.
+// had a pending item of it, or at DomainChanged. Without DomainOf: [""],
+// or none. It costs time proportional to the domains, not the clusters.
 func (st *Store) PendingDomains() []string { return st.s.domains() }
 
 // DomainChanged is Queue.DomainChanged.

@@ -263,7 +263,7 @@ func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
 	if domain := c.opts.Rate.DisruptionDomain; domain.PerDomain() {
 		// The Tracker counts each Cluster in its region (zone, provider),
 		// and each queue paces an item by its cluster's domain, read from
-		// the cache once, when the queue first holds an item of the
+		// the cache once, when the queue first has a pending item of the
 		// cluster (evictionqueue.Config.DomainOf), and again when the
 		// Cluster's region, zone or provider changes (watchDomains): a
 		// cluster that moved takes its queued items along, and no permit
