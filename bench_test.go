@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/internal/cputime"
 )
 
 // benchAffinity selects by label and region, as a typical placement does.
@@ -45,7 +46,7 @@ func BenchmarkAffinity(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
-			start, ok := cpuTime()
+			start, ok := cputime.Used()
 			for b.Loop() {
 				m, err := bc.a.Compile()
 				if err != nil {
@@ -60,7 +61,7 @@ func BenchmarkAffinity(b *testing.B) {
 	}
 	b.Run("Matches per cluster, 1000", func(b *testing.B) {
 		b.ReportAllocs()
-		start, ok := cpuTime()
+		start, ok := cputime.Used()
 		for b.Loop() {
 			for i := range fleet {
 				if _, err := benchAffinity.Matches(fleet[i]); err != nil {
@@ -75,7 +76,7 @@ func BenchmarkAffinity(b *testing.B) {
 // reportCPU reports the CPU time per operation since start, which the load
 // of a shared machine inflates less than the wall clock.
 func reportCPU(b *testing.B, start time.Duration, ok bool) {
-	if end, ok2 := cpuTime(); ok && ok2 {
+	if end, ok2 := cputime.Used(); ok && ok2 {
 		b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
 	}
 }

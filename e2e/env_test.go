@@ -142,7 +142,20 @@ func findBinaries() (binaries, error) {
 	return b, nil
 }
 
+// startEnv starts the suite's API server: examples/taintcontroller's CRDs,
+// and Karmada's own policy and work CRDs beside them.
 func startEnv(b binaries) (*apiEnv, error) {
+	return startEnvWith(b, func(ctx context.Context, e *apiEnv) error {
+		if err := e.installCRDs(ctx, filepath.Join("..", "examples", "taintcontroller", "crds")); err != nil {
+			return err
+		}
+		return e.installKarmadaCRDs(ctx)
+	})
+}
+
+// startEnvWith starts etcd and kube-apiserver, then install puts the CRDs
+// in place.
+func startEnvWith(b binaries, install func(context.Context, *apiEnv) error) (*apiEnv, error) {
 	dir, err := os.MkdirTemp("", "failover-e2e-")
 	if err != nil {
 		return nil, err
@@ -233,10 +246,7 @@ func startEnv(b binaries) (*apiEnv, error) {
 	if _, err := e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: leaseNamespace}}, metav1.CreateOptions{}); err != nil {
 		return e, fmt.Errorf("e2e: creating namespace %s: %w", leaseNamespace, err)
 	}
-	if err := e.installCRDs(ctx, filepath.Join("..", "examples", "taintcontroller", "crds")); err != nil {
-		return e, err
-	}
-	if err := e.installKarmadaCRDs(ctx); err != nil {
+	if err := install(ctx, e); err != nil {
 		return e, err
 	}
 	return e, nil
@@ -249,12 +259,10 @@ func startEnv(b binaries) (*apiEnv, error) {
 // out: examples/taintcontroller's CRD already serves that name, and it stores
 // the released form Karmada's CRD does (it keeps unknown fields).
 func (e *apiEnv) installKarmadaCRDs(ctx context.Context) error {
-	out, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "github.com/karmada-io/karmada").Output()
-	dir := strings.TrimSpace(string(out))
-	if err != nil || dir == "" {
-		return fmt.Errorf("e2e: the github.com/karmada-io/karmada module is not in the module cache (run `go mod download` in e2e/): %v", err)
+	bases, err := karmadaCRDBases(ctx)
+	if err != nil {
+		return err
 	}
-	bases := filepath.Join(dir, "charts", "karmada", "_crds", "bases")
 	var files []string
 	for _, sub := range []string{"policy", "work"} {
 		fs, err := filepath.Glob(filepath.Join(bases, sub, "*.yaml"))
@@ -270,6 +278,17 @@ func (e *apiEnv) installKarmadaCRDs(ctx context.Context) error {
 	return e.createCRDs(ctx, files,
 		schema.GroupVersionResource{Group: "work.karmada.io", Version: "v1alpha2", Resource: "resourcebindings"},
 		schema.GroupVersionResource{Group: "work.karmada.io", Version: "v1alpha2", Resource: "clusterresourcebindings"})
+}
+
+// karmadaCRDBases is charts/karmada/_crds/bases in the
+// github.com/karmada-io/karmada module this module requires.
+func karmadaCRDBases(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "github.com/karmada-io/karmada").Output()
+	dir := strings.TrimSpace(string(out))
+	if err != nil || dir == "" {
+		return "", fmt.Errorf("e2e: the github.com/karmada-io/karmada module is not in the module cache (run `go mod download` in e2e/): %v", err)
+	}
+	return filepath.Join(dir, "charts", "karmada", "_crds", "bases"), nil
 }
 
 // freePorts asks the kernel for three unused loopback ports. Another process

@@ -3,10 +3,12 @@ module github.com/failoverkit/failover/e2e
 go 1.25.10
 
 require (
+	github.com/evanphx/json-patch/v5 v5.9.11
 	github.com/failoverkit/failover v0.0.0
 	github.com/failoverkit/failover/examples/controllerruntime v0.0.0
 	github.com/failoverkit/failover/examples/taintcontroller v0.0.0
 	github.com/failoverkit/failover/karmada v0.0.0
+	github.com/go-logr/logr v1.4.3
 	github.com/karmada-io/karmada v1.18.0
 	github.com/prometheus/client_golang v1.23.2
 	github.com/prometheus/client_model v0.6.2
@@ -26,10 +28,8 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
 	github.com/emicklei/go-restful/v3 v3.13.0 // indirect
-	github.com/evanphx/json-patch/v5 v5.9.11 // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.0 // indirect
-	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-openapi/jsonpointer v0.22.4 // indirect
 	github.com/go-openapi/jsonreference v0.21.4 // indirect
 	github.com/go-openapi/swag v0.25.4 // indirect

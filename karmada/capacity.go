@@ -25,31 +25,66 @@ import (
 // less. A quantity too large for an int64 saturates instead of wrapping
 // around (Karmada's estimator wraps).
 func MaxReplicas(summary *clusterv1alpha1.ResourceSummary, req *workv1alpha2.ReplicaRequirements) int32 {
-	if summary == nil {
-		return 0
+	return roomOf(summary).maxReplicas(needsOf(req))
+}
+
+// room is what a resource summary leaves: allocatable − allocated −
+// allocating of pods and of each allocatable resource (CPU in millicores),
+// computed once per summary so that asking it for each workload costs a
+// few integer operations ([Fleet] keeps one per cluster).
+type room struct {
+	reported bool // a summary was reported: nil is room for nothing
+	pods     int64
+	left     map[corev1.ResourceName]int64
+}
+
+func roomOf(s *clusterv1alpha1.ResourceSummary) *room {
+	if s == nil {
+		return &room{}
 	}
-	maxReplicas := left(summary, corev1.ResourcePods, false)
-	if maxReplicas <= 0 {
-		return 0
+	r := &room{reported: true, pods: left(s, corev1.ResourcePods, false), left: make(map[corev1.ResourceName]int64, len(s.Allocatable))}
+	for name := range s.Allocatable {
+		r.left[name] = left(s, name, name == corev1.ResourceCPU)
 	}
-	if req != nil {
-		for name, q := range req.ResourceRequest {
-			milli := name == corev1.ResourceCPU
-			need := value(q, milli)
-			if need <= 0 {
-				continue
-			}
-			if _, ok := summary.Allocatable[name]; !ok {
-				return 0
-			}
-			avail := left(summary, name, milli)
-			if avail <= 0 {
-				return 0
-			}
-			maxReplicas = min(maxReplicas, avail/need)
+	return r
+}
+
+// need is what one replica requests of one resource, in the unit room
+// counts it in.
+type need struct {
+	name corev1.ResourceName
+	n    int64
+}
+
+// needsOf lists what one replica needing req requests, leaving out the
+// resources it requests none of.
+func needsOf(req *workv1alpha2.ReplicaRequirements) []need {
+	if req == nil {
+		return nil
+	}
+	out := make([]need, 0, len(req.ResourceRequest))
+	for name, q := range req.ResourceRequest {
+		if n := value(q, name == corev1.ResourceCPU); n > 0 {
+			out = append(out, need{name, n})
 		}
 	}
-	return int32(min(maxReplicas, math.MaxInt32))
+	return out
+}
+
+// maxReplicas is MaxReplicas on the room, for a replica that needs needs.
+func (r *room) maxReplicas(needs []need) int32 {
+	if !r.reported || r.pods <= 0 {
+		return 0
+	}
+	most := r.pods
+	for _, nd := range needs {
+		avail, ok := r.left[nd.name]
+		if !ok || avail <= 0 {
+			return 0
+		}
+		most = min(most, avail/nd.n)
+	}
+	return int32(min(most, math.MaxInt32))
 }
 
 // left is allocatable − allocated − allocating of one resource, in
@@ -104,12 +139,19 @@ func value(q resource.Quantity, milli bool) int64 {
 // The summaries are read once, when Capacity is called; the function is safe
 // for concurrent use.
 func Capacity(clusters []clusterv1alpha1.Cluster, req *workv1alpha2.ReplicaRequirements) func(cluster string) (replicas int32, known bool) {
-	spare := make(map[string]int32, len(clusters))
-	for i := range clusters {
-		spare[clusters[i].Name] = MaxReplicas(clusters[i].Status.ResourceSummary, req)
-	}
+	return CapacityFrom(SummariesOf(clusters), req)
+}
+
+// CapacityFrom is [Capacity] over summaries read when asked, one cluster at
+// a time: the check asks only about the clusters the scheduler would
+// estimate, so nothing is computed for the rest of the fleet (a [Fleet]'s
+// Summary, say). A cluster summaries does not know is unknown.
+func CapacityFrom(summaries Summaries, req *workv1alpha2.ReplicaRequirements) func(cluster string) (replicas int32, known bool) {
 	return func(cluster string) (int32, bool) {
-		n, ok := spare[cluster]
-		return n, ok
+		s, ok := summaries(cluster)
+		if !ok {
+			return 0, false
+		}
+		return MaxReplicas(s, req), true
 	}
 }

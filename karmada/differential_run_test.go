@@ -12,8 +12,7 @@ import (
 )
 
 // The number of generated cases TestDifferential runs, and its seed. CI runs
-// the default; the claim of the README (100,000 cases, none unsound) is
-// checked with FAILOVER_DIFF_CASES=100000.
+// the default; TESTING.md shows the larger run, FAILOVER_DIFF_CASES=100000.
 const (
 	diffCasesEnv = "FAILOVER_DIFF_CASES"
 	diffSeedEnv  = "FAILOVER_DIFF_SEED"

@@ -13,7 +13,8 @@
 //     status.resourceSummary as Karmada's general estimator does;
 //   - policy.karmada.io/v1alpha1 Placement, ClusterFailoverBehavior and
 //     ClusterTaintPolicy: [FromPlacement], [FromClusterFailoverBehavior],
-//     [FromClusterTaintPolicy];
+//     [FromClusterTaintPolicy], and [FromUnstructuredClusterTaintPolicy],
+//     which keeps the condition windows Karmada's Go type has no place for;
 //   - work.karmada.io/v1alpha2 ResourceBinding and ClusterResourceBinding:
 //     [FromResourceBinding] and [FromClusterResourceBinding] (schedule
 //     result, graceful eviction tasks, aggregated health), and
@@ -29,6 +30,13 @@
 // [EvictionPurgeMode] (the task's purge mode) and [PreservedLabelState]
 // (the state spec.failover.cluster.statePreservation carries to the new
 // cluster).
+//
+// Condition windows on Karmada's own ClusterTaintPolicy: Karmada v1.18's
+// CRD has no addOnMatchSeconds or removeOnMismatchSeconds, and the API
+// server prunes them. The module's crds/ directory holds the fork's
+// extension, a kustomize patch of that CRD that adds both on each entry of
+// spec.taints (unset: no window, as Karmada behaves); controllers'
+// ClusterTaintPolicyController reads them.
 //
 // Back to Karmada: [ApplyClusterTaints] writes a cluster's spec.taints and
 // [ApplyBinding] a binding's spec.clusters and spec.gracefulEvictionTasks.

@@ -120,9 +120,9 @@ func NewLedger(opts ...LedgerOption) (*Ledger, error) {
 // names the eviction: the binding's key, as an eviction queue names it,
 // and, where one binding may leave several clusters at once, the cluster
 // (the library's eviction controller holds room per graceful eviction
-// task). clusters are the fleet's Clusters, read now (their resource
-// summaries), and req the binding's spec.replicaRequirements, as for
-// [Capacity].
+// task). summaries are the fleet's resource summaries as they are now (a
+// [Fleet]'s Summary, or [SummariesOf] a list of Clusters), and req the
+// binding's spec.replicaRequirements, as for [Capacity].
 //
 // An infeasible r comes back as it is. A feasible r whose moves fit in the
 // room left on each cluster they go to comes back as it is, and the room is
@@ -136,11 +136,10 @@ func NewLedger(opts ...LedgerOption) (*Ledger, error) {
 // evictionqueue.RetryAfter(min(RetryAfter, how often the summaries are
 // reported), err) for it and evictionqueue.Abandon for the other infeasible
 // codes; call Release when the eviction then fails.
-func (l *Ledger) Admit(now time.Time, key string, r prescheduling.Result, clusters []clusterv1alpha1.Cluster, req *workv1alpha2.ReplicaRequirements) prescheduling.Result {
+func (l *Ledger) Admit(now time.Time, key string, r prescheduling.Result, summaries Summaries, req *workv1alpha2.ReplicaRequirements) prescheduling.Result {
 	if !r.Feasible {
 		return r
 	}
-	summaries := summariesOf(clusters)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.settle(now, summaries)
@@ -157,7 +156,8 @@ func (l *Ledger) Admit(now time.Time, key string, r prescheduling.Result, cluste
 		if len(others) == 0 {
 			continue // nothing in flight there: the check has judged it
 		}
-		room := MaxReplicas(deduct(summaries[m.Name], m.Name, others), req)
+		s, _ := summaries(m.Name)
+		room := MaxReplicas(deduct(s, m.Name, others), req)
 		if int64(m.Replicas) <= int64(room) {
 			continue
 		}
@@ -183,7 +183,7 @@ func (l *Ledger) Admit(now time.Time, key string, r prescheduling.Result, cluste
 
 // record holds r's moves for key until until, replacing what was held for
 // it.
-func (l *Ledger) record(key string, r prescheduling.Result, summaries map[string]*clusterv1alpha1.ResourceSummary, req *workv1alpha2.ReplicaRequirements, until time.Time) {
+func (l *Ledger) record(key string, r prescheduling.Result, summaries Summaries, req *workv1alpha2.ReplicaRequirements, until time.Time) {
 	l.remove(key)
 	h := &holding{key: key, until: until, moves: map[string]int64{}}
 	if req != nil {
@@ -196,7 +196,8 @@ func (l *Ledger) record(key string, r prescheduling.Result, summaries map[string
 		h.moves[m.Name] += int64(m.Replicas)
 		b := l.clusters[m.Name]
 		if b == nil {
-			b = &book{pods: pods(summaries[m.Name])}
+			s, _ := summaries(m.Name)
+			b = &book{pods: pods(s)}
 			l.clusters[m.Name] = b
 		}
 		b.order = append(b.order, h)
@@ -206,28 +207,18 @@ func (l *Ledger) record(key string, r prescheduling.Result, summaries map[string
 	}
 }
 
-// summariesOf maps the clusters' names to their resource summaries.
-func summariesOf(clusters []clusterv1alpha1.Cluster) map[string]*clusterv1alpha1.ResourceSummary {
-	out := make(map[string]*clusterv1alpha1.ResourceSummary, len(clusters))
-	for i := range clusters {
-		out[clusters[i].Name] = clusters[i].Status.ResourceSummary
-	}
-	return out
-}
-
 // Restore holds the room of r's moves for key as Admit would have at since,
 // without asking whether they fit: for an eviction approved before this
 // Ledger existed (a predecessor's, found as an open graceful eviction task,
 // created at since, when a controller starts or a new leader is elected).
 // The hold ends when it would have; one that has ended by now, or an
 // infeasible r, holds nothing. Like Admit it replaces what was held for
-// key; clusters and req are as for Admit.
-func (l *Ledger) Restore(now time.Time, key string, r prescheduling.Result, clusters []clusterv1alpha1.Cluster, req *workv1alpha2.ReplicaRequirements, since time.Time) {
+// key; summaries and req are as for Admit.
+func (l *Ledger) Restore(now time.Time, key string, r prescheduling.Result, summaries Summaries, req *workv1alpha2.ReplicaRequirements, since time.Time) {
 	until := since.Add(l.hold)
 	if !r.Feasible || !until.After(now) {
 		return
 	}
-	summaries := summariesOf(clusters)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.settle(now, summaries)
@@ -284,10 +275,10 @@ func (l *Ledger) Held(now time.Time) map[string]int64 {
 
 // settle drops what the hold has run out for, then what the summaries show
 // placed.
-func (l *Ledger) settle(now time.Time, summaries map[string]*clusterv1alpha1.ResourceSummary) {
+func (l *Ledger) settle(now time.Time, summaries Summaries) {
 	l.expire(now)
 	for name, b := range l.clusters {
-		s, ok := summaries[name]
+		s, ok := summaries(name)
 		if !ok {
 			continue // not listed now: nothing to tell
 		}

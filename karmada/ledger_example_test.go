@@ -66,7 +66,7 @@ func ExampleLedger() {
 		if err != nil {
 			return err
 		}
-		res := ledger.Admit(now, "default/"+name, checker.Check(req, fleet), clusters, spec.ReplicaRequirements)
+		res := ledger.Admit(now, "default/"+name, checker.Check(req, fleet), karmada.SummariesOf(clusters), spec.ReplicaRequirements)
 		switch {
 		case res.Feasible:
 			if err := evict(); err != nil {

@@ -95,7 +95,7 @@ func TestLedgerIssue6518(t *testing.T) {
 				spec := oneReplica(name)
 				res := check(t, spec, fleet)
 				if ledger != nil {
-					res = ledger.Admit(now, "default/"+name, res, values(fleet), spec.ReplicaRequirements)
+					res = ledger.Admit(now, "default/"+name, res, karmada.SummariesOf(values(fleet)), spec.ReplicaRequirements)
 				}
 				if !res.Feasible {
 					require.Equal(t, prescheduling.AwaitingCapacity, res.Code, res.Reason)
@@ -136,7 +136,7 @@ func TestLedgerHoldsRoomUntilReleasedOrExpired(t *testing.T) {
 	require.NoError(t, err)
 	admit := func(name string, at time.Time) prescheduling.Result {
 		spec := oneReplica(name)
-		return ledger.Admit(at, "default/"+name, check(t, spec, fleet), values(fleet), spec.ReplicaRequirements)
+		return ledger.Admit(at, "default/"+name, check(t, spec, fleet), karmada.SummariesOf(values(fleet)), spec.ReplicaRequirements)
 	}
 
 	require.True(t, admit("a", now).Feasible)
@@ -174,7 +174,7 @@ func TestLedgerReleaseAt(t *testing.T) {
 	require.NoError(t, err)
 	for _, name := range []string{"a", "b"} {
 		spec := oneReplica(name)
-		require.True(t, ledger.Admit(now, name, check(t, spec, fleet), values(fleet), spec.ReplicaRequirements).Feasible)
+		require.True(t, ledger.Admit(now, name, check(t, spec, fleet), karmada.SummariesOf(values(fleet)), spec.ReplicaRequirements).Feasible)
 	}
 	ledger.ReleaseAt("a", now.Add(10*time.Second))
 	ledger.ReleaseAt("b", now.Add(time.Hour)) // later than its hold: no change
@@ -191,14 +191,14 @@ func TestLedgerReleasesWhatTheSummariesShow(t *testing.T) {
 	before := []*clusterv1alpha1.Cluster{member("lost", "R1", 0, failed), survivor("big", 3, 0)}
 	for _, name := range []string{"a", "b", "c"} {
 		spec := oneReplica(name)
-		require.True(t, ledger.Admit(now, name, check(t, spec, before), values(before), spec.ReplicaRequirements).Feasible)
+		require.True(t, ledger.Admit(now, name, check(t, spec, before), karmada.SummariesOf(values(before)), spec.ReplicaRequirements).Feasible)
 	}
 	assert.Equal(t, map[string]int64{"big": 3}, ledger.Held(now))
 
 	// Two of them show up in big's summary: one is still held.
 	after := []*clusterv1alpha1.Cluster{member("lost", "R1", 0, failed), survivor("big", 3, 2)}
 	spec := oneReplica("d")
-	res := ledger.Admit(now, "d", check(t, spec, after), values(after), spec.ReplicaRequirements)
+	res := ledger.Admit(now, "d", check(t, spec, after), karmada.SummariesOf(values(after)), spec.ReplicaRequirements)
 	assert.False(t, res.Feasible, "big's last CPU is c's: %s", res.Reason)
 	assert.Equal(t, map[string]int64{"big": 1}, ledger.Held(now))
 }
@@ -215,15 +215,15 @@ func TestLedgerSeesPlacementsAfterPodsFall(t *testing.T) {
 		return []*clusterv1alpha1.Cluster{member("lost", "R1", 0, failed), survivor("big", 4, used)}
 	}
 	spec := oneReplica("a")
-	require.True(t, ledger.Admit(now, "a", check(t, spec, at(2)), values(at(2)), spec.ReplicaRequirements).Feasible)
+	require.True(t, ledger.Admit(now, "a", check(t, spec, at(2)), karmada.SummariesOf(values(at(2))), spec.ReplicaRequirements).Feasible)
 	assert.Equal(t, map[string]int64{"big": 1}, ledger.Held(now))
 
 	// Both pods running there end; then a's replica is placed: one pod.
 	spec = oneReplica("b")
-	ledger.Admit(now, "b", check(t, spec, at(0)), values(at(0)), spec.ReplicaRequirements)
+	ledger.Admit(now, "b", check(t, spec, at(0)), karmada.SummariesOf(values(at(0))), spec.ReplicaRequirements)
 	ledger.Release("b")
 	spec = oneReplica("c")
-	got := ledger.Admit(now, "c", check(t, spec, at(1)), values(at(1)), spec.ReplicaRequirements)
+	got := ledger.Admit(now, "c", check(t, spec, at(1)), karmada.SummariesOf(values(at(1))), spec.ReplicaRequirements)
 	require.True(t, got.Feasible, got.Reason)
 	assert.Equal(t, map[string]int64{"big": 1}, ledger.Held(now), "a's replica showed as placed: only c's is held")
 }
@@ -237,11 +237,11 @@ func TestLedgerRestore(t *testing.T) {
 	fleet := []*clusterv1alpha1.Cluster{member("lost", "R1", 0, failed), survivor("big", 1, 0)}
 	spec := oneReplica("a")
 	r := check(t, spec, fleet)
-	ledger.Restore(now, "a@lost", r, values(fleet), spec.ReplicaRequirements, now.Add(-30*time.Second))
-	ledger.Restore(now, "old@lost", r, values(fleet), spec.ReplicaRequirements, now.Add(-time.Minute))
+	ledger.Restore(now, "a@lost", r, karmada.SummariesOf(values(fleet)), spec.ReplicaRequirements, now.Add(-30*time.Second))
+	ledger.Restore(now, "old@lost", r, karmada.SummariesOf(values(fleet)), spec.ReplicaRequirements, now.Add(-time.Minute))
 	assert.Equal(t, []string{"a@lost"}, ledger.Keys(now), "a hold that has ended restores nothing")
 	spec = oneReplica("b")
-	assert.Equal(t, prescheduling.AwaitingCapacity, ledger.Admit(now, "b", check(t, spec, fleet), values(fleet), spec.ReplicaRequirements).Code,
+	assert.Equal(t, prescheduling.AwaitingCapacity, ledger.Admit(now, "b", check(t, spec, fleet), karmada.SummariesOf(values(fleet)), spec.ReplicaRequirements).Code,
 		"big's one CPU is held for the restored eviction")
 	assert.Empty(t, ledger.Keys(now.Add(30*time.Second)), "held until the predecessor's hold ends")
 }
@@ -254,11 +254,11 @@ func TestLedgerDefersToTheCheckWhereNothingIsHeld(t *testing.T) {
 	require.NoError(t, err)
 	r := prescheduling.Result{Feasible: true, Code: prescheduling.Feasible, Moves: []failover.TargetCluster{{Name: "big", Replicas: 9}}, PlacedByRoom: true}
 	fleet := []clusterv1alpha1.Cluster{*survivor("big", 2, 0)}
-	got := ledger.Admit(time.Now(), "x", r, fleet, oneReplica("x").ReplicaRequirements)
+	got := ledger.Admit(time.Now(), "x", r, karmada.SummariesOf(fleet), oneReplica("x").ReplicaRequirements)
 	assert.Equal(t, r, got)
 
 	infeasible := prescheduling.Result{Code: prescheduling.NoEligibleCluster, Reason: "no eligible cluster"}
-	assert.Equal(t, infeasible, ledger.Admit(time.Now(), "y", infeasible, fleet, nil), "an infeasible answer comes back as it is")
+	assert.Equal(t, infeasible, ledger.Admit(time.Now(), "y", infeasible, karmada.SummariesOf(fleet), nil), "an infeasible answer comes back as it is")
 }
 
 // An eviction the scheduler places whatever the room (Duplicated, static
@@ -271,11 +271,11 @@ func TestLedgerHoldsBackOnlyWhatIsPlacedByRoom(t *testing.T) {
 	fleet := []clusterv1alpha1.Cluster{*survivor("big", 2, 0)}
 	req := oneReplica("x").ReplicaRequirements
 	static := prescheduling.Result{Feasible: true, Code: prescheduling.Feasible, Moves: []failover.TargetCluster{{Name: "big", Replicas: 2}}}
-	assert.True(t, ledger.Admit(now, "a", static, fleet, req).Feasible)
-	assert.True(t, ledger.Admit(now, "b", static, fleet, req).Feasible, "held back although the scheduler puts it on big whatever the room")
+	assert.True(t, ledger.Admit(now, "a", static, karmada.SummariesOf(fleet), req).Feasible)
+	assert.True(t, ledger.Admit(now, "b", static, karmada.SummariesOf(fleet), req).Feasible, "held back although the scheduler puts it on big whatever the room")
 	assert.Equal(t, map[string]int64{"big": 4}, ledger.Held(now))
 	byRoom := prescheduling.Result{Feasible: true, Code: prescheduling.Feasible, Moves: []failover.TargetCluster{{Name: "big", Replicas: 1}}, PlacedByRoom: true}
-	got := ledger.Admit(now, "c", byRoom, fleet, req)
+	got := ledger.Admit(now, "c", byRoom, karmada.SummariesOf(fleet), req)
 	assert.Equal(t, prescheduling.AwaitingCapacity, got.Code, "big's room is taken by the static evictions in flight")
 }
 

@@ -67,7 +67,7 @@ func Example_readme() {
 
 	behavior, err := karmada.FromClusterFailoverBehavior(rb.Spec.Failover.Cluster) // spec.failover.cluster → failover.ClusterFailoverBehavior
 	must(err)
-	tolerations, err := karmada.AppliedTolerations(rb.Annotations) // the applied placement's, as Karmada's taint manager reads them
+	tolerations, err := karmada.AppliedTolerations(rb.Annotations) // as Karmada's taint manager reads them
 	must(err)
 	d := failover.DecideEviction(fleet[0].Taints, tolerations, behavior, now)
 	fmt.Println("evict now:", d.Evict, d.Reason)

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/internal/cputime"
 )
 
 // benchFleet is n clusters in 10 regions, 30 zones and 3 providers, listed in
@@ -87,7 +88,7 @@ func BenchmarkCheck(b *testing.B) {
 				b.Fatal(r.Reason)
 			}
 			b.ReportAllocs()
-			start, ok := cpuTime()
+			start, ok := cputime.Used()
 			for b.Loop() {
 				_ = c.Check(req, fleet)
 			}
@@ -103,7 +104,7 @@ func BenchmarkCheck(b *testing.B) {
 			b.Fatalf("naive variant disagrees: %d vs %d candidates", len(got), len(want))
 		}
 		b.ReportAllocs()
-		start, ok := cpuTime()
+		start, ok := cputime.Used()
 		for b.Loop() {
 			_ = naiveCandidates(req, fleet)
 		}
@@ -141,7 +142,7 @@ func BenchmarkCheckSpread(b *testing.B) {
 				b.Fatal(r.Reason)
 			}
 			b.ReportAllocs()
-			start, ok := cpuTime()
+			start, ok := cputime.Used()
 			for b.Loop() {
 				_ = c.Check(bc.req, fleet)
 			}
@@ -153,7 +154,7 @@ func BenchmarkCheckSpread(b *testing.B) {
 // reportCPU reports the CPU time per operation since start, which the load
 // of a shared machine inflates less than the wall clock.
 func reportCPU(b *testing.B, start time.Duration, ok bool) {
-	if end, ok2 := cpuTime(); ok && ok2 {
+	if end, ok2 := cputime.Used(); ok && ok2 {
 		b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
 	}
 }

@@ -19,6 +19,8 @@ func TestSortNamesOrdersAsStrings(t *testing.T) {
 		"bytes zero and high":        append(slices.Clone(many), "member-\x00", "member-", "member-\xff\xff", "member-\x00\x00"),
 		"no common prefix":           append(slices.Clone(many), "a", "zz", ""),
 		"identical names are stable": append(slices.Clone(many), many[0], many[1]),
+		"sorted already":             slices.Sorted(slices.Values(many)),
+		"sorted but the last":        append(slices.Sorted(slices.Values(many)), "a"),
 	}
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -42,7 +42,7 @@ func fullPolicy() *ClusterTaintPolicy {
 			TargetClusters:     affinity(),
 			AddOnConditions:    []MatchCondition{notIn("Ready", condTrue)},
 			RemoveOnConditions: []MatchCondition{in("Ready", condTrue)},
-			Taints:             []Taint{{Key: "k", Effect: noSchedule, Value: "v"}},
+			Taints:             []Taint{{Key: "k", Effect: noSchedule, Value: "v", AddOnMatchSeconds: ptr32(60), RemoveOnMismatchSeconds: ptr32(0)}},
 		},
 	}
 }

@@ -103,7 +103,7 @@ func (e *Evaluator) Evaluate(c failover.Cluster, now time.Time) Result {
 					}
 				}
 			}
-			if !p.released {
+			if p.timed {
 				st.windowed = true
 				needMemory = needMemory || !st.timed
 			}
@@ -185,15 +185,21 @@ func (e *Evaluator) Evaluate(c failover.Cluster, now time.Time) Result {
 func (p *cpolicy) vote(cp *compiled, s *scratch, now time.Time) {
 	votes := s.votes[p.first:p.end]
 	if p.released {
-		kind := voteAbstain
 		switch {
-		case holdsAll(p.remove, s.conds):
-			kind = voteRemove // Karmada applies removeOnConditions after addOnConditions
+		case holdsAll(p.remove, s.conds): // Karmada applies removeOnConditions after addOnConditions
+			since := heldSince(p.remove, s.conds)
+			for i := range votes {
+				votes[i] = releasedVote(since, cp.taints[p.first+i].remove, now, voteRemove, votePendingRemove)
+			}
 		case holdsAll(p.add, s.conds):
-			kind = voteAdd
-		}
-		for i := range votes {
-			votes[i] = vote{kind: kind}
+			since := heldSince(p.add, s.conds)
+			for i := range votes {
+				votes[i] = releasedVote(since, cp.taints[p.first+i].add, now, voteAdd, votePendingAdd)
+			}
+		default:
+			for i := range votes {
+				votes[i] = vote{kind: voteAbstain}
+			}
 		}
 		return
 	}
@@ -226,6 +232,27 @@ func (p *cpolicy) vote(cp *compiled, s *scratch, now time.Time) {
 			votes[i] = windowVote(earliest.Add(t.remove), now, voteRemove, votePendingRemove)
 		}
 	}
+}
+
+// releasedVote is a released-form vote: at once without a window, so that
+// a policy with no windows decides as Karmada does whatever the
+// conditions' times say.
+func releasedVote(since time.Time, window time.Duration, now time.Time, done, pending voteKind) vote {
+	if window == 0 {
+		return vote{kind: done}
+	}
+	return windowVote(since.Add(window), now, done, pending)
+}
+
+// heldSince is when conditions, which all hold, last changed.
+func heldSince(conds []ccond, states []condState) time.Time {
+	var latest time.Time
+	for _, mc := range conds {
+		if since := states[mc.typ].since; since.After(latest) {
+			latest = since
+		}
+	}
+	return latest
 }
 
 func windowVote(deadline, now time.Time, done, pending voteKind) vote {

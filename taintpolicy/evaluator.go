@@ -34,6 +34,11 @@ import (
 //     to remove when all its removeOnConditions hold (remove wins when both
 //     do, as in Karmada), and otherwise to leave the taint as it is. Votes
 //     combine as above: any add wins; removal needs every listing policy.
+//     A taint with a window (Taint.AddOnMatchSeconds,
+//     RemoveOnMismatchSeconds: a Karmada fork's CRD extension) gets the add
+//     vote once the addOnConditions have held for its addOnMatchSeconds,
+//     and the remove vote once the removeOnConditions have held for its
+//     removeOnMismatchSeconds; until then the policy leaves it as it is.
 //   - A policy has matched since the latest lastTransitionTime among its
 //     conditions, and has not matched since the earliest lastTransitionTime
 //     among the conditions that do not match. Only where a condition has no
@@ -157,6 +162,7 @@ type compiled struct {
 type cpolicy struct {
 	target   *failover.AffinityMatcher
 	released bool
+	timed    bool    // windowed form, or a released taint sets a window
 	match    []ccond // windowed form
 	add      []ccond // released form
 	remove   []ccond // released form
@@ -263,9 +269,12 @@ func (e *Evaluator) compile(in []ClusterTaintPolicy) (*compiled, error) {
 			p.add = conds(p, spec.AddOnConditions)
 			p.remove = conds(p, spec.RemoveOnConditions)
 			for _, t := range spec.Taints {
-				addTaint(pi, t.Key, t.Effect, t.Value, 0, 0)
+				add, remove := seconds(t.AddOnMatchSeconds), seconds(t.RemoveOnMismatchSeconds)
+				p.timed = p.timed || add > 0 || remove > 0
+				addTaint(pi, t.Key, t.Effect, t.Value, add, remove)
 			}
 		} else {
+			p.timed = true
 			p.target, err = spec.TargetCluster.Compile()
 			p.match = conds(p, spec.MatchConditions)
 			for _, t := range spec.TaintsToAdd {
@@ -280,4 +289,12 @@ func (e *Evaluator) compile(in []ClusterTaintPolicy) (*compiled, error) {
 		p.end = len(c.taints)
 	}
 	return c, nil
+}
+
+// seconds is a released taint's window: nil means none.
+func seconds(s *int32) time.Duration {
+	if s == nil {
+		return 0
+	}
+	return time.Duration(*s) * time.Second
 }

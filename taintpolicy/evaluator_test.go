@@ -462,6 +462,90 @@ func TestEvaluateReleasedForm(t *testing.T) {
 	})
 }
 
+// The windows a Karmada fork's CRD extension adds to the released form's
+// taints: addOnMatchSeconds counts from when all addOnConditions last began
+// to hold, removeOnMismatchSeconds from when all removeOnConditions did.
+func TestEvaluateReleasedFormWithWindows(t *testing.T) {
+	addNotReady := []MatchCondition{notIn("Ready", condTrue)}
+	removeReady := []MatchCondition{in("Ready", condTrue)}
+	windowedTaint := func(add, remove int32) Taint {
+		return Taint{Key: notReady, Effect: prefer, AddOnMatchSeconds: ptr32(add), RemoveOnMismatchSeconds: ptr32(remove)}
+	}
+	rel := released("rel", addNotReady, removeReady, windowedTaint(60, 30))
+	present := []corev1.Taint{taint(notReady, prefer, "", at(-time.Hour))}
+	runEvalCases(t, []evalCase{
+		{
+			name:     "addOnConditions held for less than addOnMatchSeconds: not yet added, requeued when the window closes",
+			policies: []ClusterTaintPolicy{rel},
+			conds:    []metav1.Condition{cond("Ready", condFalse, t0)},
+			now:      at(sec(59)),
+			want:     "taints=[] added=[] removed=[] requeue=1s",
+		},
+		{
+			name:     "addOnConditions held for addOnMatchSeconds: added",
+			policies: []ClusterTaintPolicy{rel},
+			conds:    []metav1.Condition{cond("Ready", condFalse, t0)},
+			now:      at(sec(60)),
+			want:     "taints=[cluster.karmada.io/not-ready:PreferNoExecute@1m0s] added=[cluster.karmada.io/not-ready:PreferNoExecute@1m0s] removed=[] requeue=0s",
+		},
+		{
+			name:     "removeOnConditions held for less than removeOnMismatchSeconds: kept, requeued",
+			policies: []ClusterTaintPolicy{rel},
+			conds:    []metav1.Condition{cond("Ready", condTrue, t0)},
+			taints:   present,
+			now:      at(sec(10)),
+			want:     "taints=[cluster.karmada.io/not-ready:PreferNoExecute@-1h0m0s] added=[] removed=[] requeue=20s",
+		},
+		{
+			name:     "removeOnConditions held for removeOnMismatchSeconds: removed",
+			policies: []ClusterTaintPolicy{rel},
+			conds:    []metav1.Condition{cond("Ready", condTrue, t0)},
+			taints:   present,
+			now:      at(sec(30)),
+			want:     "taints=[] added=[] removed=[cluster.karmada.io/not-ready:PreferNoExecute@-1h0m0s] requeue=0s",
+		},
+		{
+			name:     "windows of 0 are no windows: added at once, even with a lastTransitionTime after now",
+			policies: []ClusterTaintPolicy{released("rel", addNotReady, removeReady, windowedTaint(0, 0))},
+			conds:    []metav1.Condition{cond("Ready", condFalse, at(time.Minute))},
+			now:      t0,
+			want:     "taints=[cluster.karmada.io/not-ready:PreferNoExecute@0s] added=[cluster.karmada.io/not-ready:PreferNoExecute@0s] removed=[] requeue=0s",
+		},
+		{
+			name: "the window counts from the latest of several addOnConditions",
+			policies: []ClusterTaintPolicy{released("rel",
+				[]MatchCondition{in("Ready", condFalse), in("Net", condFalse)}, removeReady, windowedTaint(60, 30))},
+			conds: []metav1.Condition{cond("Ready", condFalse, at(-time.Hour)), cond("Net", condFalse, t0)},
+			now:   at(sec(45)),
+			want:  "taints=[] added=[] removed=[] requeue=15s",
+		},
+		{
+			name: "another policy's add still wins over a pending removal",
+			policies: []ClusterTaintPolicy{
+				rel,
+				released("other", []MatchCondition{in("Ready", condTrue)}, nil, Taint{Key: notReady, Effect: prefer}),
+			},
+			conds:  []metav1.Condition{cond("Ready", condTrue, t0)},
+			taints: present,
+			now:    at(sec(10)),
+			want:   "taints=[cluster.karmada.io/not-ready:PreferNoExecute@-1h0m0s] added=[] removed=[] requeue=0s",
+		},
+	})
+
+	t.Run("without lastTransitionTime the window counts from the first evaluation that saw the state", func(t *testing.T) {
+		runTimeline(t, mustEvaluator(t, rel), []step{
+			{now: 0, conds: []metav1.Condition{untimed("Ready", condFalse)},
+				want: "taints=[] added=[] removed=[] requeue=1m0s"},
+			{now: sec(60), conds: []metav1.Condition{untimed("Ready", condFalse)},
+				want: "taints=[cluster.karmada.io/not-ready:PreferNoExecute@1m0s] added=[cluster.karmada.io/not-ready:PreferNoExecute@1m0s] removed=[] requeue=0s"},
+			{now: sec(100), conds: []metav1.Condition{untimed("Ready", condTrue)},
+				want: "taints=[cluster.karmada.io/not-ready:PreferNoExecute@1m0s] added=[] removed=[] requeue=30s"},
+			{now: sec(130), conds: []metav1.Condition{untimed("Ready", condTrue)},
+				want: "taints=[] added=[] removed=[cluster.karmada.io/not-ready:PreferNoExecute@1m0s] requeue=0s"},
+		})
+	})
+}
+
 // step is one evaluation of a cluster in a timeline.
 type step struct {
 	now   time.Duration // since t0

@@ -79,8 +79,8 @@ func Example() {
 	// 02:48:00 removed cluster.karmada.io/not-ready:PreferNoExecute
 }
 
-// The released Karmada form has no windows: taints come and go as soon as
-// the conditions hold.
+// The released Karmada form, as Karmada v1.18 serves it, has no windows:
+// taints come and go as soon as the conditions hold.
 func ExampleEvaluator_Evaluate_releasedForm() {
 	policies, err := taintpolicy.LoadPolicies(strings.NewReader(`
 apiVersion: policy.karmada.io/v1alpha1

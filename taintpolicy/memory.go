@@ -32,7 +32,7 @@ type firstSeen struct {
 
 func (m *memory) nonEmpty() bool { return m.size.Load() > 0 }
 
-// resolve fills in since for the conditions a windowed policy reads that
+// resolve fills in since for the conditions a policy with windows reads that
 // carry no time, and prunes what is no longer needed.
 func (m *memory) resolve(cluster string, cp *compiled, conds []condState, now time.Time) {
 	m.mu.Lock()

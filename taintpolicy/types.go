@@ -31,7 +31,11 @@ const (
 //     after the conditions have matched for addOnMatchSeconds and removed
 //     after they have not matched for removeOnMismatchSeconds;
 //   - the released form: spec.targetClusters, spec.addOnConditions,
-//     spec.removeOnConditions and spec.taints, with no windows.
+//     spec.removeOnConditions and spec.taints. Karmada v1.18's CRD gives its
+//     taints no windows; a Karmada fork that applies the CRD extension of
+//     package github.com/failoverkit/failover/karmada adds the proposal's
+//     addOnMatchSeconds and removeOnMismatchSeconds to each taint (see
+//     Taint), and unset they mean no window, as Karmada behaves.
 //
 // A policy uses one form; Validate rejects one that mixes them.
 //
@@ -67,11 +71,13 @@ type ClusterTaintPolicySpec struct {
 	TargetClusters *failover.ClusterAffinity `json:"targetClusters,omitempty"`
 
 	// AddOnConditions (released form) are ANDed; when they all hold the
-	// taints are added at once. Empty: the policy never adds.
+	// taints are added, at once unless a taint sets AddOnMatchSeconds.
+	// Empty: the policy never adds.
 	AddOnConditions []MatchCondition `json:"addOnConditions,omitempty"`
 
 	// RemoveOnConditions (released form) are ANDed; when they all hold the
-	// taints are removed at once, even if AddOnConditions hold too (Karmada
+	// taints are removed, at once unless a taint sets
+	// RemoveOnMismatchSeconds, even if AddOnConditions hold too (Karmada
 	// evaluates them second). Empty: the policy never removes.
 	RemoveOnConditions []MatchCondition `json:"removeOnConditions,omitempty"`
 
@@ -133,7 +139,13 @@ type TaintToAdd struct {
 	RemoveOnMismatchSeconds *int32 `json:"removeOnMismatchSeconds,omitempty"`
 }
 
-// Taint is a taint of the released form: no windows.
+// Taint is a taint of the released form. Karmada v1.18 has only Key, Effect
+// and Value; the two windows are the fields a Karmada fork adds to its
+// ClusterTaintPolicy CRD (the cluster failover proposal's names), read as
+// the released form's conditions read: the taint is added once all
+// addOnConditions have held for AddOnMatchSeconds, and removed once all
+// removeOnConditions have held for RemoveOnMismatchSeconds. Unset or 0
+// means no window: at once, as Karmada does.
 //
 // +k8s:deepcopy-gen=true
 type Taint struct {
@@ -145,6 +157,16 @@ type Taint struct {
 
 	// Value is the taint value; it may be empty.
 	Value string `json:"value,omitempty"`
+
+	// AddOnMatchSeconds is how long all addOnConditions must hold,
+	// continuously, before the taint is added. Nil or 0: at once. At least
+	// 0.
+	AddOnMatchSeconds *int32 `json:"addOnMatchSeconds,omitempty"`
+
+	// RemoveOnMismatchSeconds is how long all removeOnConditions must hold,
+	// continuously, before the taint is removed. Nil or 0: at once. At
+	// least 0.
+	RemoveOnMismatchSeconds *int32 `json:"removeOnMismatchSeconds,omitempty"`
 }
 
 // ClusterTaintPolicyList is a list of policies, as `kubectl get -o yaml`

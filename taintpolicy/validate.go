@@ -129,6 +129,14 @@ func (p *ClusterTaintPolicy) validate(opts ValidateOptions, optsErr error) field
 			tp := path.Child("taints").Index(i)
 			errs = append(errs, validateTaint(t.Key, t.Effect, t.Value, tp, opts)...)
 			errs = append(errs, checkDuplicate(seen, taintID{t.Key, t.Effect}, i, tp)...)
+			// 0 is allowed here, unlike in taintsToAdd: it is "no window",
+			// what an unset field means in the released form.
+			if t.AddOnMatchSeconds != nil && *t.AddOnMatchSeconds < 0 {
+				errs = append(errs, field.Invalid(tp.Child("addOnMatchSeconds"), *t.AddOnMatchSeconds, "must be at least 0"))
+			}
+			if t.RemoveOnMismatchSeconds != nil && *t.RemoveOnMismatchSeconds < 0 {
+				errs = append(errs, field.Invalid(tp.Child("removeOnMismatchSeconds"), *t.RemoveOnMismatchSeconds, "must be at least 0"))
+			}
 		}
 		return errs
 	}

@@ -103,6 +103,18 @@ func TestValidate(t *testing.T) {
 				Taints:             []Taint{{Key: notReady, Effect: noSchedule}},
 			}
 		}},
+		{name: "the released form's windows may be 0, meaning none", mutate: func(p *ClusterTaintPolicy) {
+			p.Spec = ClusterTaintPolicySpec{
+				AddOnConditions: []MatchCondition{notIn("Ready", condTrue)},
+				Taints:          []Taint{{Key: notReady, Effect: prefer, AddOnMatchSeconds: ptr32(0), RemoveOnMismatchSeconds: ptr32(0)}},
+			}
+		}},
+		{name: "the released form's windows may not be negative", mutate: func(p *ClusterTaintPolicy) {
+			p.Spec = ClusterTaintPolicySpec{
+				AddOnConditions: []MatchCondition{notIn("Ready", condTrue)},
+				Taints:          []Taint{{Key: notReady, Effect: prefer, AddOnMatchSeconds: ptr32(-1), RemoveOnMismatchSeconds: ptr32(-5)}},
+			}
+		}, want: []string{"FieldValueInvalid spec.taints[0].addOnMatchSeconds", "FieldValueInvalid spec.taints[0].removeOnMismatchSeconds"}},
 		{name: "the released form needs a taint", mutate: func(p *ClusterTaintPolicy) {
 			p.Spec = ClusterTaintPolicySpec{AddOnConditions: []MatchCondition{notIn("Ready", condTrue)}}
 		}, want: []string{"FieldValueRequired spec.taints"}},

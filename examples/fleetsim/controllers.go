@@ -93,7 +93,7 @@ func (w *world) taintController(now time.Time) (failed, recovered []string, chan
 func evictAt(b *binding, c *clusterState, now time.Time) (time.Time, bool) {
 	var f *failover.ClusterFailoverBehavior
 	if sf := b.spec.Failover; sf != nil {
-		// A scenario's tolerationSeconds defaults to 0 (README), where
+		// A scenario's tolerationSeconds defaults to 0 (REFERENCE.md), where
 		// Karmada's API server fills in 300.
 		secs := int32(0)
 		if sf.TolerationSeconds != nil {

@@ -16,7 +16,7 @@ func Example_smallFleetPause() {
 		fmt.Println(err)
 		return
 	}
-	// The --json schema (README.md): times in seconds since the start.
+	// The --json schema (REFERENCE.md): times in seconds since the start.
 	var r jsonReport
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 		fmt.Println(err)

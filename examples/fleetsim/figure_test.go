@@ -23,8 +23,8 @@ func figureFile(scenario string) string {
 }
 
 // TestFigures draws every shipped scenario, checks the picture, and holds
-// the committed figures (README.md and examples/fleetsim/README.md show
-// them) to what the code draws now. `go generate` rewrites them.
+// the committed figures (examples/fleetsim/README.md shows them) to what
+// the code draws now. `go generate` rewrites them.
 func TestFigures(t *testing.T) {
 	files, err := filepath.Glob("scenarios/*.yaml")
 	if err != nil || len(files) == 0 {

@@ -10,7 +10,7 @@ import (
 	"github.com/failoverkit/failover/prescheduling"
 )
 
-// The --json output. These types are its schema, documented in README.md
+// The --json output. These types are its schema, documented in REFERENCE.md
 // ("The --json schema"); TestJSONSchema decodes every shipped scenario's
 // output into them strictly. Every field is always present. Times are
 // seconds since the simulated start (a JSON number), which is given once,

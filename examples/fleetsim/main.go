@@ -6,7 +6,7 @@
 // simulated, so a half-hour outage plays in well under a second.
 //
 //	go run ./examples/fleetsim                      # the built-in scenario
-//	go run ./examples/fleetsim --scenario my.yaml   # your own (see README.md)
+//	go run ./examples/fleetsim --scenario my.yaml   # your own (see REFERENCE.md)
 //	go run ./examples/fleetsim --disruption-domain region   # health judged per region
 //	go run ./examples/fleetsim --compare-domains    # fleet and region side by side
 //
@@ -79,7 +79,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{rates: ratelimit.DefaultConfig()}
 	fs := pflag.NewFlagSet("fleetsim", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.scenario, "scenario", "", "scenario file (YAML, see examples/fleetsim/README.md); default: the built-in "+builtinScenario)
+	fs.StringVar(&o.scenario, "scenario", "", "scenario file (YAML, see examples/fleetsim/REFERENCE.md); default: the built-in "+builtinScenario)
 	fs.Float64Var(&o.speed, "speed", 0, "simulated seconds per wall-clock second; 0: as fast as possible")
 	fs.BoolVar(&o.realtime, "realtime", false, "run in real time (--speed 1)")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve the Prometheus series on http://ADDR/metrics while the simulation runs, e.g. 127.0.0.1:9090")

@@ -8,13 +8,13 @@ import (
 	"testing"
 )
 
-// TestReadmeCalls holds the karmadafork snippet of the repository's
-// README.md to this example: each line, without its trailing comment, must
+// TestReadmeCalls holds the karmadafork snippet of this example's
+// README.md to its code: each line, without its trailing comment, must
 // stand as written in main.go or in the controllers it runs (the karmada
 // module's packages controllers and controllermanager), so the README shows
 // the calls the reference wiring really makes.
 func TestReadmeCalls(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

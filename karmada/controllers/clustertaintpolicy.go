@@ -7,9 +7,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-logr/logr"
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
-	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -37,8 +38,22 @@ type ClusterTaintPolicyOptions struct {
 // ClusterTaintPolicyController replaces Karmada's clustertaintpolicy
 // controller: it keeps each Cluster's taints as Karmada's
 // ClusterTaintPolicies and the cluster's conditions decide, through
-// taintpolicy.Evaluator, which adds the condition windows of the proposal
-// (addOnMatchSeconds, removeOnMismatchSeconds) to Karmada's released form.
+// taintpolicy.Evaluator. PreferNoExecute is accepted beside NoSchedule and
+// NoExecute.
+//
+// Condition windows (the proposal's addOnMatchSeconds and
+// removeOnMismatchSeconds on each entry of spec.taints) need the fork's
+// CRD extension (crds/ in this module): Karmada v1.18's CRD has no such
+// fields and the API server prunes them. With it, a taint is added once
+// the policy's addOnConditions have held for its addOnMatchSeconds and
+// removed once its removeOnConditions have held for its
+// removeOnMismatchSeconds; a taint that sets neither, and every taint
+// without the extension, is added and removed at once, as Karmada does.
+// Policies are read as unstructured, since Karmada's Go type has no place
+// for the windows (karmada.FromUnstructuredClusterTaintPolicy). At start-up
+// the controller reads the CRD and logs, once, whether it carries the
+// windows, naming the patch to apply when it does not.
+//
 // Windows are read from the conditions' lastTransitionTime, so a restarted
 // controller decides as a long-running one would; the cluster is
 // reconciled again when the next window closes. Taints are written with
@@ -46,13 +61,15 @@ type ClusterTaintPolicyOptions struct {
 // again on what the other writer left. A policy that does not convert is
 // left out and logged; the others still apply.
 type ClusterTaintPolicyController struct {
-	clock  clock.PassiveClock
-	eval   *taintpolicy.Evaluator
-	client client.Client
-	reader client.Reader
+	clock    clock.PassiveClock
+	eval     *taintpolicy.Evaluator
+	client   client.Client // clusters, from the manager's cache; writes
+	reader   client.Reader // the API server: a cluster after a conflict, the CRD
+	policies client.Reader // ClusterTaintPolicies as unstructured: the manager's cache
+	log      logr.Logger   // the start-up line about the CRD
 
-	mu       sync.Mutex
-	policies string // the names and resourceVersions eval was last given
+	mu      sync.Mutex
+	applied string // the names and resourceVersions eval was last given
 }
 
 // NewClusterTaintPolicyController checks opts and fills in their defaults.
@@ -64,14 +81,20 @@ func NewClusterTaintPolicyController(opts ClusterTaintPolicyOptions) (*ClusterTa
 	if err != nil {
 		return nil, err
 	}
-	return &ClusterTaintPolicyController{clock: opts.Clock, eval: eval}, nil
+	return &ClusterTaintPolicyController{clock: opts.Clock, eval: eval, log: logr.Discard()}, nil
 }
 
 // SetupWithManager adds the controller to mgr, whose scheme must hold
 // AddToScheme's kinds. It reconciles a Cluster when it changes and every
-// Cluster when a policy does.
+// Cluster when a policy does, and adds a runnable that logs, once at
+// start-up and on every replica, what the ClusterTaintPolicy CRD says
+// about windows (see ClusterTaintPolicyController).
 func (r *ClusterTaintPolicyController) SetupWithManager(mgr manager.Manager) error {
-	r.client, r.reader = mgr.GetClient(), mgr.GetAPIReader()
+	// Policies come from the cache's unstructured informer, which the
+	// watch below starts: the manager's client would read unstructured
+	// objects from the API server on every reconcile.
+	r.client, r.reader, r.policies = mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache()
+	r.log = mgr.GetLogger().WithName(ClusterTaintPolicyName)
 	allClusters := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []reconcile.Request {
 		var list clusterv1alpha1.ClusterList
 		if err := r.client.List(ctx, &list); err != nil {
@@ -84,11 +107,17 @@ func (r *ClusterTaintPolicyController) SetupWithManager(mgr manager.Manager) err
 		}
 		return out
 	})
-	return builder.ControllerManagedBy(mgr).
+	policy := &unstructured.Unstructured{}
+	policy.SetGroupVersionKind(karmada.ClusterTaintPolicyGVK)
+	err := builder.ControllerManagedBy(mgr).
 		Named(ClusterTaintPolicyName).
 		For(&clusterv1alpha1.Cluster{}).
-		Watches(&policyv1alpha1.ClusterTaintPolicy{}, allClusters).
+		Watches(policy, allClusters).
 		Complete(r)
+	if err != nil {
+		return err
+	}
+	return mgr.Add(crdCheck{r})
 }
 
 // Reconcile evaluates the cluster and writes its taints when they change;
@@ -142,27 +171,30 @@ func (r *ClusterTaintPolicyController) Reconcile(ctx context.Context, req reconc
 // changed since the last call. A policy that does not convert is left out
 // and logged; the others still apply.
 func (r *ClusterTaintPolicyController) syncPolicies(ctx context.Context) error {
-	var list policyv1alpha1.ClusterTaintPolicyList
-	if err := r.client.List(ctx, &list); err != nil {
+	var list unstructured.UnstructuredList
+	list.SetGroupVersionKind(karmada.ClusterTaintPolicyGVK.GroupVersion().WithKind(karmada.ClusterTaintPolicyGVK.Kind + "List"))
+	if err := r.policies.List(ctx, &list); err != nil {
 		return err
 	}
 	versions := make([]string, len(list.Items))
 	for i := range list.Items {
-		versions[i] = list.Items[i].Name + "@" + list.Items[i].ResourceVersion
+		versions[i] = list.Items[i].GetName() + "@" + list.Items[i].GetResourceVersion()
 	}
 	slices.Sort(versions)
 	fingerprint := strings.Join(versions, ",")
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if fingerprint == r.policies {
+	if fingerprint == r.applied {
 		return nil
 	}
 	policies := make([]taintpolicy.ClusterTaintPolicy, 0, len(list.Items))
 	for i := range list.Items {
-		p, err := karmada.FromClusterTaintPolicy(&list.Items[i])
+		// A list's items may leave their kind to the list.
+		list.Items[i].SetGroupVersionKind(karmada.ClusterTaintPolicyGVK)
+		p, err := karmada.FromUnstructuredClusterTaintPolicy(&list.Items[i])
 		if err != nil {
-			log.FromContext(ctx).Error(err, "ClusterTaintPolicy left out", "policy", list.Items[i].Name)
+			log.FromContext(ctx).Error(err, "ClusterTaintPolicy left out", "policy", list.Items[i].GetName())
 			continue
 		}
 		policies = append(policies, p)
@@ -170,6 +202,6 @@ func (r *ClusterTaintPolicyController) syncPolicies(ctx context.Context) error {
 	if err := r.eval.SetPolicies(policies); err != nil {
 		return err
 	}
-	r.policies = fingerprint
+	r.applied = fingerprint
 	return nil
 }

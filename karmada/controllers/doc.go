@@ -4,8 +4,12 @@
 // table through package controllermanager) or one of your own.
 //
 //   - [ClusterTaintPolicyController] replaces Karmada's clustertaintpolicy
-//     controller: Cluster taints from ClusterTaintPolicies with condition
-//     windows (taintpolicy.Evaluator).
+//     controller: Cluster taints from ClusterTaintPolicies
+//     (taintpolicy.Evaluator), PreferNoExecute among their effects, and
+//     condition windows where the fork has applied the CRD extension in
+//     the module's crds/ (Karmada v1.18's CRD has no window fields; without
+//     it taints come and go at once, as with Karmada, and the controller
+//     says so at start-up).
 //   - [EvictionController] replaces Karmada's taint manager:
 //     failover.DecideEviction per binding and cluster, with
 //     tolerationSeconds, Karmada's --enable-no-execute-taint-eviction and

@@ -128,7 +128,8 @@ func TestEvictConfirmsTheTargetsOnFreshReads(t *testing.T) {
 	b.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 3}, {Name: "member3", Replicas: 3}}
 	require.NoError(t, fresh.Update(context.Background(), b))
 
-	// The cache: the fresh server but for member2's stale copy in lists.
+	// The Fleet, as the informer feeds it: the fresh server but for
+	// member2's stale copy.
 	cached := interceptor.NewClient(fresh, interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
 		if err := c.List(ctx, list, opts...); err != nil {
 			return err
@@ -144,7 +145,8 @@ func TestEvictConfirmsTheTargetsOnFreshReads(t *testing.T) {
 	}})
 	events := &recorded{}
 	ctrl := newController(t, EvictionOptions{}, fresh, events)
-	ctrl.client = cached
+	ctrl.fleet = &karmada.Fleet{}
+	syncFleet(t, ctrl, cached)
 	err := ctrl.evictHandler(resourceBindings())(context.Background(), webItem)
 	assert.True(t, evictionqueue.IsAbandoned(err), "%v: want nowhere to go", err)
 	assert.True(t, binding(t, fresh).Spec.TargetContains("member1"), "the copy on member1 stays")
@@ -269,6 +271,7 @@ func TestARefusalIsDecidedAgain(t *testing.T) {
 	assert.True(t, ctrl.setFaulty("member2", true) == false)
 	m2.Spec.Taints = nil
 	require.NoError(t, c.Update(context.Background(), &m2))
+	syncFleet(t, ctrl, c)
 	if ctrl.setFaulty("member2", false) {
 		ctrl.recheck()
 	}

@@ -77,7 +77,19 @@ func newController(t *testing.T, opts EvictionOptions, c client.WithWatch, event
 	ctrl, err := NewEvictionController(opts)
 	require.NoError(t, err)
 	ctrl.client, ctrl.reader, ctrl.recorder = c, c, events
+	syncFleet(t, ctrl, c)
 	return ctrl
+}
+
+// syncFleet sets ctrl's Fleet to the clusters c lists, as the Cluster
+// informer would have by now.
+func syncFleet(t *testing.T, ctrl *EvictionController, c client.Reader) {
+	t.Helper()
+	var list clusterv1alpha1.ClusterList
+	require.NoError(t, c.List(context.Background(), &list))
+	for i := range list.Items {
+		_, _ = ctrl.fleet.Set(&list.Items[i])
+	}
 }
 
 // evictWithKarmada runs Karmada v1.18's own taint manager on the world: a

@@ -123,7 +123,7 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 	// several clusters, each with room of its own held.
 	hold := holdKey(it.Key, it.Cluster)
 	if ledger := c.opts.Ledger; ledger != nil {
-		res = ledger.Admit(c.opts.Clock.Now(), hold, res, fleet.clusters, spec.ReplicaRequirements)
+		res = ledger.Admit(c.opts.Clock.Now(), hold, res, fleet.summary, spec.ReplicaRequirements)
 	}
 	if !res.Feasible {
 		c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(res.Code), eventActionEvict,
@@ -170,7 +170,7 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 	return evictionqueue.ErrInProgress
 }
 
-// check runs the pre-scheduling check for req on the fleet as the cache
+// check runs the pre-scheduling check for req on the fleet as the Fleet
 // shows it, with evicting (read fresh) in it. The cache may lag behind the
 // API server, so the clusters a feasible answer relies on, those it moves
 // replicas to, are then read fresh and the check run again on them, until
@@ -178,18 +178,15 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 // fleet. A cluster already tainted in the API server, not yet in the
 // cache, is so never taken for a target.
 func (c *EvictionController) check(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, req prescheduling.Request, evicting *clusterv1alpha1.Cluster, logger logr.Logger) (prescheduling.Result, *fleetView, error) {
-	fleet, err := listFleet(ctx, c.client, logger)
+	fleet := newFleetView(c.fleet)
+	fleet.put(evicting, logger)
+	fresh := map[string]bool{evicting.Name: true}
+	checker, err := prescheduling.NewChecker(prescheduling.WithCapacity(fleet.capacity(spec.ReplicaRequirements)))
 	if err != nil {
 		return prescheduling.Result{}, nil, err
 	}
-	fleet.put(evicting, logger)
-	fresh := map[string]bool{evicting.Name: true}
 	for round := 0; ; round++ {
-		checker, err := prescheduling.NewChecker(prescheduling.WithCapacity(karmada.Capacity(fleet.clusters, spec.ReplicaRequirements)))
-		if err != nil {
-			return prescheduling.Result{}, nil, err
-		}
-		res := checker.Check(req, fleet.converted())
+		res := checker.Check(req, fleet.clusters)
 		if !res.Feasible {
 			return res, fleet, nil
 		}

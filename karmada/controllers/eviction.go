@@ -226,6 +226,9 @@ type EvictionController struct {
 	recorder eventRecorder
 	limiter  *ratelimit.Limiter
 	kinds    []*kind
+	// fleet is the clusters as the check reads them, fed by the manager's
+	// Cluster informer: converted once per change, not once per eviction.
+	fleet *karmada.Fleet
 
 	mu              sync.Mutex
 	lastRoomRecheck time.Time       // see recheckOnRoom
@@ -239,7 +242,7 @@ func NewEvictionController(opts EvictionOptions) (*EvictionController, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &EvictionController{opts: opts}, nil
+	return &EvictionController{opts: opts, fleet: &karmada.Fleet{}}, nil
 }
 
 // SetupWithManager adds the controller to mgr, whose scheme must hold
@@ -278,6 +281,10 @@ func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
 			// A multi-zone cluster's items are paced by its first zone.
 			return ClusterDomains(domain)(&cl)[0]
 		}
+	}
+	fed, err := inf.AddEventHandler(feedFleet(c.fleet, mgr.GetLogger().WithName("fleet")))
+	if err != nil {
+		return fmt.Errorf("controllers: the Cluster informer: %w", err)
 	}
 	tracker, err := ratelimit.NewInformerSource(inf, ClusterFaulty, srcOpts...)
 	if err != nil {
@@ -319,8 +326,8 @@ func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
 		// leader takes over the evictions its predecessor left in flight.
 		cache := mgr.GetCache()
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-			if !cache.WaitForCacheSync(ctx) {
-				return nil // stopped before the cache synced
+			if !cache.WaitForCacheSync(ctx) || !toolscache.WaitForCacheSync(ctx.Done(), fed.HasSynced) {
+				return nil // stopped before the cache and the fleet synced
 			}
 			if err := c.takeOver(ctx, k); err != nil {
 				return err

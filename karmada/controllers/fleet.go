@@ -1,16 +1,18 @@
 package controllers
 
 import (
-	"context"
+	"cmp"
 	"errors"
+	"slices"
 
 	"github.com/go-logr/logr"
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/karmada"
@@ -76,75 +78,107 @@ func ClusterDomains(d ratelimit.Domain) func(obj any) []string {
 	}
 }
 
-// fleetView is the fleet as one check sees it: Karmada's Clusters (for
-// karmada.Capacity and the Ledger's summaries) and their conversions (for
-// the check), some of them read fresh from the API server over the cache's.
+// fleetView is the fleet as one check sees it: the Fleet's view, with the
+// clusters read fresh from the API server over it. The view is shared by
+// every check, so it is copied only when a fresh read differs from it.
 type fleetView struct {
-	clusters []clusterv1alpha1.Cluster
-	conv     []failover.Cluster // conv[i] converts clusters[i]; no Name: it did not convert
-	index    map[string]int
+	fleet    *karmada.Fleet
+	view     *karmada.FleetView
+	clusters []failover.Cluster // the view's, or a copy with the fresh reads
+	copied   bool
+	// fresh holds the summaries of the clusters read fresh (nil for one
+	// that is gone).
+	fresh map[string]*clusterv1alpha1.ResourceSummary
 }
 
-// listFleet lists the clusters from c and converts them. A cluster that
-// does not convert is left out of the converted fleet, and logged: whose
-// taints cannot be read is no target.
-func listFleet(ctx context.Context, c client.Reader, logger logr.Logger) (*fleetView, error) {
-	var list clusterv1alpha1.ClusterList
-	if err := c.List(ctx, &list); err != nil {
-		return nil, err
-	}
-	f := &fleetView{clusters: list.Items, conv: make([]failover.Cluster, len(list.Items)), index: make(map[string]int, len(list.Items))}
-	for i := range f.clusters {
-		f.index[f.clusters[i].Name] = i
-		f.conv[i] = convert(&f.clusters[i], logger)
-	}
-	return f, nil
+func newFleetView(f *karmada.Fleet) *fleetView {
+	v := f.View()
+	return &fleetView{fleet: f, view: v, clusters: v.Clusters, fresh: map[string]*clusterv1alpha1.ResourceSummary{}}
 }
 
-// convert is karmada.FromCluster, logging a cluster that does not convert
-// and returning it without a name.
-func convert(cl *clusterv1alpha1.Cluster, logger logr.Logger) failover.Cluster {
-	fc, err := karmada.FromCluster(cl)
-	if err != nil {
-		logger.Error(err, "cluster left out of the fleet", "cluster", cl.Name)
-		return failover.Cluster{}
+// capacity is karmada.FleetView.Capacity, with the fresh reads' summaries
+// over the view's.
+func (f *fleetView) capacity(req *workv1alpha2.ReplicaRequirements) func(cluster string) (int32, bool) {
+	viewed := f.view.Capacity(req)
+	return func(name string) (int32, bool) {
+		if s, ok := f.fresh[name]; ok {
+			_, known := f.find(name)
+			return karmada.MaxReplicas(s, req), known
+		}
+		return viewed(name)
 	}
-	return fc
 }
 
-// put replaces the cluster of cl's name with cl, or adds it.
+// find returns where the cluster named name is, or would be, in clusters.
+func (f *fleetView) find(name string) (int, bool) {
+	return slices.BinarySearchFunc(f.clusters, name, func(c failover.Cluster, n string) int { return cmp.Compare(c.Name, n) })
+}
+
+// own makes clusters a copy of its own before a change.
+func (f *fleetView) own() {
+	if !f.copied {
+		f.clusters, f.copied = slices.Clone(f.clusters), true
+	}
+}
+
+// put sets cl, read fresh, over the view. One that does not convert is
+// left out, and logged: whose taints cannot be read is no target.
 func (f *fleetView) put(cl *clusterv1alpha1.Cluster, logger logr.Logger) {
-	i, ok := f.index[cl.Name]
-	if !ok {
-		i = len(f.clusters)
-		f.index[cl.Name] = i
-		f.clusters = append(f.clusters, clusterv1alpha1.Cluster{})
-		f.conv = append(f.conv, failover.Cluster{})
+	f.fresh[cl.Name] = cl.Status.ResourceSummary
+	i, ok := f.find(cl.Name)
+	fc, err := karmada.FromCluster(cl)
+	switch {
+	case err != nil:
+		logger.Error(err, "cluster left out of the fleet", "cluster", cl.Name)
+		f.drop(cl.Name)
+		f.fresh[cl.Name] = cl.Status.ResourceSummary
+	case ok && apiequality.Semantic.DeepEqual(f.clusters[i], fc):
+	case ok:
+		f.own()
+		f.clusters[i] = fc
+	default:
+		f.own()
+		f.clusters = slices.Insert(f.clusters, i, fc)
 	}
-	f.clusters[i] = *cl
-	f.conv[i] = convert(cl, logger)
 }
 
 // drop takes the cluster named name out: it is gone.
 func (f *fleetView) drop(name string) {
-	i, ok := f.index[name]
-	if !ok {
-		return
+	f.fresh[name] = nil
+	if i, ok := f.find(name); ok {
+		f.own()
+		f.clusters = slices.Delete(f.clusters, i, i+1)
 	}
-	last := len(f.clusters) - 1
-	f.clusters[i], f.conv[i] = f.clusters[last], f.conv[last]
-	f.index[f.clusters[i].Name] = i
-	f.clusters, f.conv = f.clusters[:last], f.conv[:last]
-	delete(f.index, name)
 }
 
-// converted is the fleet for the check: the clusters that converted.
-func (f *fleetView) converted() []failover.Cluster {
-	out := make([]failover.Cluster, 0, len(f.conv))
-	for _, c := range f.conv {
-		if c.Name != "" {
-			out = append(out, c)
+// summary is a karmada.Summaries: a fresh read's, else the Fleet's.
+func (f *fleetView) summary(name string) (*clusterv1alpha1.ResourceSummary, bool) {
+	if s, ok := f.fresh[name]; ok {
+		_, known := f.find(name)
+		return s, known || s != nil
+	}
+	return f.fleet.Summary(name)
+}
+
+// feedFleet keeps f up to date from a Cluster informer's events.
+func feedFleet(f *karmada.Fleet, logger logr.Logger) toolscache.ResourceEventHandler {
+	set := func(obj any) {
+		if cl, ok := obj.(*clusterv1alpha1.Cluster); ok {
+			if _, err := f.Set(cl); err != nil {
+				logger.Error(err, "cluster left out of the fleet", "cluster", cl.Name)
+			}
 		}
 	}
-	return out
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    set,
+		UpdateFunc: func(_, obj any) { set(obj) },
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if cl, ok := obj.(*clusterv1alpha1.Cluster); ok {
+				f.Delete(cl.Name)
+			}
+		},
+	}
 }

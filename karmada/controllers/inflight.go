@@ -52,7 +52,7 @@ func (c *EvictionController) takeOver(ctx context.Context, k *kind) error {
 		return err
 	}
 	logger := log.FromContext(ctx).WithValues("queue", k.queue)
-	var fleet *fleetView // listed when a hold is first restored
+	fleet := newFleetView(c.fleet)
 	inFlight, held := 0, 0
 	err := meta.EachListItem(list, func(o runtime.Object) error {
 		obj := o.(client.Object)
@@ -68,14 +68,8 @@ func (c *EvictionController) takeOver(ctx context.Context, k *kind) error {
 			if c.opts.Ledger == nil || t.CreationTimestamp == nil || scheduledSince(obj, k.status(obj)) {
 				continue
 			}
-			if fleet == nil {
-				var err error
-				if fleet, err = listFleet(ctx, c.client, logger); err != nil {
-					return err
-				}
-			}
 			if r := c.predict(spec, k.status(obj), t, fleet); r.Feasible {
-				c.opts.Ledger.Restore(c.opts.Clock.Now(), holdKey(it.Key, it.Cluster), r, fleet.clusters, spec.ReplicaRequirements, t.CreationTimestamp.Time)
+				c.opts.Ledger.Restore(c.opts.Clock.Now(), holdKey(it.Key, it.Cluster), r, fleet.summary, spec.ReplicaRequirements, t.CreationTimestamp.Time)
 				held++
 			}
 		}
@@ -116,11 +110,11 @@ func (c *EvictionController) predict(spec *workv1alpha2.ResourceBindingSpec, sta
 		return prescheduling.Result{}
 	}
 	req.ObservedAffinityName = status.SchedulerObservedAffinityName
-	checker, err := prescheduling.NewChecker(prescheduling.WithCapacity(karmada.Capacity(fleet.clusters, before.ReplicaRequirements)))
+	checker, err := prescheduling.NewChecker(prescheduling.WithCapacity(fleet.capacity(before.ReplicaRequirements)))
 	if err != nil {
 		return prescheduling.Result{}
 	}
-	return checker.Check(req, fleet.converted())
+	return checker.Check(req, fleet.clusters)
 }
 
 // recheckRefusals decides again, every RefusalRecheck until ctx ends, every

@@ -266,8 +266,8 @@ func TestGracefulEvictionReleasesTheRoom(t *testing.T) {
 			// The room the eviction from member1 took on member2, and
 			// another binding's, which is never touched. No summaries:
 			// nothing settles them.
-			ledger.Admit(now, holdKey("shop/web", "member1"), prescheduling.Result{Feasible: true, Moves: []failover.TargetCluster{{Name: "member2", Replicas: 3}}}, nil, nil)
-			ledger.Admit(now, holdKey("shop/other", "member1"), prescheduling.Result{Feasible: true, Moves: []failover.TargetCluster{{Name: "member3", Replicas: 1}}}, nil, nil)
+			ledger.Admit(now, holdKey("shop/web", "member1"), prescheduling.Result{Feasible: true, Moves: []failover.TargetCluster{{Name: "member2", Replicas: 3}}}, karmada.SummariesOf(nil), nil)
+			ledger.Admit(now, holdKey("shop/other", "member1"), prescheduling.Result{Feasible: true, Moves: []failover.TargetCluster{{Name: "member3", Replicas: 1}}}, karmada.SummariesOf(nil), nil)
 			ctrl, err := NewGracefulEvictionController(GracefulEvictionOptions{Clock: clocktesting.NewFakeClock(now), Ledger: ledger, ClusterStatusUpdateFrequency: report})
 			require.NoError(t, err)
 			ctrl.client, ctrl.reader = c, c

@@ -27,11 +27,13 @@ var windowedFields = []string{"targetCluster", "matchConditions", "taintsToAdd"}
 // PolicyFromUnstructured converts a ClusterTaintPolicy object into
 // taintpolicy's type and validates it with taintpolicy's rules.
 //
-// Karmada's released form is decoded into Karmada v1.18's own Go type,
-// strictly (a field that type does not define is an error, not a silent
-// drop), and converted by karmada.FromClusterTaintPolicy. The windowed form
-// of the cluster failover proposal, which Karmada's type cannot hold, is
-// decoded into taintpolicy's type directly.
+// Karmada's released form is converted by
+// karmada.FromUnstructuredClusterTaintPolicy, strictly (a field taintpolicy
+// has no place for is an error, not a silent drop); it keeps the condition
+// windows that a Karmada fork's CRD extension adds to spec.taints
+// (github.com/failoverkit/failover/karmada/crds), which Karmada v1.18's Go
+// type would drop. The windowed form of the cluster failover proposal, which
+// Karmada's CRD cannot hold, is decoded into taintpolicy's type directly.
 func PolicyFromUnstructured(u *unstructured.Unstructured) (taintpolicy.ClusterTaintPolicy, error) {
 	spec, _, _ := unstructured.NestedMap(u.Object, "spec")
 	for _, f := range windowedFields {
@@ -39,11 +41,7 @@ func PolicyFromUnstructured(u *unstructured.Unstructured) (taintpolicy.ClusterTa
 			return windowedPolicy(u)
 		}
 	}
-	var kp policyv1alpha1.ClusterTaintPolicy
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.UnstructuredContent(), &kp, true); err != nil {
-		return taintpolicy.ClusterTaintPolicy{}, fmt.Errorf("controller: policy %q: %w", u.GetName(), err)
-	}
-	p, err := karmada.FromClusterTaintPolicy(&kp)
+	p, err := karmada.FromUnstructuredClusterTaintPolicy(u)
 	if err != nil {
 		return taintpolicy.ClusterTaintPolicy{}, fmt.Errorf("controller: policy %q: %w", u.GetName(), err)
 	}

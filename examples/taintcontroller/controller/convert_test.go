@@ -49,6 +49,23 @@ func TestPolicyFromUnstructured(t *testing.T) {
 			},
 		},
 		{
+			name: "released form: the windows of a Karmada fork's CRD extension are kept",
+			spec: map[string]any{
+				"addOnConditions": []any{map[string]any{"conditionType": "Ready", "operator": "In", "statusValues": []any{"False"}}},
+				"taints": []any{map[string]any{
+					"key": "cluster.karmada.io/not-ready", "effect": "PreferNoExecute",
+					"addOnMatchSeconds": int64(30), "removeOnMismatchSeconds": int64(20),
+				}},
+			},
+			check: func(t *testing.T, p taintpolicy.ClusterTaintPolicy) {
+				require.Len(t, p.Spec.Taints, 1)
+				require.NotNil(t, p.Spec.Taints[0].AddOnMatchSeconds)
+				require.NotNil(t, p.Spec.Taints[0].RemoveOnMismatchSeconds)
+				assert.Equal(t, int32(30), *p.Spec.Taints[0].AddOnMatchSeconds)
+				assert.Equal(t, int32(20), *p.Spec.Taints[0].RemoveOnMismatchSeconds)
+			},
+		},
+		{
 			name: "released form: a field Karmada's type does not define is an error, not a silent drop",
 			spec: map[string]any{
 				"addOnConditions":   []any{map[string]any{"conditionType": "Ready", "operator": "In", "statusValues": []any{"False"}}},

@@ -1,0 +1,190 @@
+package karmada
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/failoverkit/failover"
+)
+
+// Fleet is the fleet as the pre-scheduling check and the [Ledger] read it,
+// kept up to date one cluster at a time: feed it every Cluster an informer
+// sees ([Fleet.Set], [Fleet.Delete]) and each is converted once per change,
+// not once per eviction. At 5,000 clusters, listing and converting the
+// fleet for each eviction costs tens of milliseconds; reading a Fleet's
+// [FleetView] costs nothing until a cluster's converted form changes.
+//
+// As Kubernetes' scheduler cache keeps one converted record per node and
+// refreshes its snapshot by generation, a Fleet keeps the converted
+// clusters, sorted by name, in a view it builds again only after a change
+// that the check can see (taints, labels, provider, region, zones,
+// conditions). A cluster's resource summary, which Karmada reports every
+// few seconds, is read live by [Fleet.Summary] and changes no view.
+//
+// A Fleet is safe for concurrent use. Its zero value is empty and ready.
+type Fleet struct {
+	mu       sync.RWMutex
+	clusters map[string]*fleetSlot
+	view     *FleetView // nil after a change the check can see
+}
+
+// fleetSlot holds a cluster's latest entry. A summary report replaces the
+// entry in the slot, which views share, so they read it without the
+// Fleet's lock.
+type fleetSlot struct{ entry atomic.Pointer[fleetEntry] }
+
+// fleetEntry is one cluster as the Fleet keeps it, never changed.
+type fleetEntry struct {
+	cluster *clusterv1alpha1.Cluster // as given to Set
+	conv    failover.Cluster
+	err     error // FromCluster's: the cluster is left out of views
+	room    *room // its resource summary's, read once
+}
+
+// FleetView is the converted fleet at one moment, shared by every caller
+// until the next change: do not modify it.
+type FleetView struct {
+	// Clusters are the clusters that convert, sorted by name: the fleet
+	// for prescheduling.Checker.Check.
+	Clusters []failover.Cluster
+	// Errors holds, by name, the clusters left out because they do not
+	// convert (FromCluster's error): whose taints cannot be read is no
+	// target.
+	Errors map[string]error
+	slots  map[string]*fleetSlot
+}
+
+// Capacity is [CapacityFrom] over the resource summaries as they are when
+// asked, for the clusters of the view: it reads no lock, and computes a
+// cluster's room once per summary report, not once per question. A
+// cluster not in the view is unknown.
+func (v *FleetView) Capacity(req *workv1alpha2.ReplicaRequirements) func(cluster string) (replicas int32, known bool) {
+	needs := needsOf(req)
+	return func(cluster string) (int32, bool) {
+		sl, ok := v.slots[cluster]
+		if !ok {
+			return 0, false
+		}
+		return sl.entry.Load().room.maxReplicas(needs), true
+	}
+}
+
+// Set records c, as an informer's add or update gives it; c must not be
+// modified afterwards (informers' objects are not). It reports whether the
+// change is one the check can see, and the error, if any, for which c is
+// left out of views.
+func (f *Fleet) Set(c *clusterv1alpha1.Cluster) (changed bool, err error) {
+	conv, err := FromCluster(c)
+	e := &fleetEntry{cluster: c, conv: conv, err: err, room: roomOf(c.Status.ResourceSummary)}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.clusters == nil {
+		f.clusters = map[string]*fleetSlot{}
+	}
+	sl := f.clusters[c.Name]
+	if sl == nil {
+		sl = &fleetSlot{}
+		f.clusters[c.Name] = sl
+	}
+	old := sl.entry.Swap(e)
+	changed = old == nil || (old.err == nil) != (err == nil) || !apiequality.Semantic.DeepEqual(old.conv, conv)
+	if changed {
+		f.view = nil
+	}
+	return changed, err
+}
+
+// Delete forgets the cluster named name.
+func (f *Fleet) Delete(name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.clusters[name]; ok {
+		delete(f.clusters, name)
+		f.view = nil
+	}
+}
+
+// View returns the fleet as it is now, built again only if a cluster
+// changed in a way the check can see since the last call.
+func (f *Fleet) View() *FleetView {
+	f.mu.RLock()
+	v := f.view
+	f.mu.RUnlock()
+	if v != nil {
+		return v
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.view != nil {
+		return f.view
+	}
+	v = &FleetView{Clusters: make([]failover.Cluster, 0, len(f.clusters)), slots: make(map[string]*fleetSlot, len(f.clusters))}
+	for name, sl := range f.clusters {
+		e := sl.entry.Load()
+		if e.err != nil {
+			if v.Errors == nil {
+				v.Errors = map[string]error{}
+			}
+			v.Errors[name] = e.err
+			continue
+		}
+		v.Clusters = append(v.Clusters, e.conv)
+		v.slots[name] = sl
+	}
+	slices.SortFunc(v.Clusters, func(a, b failover.Cluster) int { return cmp.Compare(a.Name, b.Name) })
+	f.view = v
+	return v
+}
+
+// Cluster returns the Cluster last Set under name.
+func (f *Fleet) Cluster(name string) (*clusterv1alpha1.Cluster, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	sl, ok := f.clusters[name]
+	if !ok {
+		return nil, false
+	}
+	return sl.entry.Load().cluster, true
+}
+
+// Len returns the number of clusters the Fleet holds, converted or not.
+func (f *Fleet) Len() int {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return len(f.clusters)
+}
+
+// Summary is a [Summaries] over the Fleet as it is when asked: the resource
+// summary last Set for the cluster, and whether the Fleet has it.
+func (f *Fleet) Summary(name string) (*clusterv1alpha1.ResourceSummary, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	sl, ok := f.clusters[name]
+	if !ok {
+		return nil, false
+	}
+	return sl.entry.Load().cluster.Status.ResourceSummary, true
+}
+
+// Summaries gives a cluster's resource summary by name, and whether the
+// cluster is known at all: a known cluster may have reported none yet
+// (nil). [Fleet.Summary] is one; [SummariesOf] makes one from a list.
+type Summaries func(cluster string) (*clusterv1alpha1.ResourceSummary, bool)
+
+// SummariesOf returns the summaries of clusters, read once, now.
+func SummariesOf(clusters []clusterv1alpha1.Cluster) Summaries {
+	m := make(map[string]*clusterv1alpha1.ResourceSummary, len(clusters))
+	for i := range clusters {
+		m[clusters[i].Name] = clusters[i].Status.ResourceSummary
+	}
+	return func(name string) (*clusterv1alpha1.ResourceSummary, bool) {
+		s, ok := m[name]
+		return s, ok
+	}
+}
