@@ -61,9 +61,15 @@ type domainFixture struct {
 	q       *evictionqueue.Queue
 	mu      sync.Mutex
 	handled []string
+	permits []string // the domain of each handled item's permit
 }
 
 func newDomainFixture(t *testing.T, workers int) *domainFixture {
+	return newDomainFixtureOf(t, workers, regionOf)
+}
+
+// newDomainFixtureOf is newDomainFixture with the queue's DomainOf.
+func newDomainFixtureOf(t *testing.T, workers int, domainOf func(string) string) *domainFixture {
 	f := &domainFixture{clk: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), tr: ratelimit.NewTracker()}
 	cfg := ratelimit.DefaultConfig() // 0.5/s; above 55% faulty; large above 10
 	cfg.DisruptionDomain = ratelimit.DomainRegion
@@ -71,11 +77,13 @@ func newDomainFixture(t *testing.T, workers int) *domainFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.q, err = evictionqueue.New(evictionqueue.Config{Name: "q", Workers: workers, Pacer: lim, Clock: f.clk, DomainOf: regionOf},
-		func(_ context.Context, it evictionqueue.Item) error {
+	f.q, err = evictionqueue.New(evictionqueue.Config{Name: "q", Workers: workers, Pacer: lim, Clock: f.clk, DomainOf: domainOf},
+		func(ctx context.Context, it evictionqueue.Item) error {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			f.handled = append(f.handled, it.Key)
+			d, _ := evictionqueue.PermitDomain(ctx)
+			f.permits = append(f.permits, d)
 			return nil
 		})
 	if err != nil {
@@ -263,25 +271,7 @@ func TestQueueDomainChangedReaimsAWaitingWorker(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
 		region := map[string]string{"x-1": "asia"}
-		f := newDomainFixture(t, 1)
-		cfg := ratelimit.DefaultConfig()
-		cfg.DisruptionDomain = ratelimit.DomainRegion
-		lim, err := ratelimit.NewLimiter(cfg, f.tr, ratelimit.WithClock(f.clk))
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.q, err = evictionqueue.New(evictionqueue.Config{Name: "q", Pacer: lim, Clock: f.clk,
-			DomainOf: func(c string) string { mu.Lock(); defer mu.Unlock(); return region[c] }},
-			func(ctx context.Context, it evictionqueue.Item) error {
-				d, _ := evictionqueue.PermitDomain(ctx)
-				f.mu.Lock()
-				defer f.mu.Unlock()
-				f.handled = append(f.handled, it.Key+"@"+d)
-				return nil
-			})
-		if err != nil {
-			t.Fatal(err)
-		}
+		f := newDomainFixtureOf(t, 1, func(c string) string { mu.Lock(); defer mu.Unlock(); return region[c] })
 		// asia: 2 of 3 faulty, a small domain partly disrupted: paused.
 		f.tr.SetInDomains("asia-1", true, "asia")
 		f.tr.SetInDomains("asia-2", true, "asia")
@@ -297,8 +287,13 @@ func TestQueueDomainChangedReaimsAWaitingWorker(t *testing.T) {
 		region["x-1"] = "eu"
 		mu.Unlock()
 		f.q.DomainChanged("x-1")
-		if got := f.got(); !slices.Equal(got, []string{"a@eu"}) {
-			t.Fatalf("handled %v, want a on eu's permit at once", got)
+		if got := f.got(); !slices.Equal(got, []string{"a"}) {
+			t.Fatalf("handled %v, want a at once", got)
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if !slices.Equal(f.permits, []string{"eu"}) {
+			t.Errorf("permits of domains %v, want eu's", f.permits)
 		}
 	})
 }
