@@ -26,6 +26,14 @@ func benchItems(n int) []Item {
 // case does the same with a workqueue (Add, then Get and Done in a worker).
 // Rounds alternate between two sets of keys: the last item of a round may
 // still be in its handler when the next round starts adding.
+//
+// Measured with -benchtime 30x -count 6 on 2 shared cores (issue 31): each
+// domain's line (a heap by compareOrder plus a run for entries that arrive
+// in order), the entry pool and the last-cluster cache at 4.8-7.1 ms
+// (median 5.4) per 20,000 items against client-go's 5.1-6.4 ms (median
+// 5.4): 0.94x best to best, 1.01x median to median, 727 allocs; a heap
+// alone was about 3.5x, without the pool about 1.5x, without the cache
+// about 1.1x.
 func BenchmarkAddProcess(b *testing.B) {
 	const n = 20000
 	all := benchItems(2 * n)

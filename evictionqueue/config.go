@@ -51,17 +51,21 @@ type Pacer interface {
 }
 
 // DomainPacer is a Pacer whose permits are for a disruption domain and can
-// be given back; *ratelimit.Limiter satisfies it. WaitDomain blocks until
-// a permit for one of the domains listed is granted (the first preferred),
-// and returns which, with a function that gives it back unused; it calls
-// domains each time it looks, so a list that changes (a cluster moved) is
-// read again. The queue gives a permit back when no item of its domain is
-// left, and when the handler skips or abandons the item: the rate limits evictions
-// started, not decisions. PacesByDomain reports whether rates differ by
-// domain: New then requires Config.DomainOf.
+// be given back, as x/time/rate's Reserve and Cancel; *ratelimit.Limiter
+// satisfies it. WaitDomain blocks until a permit for one of the domains
+// listed is granted (the first preferred), and returns which, with a
+// function that gives it back unused. The list is a plain value: the queue
+// reads it from its own state before it asks (the domains with pending
+// items, by their head items at that moment), so the pacer calls nothing of
+// the queue, and nothing of the queue runs under the pacer's lock; when a
+// domain gains its first pending item or loses its last, the queue ends the
+// wait (through ctx) and asks again. The queue gives a permit back when no item of its domain
+// is left, and when the handler skips or abandons the item: the rate limits
+// evictions started, not decisions. PacesByDomain reports whether rates
+// differ by domain: New then requires Config.DomainOf.
 type DomainPacer interface {
 	Pacer
-	WaitDomain(ctx context.Context, domains func() []string) (domain string, giveBack func(), err error)
+	WaitDomain(ctx context.Context, domains []string) (domain string, giveBack func(), err error)
 	PacesByDomain() bool
 }
 
@@ -109,9 +113,11 @@ type Config struct {
 	// DomainPacer, a worker takes a permit for one of the domains with
 	// pending items, then that domain's head item: a paused domain holds
 	// back no other, and the order holds within each domain. It is read
-	// when a worker asks for a permit and when it takes an item, so a
-	// cluster that moved takes its items along; it must be quick and must
-	// not call the Pacer. nil: one domain.
+	// once per cluster, when the queue first has a pending item of it, and
+	// again when the caller calls Queue.DomainChanged, which moves the
+	// cluster's pending items to its new domain: never per permit, and never
+	// under a pacer's lock. It is called with the queue's lock held, so it
+	// must not call the queue. nil: one domain.
 	DomainOf func(cluster string) string
 
 	// BackoffBase is the wait before the first retry of a failed item; each

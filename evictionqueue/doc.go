@@ -11,9 +11,13 @@
 //     back to a DomainPacer (*ratelimit.Limiter): permits pay for evictions
 //     started, not decisions, and none is kept, so a pause holds back every
 //     item.
-//   - With Config.DomainOf and a DomainPacer, the permit is for a domain with
-//     pending items, each cluster's domain read when it is taken: a paused
-//     domain holds back no other, and a cluster that moved takes its items.
+//   - With Config.DomainOf and a DomainPacer, a worker reserves a permit for
+//     one of the domains with pending items, a list it reads from the store
+//     before it asks (nothing of the queue runs under the pacer's lock), then
+//     takes that domain's head item: a paused domain holds back no other.
+//     A cluster's domain is read once, when the queue first has a pending
+//     item of it, and again at Queue.DomainChanged, which moves its pending
+//     items along: never per permit.
 //   - CancelCluster costs in proportion to that cluster's items.
 //   - An item added while its handler runs is handled again when that call
 //     lets it leave (client-go's dirty items): no decision is lost.
@@ -25,10 +29,13 @@
 //     time comes from Config.Clock.
 //
 // Two layers, as in client-go's workqueue: store.go (the items and their
-// rules) and pending.go (their order) take the time and never block, and
-// are exported as Store for a caller that moves time itself; queue.go puts
-// them behind a lock, and run.go, the only code that waits, adds the workers.
-// How a worker takes a permit and an item is Queue.next, in run.go.
+// rules) and pending.go (the pending items, one line per domain) take the
+// time and never block, and are exported as Store for a caller that moves
+// time itself; queue.go puts them behind a lock, and run.go, the only code
+// that waits, adds the workers. The order is stated once, by orderKey.compare
+// in entry.go (priority, then first enqueue; a retry keeps its place), and
+// the delayed heap's by compareDue beside it: to change the order, change
+// that. How a worker takes a permit and an item is Queue.next, in run.go.
 //
 // Run has the shape of controller-runtime's manager.Runnable: in a manager,
 // mgr.Add(manager.RunnableFunc(q.Run)) runs a queue on the elected leader and

@@ -61,9 +61,15 @@ type domainFixture struct {
 	q       *evictionqueue.Queue
 	mu      sync.Mutex
 	handled []string
+	permits []string // the domain of each handled item's permit
 }
 
 func newDomainFixture(t *testing.T, workers int) *domainFixture {
+	return newDomainFixtureOf(t, workers, regionOf)
+}
+
+// newDomainFixtureOf is newDomainFixture with the queue's DomainOf.
+func newDomainFixtureOf(t *testing.T, workers int, domainOf func(string) string) *domainFixture {
 	f := &domainFixture{clk: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), tr: ratelimit.NewTracker()}
 	cfg := ratelimit.DefaultConfig() // 0.5/s; above 55% faulty; large above 10
 	cfg.DisruptionDomain = ratelimit.DomainRegion
@@ -71,11 +77,13 @@ func newDomainFixture(t *testing.T, workers int) *domainFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.q, err = evictionqueue.New(evictionqueue.Config{Name: "q", Workers: workers, Pacer: lim, Clock: f.clk, DomainOf: regionOf},
-		func(_ context.Context, it evictionqueue.Item) error {
+	f.q, err = evictionqueue.New(evictionqueue.Config{Name: "q", Workers: workers, Pacer: lim, Clock: f.clk, DomainOf: domainOf},
+		func(ctx context.Context, it evictionqueue.Item) error {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			f.handled = append(f.handled, it.Key)
+			d, _ := evictionqueue.PermitDomain(ctx)
+			f.permits = append(f.permits, d)
 			return nil
 		})
 	if err != nil {
@@ -202,3 +210,90 @@ func TestNewRequiresDomainOfWithADomainPacer(t *testing.T) {
 }
 
 var _ evictionqueue.DomainPacer = (*ratelimit.Limiter)(nil)
+
+// TestStoreReadsADomainOncePerChange: DomainOf is read when the Store first
+// holds an item of a cluster and at DomainChanged, never per permit; a
+// cluster that moved takes its pending items along, in their order, once
+// the caller says so.
+func TestStoreReadsADomainOncePerChange(t *testing.T) {
+	region := map[string]string{"c1": "eu", "c2": "us"}
+	reads := map[string]int{}
+	st, err := evictionqueue.NewStore(evictionqueue.Config{Name: "q", DomainOf: func(c string) string {
+		reads[c]++
+		return region[c]
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, it := range []evictionqueue.Item{
+		{Cluster: "c1", Key: "a"}, {Cluster: "c2", Key: "b"}, {Cluster: "c1", Key: "c"}, {Cluster: "c1", Key: "d", Priority: 1},
+	} {
+		st.Add(it, now)
+	}
+	for range 10 {
+		st.PendingDomains()
+		st.TakeFrom("nowhere", now)
+	}
+	if reads["c1"] != 1 || reads["c2"] != 1 {
+		t.Fatalf("DomainOf read %v, want once per cluster", reads)
+	}
+	region["c1"] = "us" // moved, not told yet: still filed under eu
+	if got, want := st.PendingDomains(), []string{"eu", "us"}; !slices.Equal(got, want) {
+		t.Fatalf("PendingDomains = %v before DomainChanged, want %v", got, want)
+	}
+	st.DomainChanged("c1")
+	st.DomainChanged("unknown") // holds nothing: nothing to read
+	if reads["c1"] != 2 || reads["unknown"] != 0 {
+		t.Fatalf("DomainOf read %v, want c1 twice and unknown never", reads)
+	}
+	if got, want := st.PendingDomains(), []string{"us"}; !slices.Equal(got, want) {
+		t.Fatalf("PendingDomains = %v after the move, want %v", got, want)
+	}
+	var got []string
+	for {
+		it, ok := st.TakeFrom("us", now)
+		if !ok {
+			break
+		}
+		got = append(got, it.Key)
+		st.Done(it, nil, now)
+	}
+	if want := []string{"d", "a", "b", "c"}; !slices.Equal(got, want) {
+		t.Errorf("taken %v, want %v: the moved items keep their places", got, want)
+	}
+}
+
+// TestQueueDomainChangedReaimsAWaitingWorker: one worker waits for a permit
+// for a paused region; its cluster moves to a region that may evict, and
+// DomainChanged re-aims the worker at once.
+func TestQueueDomainChangedReaimsAWaitingWorker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		region := map[string]string{"x-1": "asia"}
+		f := newDomainFixtureOf(t, 1, func(c string) string { mu.Lock(); defer mu.Unlock(); return region[c] })
+		// asia: 2 of 3 faulty, a small domain partly disrupted: paused.
+		f.tr.SetInDomains("asia-1", true, "asia")
+		f.tr.SetInDomains("asia-2", true, "asia")
+		f.tr.SetInDomains("asia-3", false, "asia")
+		f.tr.SetInDomains("eu-1", false, "eu")
+		stop := f.run(t)
+		defer stop()
+		f.q.Add(evictionqueue.Item{Cluster: "x-1", Key: "a"})
+		if got := f.got(); len(got) != 0 {
+			t.Fatalf("handled %v while asia is paused", got)
+		}
+		mu.Lock()
+		region["x-1"] = "eu"
+		mu.Unlock()
+		f.q.DomainChanged("x-1")
+		if got := f.got(); !slices.Equal(got, []string{"a"}) {
+			t.Fatalf("handled %v, want a at once", got)
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if !slices.Equal(f.permits, []string{"eu"}) {
+			t.Errorf("permits of domains %v, want eu's", f.permits)
+		}
+	})
+}

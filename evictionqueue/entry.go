@@ -1,6 +1,7 @@
 package evictionqueue
 
 import (
+	"cmp"
 	"container/heap"
 	"time"
 )
@@ -26,11 +27,11 @@ type entry struct {
 	// due is the end of the backoff (stateBackingOff), the TTL deadline
 	// (stateInFlight), or when the handler call began (stateRunning).
 	due      time.Time
-	index    int32 // position in delayed, or in pending's bucket (see loc)
+	index    int32 // position in delayed, or in its pending line (see inRun)
 	calls    int32 // handler calls so far
 	failures int32 // errors and TTL expiries so far, counted against MaxRetries
 	state    state
-	loc      uint8 // where in pending's bucket: locFIFO or locRetry
+	inRun    bool // in its pending line's run, not its heap
 	// cancelled: CancelCluster found it running or in flight, so a failure
 	// or expiry drops it rather than evict from a recovered cluster; Add of
 	// the item clears it.
@@ -48,9 +49,40 @@ type entry struct {
 	ci *clusterIndex // the entry's cluster in the index
 }
 
-// entryHeap is a heap of entries keeping each one's index, to remove it in
-// O(log n): by due time (byDue, the delayed heap) or in processing order (a
-// bucket's retry heap).
+// orderKey is what the queue's order reads of an entry.
+type orderKey struct {
+	prio int32
+	seq  uint64
+}
+
+func (e *entry) key() orderKey { return orderKey{e.item.Priority, e.seq} }
+
+// compare is the queue's order, in one place: higher Priority first, then
+// earlier first enqueue (seq). An item pending again after a backoff, a TTL
+// or an interrupted call keeps its seq, so it goes back to its first place,
+// ahead of items added after it.
+func (k orderKey) compare(o orderKey) int {
+	if c := cmp.Compare(o.prio, k.prio); c != 0 {
+		return c
+	}
+	return cmp.Compare(k.seq, o.seq)
+}
+
+// compareOrder is orderKey.compare on entries.
+func compareOrder(a, b *entry) int { return a.key().compare(b.key()) }
+
+// compareDue is the delayed heap's order: the earliest deadline first, ties
+// in processing order.
+func compareDue(a, b *entry) int {
+	if c := a.due.Compare(b.due); c != 0 {
+		return c
+	}
+	return compareOrder(a, b)
+}
+
+// entryHeap is a container/heap of entries keeping each one's index, to
+// remove it in O(log n): in processing order (a domain's pending entries),
+// or by due time (byDue: the delayed heap).
 type entryHeap struct {
 	s     []*entry
 	byDue bool
@@ -59,11 +91,10 @@ type entryHeap struct {
 func (h *entryHeap) Len() int { return len(h.s) }
 
 func (h *entryHeap) Less(i, j int) bool {
-	a, b := h.s[i], h.s[j]
-	if h.byDue && !a.due.Equal(b.due) {
-		return a.due.Before(b.due)
+	if h.byDue {
+		return compareDue(h.s[i], h.s[j]) < 0
 	}
-	return compareOrder(a, b) < 0
+	return compareOrder(h.s[i], h.s[j]) < 0
 }
 
 func (h *entryHeap) Swap(i, j int) {
@@ -103,3 +134,10 @@ func (h *entryHeap) peek() *entry {
 func (h *entryHeap) pop() *entry { return heap.Pop(h).(*entry) }
 
 func (h *entryHeap) remove(i int) *entry { return heap.Remove(h, i).(*entry) }
+
+// each calls f for every entry, in no particular order.
+func (h *entryHeap) each(f func(*entry)) {
+	for _, e := range h.s {
+		f(e)
+	}
+}

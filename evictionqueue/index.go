@@ -6,7 +6,11 @@ package evictionqueue
 // cache; and CancelCluster visits exactly the cluster's map.
 type index struct {
 	clusters map[string]*clusterIndex
-	last     *clusterIndex // the cluster looked up last
+	// last is the cluster looked up last: adds come in bursts per
+	// cluster, and without it Add+process costs about 1.1x client-go's
+	// workqueue (BenchmarkAddProcess: 5.4-5.6 ms against 4.8-5.0 ms per
+	// 20,000 items at best), above DESIGN's 1.0x.
+	last *clusterIndex
 	// empty counts clusters without entries kept for reuse (their items
 	// drain and return): swept past keepEmpty and twice as many as the
 	// others.
@@ -23,9 +27,11 @@ type clusterIndex struct {
 	keys    map[string]*entry
 	isEmpty bool // counted in index.empty
 	// pending counts the cluster's pending entries, all filed under domain
-	// in pendingSet: its Config.DomainOf when last read.
-	pending int
-	domain  string
+	// in pendingSet: its Config.DomainOf when last read (domainRead), when
+	// the index was made or at Queue.DomainChanged.
+	pending    int
+	domain     string
+	domainRead bool
 }
 
 // cluster returns the cluster's index, creating it when create is set.

@@ -152,17 +152,16 @@ type givingPacer struct {
 }
 
 func (p *givingPacer) Wait(ctx context.Context) error {
-	_, _, err := p.WaitDomain(ctx, func() []string { return nil })
+	_, _, err := p.WaitDomain(ctx, nil)
 	return err
 }
 
-func (p *givingPacer) WaitDomain(ctx context.Context, domains func() []string) (string, func(), error) {
+func (p *givingPacer) WaitDomain(ctx context.Context, ds []string) (string, func(), error) {
 	select {
 	case <-p.permits:
 	case <-ctx.Done():
 		return "", nil, ctx.Err()
 	}
-	ds := domains()
 	p.mu.Lock()
 	p.asked = append(p.asked, ds)
 	p.mu.Unlock()

@@ -151,6 +151,21 @@ func (q *Queue) CancelCluster(cluster string) int {
 	return n
 }
 
+// DomainChanged tells the queue that cluster's disruption domain
+// (Config.DomainOf) may have changed, as when an informer reports a change
+// of the cluster's region, zone or provider: the queue reads DomainOf for it
+// again and moves its pending items to the new domain's line, keeping their
+// order, in time proportional to the cluster's items. The queue reads a
+// cluster's domain only when it first has a pending item of it and here,
+// so a caller whose clusters can move must call it; without DomainOf it
+// does nothing.
+func (q *Queue) DomainChanged(cluster string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.s.domainChanged(cluster)
+	q.kickLocked() // the domains with pending items may have changed
+}
+
 // Complete reports that the background eviction of it finished: the item
 // leaves, frees its slot and is reported Completed; false when it is not in
 // flight. Before its handler has returned ErrInProgress, it returns true and

@@ -59,24 +59,30 @@ func (q *Queue) Run(ctx context.Context) error {
 // work is one worker, until ctx ends.
 func (q *Queue) work(ctx context.Context, respawn func()) error {
 	for {
-		e, giveBack, err := q.next(ctx)
+		e, p, err := q.next(ctx)
 		if e == nil {
 			return err
 		}
-		q.handle(ctx, e, giveBack, respawn)
+		hctx := ctx
+		if q.domains != nil {
+			hctx = context.WithValue(ctx, permitDomainKey{}, p.domain)
+		}
+		q.handle(hctx, e, p.giveBack, respawn)
 	}
 }
 
 // next is how a worker takes a permit and an item. It waits until more
 // items are pending than workers wait for permits, and MaxInFlight has a
-// slot; then it takes a permit, holding the slot, and only then the head
-// item of the permit's domain, each cluster's domain read at that moment.
-// So an item cancelled while a worker waits is never handled (kickLocked
-// withdraws the waits), and a permit with no item left goes back to a
-// DomainPacer (a plain Pacer's is lost): none is kept. next returns nil when
+// slot; then it reserves a permit for one of the domains with pending items
+// (a list read from the store before it asks), holding the slot, and only
+// then takes the head item of the permit's domain. So an item cancelled
+// while a worker waits is never handled (kickLocked withdraws the waits, as
+// it does when the domains with pending items change), and a permit with no
+// item left goes back to a DomainPacer (a plain Pacer's is lost): none is
+// kept. next returns nil when
 // ctx ends, with an error if the Pacer failed; else the item and what gives
-// its permit back (nil without a DomainPacer).
-func (q *Queue) next(ctx context.Context) (*entry, func(), error) {
+// its permit (giveBack nil without a DomainPacer).
+func (q *Queue) next(ctx context.Context) (*entry, permit, error) {
 	q.mu.Lock()
 	for {
 		for ctx.Err() == nil && !q.mayGoLocked() {
@@ -84,12 +90,18 @@ func (q *Queue) next(ctx context.Context) (*entry, func(), error) {
 		}
 		if ctx.Err() != nil {
 			q.mu.Unlock()
-			return nil, nil, nil
+			return nil, permit{}, nil
 		}
 		if q.cfg.Pacer == nil {
-			return q.takeLocked("", true), nil, nil
+			return q.takeLocked("", true), permit{}, nil
 		}
 		var err error
+		var domains []string
+		if q.domains != nil {
+			// Read now, under q.mu, in time proportional to the domains:
+			// the pacer gets a plain list and calls nothing of the queue.
+			domains = q.s.domains()
+		}
 		waitCtx, cancel := context.WithCancel(ctx)
 		pw := &pacerWait{cancel: cancel}
 		q.waits = append(q.waits, pw)
@@ -98,7 +110,7 @@ func (q *Queue) next(ctx context.Context) (*entry, func(), error) {
 		var domain string
 		var giveBack func()
 		if q.domains != nil {
-			domain, giveBack, err = q.domains.WaitDomain(waitCtx, q.pendingDomains)
+			domain, giveBack, err = q.domains.WaitDomain(waitCtx, domains)
 		} else {
 			err = q.cfg.Pacer.Wait(waitCtx)
 		}
@@ -110,27 +122,40 @@ func (q *Queue) next(ctx context.Context) (*entry, func(), error) {
 		switch {
 		case err == nil && ctx.Err() == nil: // withdrawn or not, if an item is left
 			if e := q.takeLocked(domain, q.domains == nil); e != nil {
-				return e, giveBack, nil
+				return e, permit{domain: domain, giveBack: giveBack}, nil
 			}
 		case err != nil && !pw.withdrawn && ctx.Err() == nil:
 			q.kickLocked()
 			q.mu.Unlock()
-			return nil, nil, fmt.Errorf("evictionqueue: queue %q: pacer: %w", q.cfg.Name, err)
+			return nil, permit{}, fmt.Errorf("evictionqueue: queue %q: pacer: %w", q.cfg.Name, err)
 		}
 		q.kickLocked() // the wait's slot is free: wait again, or return
 		if giveBack != nil {
 			q.mu.Unlock()
-			giveBack() // outside q.mu: the Limiter calls back into the queue under its own lock
+			giveBack() // outside q.mu: the pacer's lock is never taken under the queue's
 			q.mu.Lock()
 		}
 	}
 }
 
-// pendingDomains is what a worker asks a DomainPacer for.
-func (q *Queue) pendingDomains() []string {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.s.domains()
+// permit is what a worker holds for a handler call: the domain of a
+// DomainPacer's permit and what gives it back.
+type permit struct {
+	domain   string
+	giveBack func()
+}
+
+// permitDomainKey is the context key of PermitDomain.
+type permitDomainKey struct{}
+
+// PermitDomain returns the disruption domain whose permit the handler call
+// given ctx holds: the domain its item was filed under (Config.DomainOf)
+// when the worker reserved it, which a caller that attributes evictions to
+// domains should use, as the pacer charged that domain's bucket. ok is false
+// outside a handler call, or when the queue's Pacer is not a DomainPacer.
+func PermitDomain(ctx context.Context) (domain string, ok bool) {
+	domain, ok = ctx.Value(permitDomainKey{}).(string)
+	return domain, ok
 }
 
 // pacerWait is a worker's wait for a permit.

@@ -156,9 +156,9 @@ func soakRound(t *testing.T, seed uint64) soakFigures {
 	tracker := ratelimit.NewTracker()
 
 	var (
-		// mu guards what the handlers and the driver share. The Limiter
-		// calls DomainOf with its lock held, so the regions have their own
-		// mutex: the driver holds mu while it asks the Limiter for its
+		// mu guards what the handlers and the driver share. The queues
+		// call DomainOf with their locks held, so the regions have their
+		// own mutex: the driver holds mu while it asks the Limiter for its
 		// rates, and no handler records an eviction before they are logged.
 		mu       sync.Mutex
 		regionMu sync.Mutex
@@ -228,9 +228,13 @@ func soakRound(t *testing.T, seed uint64) soakFigures {
 				}
 			}()
 			now := clk.Now()
-			regionMu.Lock()
-			bucket := region[it.Cluster]
-			regionMu.Unlock()
+			// The bucket the permit was charged to: the domain the queue
+			// filed the item under, which follows a move once the
+			// driver calls DomainChanged.
+			bucket, ok := evictionqueue.PermitDomain(ctx)
+			if !ok {
+				t.Errorf("%s/%s: handler call without a permit domain", it.Cluster, it.Key)
+			}
 			if !perDomain {
 				bucket = "fleet"
 			}
@@ -303,10 +307,16 @@ func soakRound(t *testing.T, seed uint64) soakFigures {
 		defer mu.Unlock()
 		faulty[c] = bad
 		regionMu.Lock()
+		moved := region[c] != r
 		region[c] = r
 		regionMu.Unlock()
 		tracker.SetInDomains(c, bad, r)
 		record()
+		if moved { // as an informer's update handler does
+			for _, q := range queues {
+				q.DomainChanged(c)
+			}
+		}
 	}
 	start := clk.Now()
 	for range 800 {

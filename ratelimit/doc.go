@@ -17,7 +17,12 @@
 //     domain and in total, however the rate changed or paused inside it,
 //     whatever the number of callers: workers never multiply the rate, and
 //     flapping health adds nothing (see Limiter).
-//   - A permit not used can be given back; a health-source error pauses.
+//   - A permit is a reservation, as x/time/rate's Reserve/Cancel: the caller
+//     names the domains it wants as a plain list (Limiter.WaitDomain,
+//     TakeDomainAt), then chooses its work, then uses the permit or gives it
+//     back. The Limiter calls nothing of its callers, and holds its lock for
+//     time proportional to the domains listed, whatever the number of
+//     clusters or items behind them. A health-source error pauses.
 //   - No goroutine is started, nothing global is registered; time comes from
 //     an injected clock, or from the caller of Limiter.TakeAt.
 //

@@ -418,8 +418,8 @@ func TestWaitDomainUnderTheFleetRuleIsWait(t *testing.T) {
 	assert.Empty(t, d)
 }
 
-// list is a WaitDomain argument that always lists names.
-func list(names ...string) func() []string { return func() []string { return names } }
+// list is a WaitDomain argument listing names.
+func list(names ...string) []string { return names }
 
 // domMetrics records DomainMetrics calls.
 type domMetrics struct {

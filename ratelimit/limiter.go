@@ -37,11 +37,17 @@ import (
 //   - A rate change re-times blocked callers at once: a Notifier source
 //     (such as Tracker) wakes them, other sources are polled
 //     (WithPollInterval), and Refresh forces a read.
-//   - A permit from WaitDomain or TakeDomainAt that is not used can be
-//     given back, as x/time/rate's Reservation.Cancel gives one: the bucket
-//     is left as if it had never been taken, if none was taken after it. A
-//     waiter whose context ends takes nothing. Waiters are not served in
-//     arrival order: the first to look once a permit is free gets it.
+//   - A permit from WaitDomain or TakeDomainAt is a reservation, as
+//     x/time/rate's Reserve makes one: the caller names the domains it
+//     wants as a plain list, then chooses its work, then uses the permit or
+//     gives it back, as Reservation.Cancel does: the bucket is left as if it
+//     had never been taken, if none was taken after it. A waiter whose
+//     context ends takes nothing. Waiters are not served in arrival order:
+//     the first to look once a permit is free gets it.
+//   - The Limiter calls nothing of its callers, and its lock is held for
+//     time proportional to the domains a caller lists (O(1) per permit,
+//     whatever the number of clusters or items behind them); slow work,
+//     reading the source, is done outside it.
 //
 // The Limiter starts no goroutine: callers read the source themselves (its
 // Changed channel closed, a poll due, or Refresh), and blocked callers
@@ -146,19 +152,21 @@ func (l *Limiter) Wait(ctx context.Context) error {
 }
 
 // WaitDomain is Wait for a permit for one of the domains listed, the first
-// preferred; it returns that domain and a function that gives the permit
-// back unused (its item has gone, or was abandoned). Under the fleet rule
-// every domain shares the fleet's bucket and the first listed is returned.
-// A domain the source does not report has no permit.
+// preferred: a reservation, as x/time/rate's Reserve is one. It returns the
+// domain whose permit it took and a function that gives the permit back
+// unused, as Reservation.Cancel does (the caller's item has gone, or it
+// was abandoned). Under the fleet rule every domain shares the fleet's
+// bucket and the first listed is returned. A domain the source does not
+// report has no permit; an empty list is an error.
 //
-// domains is called with the Limiter's lock held each time WaitDomain looks
-// for a permit, on its first try and after every change of rate, health or
-// bucket, so a caller whose clusters moved (an eviction queue reading
-// Config.DomainOf) is asked again. It must be quick and must not call the
-// Limiter; an empty list waits for the next change.
-func (l *Limiter) WaitDomain(ctx context.Context, domains func() []string) (domain string, giveBack func(), err error) {
-	if domains == nil {
-		return "", nil, errors.New("ratelimit: WaitDomain: domains is nil")
+// domains is a plain value, read under the Limiter's lock in time
+// proportional to its length, never a callback: the Limiter calls nothing of
+// its caller. A caller whose list changes while it waits (an eviction queue
+// whose domains gained or lost pending items) ends the wait through ctx and
+// asks again with the new list.
+func (l *Limiter) WaitDomain(ctx context.Context, domains []string) (domain string, giveBack func(), err error) {
+	if len(domains) == 0 {
+		return "", nil, errors.New("ratelimit: WaitDomain: no domain listed")
 	}
 	p, err := l.wait(ctx, domains)
 	if err != nil {
@@ -168,7 +176,7 @@ func (l *Limiter) WaitDomain(ctx context.Context, domains func() []string) (doma
 }
 
 // wait is Wait and WaitDomain: domains nil names no domain.
-func (l *Limiter) wait(ctx context.Context, domains func() []string) (p permit, err error) {
+func (l *Limiter) wait(ctx context.Context, domains []string) (p permit, err error) {
 	if l == nil || l.src.src == nil {
 		return p, errZeroLimiter
 	}
@@ -182,19 +190,11 @@ func (l *Limiter) wait(ctx context.Context, domains func() []string) (p permit, 
 			l.mu.Unlock()
 			return p, err
 		}
-		var ds []string
-		if domains != nil {
-			ds = domains()
-		}
 		var ok bool
 		var next time.Time
-		if domains == nil || len(ds) > 0 {
-			if p, ok, next = l.takeLocked(now, ds, false); ok {
-				l.mu.Unlock()
-				return p, nil
-			}
-		} else {
-			next = l.deadlineLocked(next) // an empty list waits for a change
+		if p, ok, next = l.takeLocked(now, domains, false); ok {
+			l.mu.Unlock()
+			return p, nil
 		}
 		var timer clock.Timer
 		if !next.IsZero() {

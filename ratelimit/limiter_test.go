@@ -326,7 +326,7 @@ func TestFlappingHealthGivesNoFreePermits(t *testing.T) {
 						for {
 							var err error
 							if tt.cfg.DisruptionDomain.PerDomain() {
-								_, _, err = l.WaitDomain(ctx, func() []string { return []string{"r"} })
+								_, _, err = l.WaitDomain(ctx, []string{"r"})
 							} else {
 								err = l.Wait(ctx)
 							}

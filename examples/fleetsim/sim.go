@@ -141,6 +141,9 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 			c.domain = domains[0] // a multi-zone cluster's items wait in its first zone
 		}
 	}
+	// The queues read a cluster's domain once (DomainOf), when they first
+	// hold an item of it: a scenario's clusters never change domain, so no
+	// Store.DomainChanged is needed.
 	var domainOf func(string) string
 	if w.perDomain() {
 		domainOf = w.domainOf

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -265,9 +266,11 @@ func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
 	if domain := c.opts.Rate.DisruptionDomain; domain.PerDomain() {
 		// The Tracker counts each Cluster in its region (zone, provider),
 		// and each queue paces an item by its cluster's domain, read from
-		// the cache when a worker asks for a permit and when it takes the
-		// item (evictionqueue.Config.DomainOf): a cluster that moved takes
-		// its queued items along.
+		// the cache once, when the queue first has a pending item of the
+		// cluster (evictionqueue.Config.DomainOf), and again when the
+		// Cluster's region, zone or provider changes (watchDomains): a
+		// cluster that moved takes its queued items along, and no permit
+		// reads or converts a Cluster.
 		srcOpts = append(srcOpts, ratelimit.WithDomains(ClusterDomains(domain)))
 		cache := mgr.GetCache()
 		domainOf = func(name string) string {
@@ -334,6 +337,11 @@ func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
 			return err
 		}
 	}
+	if domainOf != nil {
+		if err := c.watchDomains(inf); err != nil {
+			return err
+		}
+	}
 	if err := mgr.Add(manager.RunnableFunc(c.recheckRefusals)); err != nil {
 		return err
 	}
@@ -346,6 +354,37 @@ func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
 		}
 	}
 	return nil
+}
+
+// watchDomains tells both queues when a Cluster's region, zone or
+// provider changes (Queue.DomainChanged), so that its pending items are
+// paced in its new domain: the queues read a cluster's domain once per
+// change, not once per permit.
+func (c *EvictionController) watchDomains(inf interface {
+	AddEventHandler(toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error)
+}) error {
+	_, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(*clusterv1alpha1.Cluster)
+			n, ok2 := newObj.(*clusterv1alpha1.Cluster)
+			if !ok1 || !ok2 || !domainFieldsChanged(&o.Spec, &n.Spec) {
+				return
+			}
+			for _, k := range c.kinds {
+				k.q.DomainChanged(n.Name)
+			}
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("controllers: watching the Clusters' domains: %w", err)
+	}
+	return nil
+}
+
+// domainFieldsChanged reports whether a Cluster's update may have moved it
+// to another disruption domain: its provider, region or zones changed.
+func domainFieldsChanged(o, n *clusterv1alpha1.ClusterSpec) bool {
+	return o.Provider != n.Provider || o.Region != n.Region || o.Zone != n.Zone || !slices.Equal(o.Zones, n.Zones)
 }
 
 // Limiter is the Limiter that paces both queues; nil before
