@@ -384,9 +384,9 @@ func (c cachedClient) List(ctx context.Context, list client.ObjectList, opts ...
 
 // recordedEvent is one Event a controller recorded.
 type recordedEvent struct {
-	at                 time.Time
-	key                string // the binding's (regarding object's) key
-	typ, reason, note  string
+	at                time.Time
+	key               string // the binding's (regarding object's) key
+	typ, reason, note string
 }
 
 // eventLog keeps the Events the controllers record, for the invariants.
@@ -413,7 +413,9 @@ func (l *eventLog) last(key, cluster string) (recordedEvent, bool) {
 	defer l.mu.Unlock()
 	for i := len(l.events) - 1; i >= 0; i-- {
 		e := l.events[i]
-		if e.key == key && strings.Contains(e.note, "cluster "+cluster+" ") || e.key == key && strings.Contains(e.note, "cluster "+cluster+":") {
+		// The notes say "not evicted from cluster NAME: why" and "moved
+		// off cluster NAME into a graceful eviction task: why".
+		if e.key == key && (strings.Contains(e.note, "cluster "+cluster+":") || strings.Contains(e.note, "cluster "+cluster+" ")) {
 			return e, true
 		}
 	}
@@ -428,7 +430,7 @@ type modelManager struct {
 	events *eventLog
 }
 
-func (m *modelManager) GetAPIReader() client.Reader                   { return m.api }
+func (m *modelManager) GetAPIReader() client.Reader                  { return m.api }
 func (m *modelManager) GetEventRecorder(string) events.EventRecorder { return m.events }
 
 // newModelManager returns a manager over the fake API server api: nothing
@@ -464,11 +466,8 @@ func newModelManager(scheme *runtime.Scheme, api client.WithWatch, lag func() ti
 	return &modelManager{Manager: mgr, api: api, events: log}, nil
 }
 
-// keyOf is a binding's queue key.
-func keyOf(o client.Object) string { return itemKey(o) }
-
-// untolerated returns the NoExecute taints of cl, the ones the eviction
-// controller judges with EnableNoExecuteTaintEviction.
+// noExecuteTaints are the taints the eviction controller judges a binding
+// by, with EnableNoExecuteTaintEviction and no spec.failover.
 func noExecuteTaints(taints []corev1.Taint) []corev1.Taint {
 	var out []corev1.Taint
 	for _, t := range taints {
