@@ -56,7 +56,7 @@ var (
 	modelDuration = flag.Duration("model.duration", 0, "model test: run random seeds for this long (wall time)")
 	modelSteps    = flag.Int("model.steps", 120, "model test: steps per sequence")
 	modelVerbose  = flag.Bool("model.v", false, "model test: log every step and the controllers' logs")
-	modelCheck    = flag.String("model.invariants", "abcde", "model test: the invariants checked, by letter")
+	modelCheck    = flag.String("model.invariants", "abcdef", "model test: the invariants checked, by letter")
 )
 
 // modelFixedSeeds run in CI.
@@ -69,6 +69,7 @@ var modelInvariants = map[string]string{
 	"c": "evictions written over any window are at most 1 + rate × (window + 100ms for the write to follow its permit), +1 per new leader in the window",
 	"d": "the Ledger holds no more than the open graceful eviction tasks (and those ended within ClusterStatusUpdateFrequency) account for, each at most its replicas on every other cluster: nothing once no task is open",
 	"e": "every graceful eviction task ends within GracefulEvictionOptions.Timeout",
+	"f": "a new leader holds the room of the evictions in flight (DESIGN, fourth round: rebuilt from the open tasks)",
 }
 
 const (
@@ -137,11 +138,17 @@ type model struct {
 	lrnd       *rand.Rand // the cache lag's
 	conflictP  float64
 	lagMax     time.Duration
+	lagPrev    time.Duration // lagMax before the last step, for the events still on their way
+	latMax     time.Duration // the API server's latency
+	busy       int           // calls waiting out the latency
 	evictions  []modelEviction
 	starts     []time.Time // when each leader started
 	ended      []endedTask
-	found      []modelViolation // found by the interceptor, reported after the step
-	conflicted time.Time        // when a controller's write last met a conflict
+	found      []modelViolation     // found by the interceptor, reported after the step
+	conflicted time.Time            // when a controller's write last met a conflict
+	injected   map[string]time.Time // when each binding's eviction last met another writer
+	heldBefore map[string]int64     // what the last leader's Ledger held when it stopped
+	restarted  time.Time            // when the last leader change happened
 	trace      []string
 	reported   map[string]int
 	checkedEvs int // evictions already checked against (c)
@@ -158,13 +165,15 @@ type endedTask struct {
 	what     string
 }
 
-type modelViolation struct{ inv, msg string }
+// modelViolation is one violation of invariant inv; kind names the cause
+// as the harness sees it, so that each cause is reported once a sequence.
+type modelViolation struct{ inv, kind, msg string }
 
 func runModel(t *testing.T, seed int64, steps int) {
 	m := &model{
 		t: t, seed: seed, rnd: rand.New(rand.NewSource(seed)),
 		crnd: rand.New(rand.NewSource(seed + 1)), lrnd: rand.New(rand.NewSource(seed + 2)),
-		events: &eventLog{}, capacity: map[string]int64{}, desired: map[string]int{}, reported: map[string]int{},
+		events: &eventLog{}, injected: map[string]time.Time{}, capacity: map[string]int64{}, desired: map[string]int{}, reported: map[string]int{},
 		logger: logr.Discard(),
 	}
 	if *modelVerbose {
@@ -175,6 +184,14 @@ func runModel(t *testing.T, seed int64, steps int) {
 		t.Fatal(err)
 	}
 	m.api = fake.NewClientBuilder().WithScheme(m.scheme).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			m.latency()
+			return c.Get(ctx, key, obj, opts...)
+		},
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			m.latency()
+			return c.List(ctx, list, opts...)
+		},
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			m.mu.Lock()
 			defer m.mu.Unlock()
@@ -275,15 +292,45 @@ func (m *model) lag() time.Duration {
 	return time.Duration(m.lrnd.Int63n(int64(m.lagMax)))
 }
 
+// latency is the API server's: a call takes up to latMax, during which the
+// caller is busy, so that a handler call spans time in which events come.
+func (m *model) latency() {
+	m.mu.Lock()
+	if m.latMax <= 0 {
+		m.mu.Unlock()
+		return
+	}
+	d := time.Duration(m.lrnd.Int63n(int64(m.latMax)))
+	m.busy++
+	m.mu.Unlock()
+	time.Sleep(d)
+	m.mu.Lock()
+	m.busy--
+	m.mu.Unlock()
+}
+
 // settle waits for the controllers to be idle, lets time run a little (the
-// cache catches up, retries on conflict end) and waits again.
+// cache catches up, retries on conflict end) and waits again, until no call
+// to the API server is under way: a controller between two calls is still
+// handling its item.
 func (m *model) settle() {
 	synctest.Wait()
 	m.mu.Lock()
-	lag := m.lagMax
+	lag := max(m.lagMax, m.lagPrev)
+	m.lagPrev = m.lagMax
 	m.mu.Unlock()
 	time.Sleep(lag + time.Second)
 	synctest.Wait()
+	for range 100 {
+		m.mu.Lock()
+		busy := m.busy
+		m.mu.Unlock()
+		if busy == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+		synctest.Wait()
+	}
 }
 
 // ---- the world ----
@@ -660,14 +707,19 @@ func (m *model) step() string {
 		m.conflictP = p
 		m.mu.Unlock()
 		return fmt.Sprintf("conflicts injected into evictions with probability %.1f", p)
-	case r < 78: // the cache lags
-		l := []time.Duration{0, 200 * time.Millisecond, 2 * time.Second}[m.rnd.Intn(3)]
+	case r < 78: // the cache lags, the API server is slow
+		l := []time.Duration{0, 200 * time.Millisecond, 2 * time.Second, 5 * time.Second}[m.rnd.Intn(4)]
+		d := []time.Duration{0, 0, 20 * time.Millisecond, 300 * time.Millisecond}[m.rnd.Intn(4)]
 		m.mu.Lock()
-		m.lagMax = l
+		m.lagMax, m.latMax = l, d
 		m.mu.Unlock()
-		return fmt.Sprintf("cache lag up to %v", l)
+		return fmt.Sprintf("cache lag up to %v, API latency up to %v", l, d)
 	case r < 82: // a new leader
 		pending := m.pending()
+		if l := m.ctrl.Ledger(); l != nil {
+			m.heldBefore = l.Held(time.Now())
+		}
+		m.restarted = time.Now()
 		m.stop()
 		m.start()
 		return fmt.Sprintf("leader change (the old leader had queued %v)", pending)
@@ -853,6 +905,7 @@ func (m *model) endTasks(key string, ts []workv1alpha2.GracefulEvictionTask, why
 // goes through is checked against invariant (a) on the object it
 // overwrites and the clusters as they are, and counted for (c).
 func (m *model) update(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+	m.latency()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	rb, ok := obj.(*workv1alpha2.ResourceBinding)
@@ -869,6 +922,7 @@ func (m *model) update(ctx context.Context, c client.WithWatch, obj client.Objec
 	out := evictedFrom(&cur.Spec, &rb.Spec)
 	if uo.FieldManager == FieldManager && len(out) > 0 && m.crnd.Float64() < m.conflictP {
 		what := m.otherWriter(ctx, c, &cur, out[0])
+		m.injected[key] = time.Now()
 		m.traceLocked(fmt.Sprintf("  at %s: the eviction of %s from %v met another writer first: %s", m.since(), key, out, what))
 		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), &cur); err != nil {
 			return c.Update(ctx, obj, opts...)
@@ -896,6 +950,7 @@ func (m *model) update(ctx context.Context, c client.WithWatch, obj client.Objec
 }
 
 func (m *model) delete(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+	m.latency()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if rb, ok := obj.(*workv1alpha2.ResourceBinding); ok {
@@ -963,16 +1018,20 @@ func (m *model) otherWriter(ctx context.Context, c client.WithWatch, cur *workv1
 func (m *model) checkEviction(ctx context.Context, c client.Reader, cur *workv1alpha2.ResourceBinding, out []string) {
 	var list clusterv1alpha1.ClusterList
 	if err := c.List(ctx, &list); err != nil {
-		m.found = append(m.found, modelViolation{"a", fmt.Sprintf("listing clusters: %v", err)})
+		m.found = append(m.found, modelViolation{"a", "harness", fmt.Sprintf("listing clusters: %v", err)})
 		return
 	}
 	res, err := checkNow(cur, list.Items, out...)
 	if err != nil {
-		m.found = append(m.found, modelViolation{"a", fmt.Sprintf("%s: the check cannot be built: %v", itemKey(cur), err)})
+		m.found = append(m.found, modelViolation{"a", "harness", fmt.Sprintf("%s: the check cannot be built: %v", itemKey(cur), err)})
 		return
 	}
 	if !res.Feasible {
-		m.found = append(m.found, modelViolation{"a", fmt.Sprintf("at %s %s is evicted from %v though the check on the API server's clusters says %s: %s\n  the binding overwritten: clusters %v, tasks %v, placement %s\n  clusters: %s",
+		kind := "nowhere to go, the check on a stale fleet"
+		if time.Since(m.injected[itemKey(cur)]) <= modelWriteDelay {
+			kind = "nowhere to go after a conflict"
+		}
+		m.found = append(m.found, modelViolation{"a", kind, fmt.Sprintf("at %s %s is evicted from %v though the check on the API server's clusters says %s: %s\n  the binding overwritten: clusters %v, tasks %v, placement %s\n  clusters: %s",
 			m.since(), itemKey(cur), out, res.Code, res.Reason, targets(cur), tasks(cur), cur.Annotations[karmada.AppliedPlacementAnnotation], describeClusters(list.Items))})
 	}
 	tols, _ := karmada.AppliedTolerations(cur.Annotations)
@@ -982,7 +1041,7 @@ func (m *model) checkEviction(ctx context.Context, c client.Reader, cur *workv1a
 				continue
 			}
 			if d := failover.DecideEviction(noExecuteTaints(list.Items[i].Spec.Taints), tols, nil, time.Now()); !d.Evict {
-				m.found = append(m.found, modelViolation{"a", fmt.Sprintf("at %s %s is evicted from %s though DecideEviction says stay: %s\n  clusters: %s",
+				m.found = append(m.found, modelViolation{"a", "evicted though it may stay", fmt.Sprintf("at %s %s is evicted from %s though DecideEviction says stay: %s\n  clusters: %s",
 					m.since(), itemKey(cur), name, d.Reason, describeClusters(list.Items))})
 			}
 		}
@@ -1046,7 +1105,7 @@ func (m *model) check(step int) {
 	pending := m.pending()
 	grace := time.Second
 	m.mu.Lock()
-	grace += m.lagMax
+	grace += max(m.lagMax, m.lagPrev)
 	// A controller that met a conflict sleeps a little before it retries:
 	// it is still handling an item, which may hold room and not be queued.
 	retrying := now.Sub(m.conflicted) <= modelWriteDelay
@@ -1070,7 +1129,12 @@ func (m *model) check(step int) {
 			if cl == nil {
 				continue
 			}
-			d := failover.DecideEviction(noExecuteTaints(cl.Spec.Taints), tols, nil, now.Add(-grace))
+			// A taint reaches the eviction controller through the cache,
+			// a lag after it is written.
+			taints := slices.DeleteFunc(noExecuteTaints(cl.Spec.Taints), func(t corev1.Taint) bool {
+				return t.TimeAdded != nil && t.TimeAdded.Time.After(now.Add(-grace))
+			})
+			d := failover.DecideEviction(taints, tols, nil, now.Add(-grace))
 			if !d.Evict {
 				continue
 			}
@@ -1079,18 +1143,19 @@ func (m *model) check(step int) {
 				continue
 			}
 			ev, ok := m.events.last(key, tc.Name)
-			why := "no Event says why"
+			why, kind := "no Event says why", "decision lost"
 			if ok && ev.typ == corev1.EventTypeWarning {
 				res, err := checkNow(rb, clusters, tc.Name)
 				if err != nil || !res.Feasible {
 					continue // refused, and the reason still holds
 				}
+				kind = "refusal never decided again"
 				why = fmt.Sprintf("refused at %s (%s: %s), never decided again though the check now finds it feasible: %s",
 					ev.at.Sub(modelEpoch), ev.reason, ev.note, res.Reason)
 			} else if ok {
 				why = fmt.Sprintf("the last Event (%s at %s) says %s", ev.reason, ev.at.Sub(modelEpoch), ev.note)
 			}
-			found = append(found, modelViolation{"b", fmt.Sprintf("at %s %s stays on %s (%s), not queued, and %s\n  binding: clusters %v, tasks %v, placement %s\n  queued: %v\n  clusters: %s",
+			found = append(found, modelViolation{"b", kind, fmt.Sprintf("at %s %s stays on %s (%s), not queued, and %s\n  binding: clusters %v, tasks %v, placement %s\n  queued: %v\n  clusters: %s",
 				m.since(), key, tc.Name, d.Reason, why, targets(rb), tasks(rb), rb.Annotations[karmada.AppliedPlacementAnnotation], pending, describeClusters(clusters))})
 		}
 	}
@@ -1123,8 +1188,29 @@ func (m *model) check(step int) {
 		}
 		m.mu.Unlock()
 		if total > budget {
-			found = append(found, modelViolation{"d", fmt.Sprintf("at %s the Ledger holds %d replicas (%v) where the open tasks and those ended within %v account for %d\n  open tasks: %v\n  ended lately: %v",
+			found = append(found, modelViolation{"d", "held beyond the open tasks", fmt.Sprintf("at %s the Ledger holds %d replicas (%v) where the open tasks and those ended within %v account for %d\n  open tasks: %v\n  ended lately: %v",
 				m.since(), total, held, modelReport, budget, open, recent)})
+		}
+	}
+
+	// (f): right after a leader change, the new leader holds the room of
+	// the evictions in flight that the old one held, while none has ended.
+	if held := m.heldBefore; held != nil && m.ctrl != nil && m.ctrl.Ledger() != nil && !retrying {
+		m.heldBefore = nil
+		var before, after int64
+		for _, n := range held {
+			before += n
+		}
+		heldNow := m.ctrl.Ledger().Held(now)
+		for _, n := range heldNow {
+			after += n
+		}
+		m.mu.Lock()
+		quiet := len(m.ended) == 0 || m.ended[len(m.ended)-1].at.Before(m.restarted)
+		m.mu.Unlock()
+		if quiet && after < before {
+			found = append(found, modelViolation{"f", "new leader forgets", fmt.Sprintf("at %s the new leader's Ledger holds %v where the old one held %v, and no task has ended since",
+				m.since(), heldNow, held)})
 		}
 	}
 
@@ -1132,7 +1218,7 @@ func (m *model) check(step int) {
 	for i := range bindings {
 		for _, t := range bindings[i].Spec.GracefulEvictionTasks {
 			if t.CreationTimestamp != nil && now.Sub(t.CreationTimestamp.Time) > modelTimeout+2*grace+time.Second {
-				found = append(found, modelViolation{"e", fmt.Sprintf("at %s %s still has its task from %s created at %s, past the %v timeout\n  binding: clusters %v, tasks %v, status %v",
+				found = append(found, modelViolation{"e", "task never ends", fmt.Sprintf("at %s %s still has its task from %s created at %s, past the %v timeout\n  binding: clusters %v, tasks %v, status %v",
 					m.since(), itemKey(&bindings[i]), t.FromCluster, t.CreationTimestamp.Sub(modelEpoch), modelTimeout, targets(&bindings[i]), tasks(&bindings[i]), bindings[i].Status.AggregatedStatus)})
 			}
 		}
@@ -1165,7 +1251,7 @@ func (m *model) checkRate() []modelViolation {
 				for _, e := range m.evictions[i : j+1] {
 					evs = append(evs, fmt.Sprintf("%s from %s at %s", e.key, e.cluster, e.at.Sub(modelEpoch)))
 				}
-				out = append(out, modelViolation{"c", fmt.Sprintf("%d evictions in %v (bound %.2f at %v/s, %d new leaders): %v", n, window, bound, modelRate, leaders, evs)})
+				out = append(out, modelViolation{"c", "too fast", fmt.Sprintf("%d evictions in %v (bound %.2f at %v/s, %d new leaders): %v", n, window, bound, modelRate, leaders, evs)})
 				break
 			}
 		}
@@ -1180,8 +1266,9 @@ func (m *model) report(step int, v modelViolation) {
 	if !strings.Contains(*modelCheck, v.inv) {
 		return
 	}
-	m.reported[v.inv]++
-	if m.reported[v.inv] > 1 {
+	id := v.inv + ": " + v.kind
+	m.reported[id]++
+	if m.reported[id] > 1 {
 		if *modelVerbose {
 			m.t.Logf("seed %d, step %d: invariant (%s) again: %s", m.seed, step, v.inv, v.msg)
 		}
@@ -1190,6 +1277,6 @@ func (m *model) report(step int, v modelViolation) {
 	m.mu.Lock()
 	trace := strings.Join(m.trace, "\n    ")
 	m.mu.Unlock()
-	m.t.Errorf("seed %d, step %d: invariant (%s) violated: %s\n  %s\n  replay: go test ./controllers/ -run 'TestModelControllers' -model.seed=%d -model.steps=%d\n  steps so far:\n    %s",
-		m.seed, step, v.inv, modelInvariants[v.inv], v.msg, m.seed, *modelSteps, trace)
+	m.t.Errorf("seed %d, step %d: invariant (%s) violated (%s): %s\n  %s\n  replay: go test ./controllers/ -run 'TestModelControllers' -model.seed=%d -model.steps=%d\n  steps so far:\n    %s",
+		m.seed, step, v.inv, v.kind, modelInvariants[v.inv], v.msg, m.seed, *modelSteps, trace)
 }
