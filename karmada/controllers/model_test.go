@@ -59,6 +59,8 @@ var (
 	modelCheck    = flag.String("model.invariants", "abcdef", "model test: the invariants checked, by letter")
 )
 
+var modelLogOnce sync.Once
+
 // modelFixedSeeds run in CI.
 var modelFixedSeeds = []int64{1, 2, 3, 4, 5, 6}
 
@@ -66,7 +68,7 @@ var modelFixedSeeds = []int64{1, 2, 3, 4, 5, 6}
 var modelInvariants = map[string]string{
 	"a": "an eviction is written only when the pre-scheduling check on the API server's current clusters finds it feasible on the very object overwritten (and DecideEviction still says leave)",
 	"b": "at quiescence no binding stays on a cluster whose NoExecute taint it does not tolerate unless its item is queued or a Warning Event says why and still holds",
-	"c": "evictions written over any window are at most 1 + rate × (window + 100ms for the write to follow its permit), +1 per new leader in the window",
+	"c": "evictions written over any window are at most 1 + rate × (window + the time a write may follow its permit), +1 per new leader in the window",
 	"d": "the Ledger holds no more than the open graceful eviction tasks (and those ended within ClusterStatusUpdateFrequency) account for, each at most its replicas on every other cluster: nothing once no task is open",
 	"e": "every graceful eviction task ends within GracefulEvictionOptions.Timeout",
 	"f": "a new leader holds the room of the evictions in flight (DESIGN, fourth round: rebuilt from the open tasks)",
@@ -79,7 +81,7 @@ const (
 	modelTimeout    = 3 * time.Minute
 	modelReport     = 10 * time.Second // ClusterStatusUpdateFrequency
 	modelMaxBinding = 10
-	modelWriteDelay = 100 * time.Millisecond   // the most a handler's write follows its permit
+	modelWriteDelay = 100 * time.Millisecond   // the most a handler's write follows its permit, but for the API's latency
 	modelDownTaint  = "model.example.com/down" // another writer's, gone when the cluster is Ready again
 )
 
@@ -121,6 +123,7 @@ type model struct {
 	rnd    *rand.Rand // the steps'
 	scheme *runtime.Scheme
 	api    client.WithWatch // the fake API server, through the interceptor
+	raw    client.WithWatch // the fake API server itself, for the test's reads: no latency
 	events *eventLog        // shared by every leader: Events stay in the API
 	logger logr.Logger
 
@@ -140,6 +143,7 @@ type model struct {
 	lagMax     time.Duration
 	lagPrev    time.Duration // lagMax before the last step, for the events still on their way
 	latMax     time.Duration // the API server's latency
+	latEver    time.Duration // the most latMax has been
 	busy       int           // calls waiting out the latency
 	evictions  []modelEviction
 	starts     []time.Time // when each leader started
@@ -177,13 +181,17 @@ func runModel(t *testing.T, seed int64, steps int) {
 		logger: logr.Discard(),
 	}
 	if *modelVerbose {
-		m.logger = funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, time.Now().Format("15:04:05.000"), prefix, args) }, funcr.Options{})
+		m.logger = funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, time.Now().Format("15:04:05.000"), prefix, args) }, funcr.Options{Verbosity: 1})
+		// The eviction handlers log through the context of the queues,
+		// which carries no logger: controller-runtime's global one.
+		modelLogOnce.Do(func() { log.SetLogger(m.logger) })
 	}
 	m.scheme = runtime.NewScheme()
 	if err := AddToScheme(m.scheme); err != nil {
 		t.Fatal(err)
 	}
-	m.api = fake.NewClientBuilder().WithScheme(m.scheme).WithInterceptorFuncs(interceptor.Funcs{
+	m.raw = fake.NewClientBuilder().WithScheme(m.scheme).Build()
+	m.api = interceptor.NewClient(m.raw, interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			m.latency()
 			return c.Get(ctx, key, obj, opts...)
@@ -204,7 +212,7 @@ func runModel(t *testing.T, seed int64, steps int) {
 			defer m.mu.Unlock()
 			return c.Patch(ctx, obj, patch, opts...)
 		},
-	}).Build()
+	})
 
 	m.build()
 	m.start()
@@ -292,6 +300,11 @@ func (m *model) lag() time.Duration {
 	return time.Duration(m.lrnd.Int63n(int64(m.lagMax)))
 }
 
+// writeDelayLocked is the most a handler's write follows its permit: its
+// reads of the cluster and the binding and its write each wait out the
+// API's latency, and a retry on conflict sleeps a little. m.mu is held.
+func (m *model) writeDelayLocked() time.Duration { return modelWriteDelay + 4*m.latEver }
+
 // latency is the API server's: a call takes up to latMax, during which the
 // caller is busy, so that a handler call spans time in which events come.
 func (m *model) latency() {
@@ -368,7 +381,7 @@ func (m *model) clusterNames() []string { return slices.Sorted(maps.Keys(m.capac
 
 func (m *model) clusters() []clusterv1alpha1.Cluster {
 	var list clusterv1alpha1.ClusterList
-	if err := m.api.List(context.Background(), &list); err != nil {
+	if err := m.raw.List(context.Background(), &list); err != nil {
 		m.t.Fatal(err)
 	}
 	return list.Items
@@ -376,7 +389,7 @@ func (m *model) clusters() []clusterv1alpha1.Cluster {
 
 func (m *model) bindings() []workv1alpha2.ResourceBinding {
 	var list workv1alpha2.ResourceBindingList
-	if err := m.api.List(context.Background(), &list); err != nil {
+	if err := m.raw.List(context.Background(), &list); err != nil {
 		m.t.Fatal(err)
 	}
 	return list.Items
@@ -711,7 +724,7 @@ func (m *model) step() string {
 		l := []time.Duration{0, 200 * time.Millisecond, 2 * time.Second, 5 * time.Second}[m.rnd.Intn(4)]
 		d := []time.Duration{0, 0, 20 * time.Millisecond, 300 * time.Millisecond}[m.rnd.Intn(4)]
 		m.mu.Lock()
-		m.lagMax, m.latMax = l, d
+		m.lagMax, m.latMax, m.latEver = l, d, max(m.latEver, d)
 		m.mu.Unlock()
 		return fmt.Sprintf("cache lag up to %v, API latency up to %v", l, d)
 	case r < 82: // a new leader
@@ -1028,7 +1041,7 @@ func (m *model) checkEviction(ctx context.Context, c client.Reader, cur *workv1a
 	}
 	if !res.Feasible {
 		kind := "nowhere to go, the check on a stale fleet"
-		if time.Since(m.injected[itemKey(cur)]) <= modelWriteDelay {
+		if time.Since(m.injected[itemKey(cur)]) <= m.writeDelayLocked() {
 			kind = "nowhere to go after a conflict"
 		}
 		m.found = append(m.found, modelViolation{"a", kind, fmt.Sprintf("at %s %s is evicted from %v though the check on the API server's clusters says %s: %s\n  the binding overwritten: clusters %v, tasks %v, placement %s\n  clusters: %s",
@@ -1108,7 +1121,7 @@ func (m *model) check(step int) {
 	grace += max(m.lagMax, m.lagPrev)
 	// A controller that met a conflict sleeps a little before it retries:
 	// it is still handling an item, which may hold room and not be queued.
-	retrying := now.Sub(m.conflicted) <= modelWriteDelay
+	retrying := now.Sub(m.conflicted) <= m.writeDelayLocked()
 	m.mu.Unlock()
 	if retrying {
 		m.note(fmt.Sprintf("  at %s: (b) and (d) not checked: a controller is retrying a write", m.since()))
@@ -1245,7 +1258,7 @@ func (m *model) checkRate() []modelViolation {
 			// A write follows its permit by the handler's reads and its
 			// retries on conflict (tens of milliseconds): the window of
 			// the permits may be that much longer.
-			bound := 1 + modelRate*(window+modelWriteDelay).Seconds() + float64(leaders)
+			bound := 1 + modelRate*(window+m.writeDelayLocked()).Seconds() + float64(leaders)
 			if n := j - i + 1; float64(n) > bound+1e-9 {
 				var evs []string
 				for _, e := range m.evictions[i : j+1] {
