@@ -224,6 +224,13 @@ func runModel(t *testing.T, seed int64, steps int) {
 
 	m.build()
 	m.start()
+	// A step that fails the test stops the leader too, so that the bubble
+	// ends with no goroutine left.
+	defer func() {
+		if m.ctrl != nil {
+			m.stop()
+		}
+	}()
 	m.settle()
 	m.check(0)
 	for i := 1; i <= steps; i++ {
@@ -239,7 +246,6 @@ func runModel(t *testing.T, seed int64, steps int) {
 		m.settle()
 		m.check(steps + 1 + i)
 	}
-	m.stop()
 	for _, inv := range slices.Sorted(maps.Keys(m.reported)) {
 		t.Logf("seed %d: invariant (%s) violated %d times", seed, inv, m.reported[inv])
 	}
