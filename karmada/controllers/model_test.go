@@ -200,12 +200,16 @@ func runModel(t *testing.T, seed int64, steps int) {
 	}
 	m.raw = fake.NewClientBuilder().WithScheme(m.scheme).Build()
 	m.api = interceptor.NewClient(m.raw, interceptor.Funcs{
+		// A read takes the API's latency there and back: what it returns
+		// may have changed by the time the caller has it.
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			m.latency()
+			defer m.latency()
 			return c.Get(ctx, key, obj, opts...)
 		},
 		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
 			m.latency()
+			defer m.latency()
 			return c.List(ctx, list, opts...)
 		},
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
@@ -315,9 +319,10 @@ func (m *model) lag() time.Duration {
 }
 
 // writeDelayLocked is the most a handler's write follows its permit: its
-// reads of the cluster and the binding and its write each wait out the
-// API's latency, and a retry on conflict sleeps a little. m.mu is held.
-func (m *model) writeDelayLocked() time.Duration { return modelWriteDelay + 4*m.latEver }
+// reads of the cluster and the binding wait out the API's latency there and
+// back, its write there, and a retry on conflict sleeps a little. m.mu is
+// held.
+func (m *model) writeDelayLocked() time.Duration { return modelWriteDelay + 6*m.latEver }
 
 // latency is the API server's: a call takes up to latMax, during which the
 // caller is busy, so that a handler call spans time in which events come.
@@ -711,8 +716,10 @@ func (m *model) step() string {
 			return true
 		})
 		return fmt.Sprintf("binding %s status: %s everywhere", rb.Name, health)
-	case r < 66: // another writer changes a binding
+	case r < 63: // another writer changes a binding
 		return m.rewrite()
+	case r < 66: // and changes it back at once
+		return m.blip()
 	case r < 69:
 		rb, ok := m.pickBinding()
 		if !ok {
@@ -846,6 +853,41 @@ func (m *model) rewrite() string {
 		return fmt.Sprintf("binding %s left as it is", b.Name)
 	}
 	return fmt.Sprintf("binding %s %s", b.Name, what)
+}
+
+// blip is another writer making a binding on a faulty cluster tolerate its
+// taint for a moment, as an operator's edit reverted: an eviction handler
+// that reads the binding meanwhile decides to leave it, and the decision
+// made when the toleration goes must not be lost.
+func (m *model) blip() string {
+	var on []workv1alpha2.ResourceBinding
+	for _, rb := range m.bindings() {
+		for _, c := range rb.Spec.Clusters {
+			var cl clusterv1alpha1.Cluster
+			if m.raw.Get(context.Background(), client.ObjectKey{Name: c.Name}, &cl) == nil && len(noExecuteTaints(cl.Spec.Taints)) > 0 {
+				on = append(on, rb)
+				break
+			}
+		}
+	}
+	if len(on) == 0 {
+		return "no binding on a faulty cluster to make tolerate it"
+	}
+	b := on[m.rnd.Intn(len(on))]
+	var was []corev1.Toleration
+	set := func(tols []corev1.Toleration) {
+		m.mutateBinding(client.ObjectKeyFromObject(&b), func(rb *workv1alpha2.ResourceBinding) bool {
+			rb.Spec.Placement.ClusterTolerations = tols
+			setApplied(rb)
+			return true
+		})
+	}
+	was = b.Spec.Placement.ClusterTolerations
+	set(append(slices.Clone(was), corev1.Toleration{Key: modelTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}))
+	d := time.Duration(m.rnd.Int63n(int64(time.Second)))
+	time.Sleep(d)
+	set(was)
+	return fmt.Sprintf("binding %s tolerated %s for %v", b.Name, modelTaintKey, d)
 }
 
 func targets(rb *workv1alpha2.ResourceBinding) []string {
