@@ -154,6 +154,7 @@ type model struct {
 	latMax     time.Duration // the API server's latency
 	latEver    time.Duration // the most latMax has been
 	quiet      bool          // the last settle found no call to the API server under way
+	newLeader  bool          // the last step changed the leader, which starts from nothing
 	busy       int           // calls waiting out the latency
 	evictions  []modelEviction
 	starts     []time.Time // when each leader started
@@ -754,6 +755,7 @@ func (m *model) step() string {
 		m.mu.Unlock()
 		return fmt.Sprintf("cache lag up to %v, API latency up to %v", l, d)
 	case r < 82: // a new leader
+		m.newLeader = true
 		pending := m.pending()
 		if l := m.ctrl.Ledger(); l != nil {
 			m.heldBefore = l.Held(time.Now())
@@ -860,26 +862,31 @@ func (m *model) rewrite() string {
 	return fmt.Sprintf("binding %s %s", b.Name, what)
 }
 
-// blip is another writer making a binding on a faulty cluster tolerate its
-// taint for a moment, as an operator's edit reverted: an eviction handler
-// that reads the binding meanwhile decides to leave it, and the decision
-// made when the toleration goes must not be lost.
+// blip is another writer making a binding tolerate the taint of its faulty
+// cluster for a moment, as an operator's edit reverted; the cluster fails
+// just before when it has not. An eviction handler that reads the binding
+// meanwhile decides to leave it, and the decision made when the toleration
+// goes must not be lost.
 func (m *model) blip() string {
-	var on []workv1alpha2.ResourceBinding
-	for _, rb := range m.bindings() {
-		for _, c := range rb.Spec.Clusters {
-			var cl clusterv1alpha1.Cluster
-			if m.raw.Get(context.Background(), client.ObjectKey{Name: c.Name}, &cl) == nil && len(noExecuteTaints(cl.Spec.Taints)) > 0 {
-				on = append(on, rb)
-				break
-			}
-		}
+	b, ok := m.pickBinding()
+	if !ok || len(b.Spec.Clusters) == 0 {
+		return "no scheduled binding to make tolerate a taint"
 	}
-	if len(on) == 0 {
-		return "no binding on a faulty cluster to make tolerate it"
+	name := b.Spec.Clusters[m.rnd.Intn(len(b.Spec.Clusters))].Name
+	var cl clusterv1alpha1.Cluster
+	if err := m.raw.Get(context.Background(), client.ObjectKey{Name: name}, &cl); err != nil {
+		m.t.Fatal(err)
 	}
-	b := on[m.rnd.Intn(len(on))]
-	var was []corev1.Toleration
+	what := ""
+	if len(noExecuteTaints(cl.Spec.Taints)) == 0 {
+		m.mutateCluster(name, func(cl *clusterv1alpha1.Cluster) {
+			c := meta.FindStatusCondition(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+			c.Status, c.LastTransitionTime, c.Reason = metav1.ConditionFalse, metav1.Now(), "Model"
+		})
+		wait := time.Duration(m.rnd.Int63n(int64(1500 * time.Millisecond)))
+		time.Sleep(wait)
+		what = fmt.Sprintf("cluster %s Ready -> False, %v later ", name, wait)
+	}
 	set := func(tols []corev1.Toleration) {
 		m.mutateBinding(client.ObjectKeyFromObject(&b), func(rb *workv1alpha2.ResourceBinding) bool {
 			rb.Spec.Placement.ClusterTolerations = tols
@@ -887,12 +894,12 @@ func (m *model) blip() string {
 			return true
 		})
 	}
-	was = b.Spec.Placement.ClusterTolerations
+	was := b.Spec.Placement.ClusterTolerations
 	set(append(slices.Clone(was), corev1.Toleration{Key: modelTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}))
-	d := time.Duration(m.rnd.Int63n(int64(time.Second)))
+	d := time.Duration(m.rnd.Int63n(int64(700 * time.Millisecond)))
 	time.Sleep(d)
 	set(was)
-	return fmt.Sprintf("binding %s tolerated %s for %v", b.Name, modelTaintKey, d)
+	return fmt.Sprintf("%sbinding %s tolerated %s for %v", what, b.Name, modelTaintKey, d)
 }
 
 func targets(rb *workv1alpha2.ResourceBinding) []string {
@@ -1186,6 +1193,10 @@ func (m *model) check(step int) {
 	if retrying {
 		m.note(fmt.Sprintf("  at %s: (b), (d) and (f) not checked: a controller is retrying a write", m.since()))
 	}
+	// A new leader lists, syncs and queues again from nothing: its
+	// decisions are checked from the next step on.
+	starting := m.newLeader
+	m.newLeader = false
 	if !m.quiet {
 		retrying = true
 		m.note(fmt.Sprintf("  at %s: (b), (d) and (f) not checked: a controller is always calling the API server", m.since()))
@@ -1193,7 +1204,7 @@ func (m *model) check(step int) {
 
 	// (b)
 	for i := range bindings {
-		if retrying {
+		if retrying || starting {
 			break
 		}
 		rb := &bindings[i]
