@@ -724,7 +724,7 @@ func (m *model) step() string {
 		return fmt.Sprintf("binding %s status: %s everywhere", rb.Name, health)
 	case r < 63: // another writer changes a binding
 		return m.rewrite()
-	case r < 66: // and changes it back at once
+	case r < 66, r >= 82 && r < 88: // and changes it back at once
 		return m.blip()
 	case r < 69:
 		rb, ok := m.pickBinding()
