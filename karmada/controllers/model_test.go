@@ -140,21 +140,24 @@ type model struct {
 	cancel context.CancelFunc
 	done   chan error
 
-	capacity map[string]int64 // pods each cluster can run
-	desired  map[string]int   // copies each Duplicated binding wants
-	nextName int
-	policy   int // the ClusterTaintPolicy variant in force
+	// Only the test's goroutine reads and writes these.
+	capacity   map[string]int64 // pods each cluster can run
+	desired    map[string]int   // copies each Duplicated binding wants
+	nextName   int
+	quiet      bool             // the last settle found no call to the API server under way
+	newLeader  bool             // the last step changed the leader, which starts from nothing
+	heldBefore map[string]int64 // what the last leader's Ledger held when it stopped
+	reported   map[string]int   // violations by invariant and cause
 
+	// The controllers' goroutines reach these through the API server.
 	mu         sync.Mutex // held by every write through the interceptor
 	crnd       *rand.Rand // the injected conflicts'
-	lrnd       *rand.Rand // the cache lag's
+	lrnd       *rand.Rand // the cache lag's and the API latency's
 	conflictP  float64
 	lagMax     time.Duration
 	lagPrev    time.Duration // lagMax before the last step, for the events still on their way
 	latMax     time.Duration // the API server's latency
 	latEver    time.Duration // the most latMax has been
-	quiet      bool          // the last settle found no call to the API server under way
-	newLeader  bool          // the last step changed the leader, which starts from nothing
 	busy       int           // calls waiting out the latency
 	evictions  []modelEviction
 	starts     []time.Time // when each leader started
@@ -162,9 +165,7 @@ type model struct {
 	found      []modelViolation     // found by the interceptor, reported after the step
 	conflicted time.Time            // when a controller's write last met a conflict
 	injected   map[string]time.Time // when each binding's eviction last met another writer
-	heldBefore map[string]int64     // what the last leader's Ledger held when it stopped
 	trace      []string
-	reported   map[string]int
 	checkedEvs int // evictions already checked against (c)
 }
 
@@ -693,7 +694,6 @@ func (m *model) step() string {
 				m.t.Fatal(err)
 			}
 		}
-		m.policy = v
 		return fmt.Sprintf("ClusterTaintPolicy variant %d (%s)", v, []string{"NoExecute on False/Unknown", "NoExecute and NoSchedule", "region r1 only", "NoExecute on Unknown only", "deleted"}[v])
 	case r < 34: // a resource summary lags or jumps
 		name := m.pickCluster()
