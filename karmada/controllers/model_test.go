@@ -70,8 +70,10 @@ var (
 
 var modelLogOnce sync.Once
 
-// modelFixedSeeds run in CI.
-var modelFixedSeeds = []int64{1, 2, 3, 4, 5, 6, 7, 8}
+// modelFixedSeeds run in CI: the first eight, and two that most often
+// meet causes the others rarely do (21: an eviction checked on a stale
+// fleet; 29: room held for a deleted binding).
+var modelFixedSeeds = []int64{1, 2, 3, 4, 5, 6, 7, 8, 21, 29}
 
 // modelInvariants, by letter, as the report names them.
 var modelInvariants = map[string]string{
