@@ -6,12 +6,11 @@
 // scratch module can prove that the release is consumable before any tag
 // exists (hack/importcheck.sh, hack/forkcheck.sh).
 //
-// Usage:
+// Usage (hack/modproxy.sh runs it; this is a module of its own, outside
+// go.work):
 //
-//	go run ./hack/modproxy -o DIR -version vX.Y.Z [-rev REV] [MODULEDIR...]
+//	cd hack/modproxy && GOWORK=off go run . -o DIR -version vX.Y.Z [-rev REV] [-repo DIR] [MODULEDIR...]
 //
-// run from inside the repository (hack/modproxy is a module of its own, so
-// from the repository root: go -C hack/modproxy run . -repo "$PWD" ...).
 // MODULEDIRs are relative to the repository root; none means every module
 // that go.work uses, the modules a release tags. Each module's files are
 // what git holds at REV, read with git archive as the go command reads a
@@ -19,12 +18,13 @@
 // untracked files, less those git ignores, so that a check sees the change
 // being made. Each module gets, under DIR/<escaped module path>/@v/, the
 // files the GOPROXY protocol names: list, VERSION.info, VERSION.mod and
-// VERSION.zip (made by golang.org/x/mod/zip, by the go command's own rules: a
-// nested module's files, vendor directories and invalid names are left out).
+// VERSION.zip. golang.org/x/mod/zip makes the zip by the go command's own
+// rules: a nested module's files and vendor directories are left out, and an
+// invalid file name or a module over the size limits is an error.
 //
 // A module's path must be the repository root module's path joined with the
-// module's directory: that is where the go command looks for the tag
-// DIR/VERSION, so a module laid out otherwise could not be fetched at all.
+// module's directory: the go command looks for that path's versions in the
+// tags DIR/VERSION, which hack/release.sh creates.
 package main
 
 import (
