@@ -39,7 +39,12 @@ packages="$(for m in "$root" "$root/karmada"; do
 done | grep -v /internal/)"
 
 proxy="file://$work/proxy,file://$(go env GOMODCACHE)/cache/download,$(go env GOPROXY)"
-export GOPROXY="$proxy" GOWORK=off GOFLAGS="-modcacherw -trimpath" GOMODCACHE="$work/modcache"
+# The oldest Go the karmada module admits, as the floor step and
+# hack/forkcheck.sh build with: found once in the machine's module cache
+# (fetched there if missing), so that the scratch cache need not hold it,
+# and with -trimpath the build cache serves forkcheck the packages built here.
+PATH="$(cd "$root/karmada" && GOWORK=off GOTOOLCHAIN="go$gover" go env GOROOT)/bin:$PATH"
+export GOTOOLCHAIN=local GOPROXY="$proxy" GOWORK=off GOFLAGS="-modcacherw -trimpath" GOMODCACHE="$work/modcache"
 export GONOSUMDB="${GONOSUMDB:+$GONOSUMDB,}github.com/failoverkit"
 
 mkdir "$work/importer"
@@ -54,7 +59,7 @@ EOF
 # added; they name no module of the library.
 cat "$root/go.sum" "$root/karmada/go.sum" | sort -u >go.sum
 
-echo "importcheck: go get $core@$version $karmada@$version (no replace; GOPROXY=file://.../proxy,...)"
+echo "importcheck: $(go env GOVERSION): go get $core@$version $karmada@$version (no replace; GOPROXY=file://.../proxy,...)"
 go get "$core@$version" "$karmada@$version"
 {
 	echo "// Package failoverimporter imports every package of the failover library."
