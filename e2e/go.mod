@@ -4,10 +4,10 @@ go 1.25.10
 
 require (
 	github.com/evanphx/json-patch/v5 v5.9.11
-	github.com/failoverkit/failover v0.0.0
-	github.com/failoverkit/failover/examples/controllerruntime v0.0.0
-	github.com/failoverkit/failover/examples/taintcontroller v0.0.0
-	github.com/failoverkit/failover/karmada v0.0.0
+	github.com/failoverkit/failover v0.4.0
+	github.com/failoverkit/failover/examples/controllerruntime v0.4.0
+	github.com/failoverkit/failover/examples/taintcontroller v0.4.0
+	github.com/failoverkit/failover/karmada v0.4.0
 	github.com/go-logr/logr v1.4.3
 	github.com/karmada-io/karmada v1.18.0
 	github.com/prometheus/client_golang v1.23.2

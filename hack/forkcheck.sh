@@ -5,8 +5,12 @@
 #
 #  1. record the go directive and the versions of k8s.io/*,
 #     sigs.k8s.io/controller-runtime and github.com/prometheus/client_golang;
-#  2. add the library's core and karmada modules (require + replace with
-#     this checkout), a package that imports every package of both, and the
+#  2. add the library as the guide's first step does, `go get
+#     github.com/failoverkit/failover/karmada@V` with no replace directive,
+#     V being the version the library's modules require of each other,
+#     served from a local module proxy of this checkout (hack/modproxy.sh:
+#     what `git add -A` would commit) that stands in for the release's
+#     tags; a package that imports every package of both modules, and the
 #     fork's diff to cmd/controller-manager/app
 #     (examples/karmadafork/karmada-v1.18.patch); `go mod tidy`;
 #  3. fail if step 1's versions moved, or if karmada-controller-manager and
@@ -25,16 +29,29 @@
 #
 # Karmada's source comes from the Go module proxy (or the module cache);
 # nothing fetched is kept. Karmada's module has no checksum-database entry
-# here, hence GONOSUMDB.
+# here, and the checksum database has never seen the library's served
+# versions, hence GONOSUMDB. The build runs on a scratch module cache, so
+# that the served versions never stand for the real tags in this machine's
+# own; that cache fills from the machine's cache (as a file proxy listed
+# after the library's) before the network, and -trimpath keeps its build
+# cache entries valid from one run, and one scratch directory, to the next.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
 KARMADA_VERSION="${KARMADA_VERSION:-v1.18.0}"
 PATCH="$root/examples/karmadafork/karmada-v1.18.patch"
-export GONOSUMDB="${GONOSUMDB:+$GONOSUMDB,}github.com/karmada-io/karmada"
+export GONOSUMDB="${GONOSUMDB:+$GONOSUMDB,}github.com/karmada-io/karmada,github.com/failoverkit"
 
 work="$(mktemp -d)"
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+
+version="$(bash "$root/hack/modproxy.sh" "$work/proxy" | tail -n 1)"
+# Every package of both modules (not their main packages, not internal ones,
+# which no importer can name), listed from this checkout: one that a module
+# zip lost fails the build below.
+packages="$(for m in "$root" "$root/karmada"; do
+	(cd "$m" && go list -f '{{if ne .Name "main"}}{{.ImportPath}}{{end}}' ./...)
+done | grep -v /internal/)"
 
 echo "forkcheck: Karmada $KARMADA_VERSION"
 src="$(cd "$work" && GOWORK=off GOFLAGS= go mod download -json "github.com/karmada-io/karmada@$KARMADA_VERSION" |
@@ -48,7 +65,8 @@ chmod -R u+w "$work/karmada"
 cd "$work/karmada"
 
 gover="$(awk '$1 == "go" { print $2; exit }' go.mod)"
-export GOWORK=off GOFLAGS=-mod=mod GOTOOLCHAIN="go$gover"
+proxy="file://$work/proxy,file://$(go env GOMODCACHE)/cache/download,$(go env GOPROXY)"
+export GOWORK=off GOFLAGS="-mod=mod -modcacherw -trimpath" GOTOOLCHAIN="go$gover"
 
 # The versions a fork must not see move: the go and toolchain directives,
 # every k8s.io module, controller-runtime and client_golang.
@@ -59,20 +77,19 @@ pinned() {
 }
 before="$(pinned)"
 
-go mod edit \
-	-require=github.com/failoverkit/failover@v0.0.0 -replace="github.com/failoverkit/failover=$root" \
-	-require=github.com/failoverkit/failover/karmada@v0.0.0 -replace="github.com/failoverkit/failover/karmada=$root/karmada"
-# Every package of both modules (not their main packages, not internal ones,
-# which no importer can name).
+# From here on the modules come from the scratch cache; the toolchain stays
+# the one Karmada's go directive names, found in the machine's cache.
+PATH="$(go env GOROOT)/bin:$PATH"
+export GOTOOLCHAIN=local GOPROXY="$proxy" GOMODCACHE="$work/modcache"
+echo "forkcheck: go get github.com/failoverkit/failover/karmada@$version (no replace; GOPROXY=file://.../proxy,...)"
+go get "github.com/failoverkit/failover/karmada@$version"
 mkdir failovercheck
 {
 	echo "// Package failovercheck imports every package of the failover library."
 	echo "package failovercheck"
 	echo
 	echo "import ("
-	for m in "$root" "$root/karmada"; do
-		(cd "$m" && GOTOOLCHAIN=local go list -f '{{if ne .Name "main"}}{{.ImportPath}}{{end}}' ./...)
-	done | grep -v /internal/ | sed 's/.*/\t_ "&"/'
+	sed 's/.*/\t_ "&"/' <<<"$packages"
 	echo ")"
 } >failovercheck/imports.go
 git apply -p1 "$PATCH"
@@ -87,6 +104,16 @@ if [[ -n "$moved" ]]; then
 	exit 1
 fi
 echo "forkcheck: none moved"
+if grep -q 'github.com/failoverkit/' <(awk '$1 == "replace" || /^replace \(/,/^\)/' go.mod); then
+	echo "forkcheck: the fork's go.mod replaces a module of the library" >&2
+	exit 1
+fi
+got="$(go list -m -f '{{.Path}} {{.Version}}' github.com/failoverkit/failover github.com/failoverkit/failover/karmada)"
+if [[ "$got" != "$(printf 'github.com/failoverkit/failover %s\ngithub.com/failoverkit/failover/karmada %s' "$version" "$version")" ]]; then
+	echo "forkcheck: the fork's build list holds the library at (want $version):" >&2
+	echo "$got" >&2
+	exit 1
+fi
 
 go build -o "$work/karmada-controller-manager" ./cmd/controller-manager
 go build ./failovercheck

@@ -3,7 +3,7 @@ module github.com/failoverkit/failover/karmada
 go 1.25.10
 
 require (
-	github.com/failoverkit/failover v0.0.0
+	github.com/failoverkit/failover v0.4.0
 	github.com/go-logr/logr v1.4.3
 	github.com/karmada-io/karmada v1.18.0
 	github.com/prometheus/client_golang v1.23.2

@@ -3,7 +3,7 @@ module github.com/failoverkit/failover/examples/controllerruntime
 go 1.25.0
 
 require (
-	github.com/failoverkit/failover v0.0.0
+	github.com/failoverkit/failover v0.4.0
 	github.com/spf13/pflag v1.0.9
 	github.com/stretchr/testify v1.11.1
 	go.uber.org/goleak v1.3.0

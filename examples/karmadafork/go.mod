@@ -3,8 +3,8 @@ module github.com/failoverkit/failover/examples/karmadafork
 go 1.25.10
 
 require (
-	github.com/failoverkit/failover v0.0.0
-	github.com/failoverkit/failover/karmada v0.0.0
+	github.com/failoverkit/failover v0.4.0
+	github.com/failoverkit/failover/karmada v0.4.0
 	github.com/karmada-io/karmada v1.18.0
 	github.com/spf13/pflag v1.0.10
 	k8s.io/apimachinery v0.35.3
