@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -22,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/failoverkit/failover/evictionqueue"
+	"github.com/failoverkit/failover/ratelimit"
 )
 
 var freezeName = types.NamespacedName{Namespace: "karmada-system", Name: DefaultFreezeName}
@@ -285,3 +290,74 @@ func TestFreezeInformerWatchesTheOneConfigMap(t *testing.T) {
 type gaugeFunc func(bool)
 
 func (f gaugeFunc) EvictionsFrozen(frozen bool) { f(frozen) }
+
+// Through the real queue and Limiter: while frozen, queued items wait
+// (none written, none dropped); thawed, they go at the rate in force, the
+// first at once on the bucket's one permit and no burst beyond it, though
+// every deferred call gave its permit back during the freeze.
+func TestThawResumesAtTheRateInForce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 4
+		var bindings []client.Object
+		for i := range n {
+			b := newBinding(nil)
+			b.Name = fmt.Sprintf("web-%d", i)
+			bindings = append(bindings, b)
+		}
+		var written atomic.Int64
+		c := worldBuilder(t, bindings...).WithInterceptorFuncs(interceptor.Funcs{
+			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+				written.Add(1)
+				return c.Update(ctx, obj, opts...)
+			},
+		}).Build()
+		ctrl := newController(t, EvictionOptions{Freeze: freezeName, DisableLedger: true}, c, &recorded{})
+		clk := ctrl.opts.Clock.(*clocktesting.FakeClock)
+		gauge := &frozenGauge{}
+		ctrl.freeze = newFreezeGate(freezeName, clk, gauge, logr.Discard())
+		ctrl.freeze.set(freezeMap(map[string]string{"reason": "INC-123"}))
+
+		tracker := ratelimit.NewTracker()
+		tracker.Set("member1", true)
+		tracker.Set("member2", false)
+		rate := ratelimit.DefaultConfig() // 0.5/s with 1 of 2 clusters faulty
+		lim, err := ratelimit.NewLimiter(rate, tracker, ratelimit.WithClock(clk))
+		require.NoError(t, err)
+		q, err := evictionqueue.New(evictionqueue.Config{Name: ResourceBindingQueue, Pacer: lim, Clock: clk}, ctrl.evictHandler(resourceBindings()))
+		require.NoError(t, err)
+		for i := range n {
+			q.Add(evictionqueue.Item{Cluster: "member1", Key: fmt.Sprintf("shop/web-%d", i)})
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		wg.Go(func() { _ = q.Run(ctx) })
+
+		for range 120 {
+			synctest.Wait()
+			clk.Step(time.Second)
+		}
+		synctest.Wait()
+		assert.Zero(t, written.Load(), "evicted while frozen")
+		assert.Equal(t, n, q.Len(), "an item left the queue while frozen")
+
+		ctrl.freeze.set(nil)
+		assert.False(t, gauge.now(t))
+		var thawed time.Duration
+		for sec := 0; written.Load() < n; sec++ {
+			require.Less(t, sec, int(freezeRecheck/time.Second)+2*n+5, "not all evicted after the thaw")
+			synctest.Wait()
+			if thawed == 0 && written.Load() > 0 {
+				thawed = time.Duration(sec) * time.Second
+			}
+			// The bucket's one permit, then 0.5/s from the first eviction.
+			if thawed > 0 {
+				assert.LessOrEqual(t, written.Load(), 1+int64((time.Duration(sec)*time.Second-thawed).Seconds()*rate.ResourceEvictionRate),
+					"a burst %ds after the thaw", sec)
+			}
+			clk.Step(time.Second)
+		}
+		assert.LessOrEqual(t, thawed, freezeRecheck, "the first eviction waited longer than freezeRecheck after the thaw")
+		cancel()
+		wg.Wait()
+	})
+}
