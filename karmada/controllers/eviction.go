@@ -236,7 +236,9 @@ func (o EvictionOptions) withDefaults() (EvictionOptions, error) {
 // The queues run as manager Runnables that need leader election, as the
 // controllers do: only the leader evicts. Before its first eviction, a
 // queue takes over the evictions its kind's open tasks say are still under
-// way (a restart, a new leader).
+// way (a restart, a new leader), and reads the operator's freeze
+// (EvictionOptions.Freeze), which every replica watches: while it holds,
+// each attempt is deferred before anything else.
 type EvictionController struct {
 	opts     EvictionOptions
 	client   client.Client // the manager's cached client
