@@ -93,6 +93,7 @@ func TestEveryAlertHasItsRunbookSection(t *testing.T) {
 	wantAlerts := []string{
 		"FailoverEvictionsPaused", "FailoverEvictionQueueNotDraining", "FailoverClusterFailureRateHigh",
 		"FailoverInFlightEvictionsExpiring", "FailoverEvictionHandlerErrors", "FailoverDomainFullDisruption",
+		"FailoverEvictionsFrozen",
 	}
 	for _, n := range Namings {
 		var names []string
