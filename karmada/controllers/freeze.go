@@ -199,7 +199,7 @@ func (g *freezeGate) set(cm *corev1.ConfigMap) {
 var notRead = freezeState{frozen: true, why: "the freeze ConfigMap has not been read yet"}
 
 // reportLocked reads the freeze at the clock's now and, when it froze,
-// thawed or changed why, sets eviction_frozen and logs it. Under g.mu, so
+// thawed or changed why it is frozen, sets eviction_frozen and logs it. Under g.mu, so
 // that reports of two callers cannot land out of order.
 func (g *freezeGate) reportLocked() freezeState {
 	if g.synced != nil && !g.synced() {
@@ -208,7 +208,9 @@ func (g *freezeGate) reportLocked() freezeState {
 		return notRead
 	}
 	s := readFreeze(g.cm, g.clock.Now())
-	if g.last != nil && g.last.frozen == s.frozen && g.last.why == s.why {
+	// A freeze whose why changes is news (a reason edited, an until
+	// corrected); a thaw whose why changes (a lapsed freeze deleted) is not.
+	if g.last != nil && g.last.frozen == s.frozen && (!s.frozen || g.last.why == s.why) {
 		return s
 	}
 	first := g.last == nil

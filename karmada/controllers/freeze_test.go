@@ -158,6 +158,14 @@ func TestFreezeLapsesAtUntil(t *testing.T) {
 	assert.False(t, gate.check().frozen)
 	assert.False(t, gauge.now(t), "eviction_frozen after the lapse")
 	requireEvicted(t, handle(ctrl))
+
+	// The lapsed ConfigMap deleted: no second thaw reported; its reason
+	// edited while frozen: reported again.
+	gate.set(nil)
+	assert.Equal(t, []bool{true, false}, gauge.values)
+	gate.set(freezeMap(map[string]string{"reason": "INC-123"}))
+	gate.set(freezeMap(map[string]string{"reason": "INC-123, still"}))
+	assert.Equal(t, []bool{true, false, true, true}, gauge.values)
 }
 
 // A freeze that cannot be read freezes, and says why: the key and the
