@@ -133,9 +133,9 @@ type freezeGate struct {
 	clock   clock.WithTicker
 	metrics frozenMetrics
 	logger  logr.Logger
-	// informer and synced are nil until setupWithManager gives it an
-	// informer (tests set the ConfigMap directly); synced says that the
-	// informer has handed g what it listed first.
+	// informer and synced are nil until watch gives g an informer (tests
+	// set the ConfigMap directly); synced says that the informer has
+	// handed g what it listed first.
 	informer toolscache.SharedIndexInformer
 	synced   toolscache.InformerSynced
 
@@ -213,15 +213,16 @@ func (g *freezeGate) reportLocked() freezeState {
 	if g.last != nil && g.last.frozen == s.frozen && (!s.frozen || g.last.why == s.why) {
 		return s
 	}
-	first := g.last == nil
+	was := g.last
 	g.last = &s
 	g.metrics.EvictionsFrozen(s.frozen)
 	switch {
 	case s.frozen:
 		g.logger.Info("every automatic eviction is frozen: queued items wait, taints and graceful eviction tasks go on",
 			"configMap", g.name.String(), "why", s.why)
-	case !first:
-		g.logger.Info("evictions thawed: queued items go on at the rate in force", "configMap", g.name.String(), "why", s.why)
+	case was != nil:
+		g.logger.Info("evictions thawed: queued items go on at the rate in force", "configMap", g.name.String(),
+			"why", s.why, "frozenFor", was.why)
 	}
 	return s
 }

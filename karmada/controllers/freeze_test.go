@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -368,4 +369,23 @@ func TestThawResumesAtTheRateInForce(t *testing.T) {
 		cancel()
 		wg.Wait()
 	})
+}
+
+// Each freeze and thaw is logged once, with why: the reason, and at the
+// thaw what the freeze was for.
+func TestFreezeAndThawAreLogged(t *testing.T) {
+	var lines []string
+	logger := funcr.New(func(_, args string) { lines = append(lines, args) }, funcr.Options{})
+	gate := newFreezeGate(freezeName, clocktesting.NewFakeClock(evictNow), &frozenGauge{}, logger)
+	gate.set(nil)
+	assert.Empty(t, lines, "a start without a freeze logs nothing")
+	gate.set(freezeMap(map[string]string{"reason": "network partition, INC-123"}))
+	gate.check()
+	gate.set(nil)
+	require.Len(t, lines, 2)
+	assert.Contains(t, lines[0], "every automatic eviction is frozen")
+	assert.Contains(t, lines[0], `"why"="network partition, INC-123"`)
+	assert.Contains(t, lines[0], `"configMap"="karmada-system/failover-freeze"`)
+	assert.Contains(t, lines[1], "evictions thawed")
+	assert.Contains(t, lines[1], `"frozenFor"="network partition, INC-123"`)
 }
