@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -25,7 +27,8 @@ import (
 // operator would, from a kubeconfig whose user is the ServiceAccount
 // deploy/rbac.yaml binds (the admin impersonating it, on an API server that
 // enforces RBAC), with leader election and its metrics and probe servers.
-// It evicts a binding, then shuts down on SIGTERM and gives up its Lease.
+// Frozen by the default freeze ConfigMap, it holds a binding back; thawed,
+// it evicts it, then shuts down on SIGTERM and gives up its Lease.
 //
 // The program sees every object in the API server, not one suite's, so this
 // subtest runs alone (not in parallel) and its fleet is large enough that
@@ -64,14 +67,6 @@ func testForkBinary(t *testing.T) {
 		err := s.c.Get(ctxFor(t), client.ObjectKey{Namespace: forkNamespace, Name: lease}, &l)
 		return err == nil && ptr.Deref(l.Spec.HolderIdentity, "") != ""
 	})
-	s.fail("binary-down")
-	tk := s.evicted(tasks, rb, "binary-down", 20*time.Second)
-	assert.Equal(t, "TaintManager", tk.Producer)
-	eventually(t, 10*time.Second, "the Event on the evicted binding", func() bool {
-		evs := s.events("b")
-		return len(evs) > 0 && evs[0].Reason == controllers.EventReasonEvicted
-	})
-
 	get := func(addr, path string) (int, string) {
 		resp, err := http.Get("http://" + addr + path)
 		require.NoError(t, err)
@@ -80,6 +75,33 @@ func testForkBinary(t *testing.T) {
 		require.NoError(t, err)
 		return resp.StatusCode, string(body)
 	}
+	metric := func(line string) bool {
+		code, body := get(metricsAddr, "/metrics")
+		return code == http.StatusOK && strings.Contains(body, line)
+	}
+
+	// An operator's freeze (the default --eviction-freeze-configmap, read
+	// with deploy/rbac.yaml's rights): the failed cluster's binding waits in
+	// its queue, deferred, until the ConfigMap is deleted.
+	freeze := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: forkNamespace, Name: controllers.DefaultFreezeName},
+		Data: map[string]string{controllers.FreezeReasonKey: "e2e"}}
+	require.NoError(t, s.c.Create(ctxFor(t), freeze))
+	eventually(t, 20*time.Second, "eviction_frozen 1", func() bool { return metric("\neviction_frozen 1\n") })
+	s.fail("binary-down")
+	eventually(t, 20*time.Second, "the frozen eviction deferred", func() bool {
+		return metric(`eviction_processing_total{name="binding-eviction",result="deferred"}`)
+	})
+	assert.Empty(t, s.getBinding("b").Spec.GracefulEvictionTasks, "evicted while frozen")
+	require.NoError(t, s.c.Delete(ctxFor(t), freeze))
+	eventually(t, 10*time.Second, "eviction_frozen 0", func() bool { return metric("\neviction_frozen 0\n") })
+	// Decided again at most 10s after the thaw.
+	tk := s.evicted(tasks, rb, "binary-down", 30*time.Second)
+	assert.Equal(t, "TaintManager", tk.Producer)
+	eventually(t, 10*time.Second, "the Event on the evicted binding", func() bool {
+		evs := s.events("b")
+		return len(evs) > 0 && evs[0].Reason == controllers.EventReasonEvicted
+	})
+
 	code, body := get(probeAddr, "/healthz")
 	assert.Equal(t, http.StatusOK, code, body)
 	code, body = get(metricsAddr, "/metrics")

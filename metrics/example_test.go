@@ -44,6 +44,7 @@ func ExampleNew() {
 	// karmada_cluster_failure_rate 0.15
 	// karmada_cluster_fault_num 3
 	// karmada_evict_kind_total 1
+	// karmada_eviction_frozen 0
 	// karmada_eviction_processing_latency_seconds count 1
 	// karmada_eviction_processing_total 1
 	// karmada_eviction_rate 0.5

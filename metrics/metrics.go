@@ -36,6 +36,7 @@ const (
 //	cluster_fault_num                    gauge                              faulty clusters
 //	cluster_failure_rate                 gauge                              faulty / total, 0 for an empty fleet
 //	eviction_rate                        gauge                              permits per second in force now
+//	eviction_frozen                      gauge                              1 while an operator's freeze holds evictions back
 //	domain_disruption_state              gauge     domain, state            1 for each disruption domain's state now
 //	domain_eviction_rate                 gauge     domain                   each disruption domain's permits per second
 //
@@ -69,6 +70,7 @@ type Metrics struct {
 	faultNum     prometheus.Gauge
 	failureRate  prometheus.Gauge
 	evictionRate prometheus.Gauge
+	frozen       prometheus.Gauge
 	domainState  *prometheus.GaugeVec
 	domainRate   *prometheus.GaugeVec
 
@@ -142,6 +144,10 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		evictionRate: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: ns, Name: "eviction_rate",
 			Help: "Evictions per second the fleet-wide rate limiter allows now; 0 while paused.",
+		}),
+		frozen: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: ns, Name: "eviction_frozen",
+			Help: "1 while an operator's freeze holds every automatic eviction back, 0 otherwise.",
 		}),
 		domainState: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: ns, Name: "domain_disruption_state",
@@ -315,6 +321,7 @@ func (m *Metrics) register(reg prometheus.Registerer, ns string, queueSeries []s
 		series{name: "cluster_fault_num", Collector: m.faultNum},
 		series{name: "cluster_failure_rate", Collector: m.failureRate},
 		series{name: "eviction_rate", Collector: m.evictionRate},
+		series{name: "eviction_frozen", Collector: m.frozen},
 		series{name: "domain_disruption_state", Collector: m.domainState},
 		series{name: "domain_eviction_rate", Collector: m.domainRate},
 	)

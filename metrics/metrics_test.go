@@ -29,6 +29,7 @@ func newMetrics(t *testing.T, opts ...metrics.Option) (*metrics.Metrics, *promet
 func recordOneOfEach(m *metrics.Metrics) {
 	m.FleetHealth(4, 1)
 	m.EvictionRate(0.5)
+	m.EvictionsFrozen(true)
 	m.Added("resource-binding", "member1", "apps/v1/Deployment")
 	m.Processed("resource-binding", "success", 2*time.Second)
 	m.Cancelled("resource-binding", 3)
@@ -54,6 +55,9 @@ evict_kind_total{cluster_name="member1",resource_kind="apps/v1/Deployment"} 1
 # HELP eviction_cancelled_total Number of queued items dropped because their cluster recovered.
 # TYPE eviction_cancelled_total counter
 eviction_cancelled_total{queue_name="resource-binding"} 3
+# HELP eviction_frozen 1 while an operator's freeze holds every automatic eviction back, 0 otherwise.
+# TYPE eviction_frozen gauge
+eviction_frozen 1
 # HELP eviction_in_flight Number of evictions accepted and finishing in the background, not yet confirmed.
 # TYPE eviction_in_flight gauge
 eviction_in_flight{queue_name="resource-binding"} 2
@@ -103,7 +107,7 @@ func TestWithNamespacePrefixesEveryName(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{
 		"karmada_cluster_failure_rate", "karmada_cluster_fault_num", "karmada_evict_kind_total",
-		"karmada_eviction_cancelled_total", "karmada_eviction_in_flight", "karmada_eviction_in_flight_expired_total",
+		"karmada_eviction_cancelled_total", "karmada_eviction_frozen", "karmada_eviction_in_flight", "karmada_eviction_in_flight_expired_total",
 		"karmada_eviction_processing_latency_seconds", "karmada_eviction_processing_total",
 		"karmada_eviction_rate", "karmada_eviction_total", "karmada_eviction_unmatched_removals_total",
 	}, names)

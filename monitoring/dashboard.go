@@ -105,7 +105,12 @@ func Dashboard(n Names) ([]byte, error) {
 			query(`sum by (`+n.Queue+`) (rate(`+n.Processed+`{`+jobSel+`,result="success"}[$__rate_interval]))`,
 				"achieved: {{"+n.Queue+"}}"),
 			query(`sum(rate(`+n.Processed+`{`+jobSel+`,result!="abandoned"}[$__rate_interval]))`, "attempts: all queues")).
-			Span(24))
+			Span(18)).
+		WithPanel(statPanel("Evictions frozen", "1 while an operator's freeze (--eviction-freeze-configmap) holds every "+
+			"automatic eviction back: queued items wait, whatever the rate in force (FailoverEvictionsFrozen).", "short",
+			query(`max(eviction_frozen{`+jobSel+`})`, "")).
+			Mappings([]dashboard.ValueMapping{valueText("0", "no", "green"), valueText("1", "frozen", "red")}).
+			Span(6).Height(8))
 
 	b.WithRow(dashboard.NewRowBuilder("Queues")).
 		WithPanel(timeseriesPanel("Queue depth by queue", "Items in each eviction queue, pending or backing off.", "short",

@@ -93,6 +93,7 @@ func TestEveryAlertHasItsRunbookSection(t *testing.T) {
 	wantAlerts := []string{
 		"FailoverEvictionsPaused", "FailoverEvictionQueueNotDraining", "FailoverClusterFailureRateHigh",
 		"FailoverInFlightEvictionsExpiring", "FailoverEvictionHandlerErrors", "FailoverDomainFullDisruption",
+		"FailoverEvictionsFrozen",
 	}
 	for _, n := range Namings {
 		var names []string
@@ -150,7 +151,7 @@ func TestDashboardPanels(t *testing.T) {
 	plugins.RegisterDefaultPlugins()
 	want := []string{
 		"Faulty clusters", "Failure rate", "Rate in force", "Queued evictions", "In flight", "Domains in full disruption",
-		"Fleet health", "Disruption state by domain", "Rate in force and achieved evictions",
+		"Fleet health", "Disruption state by domain", "Rate in force and achieved evictions", "Evictions frozen",
 		"Queue depth by queue", "Queue depth by cluster and kind", "Processing latency", "Outcomes",
 		"In-flight evictions", "Handler error ratio",
 	}

@@ -102,6 +102,9 @@ type Thresholds struct {
 	ErrorFor   string
 	// FullDisruptionFor: how long a domain must stay in full disruption.
 	FullDisruptionFor string
+	// FrozenFor: how long an operator's freeze must hold before the alert
+	// fires, so that a freeze taken back at once says nothing.
+	FrozenFor string
 }
 
 // DefaultThresholds are the thresholds of the committed rules.
@@ -115,6 +118,7 @@ var DefaultThresholds = Thresholds{
 	ErrorRatio:        0.1,
 	ErrorFor:          "15m",
 	FullDisruptionFor: "5m",
+	FrozenFor:         "1m",
 }
 
 // RunbookURL is where the alerts' runbook_url annotations point; each alert

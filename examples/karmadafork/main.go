@@ -129,6 +129,10 @@ func setup(mgr ctrl.Manager, f *flags) error {
 	if err != nil {
 		return err
 	}
+	freeze, err := f.failover.Freeze()
+	if err != nil {
+		return err
+	}
 	_, err = controllers.Setup(mgr, controllers.ClusterTaintPolicyOptions{}, controllers.EvictionOptions{
 		Rate:                            f.failover.Rate,
 		EnableNoExecuteTaintEviction:    f.clusterFailover.EnableNoExecuteTaintEviction,
@@ -136,6 +140,7 @@ func setup(mgr ctrl.Manager, f *flags) error {
 		Workers:                         f.failover.EvictionWorkers,
 		Ledger:                          ledger,
 		DisableLedger:                   ledger == nil,
+		Freeze:                          freeze,
 	}, controllers.GracefulEvictionOptions{Timeout: f.gracefulEvict})
 	return err
 }

@@ -40,14 +40,17 @@
 package controllermanager
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	controllerscontext "github.com/karmada-io/karmada/pkg/controllers/context"
 	"github.com/karmada-io/karmada/pkg/features"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/karmada/controllers"
@@ -93,6 +96,11 @@ type Options struct {
 	// two eviction controllers share holds the room an approved eviction
 	// will take, at most (karmada.WithHold); 0 turns the Ledger off.
 	CapacityHold time.Duration
+	// FreezeConfigMap is --eviction-freeze-configmap: the namespace/name
+	// of the ConfigMap whose existence freezes every automatic eviction
+	// (controllers.EvictionOptions.Freeze); empty watches none. Default
+	// karmada-system/failover-freeze.
+	FreezeConfigMap string
 
 	ledgerOnce sync.Once
 	ledger     *karmada.Ledger
@@ -118,7 +126,26 @@ func (o *Options) Ended(queue, key, cluster string) {
 // NewOptions returns the defaults: ratelimit.DefaultConfig(), one worker
 // per queue and room held for karmada.DefaultHold.
 func NewOptions() *Options {
-	return &Options{Rate: ratelimit.DefaultConfig(), EvictionWorkers: 1, CapacityHold: karmada.DefaultHold}
+	return &Options{Rate: ratelimit.DefaultConfig(), EvictionWorkers: 1, CapacityHold: karmada.DefaultHold,
+		FreezeConfigMap: DefaultFreezeNamespace + "/" + controllers.DefaultFreezeName}
+}
+
+// DefaultFreezeNamespace is the namespace of the default
+// --eviction-freeze-configmap: Karmada's own, where the controller
+// manager's leader election Lease lives on the karmada-apiserver.
+const DefaultFreezeNamespace = "karmada-system"
+
+// Freeze is --eviction-freeze-configmap as
+// controllers.EvictionOptions.Freeze takes it: the zero value when empty.
+func (o *Options) Freeze() (types.NamespacedName, error) {
+	if o.FreezeConfigMap == "" {
+		return types.NamespacedName{}, nil
+	}
+	ns, name, ok := strings.Cut(o.FreezeConfigMap, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return types.NamespacedName{}, fmt.Errorf("failover: --eviction-freeze-configmap %q: want namespace/name of a ConfigMap, or empty for none", o.FreezeConfigMap)
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}, nil
 }
 
 // Ledger is the one karmada.Ledger of the evictions in flight that
@@ -165,6 +192,10 @@ func (o *Options) AddFlags(fs, karmada *pflag.FlagSet) {
 			"until their resource summaries show the replicas placed or the eviction's graceful eviction task ends. "+
 			"An eviction the scheduler would put where the room left is short waits meanwhile. "+
 			"0 turns it off: evictions checked one after another all count the same room.")
+	fs.StringVar(&o.FreezeConfigMap, "eviction-freeze-configmap", o.FreezeConfigMap,
+		"namespace/name of the ConfigMap whose existence freezes every automatic eviction (data keys, both optional: "+
+			"reason, free text; until, RFC 3339, when the freeze lapses). Queued evictions wait; taints and graceful "+
+			"eviction tasks go on. Empty watches no ConfigMap.")
 }
 
 // StartEvictionController is the controller table's init function of the
@@ -218,6 +249,7 @@ func (o *Options) evictionOptions(karmadaOpts controllerscontext.Options) (contr
 	// (NaN and infinities too, which the Limiter's Validate rejects).
 	rate.ResourceEvictionRate, _ = strconv.ParseFloat(strconv.FormatFloat(float64(cf.ResourceEvictionRate), 'g', -1, 32), 64)
 	ledger, err := o.Ledger()
+	freeze, ferr := o.Freeze()
 	return controllers.EvictionOptions{
 		Rate:                            rate,
 		EnableNoExecuteTaintEviction:    cf.EnableNoExecuteTaintEviction,
@@ -229,7 +261,8 @@ func (o *Options) evictionOptions(karmadaOpts controllerscontext.Options) (contr
 		ClusterStatusUpdateFrequency:    karmadaOpts.ClusterStatusUpdateFrequency.Duration,
 		MaxInFlight:                     o.MaxEvictionsInFlight,
 		InFlightTTL:                     karmadaOpts.GracefulEvictionTimeout.Duration,
-	}, err
+		Freeze:                          freeze,
+	}, errors.Join(err, ferr)
 }
 
 // StartGracefulEvictionController is the controller table's init function

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	cliflag "k8s.io/component-base/cli/flag"
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
@@ -66,7 +67,7 @@ func TestFlagSection(t *testing.T) {
 	failoverSection := fss.FlagSets[FlagSection].FlagUsages()
 	karmadaSection := fss.FlagSets["cluster failover"].FlagUsages()
 	for _, f := range []string{"--secondary-resource-eviction-rate", "--unhealthy-cluster-threshold",
-		"--large-cluster-num-threshold", "--disruption-domain", "--eviction-workers", "--eviction-capacity-hold"} {
+		"--large-cluster-num-threshold", "--disruption-domain", "--eviction-workers", "--eviction-capacity-hold", "--eviction-freeze-configmap"} {
 		assert.Contains(t, failoverSection, f)
 		assert.NotContains(t, karmadaSection, f)
 	}
@@ -160,6 +161,36 @@ func TestCapacityHold(t *testing.T) {
 	enabled, err := o.StartGracefulEvictionController(ctx)
 	assert.False(t, enabled)
 	assert.ErrorContains(t, err, "--eviction-capacity-hold")
+}
+
+// --eviction-freeze-configmap names the freeze ConfigMap, by default
+// karmada-system/failover-freeze; empty watches none; anything but
+// namespace/name is an error that names the flag and the value.
+func TestFreezeFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		want    types.NamespacedName
+		wantErr string
+	}{
+		{nil, types.NamespacedName{Namespace: "karmada-system", Name: "failover-freeze"}, ""},
+		{[]string{"--eviction-freeze-configmap=ops/brake"}, types.NamespacedName{Namespace: "ops", Name: "brake"}, ""},
+		{[]string{"--eviction-freeze-configmap="}, types.NamespacedName{}, ""},
+		{[]string{"--eviction-freeze-configmap=brake"}, types.NamespacedName{}, `--eviction-freeze-configmap "brake": want namespace/name`},
+		{[]string{"--eviction-freeze-configmap=ops/"}, types.NamespacedName{}, `--eviction-freeze-configmap "ops/"`},
+		{[]string{"--eviction-freeze-configmap=a/b/c"}, types.NamespacedName{}, `--eviction-freeze-configmap "a/b/c"`},
+	} {
+		_, karmadaOpts, o, cmd := karmadaFlags()
+		require.NoError(t, cmd.Parse(tc.args))
+		got, err := o.evictionOptions(controllerscontext.Options{ClusterFailoverConfiguration: *karmadaOpts})
+		if tc.wantErr != "" {
+			assert.ErrorContains(t, err, tc.wantErr, "%v", tc.args)
+			continue
+		}
+		require.NoError(t, err, "%v", tc.args)
+		assert.Equal(t, tc.want, got.Freeze, "%v", tc.args)
+		_, err = controllers.NewEvictionController(got)
+		assert.NoError(t, err, "%v", tc.args)
+	}
 }
 
 // newManager is a manager that knows Karmada's kinds without an API

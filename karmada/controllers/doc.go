@@ -57,6 +57,16 @@
 //     one the scheduler would put where evictions already approved will
 //     take the room waits (a Warning Event AwaitingCapacity) and is tried
 //     again until the resource summaries catch up (EvictionOptions.Ledger).
+//   - An operator's freeze stops every automatic eviction: while the
+//     ConfigMap EvictionOptions.Freeze names exists (until its optional
+//     until), a queued item is deferred before anything is read, keeping
+//     its place and giving its permit back, and no failure is counted;
+//     taints, graceful eviction tasks and cancellations go on.
+//     eviction_frozen is 1. Every replica reads the freeze, and the queues
+//     start only once it is read, so a new leader honours it before its
+//     first eviction; a freeze that cannot be read freezes and says why.
+//     Thawed, items go on within 10s at the rate in force, with no burst
+//     beyond the bucket's one permit.
 //   - Only the leader acts: the queues and controllers run under the
 //     manager's leader election.
 package controllers

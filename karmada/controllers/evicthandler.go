@@ -63,9 +63,16 @@ func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 // attempt is one pass of the handler: decide again on fresh reads, check,
 // hold room, write. It returns the handler's result: ErrInProgress once the
 // task is written (the eviction is in flight until the task ends), Skip when
-// there is nothing to do, Abandon or RetryAfter when the check says no, a
+// there is nothing to do, Abandon or RetryAfter when the check says no or
+// an operator's freeze holds it back (EvictionOptions.Freeze), a
 // conflict for another attempt, another error to retry with backoff.
 func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqueue.Item, key types.NamespacedName, logger logr.Logger) error {
+	// An operator's freeze holds every eviction back before anything is
+	// read: the item stays queued and its permit goes back.
+	if f := c.freeze.check(); f.frozen {
+		return evictionqueue.RetryAfter(f.retryAfter(c.opts.Clock.Now()),
+			fmt.Errorf("controllers: evictions frozen by ConfigMap %s: %s", c.opts.Freeze, f.why))
+	}
 	// The item may have waited long, and the cache may lag: decide on what
 	// the API server holds now. A cluster that recovered meanwhile, or a
 	// binding that moved or now tolerates the taint, is left alone.

@@ -9,6 +9,7 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -124,6 +125,21 @@ type EvictionOptions struct {
 	// as the reports free the room. Default
 	// DefaultClusterStatusUpdateFrequency.
 	ClusterStatusUpdateFrequency time.Duration
+	// Freeze names the ConfigMap whose existence freezes every automatic
+	// eviction: an operator's brake, stored in the API so that every
+	// replica and every new leader honours it (karmada-controller-manager's
+	// --eviction-freeze-configmap, default karmada-system/failover-freeze,
+	// DefaultFreezeName). Its optional data keys are FreezeReasonKey, why
+	// (free text, logged), and FreezeUntilKey, when the freeze lapses (RFC
+	// 3339). While frozen, each queued item is deferred before anything
+	// else (evictionqueue.RetryAfter: it stays queued, its permit goes
+	// back, no failure is counted) and decided again at most 10s later;
+	// taints, graceful eviction tasks and cancellations go on. An until
+	// that cannot be read freezes until the ConfigMap is corrected or
+	// deleted, and the log line says why. The queues start only once the
+	// ConfigMap has been read: one that cannot be read (RBAC) evicts
+	// nothing. The zero value watches no ConfigMap and never freezes.
+	Freeze types.NamespacedName
 }
 
 // withDefaults validates o and fills in the defaults of its zero fields.
@@ -182,6 +198,9 @@ func (o EvictionOptions) withDefaults() (EvictionOptions, error) {
 	case o.InFlightTTL == 0:
 		o.InFlightTTL = 10 * time.Minute
 	}
+	if err := validFreezeName(o.Freeze); err != nil {
+		return o, err
+	}
 	return o, nil
 }
 
@@ -218,7 +237,9 @@ func (o EvictionOptions) withDefaults() (EvictionOptions, error) {
 // The queues run as manager Runnables that need leader election, as the
 // controllers do: only the leader evicts. Before its first eviction, a
 // queue takes over the evictions its kind's open tasks say are still under
-// way (a restart, a new leader).
+// way (a restart, a new leader), and reads the operator's freeze
+// (EvictionOptions.Freeze), which every replica watches: while it holds,
+// each attempt is deferred before anything else.
 type EvictionController struct {
 	opts     EvictionOptions
 	client   client.Client // the manager's cached client
@@ -229,6 +250,9 @@ type EvictionController struct {
 	// fleet is the clusters as the check reads them, fed by the manager's
 	// Cluster informer: converted once per change, not once per eviction.
 	fleet *karmada.Fleet
+	// freeze is the operator's freeze (EvictionOptions.Freeze); nil when
+	// no ConfigMap is watched.
+	freeze *freezeGate
 
 	mu              sync.Mutex
 	lastRoomRecheck time.Time       // see recheckOnRoom
@@ -300,6 +324,12 @@ func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
 	c.reader = mgr.GetAPIReader()
 	c.recorder = mgr.GetEventRecorder(FieldManager)
 	c.limiter = limiter
+	if c.opts.Freeze != (types.NamespacedName{}) {
+		c.freeze = newFreezeGate(c.opts.Freeze, c.opts.Clock, m, mgr.GetLogger().WithName("eviction-freeze"))
+		if err := c.freeze.setupWithManager(mgr); err != nil {
+			return err
+		}
+	}
 	c.kinds = []*kind{resourceBindings(), clusterResourceBindings()}
 	if err := indexBindings(ctx, mgr, c.kinds); err != nil {
 		return err
@@ -323,11 +353,12 @@ func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
 		// A plain RunnableFunc needs leader election: only the leader
 		// evicts, and a standby's queue stays empty because its
 		// controllers do not run either. Before its first eviction the
-		// leader takes over the evictions its predecessor left in flight.
+		// leader takes over the evictions its predecessor left in flight,
+		// and it reads the freeze, which every replica watches.
 		cache := mgr.GetCache()
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-			if !cache.WaitForCacheSync(ctx) || !toolscache.WaitForCacheSync(ctx.Done(), fed.HasSynced) {
-				return nil // stopped before the cache and the fleet synced
+			if !cache.WaitForCacheSync(ctx) || !toolscache.WaitForCacheSync(ctx.Done(), fed.HasSynced, c.freeze.hasSynced) {
+				return nil // stopped before the cache, the fleet and the freeze synced
 			}
 			if err := c.takeOver(ctx, k); err != nil {
 				return err
