@@ -98,28 +98,7 @@ func syncFleet(t *testing.T, ctrl *EvictionController, c client.Reader) {
 // on the bubble's clock and the test waits for them without sleeping.
 func evictWithKarmada(t *testing.T, purgeMode string, bindings ...client.Object) client.Client {
 	t.Helper()
-	c := worldBuilder(t, bindings...).
-		WithIndex(&workv1alpha2.ResourceBinding{}, indexregistry.ResourceBindingIndexByFieldCluster, func(o client.Object) []string {
-			return clusterNames(&o.(*workv1alpha2.ResourceBinding).Spec)
-		}).
-		WithIndex(&workv1alpha2.ClusterResourceBinding{}, indexregistry.ClusterResourceBindingIndexByFieldCluster, func(o client.Object) []string {
-			return clusterNames(&o.(*workv1alpha2.ClusterResourceBinding).Spec)
-		}).
-		// Karmada's taint manager keys the bindings it lists by their
-		// kind, which the manager's cache sets on what it lists and the
-		// fake client leaves empty.
-		WithInterceptorFuncs(interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
-			if err := c.List(ctx, list, opts...); err != nil {
-				return err
-			}
-			return meta.EachListItem(list, func(o runtime.Object) error {
-				gvks, _, err := c.Scheme().ObjectKinds(o)
-				if err == nil {
-					o.GetObjectKind().SetGroupVersionKind(gvks[0])
-				}
-				return err
-			})
-		}}).Build()
+	c := forKarmada(worldBuilder(t, bindings...)).Build()
 	synctest.Test(t, func(t *testing.T) {
 		tm := &karmadacluster.NoExecuteTaintManager{
 			Client:                             c,
@@ -144,6 +123,34 @@ func evictWithKarmada(t *testing.T, purgeMode string, bindings ...client.Object)
 		<-stopped
 	})
 	return c
+}
+
+// forKarmada readies a fake API server for Karmada's own taint manager: the
+// bindings' indexes by cluster that it lists by, and the kinds set on what
+// it lists.
+func forKarmada(b *fake.ClientBuilder) *fake.ClientBuilder {
+	return b.
+		WithIndex(&workv1alpha2.ResourceBinding{}, indexregistry.ResourceBindingIndexByFieldCluster, func(o client.Object) []string {
+			return clusterNames(&o.(*workv1alpha2.ResourceBinding).Spec)
+		}).
+		WithIndex(&workv1alpha2.ClusterResourceBinding{}, indexregistry.ClusterResourceBindingIndexByFieldCluster, func(o client.Object) []string {
+			return clusterNames(&o.(*workv1alpha2.ClusterResourceBinding).Spec)
+		}).
+		// Karmada's taint manager keys the bindings it lists by their
+		// kind, which the manager's cache sets on what it lists and the
+		// fake client leaves empty.
+		WithInterceptorFuncs(interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if err := c.List(ctx, list, opts...); err != nil {
+				return err
+			}
+			return meta.EachListItem(list, func(o runtime.Object) error {
+				gvks, _, err := c.Scheme().ObjectKinds(o)
+				if err == nil {
+					o.GetObjectKind().SetGroupVersionKind(gvks[0])
+				}
+				return err
+			})
+		}})
 }
 
 func clusterNames(spec *workv1alpha2.ResourceBindingSpec) []string {

@@ -203,7 +203,15 @@ func runModel(t *testing.T, seed int64, steps int) {
 	if err := AddToScheme(m.scheme); err != nil {
 		t.Fatal(err)
 	}
-	m.raw = fake.NewClientBuilder().WithScheme(m.scheme).Build()
+	// The fake API server registers the kinds it is asked for as
+	// unstructured (the CRD the taint policy controller reads) in its
+	// scheme, under its own lock: a scheme of its own, so that the
+	// cache's reads of m.scheme never race with that.
+	apiScheme := runtime.NewScheme()
+	if err := AddToScheme(apiScheme); err != nil {
+		t.Fatal(err)
+	}
+	m.raw = fake.NewClientBuilder().WithScheme(apiScheme).Build()
 	m.api = interceptor.NewClient(m.raw, interceptor.Funcs{
 		// A read takes the API's latency there and back: what it returns
 		// may have changed by the time the caller has it.
