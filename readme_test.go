@@ -94,7 +94,7 @@ func checkCommand(t *testing.T, doc, cmd, ci string, modules []string, inline bo
 		case len(f) == 2 && f[0] == "go" && f[1] != "get" && inline:
 			// go test or go run with no arguments: nothing to check
 		case f[0] == "go" && f[1] == "get":
-			if len(f) != 3 || !slices.Contains(modules, f[2]) {
+			if path, _, _ := strings.Cut(f[len(f)-1], "@"); len(f) != 3 || !slices.Contains(modules, path) {
 				t.Errorf("%s: %q gets no module of this repository (%v)", doc, part, modules)
 			}
 		case f[0] == "go" && f[1] == "run":
