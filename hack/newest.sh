@@ -111,7 +111,9 @@ for m in "${MODULES[@]}"; do
 		if [[ "$m" == e2e ]]; then
 			go vet -tags e2e ./...
 		else
-			go test -count=1 ./...
+			# failover_newest leaves out the model test's manager.Manager
+			# stand-in, written to the floor's controller-runtime.
+			go test -count=1 -tags failover_newest ./...
 		fi
 	)
 	rc=$?

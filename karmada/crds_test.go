@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -52,11 +53,14 @@ func TestCRDWindowsPatch(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The kustomization must name the Karmada this module is built on.
-	url := "https://raw.githubusercontent.com/karmada-io/karmada/" + version + "/" + karmadaCRD
-	if !strings.Contains(string(kustomization), "- "+url+"\n") {
-		t.Fatalf("crds/kustomization.yaml does not list %s as a resource", url)
+	// The kustomization must name a release of the Karmada minor version
+	// this module is built on (CI's newest step builds on a later patch).
+	m := regexp.MustCompile(`- (https://raw\.githubusercontent\.com/karmada-io/karmada/(v\d+\.\d+)\.\d+/` + regexp.QuoteMeta(karmadaCRD) + `)\n`).
+		FindSubmatch(kustomization)
+	if m == nil || !strings.HasPrefix(version, string(m[2])+".") {
+		t.Fatalf("crds/kustomization.yaml does not list Karmada %s's %s as a resource", version, karmadaCRD)
 	}
+	url := string(m[1])
 	fs := filesys.MakeFsInMemory()
 	for name, data := range map[string][]byte{
 		"/crds/kustomization.yaml":                    []byte(strings.Replace(string(kustomization), url, "karmada-crd.yaml", 1)),
