@@ -69,7 +69,9 @@ func endTask(t *testing.T, c client.Client, cluster string) {
 	require.NoError(t, c.Update(context.Background(), b))
 }
 
-func item(cluster string) evictionqueue.Item { return evictionqueue.Item{Cluster: cluster, Key: "shop/web"} }
+func item(cluster string) evictionqueue.Item {
+	return evictionqueue.Item{Cluster: cluster, Key: "shop/web"}
+}
 
 // A binding on three failing clusters with a budget of 1 is evicted from
 // one at a time: the others wait, with a ClustersInTransit Event and no
