@@ -276,7 +276,7 @@ func testInFlightBudget(t *testing.T) {
 // testTransitBudget: shop's web, annotated with a budget of one cluster in
 // transit, and wide, under --max-clusters-in-transit=2, each run on three
 // clusters that fail at once. web leaves one cluster at a time, each
-// eviction going as the task before it ends (the test plays the scheduler
+// eviction going as soon as the task before it ends (the test plays the scheduler
 // and reports the copy Healthy on a cluster of its own), with a
 // ClustersInTransit Event while one waits; wide has two clusters in
 // transit and the third waits. A watch records, per binding, the most open
@@ -298,7 +298,7 @@ func testTransitBudget(t *testing.T) {
 	require.NoError(t, s.c.Update(ctxFor(t), web))
 	s.binding("wide", on)
 	s.start("transit", forkOptions{Rate: rate(10, 10), EnableNoExecuteTaintEviction: true,
-		GracefulEvictionTimeout: time.Minute, StatusPeriod: 2 * time.Second, MaxClustersInTransit: 2}, nil)
+		GracefulEvictionTimeout: time.Minute, MaxClustersInTransit: 2}, nil)
 	open := func(name string) []string {
 		var out []string
 		for _, tk := range s.getBinding(name).Spec.GracefulEvictionTasks {
@@ -319,7 +319,11 @@ func testTransitBudget(t *testing.T) {
 
 	// Each task of web ends as its copy runs Healthy elsewhere, and the
 	// next cluster leaves only then.
+	// A waiting eviction is tried again every 10s (the default
+	// --cluster-status-update-frequency), and at once when a task of its
+	// binding ends: the next leaves well within the 10s.
 	var placed []string
+	var ended time.Time
 	for round := range failing {
 		var from string
 		eventually(t, 15*time.Second, fmt.Sprintf("web: eviction %d", round+1), func() bool {
@@ -329,6 +333,11 @@ func testTransitBudget(t *testing.T) {
 			}
 			return len(o) == 1
 		})
+		if round > 0 {
+			after := time.Since(ended)
+			assert.Less(t, after, 5*time.Second, "web: eviction %d long after the task before it ended", round+1)
+			t.Logf("measured: web's eviction %d seen %v after the task before it ended", round+1, after.Round(10*time.Millisecond))
+		}
 		started := time.Now()
 		// The new copy runs Healthy; the copies on the failed clusters
 		// not left yet report their last status, Healthy too, as the
@@ -345,7 +354,7 @@ func testTransitBudget(t *testing.T) {
 			health[c] = workv1alpha2.ResourceHealthy
 		}
 		s.scheduled("web", result, health)
-		s.taskEnded("web", from, 10*time.Second)
+		ended = s.taskEnded("web", from, 10*time.Second)
 		t.Logf("measured: web's task from %s ended %v after its copy ran elsewhere", from, time.Since(started).Round(10*time.Millisecond))
 	}
 	for _, c := range failing {

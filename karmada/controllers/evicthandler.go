@@ -76,6 +76,8 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 		return evictionqueue.RetryAfter(f.retryAfter(c.opts.Clock.Now()),
 			fmt.Errorf("controllers: evictions frozen by ConfigMap %s: %s", c.opts.Freeze, f.why))
 	}
+	// Waiting for its binding's budget, it is decided again now.
+	k.inTransit.forget(it)
 	// The item may have waited long, and the cache may lag: decide on what
 	// the API server holds now. A cluster that recovered meanwhile, or a
 	// binding that moved or now tolerates the taint, is left alone.
@@ -125,6 +127,7 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 	if open := inTransit(spec); budget > 0 && len(open) >= budget {
 		c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventReasonClustersInTransit, eventActionEvict,
 			"not evicted from cluster %s yet: %d of at most %d clusters in transit (%s)", it.Cluster, len(open), budget, strings.Join(open, ", "))
+		k.inTransit.add(it)
 		return evictionqueue.RetryAfter(c.transitRetry(),
 			fmt.Errorf("controllers: %s from %s waits: %d of at most %d clusters in transit", it.Key, it.Cluster, len(open), budget))
 	}
@@ -246,6 +249,7 @@ func (c *EvictionController) check(ctx context.Context, spec *workv1alpha2.Resou
 // is gone: the room held for its evictions in flight, and its refusals.
 func (c *EvictionController) bindingGone(k *kind, key string) {
 	k.refused.forgetBinding(key)
+	k.inTransit.forgetBinding(key)
 	if l := c.opts.Ledger; l != nil {
 		for _, h := range l.Keys(c.opts.Clock.Now()) {
 			if b, _, ok := splitHoldKey(h); ok && b == key {

@@ -145,9 +145,9 @@ type EvictionOptions struct {
 	// of its clusters may be in graceful eviction at once (its open tasks,
 	// whoever wrote them). An eviction beyond it is deferred
 	// (evictionqueue.RetryAfter: it stays queued, its permit goes back, no
-	// failure is counted) and tried again every
-	// min(ClusterStatusUpdateFrequency, 10s) until a task of the binding
-	// ends. The count is read from the binding itself on each attempt, so
+	// failure is counted) and tried again at once when the
+	// GracefulEvictionController sees a task of the binding end (Ended),
+	// and at least every min(ClusterStatusUpdateFrequency, 10s). The count is read from the binding itself on each attempt, so
 	// every new leader honours it. karmada-controller-manager's
 	// --max-clusters-in-transit. 0, the default: unlimited, as in Karmada.
 	MaxClustersInTransit int

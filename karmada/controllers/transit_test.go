@@ -171,3 +171,28 @@ func TestBudgetCountsEveryTask(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "MaxClustersInTransit (--max-clusters-in-transit) -1")
 }
+
+// The evictions waiting for their binding's budget are kept, to be tried
+// again at once when a task of the binding ends (Ended); an attempt, the
+// binding gone, or the cluster's recovery lets go of them.
+func TestEndedRetriesTheEvictionsWaitingForTheBudget(t *testing.T) {
+	c := transitWorld(t, "1")
+	ctrl := newController(t, EvictionOptions{}, c, &recorded{})
+	withQueues(t, ctrl)
+	k := ctrl.kinds[0]
+	h := ctrl.evictHandler(k)
+	ctx := context.Background()
+	requireEvicted(t, h(ctx, item("member1")))
+	requireWaits(t, h(ctx, item("member3")), c, "member3")
+	requireWaits(t, h(ctx, item("member5")), c, "member5")
+	assert.ElementsMatch(t, []evictionqueue.Item{item("member3"), item("member5")}, k.inTransit.list())
+
+	ctrl.Ended(ResourceBindingQueue, "shop/other", "member1")
+	assert.Len(t, k.inTransit.list(), 2, "another binding's task ended")
+	ctrl.Ended(ResourceBindingQueue, "shop/web", "member1")
+	assert.Empty(t, k.inTransit.list(), "retried, and let go of")
+
+	requireWaits(t, h(ctx, item("member3")), c, "member3")
+	ctrl.bindingGone(k, "shop/web")
+	assert.Empty(t, k.inTransit.list())
+}
