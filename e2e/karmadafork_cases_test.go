@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -269,6 +271,125 @@ func testInFlightBudget(t *testing.T) {
 	never(t, 2*time.Second, "a fourth eviction with two in flight again", func() bool { return len(tasks.from("budget-down")) > 3 })
 	assert.Equal(t, 2.0, inFlight(), "eviction_in_flight: one ended, one more open")
 	t.Logf("measured: the third eviction %v after the first task ended", tasks.from("budget-down")[2].Sub(ended.Truncate(time.Second)))
+}
+
+// testTransitBudget: shop's web, annotated with a budget of one cluster in
+// transit, and wide, under --max-clusters-in-transit=2, each run on three
+// clusters that fail at once. web leaves one cluster at a time, each
+// eviction going as soon as the task before it ends (the test plays the scheduler
+// and reports the copy Healthy on a cluster of its own), with a
+// ClustersInTransit Event while one waits; wide has two clusters in
+// transit and the third waits. A watch records, per binding, the most open
+// tasks it ever shows.
+func testTransitBudget(t *testing.T) {
+	s := newSuite(t, "transit")
+	peaks := s.watchPeaks()
+	failing := []string{"transit-a", "transit-b", "transit-c"}
+	for _, c := range failing {
+		s.cluster(c, metav1.ConditionTrue)
+	}
+	healthy := []string{"transit-ok1", "transit-ok2", "transit-ok3"}
+	for _, c := range healthy {
+		s.cluster(c, metav1.ConditionTrue)
+	}
+	on := bindingSpec{clusters: failing}
+	web := s.binding("web", on)
+	web.Annotations[controllers.MaxClustersInTransitAnnotation] = "1"
+	require.NoError(t, s.c.Update(ctxFor(t), web))
+	s.binding("wide", on)
+	s.start("transit", forkOptions{Rate: rate(10, 10), EnableNoExecuteTaintEviction: true,
+		GracefulEvictionTimeout: time.Minute, MaxClustersInTransit: 2}, nil)
+	open := func(name string) []string {
+		var out []string
+		for _, tk := range s.getBinding(name).Spec.GracefulEvictionTasks {
+			out = append(out, tk.FromCluster)
+		}
+		return out
+	}
+
+	s.fail(failing...)
+	eventually(t, 10*time.Second, "wide: two clusters in transit", func() bool { return len(open("wide")) == 2 })
+	eventually(t, 10*time.Second, "web: one cluster in transit", func() bool { return len(open("web")) == 1 })
+	never(t, 3*time.Second, "web: a second cluster in transit, or wide a third", func() bool {
+		return len(open("web")) > 1 || len(open("wide")) > 2
+	})
+	eventually(t, 5*time.Second, "a ClustersInTransit Event on web", func() bool {
+		return slices.ContainsFunc(s.events("web"), func(e eventsv1.Event) bool { return e.Reason == controllers.EventReasonClustersInTransit })
+	})
+
+	// Each task of web ends as its copy runs Healthy elsewhere, and the
+	// next cluster leaves only then.
+	// A waiting eviction is tried again every 10s (the default
+	// --cluster-status-update-frequency), and at once when a task of its
+	// binding ends: the next leaves well within the 10s.
+	var placed []string
+	var ended time.Time
+	for round := range failing {
+		var from string
+		eventually(t, 15*time.Second, fmt.Sprintf("web: eviction %d", round+1), func() bool {
+			o := open("web")
+			if len(o) == 1 {
+				from = o[0]
+			}
+			return len(o) == 1
+		})
+		if round > 0 {
+			after := time.Since(ended)
+			assert.Less(t, after, 5*time.Second, "web: eviction %d long after the task before it ended", round+1)
+			t.Logf("measured: web's eviction %d seen %v after the task before it ended", round+1, after.Round(10*time.Millisecond))
+		}
+		started := time.Now()
+		// The new copy runs Healthy; the copies on the failed clusters
+		// not left yet report their last status, Healthy too, as the
+		// assessment asks of every cluster of the result.
+		placed = append(placed, healthy[round])
+		result := slices.Clone(placed)
+		for _, c := range targets(&s.getBinding("web").Spec) {
+			if !slices.Contains(healthy, c) {
+				result = append(result, c)
+			}
+		}
+		health := map[string]workv1alpha2.ResourceHealth{}
+		for _, c := range result {
+			health[c] = workv1alpha2.ResourceHealthy
+		}
+		s.scheduled("web", result, health)
+		ended = s.taskEnded("web", from, 10*time.Second)
+		t.Logf("measured: web's task from %s ended %v after its copy ran elsewhere", from, time.Since(started).Round(10*time.Millisecond))
+	}
+	for _, c := range failing {
+		assert.NotContains(t, targets(&s.getBinding("web").Spec), c, "web still on a failed cluster")
+	}
+	assert.Equal(t, 1, peaks.peak("web"), "web: the most clusters in transit at once")
+	assert.Equal(t, 2, peaks.peak("wide"), "wide: the most clusters in transit at once")
+}
+
+// peakLog records, per binding name, the most graceful eviction tasks a
+// watch ever shows open at once.
+type peakLog struct {
+	mu    sync.Mutex
+	peaks map[string]int
+}
+
+// watchPeaks starts recording the peaks of the suite's ResourceBindings
+// until the test ends.
+func (s *suite) watchPeaks() *peakLog {
+	s.t.Helper()
+	l := &peakLog{peaks: map[string]int{}}
+	s.watch(func(obj runtime.Object) {
+		if rb, ok := obj.(*workv1alpha2.ResourceBinding); ok {
+			l.mu.Lock()
+			l.peaks[rb.Name] = max(l.peaks[rb.Name], len(rb.Spec.GracefulEvictionTasks))
+			l.mu.Unlock()
+		}
+	}, &workv1alpha2.ResourceBindingList{})
+	return l
+}
+
+func (l *peakLog) peak(name string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.peaks[name]
 }
 
 // otherWriter is the annotation the conflicting writer adds.

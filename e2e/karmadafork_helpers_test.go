@@ -166,6 +166,10 @@ type forkOptions struct {
 	// summaries (Karmada's --cluster-status-update-frequency); 0: the
 	// default.
 	StatusPeriod time.Duration
+	// MaxClustersInTransit is the budget of clusters in transit of a
+	// binding without an annotation of its own (--max-clusters-in-transit);
+	// 0: unlimited.
+	MaxClustersInTransit int
 }
 
 // forkRun is one replica of the fork, started in-process.
@@ -220,6 +224,7 @@ func (s *suite) start(name string, opts forkOptions, newClient func(client.Clien
 		Rate: opts.Rate, EnableNoExecuteTaintEviction: opts.EnableNoExecuteTaintEviction, Registerer: reg,
 		DisableLedger: opts.NoLedger, ClusterStatusUpdateFrequency: opts.StatusPeriod,
 		MaxInFlight: opts.MaxInFlight, InFlightTTL: opts.GracefulEvictionTimeout,
+		MaxClustersInTransit: opts.MaxClustersInTransit,
 	}, controllers.GracefulEvictionOptions{
 		Timeout: opts.GracefulEvictionTimeout, ClusterStatusUpdateFrequency: opts.StatusPeriod,
 	})

@@ -146,6 +146,10 @@ func TestKarmadaFork(t *testing.T) {
 		t.Parallel()
 		testInFlightBudget(t)
 	})
+	t.Run("budget of clusters in transit: no binding has more clusters in graceful eviction than its budget", func(t *testing.T) {
+		t.Parallel()
+		testTransitBudget(t)
+	})
 	t.Run("two replicas, one leader; a conflict is retried", func(t *testing.T) {
 		t.Parallel()
 		testTwoReplicas(t)

@@ -435,3 +435,34 @@ func TestSkipGivesThePermitBack(t *testing.T) {
 		}
 	})
 }
+
+// Retry ends a deferral at once: the item is handled again before its
+// delay ends, once its permit comes. An item not backing off is left as
+// it is.
+func TestRetryEndsADeferralAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &givingPacer{permits: make(chan struct{})}
+		f := newFixture(t, Config{Pacer: p})
+		start(t, f.q)
+
+		if f.q.Retry(item("down", "web")) {
+			t.Fatal("Retry of an item not queued = true")
+		}
+		f.q.Add(item("down", "web"))
+		if f.q.Retry(item("down", "web")) {
+			t.Fatal("Retry of a pending item = true")
+		}
+		p.permits <- struct{}{}
+		f.h.expect(t, "web", RetryAfter(time.Hour, errors.New("budget of clusters in transit used up")))
+		quiet(t, f.q)
+		if !f.q.Retry(item("down", "web")) {
+			t.Fatal("Retry of a deferred item = false")
+		}
+		p.permits <- struct{}{}
+		f.h.expect(t, "web", nil)
+		quiet(t, f.q)
+		if f.q.Len() != 0 || p.givenBack() != 1 {
+			t.Fatalf("Len = %d, given back %d, want 0 and 1", f.q.Len(), p.givenBack())
+		}
+	})
+}

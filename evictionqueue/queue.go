@@ -178,6 +178,21 @@ func (q *Queue) Complete(it Item) bool {
 	return ok
 }
 
+// Retry ends the backoff of it at once: an item deferred until something
+// outside the queue changes (RetryAfter) is pending again as soon as the
+// caller learns that it has, not at the end of its backoff. It returns
+// false, changing nothing, when it is not backing off: pending, being
+// handled, in flight, or not queued.
+func (q *Queue) Retry(it Item) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.s.retry(it) {
+		return false
+	}
+	q.kickLocked()
+	return true
+}
+
 // Len returns the number of items waiting to be handled: pending and
 // backing off, not those handled or in flight.
 func (q *Queue) Len() int {

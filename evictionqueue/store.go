@@ -364,6 +364,20 @@ func (s *store) backOff(e *entry, err error, now time.Time, d time.Duration) (ea
 	return earliest
 }
 
+// retry makes it pending at once if it is backing off (see Queue.Retry).
+func (s *store) retry(it Item) bool {
+	e := s.index.get(it.Cluster, it.Key)
+	if e == nil || e.state != stateBackingOff {
+		return false
+	}
+	s.delayed.remove(int(e.index))
+	// Still counted by Added since it began backing off, as in advance.
+	s.backingOff--
+	e.state = statePending
+	s.pending.push(e)
+	return true
+}
+
 // complete ends the background eviction of it (see Queue.Complete).
 func (s *store) complete(it Item) bool {
 	e := s.index.get(it.Cluster, it.Key)

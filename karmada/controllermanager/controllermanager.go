@@ -101,6 +101,12 @@ type Options struct {
 	// (controllers.EvictionOptions.Freeze); empty watches none. Default
 	// karmada-system/failover-freeze.
 	FreezeConfigMap string
+	// MaxClustersInTransit is --max-clusters-in-transit: how many clusters
+	// of one binding may be in graceful eviction at once, unless the
+	// binding's controllers.MaxClustersInTransitAnnotation says otherwise
+	// (controllers.EvictionOptions.MaxClustersInTransit); 0, the default,
+	// is unlimited, as in Karmada.
+	MaxClustersInTransit int
 
 	ledgerOnce sync.Once
 	ledger     *karmada.Ledger
@@ -196,6 +202,11 @@ func (o *Options) AddFlags(fs, karmada *pflag.FlagSet) {
 		"namespace/name of the ConfigMap whose existence freezes every automatic eviction (data keys, both optional: "+
 			"reason, free text; until, RFC 3339, when the freeze lapses). Queued evictions wait; taints and graceful "+
 			"eviction tasks go on. Empty watches no ConfigMap.")
+	fs.IntVar(&o.MaxClustersInTransit, "max-clusters-in-transit", o.MaxClustersInTransit,
+		"How many clusters of one ResourceBinding or ClusterResourceBinding may be in graceful eviction at once "+
+			"(its open graceful eviction tasks, whoever wrote them), unless its annotation "+
+			controllers.MaxClustersInTransitAnnotation+" says otherwise. An eviction beyond it waits until a task of "+
+			"the binding ends. 0 means unlimited, as in Karmada.")
 }
 
 // StartEvictionController is the controller table's init function of the
@@ -262,6 +273,7 @@ func (o *Options) evictionOptions(karmadaOpts controllerscontext.Options) (contr
 		MaxInFlight:                     o.MaxEvictionsInFlight,
 		InFlightTTL:                     karmadaOpts.GracefulEvictionTimeout.Duration,
 		Freeze:                          freeze,
+		MaxClustersInTransit:            o.MaxClustersInTransit,
 	}, errors.Join(err, ferr)
 }
 

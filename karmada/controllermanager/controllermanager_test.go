@@ -67,7 +67,8 @@ func TestFlagSection(t *testing.T) {
 	failoverSection := fss.FlagSets[FlagSection].FlagUsages()
 	karmadaSection := fss.FlagSets["cluster failover"].FlagUsages()
 	for _, f := range []string{"--secondary-resource-eviction-rate", "--unhealthy-cluster-threshold",
-		"--large-cluster-num-threshold", "--disruption-domain", "--eviction-workers", "--eviction-capacity-hold", "--eviction-freeze-configmap"} {
+		"--large-cluster-num-threshold", "--disruption-domain", "--eviction-workers", "--eviction-capacity-hold", "--eviction-freeze-configmap",
+		"--max-clusters-in-transit"} {
 		assert.Contains(t, failoverSection, f)
 		assert.NotContains(t, karmadaSection, f)
 	}
@@ -101,7 +102,7 @@ func TestFlagSectionAlone(t *testing.T) {
 func TestEvictionOptions(t *testing.T) {
 	_, karmadaOpts, o, cmd := karmadaFlags()
 	require.NoError(t, cmd.Parse([]string{"--resource-eviction-rate=0.1", "--enable-no-execute-taint-eviction",
-		"--no-execute-taint-eviction-purge-mode=Directly", "--eviction-workers=3"}))
+		"--no-execute-taint-eviction-purge-mode=Directly", "--eviction-workers=3", "--max-clusters-in-transit=2"}))
 	featuregatetesting.SetFeatureGateDuringTest(t, features.FeatureGate, features.StatefulFailoverInjection, true)
 	got, err := o.evictionOptions(controllerscontext.Options{ClusterFailoverConfiguration: *karmadaOpts,
 		ClusterStatusUpdateFrequency: metav1.Duration{Duration: 3 * time.Second}})
@@ -112,6 +113,7 @@ func TestEvictionOptions(t *testing.T) {
 	assert.Equal(t, failover.PurgeModeDirectly, got.NoExecuteTaintEvictionPurgeMode)
 	assert.True(t, got.StatefulFailoverInjection)
 	assert.Equal(t, 3, got.Workers)
+	assert.Equal(t, 2, got.MaxClustersInTransit)
 	// The ledger is on by default, the one the graceful eviction
 	// controller gets too, and checked again as often as Karmada's cluster
 	// status controller reports the summaries.

@@ -67,6 +67,18 @@
 //     first eviction; a freeze that cannot be read freezes and says why.
 //     Thawed, items go on within 10s at the rate in force, with no burst
 //     beyond the bucket's one permit.
+//   - No binding has more clusters in graceful eviction at once than its
+//     budget of clusters in transit (its MaxClustersInTransitAnnotation,
+//     else EvictionOptions.MaxClustersInTransit; 0, the default, is
+//     unlimited): an eviction beyond it, counted on the binding read fresh
+//     (every open task, whoever wrote it), is deferred, keeping its place
+//     and giving its permit back with no failure counted, and a Warning
+//     Event ClustersInTransit says the budget, the clusters in transit and
+//     the cluster that waits. It is tried again at once when a task of the
+//     binding ends (Ended), and at least every
+//     min(ClusterStatusUpdateFrequency, 10s). The count is the binding's, so a new leader honours
+//     it; an annotation that is not a non-negative integer is said in a
+//     Warning Event InvalidMaxClustersInTransit and the option applies.
 //   - Only the leader acts: the queues and controllers run under the
 //     manager's leader election.
 package controllers

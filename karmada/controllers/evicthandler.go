@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/go-logr/logr"
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
@@ -64,7 +65,9 @@ func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 // hold room, write. It returns the handler's result: ErrInProgress once the
 // task is written (the eviction is in flight until the task ends), Skip when
 // there is nothing to do, Abandon or RetryAfter when the check says no or
-// an operator's freeze holds it back (EvictionOptions.Freeze), a
+// an operator's freeze holds it back (EvictionOptions.Freeze) or the
+// binding's budget of clusters in transit is used up
+// (EvictionOptions.MaxClustersInTransit), a
 // conflict for another attempt, another error to retry with backoff.
 func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqueue.Item, key types.NamespacedName, logger logr.Logger) error {
 	// An operator's freeze holds every eviction back before anything is
@@ -73,6 +76,8 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 		return evictionqueue.RetryAfter(f.retryAfter(c.opts.Clock.Now()),
 			fmt.Errorf("controllers: evictions frozen by ConfigMap %s: %s", c.opts.Freeze, f.why))
 	}
+	// Waiting for its binding's budget, it is decided again now.
+	k.inTransit.forget(it)
 	// The item may have waited long, and the cache may lag: decide on what
 	// the API server holds now. A cluster that recovered meanwhile, or a
 	// binding that moved or now tolerates the taint, is left alone.
@@ -109,6 +114,22 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 		k.refused.forget(it)
 		logger.V(1).Info("no longer to be evicted", "why", d.Reason)
 		return evictionqueue.Skip(errors.New(d.Reason))
+	}
+
+	// The binding's budget of clusters in transit, counted on the binding
+	// read fresh: whoever wrote its open tasks, and whichever replica led
+	// then, they are there.
+	budget, err := c.transitBudget(obj)
+	if err != nil {
+		c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventReasonInvalidTransitBudget, eventActionEvict, "%v", err)
+		logger.Error(err, "a bad budget of clusters in transit")
+	}
+	if open := inTransit(spec); budget > 0 && len(open) >= budget {
+		c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventReasonClustersInTransit, eventActionEvict,
+			"not evicted from cluster %s yet: %d of at most %d clusters in transit (%s)", it.Cluster, len(open), budget, strings.Join(open, ", "))
+		k.inTransit.add(it)
+		return evictionqueue.RetryAfter(c.transitRetry(),
+			fmt.Errorf("controllers: %s from %s waits: %d of at most %d clusters in transit", it.Key, it.Cluster, len(open), budget))
 	}
 
 	// Is there somewhere to go?
@@ -228,6 +249,7 @@ func (c *EvictionController) check(ctx context.Context, spec *workv1alpha2.Resou
 // is gone: the room held for its evictions in flight, and its refusals.
 func (c *EvictionController) bindingGone(k *kind, key string) {
 	k.refused.forgetBinding(key)
+	k.inTransit.forgetBinding(key)
 	if l := c.opts.Ledger; l != nil {
 		for _, h := range l.Keys(c.opts.Clock.Now()) {
 			if b, _, ok := splitHoldKey(h); ok && b == key {

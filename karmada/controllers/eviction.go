@@ -140,6 +140,17 @@ type EvictionOptions struct {
 	// ConfigMap has been read: one that cannot be read (RBAC) evicts
 	// nothing. The zero value watches no ConfigMap and never freezes.
 	Freeze types.NamespacedName
+	// MaxClustersInTransit is the budget of clusters in transit of a
+	// binding without a MaxClustersInTransitAnnotation of its own: how many
+	// of its clusters may be in graceful eviction at once (its open tasks,
+	// whoever wrote them). An eviction beyond it is deferred
+	// (evictionqueue.RetryAfter: it stays queued, its permit goes back, no
+	// failure is counted) and tried again at once when the
+	// GracefulEvictionController sees a task of the binding end (Ended),
+	// and at least every min(ClusterStatusUpdateFrequency, 10s). The count is read from the binding itself on each attempt, so
+	// every new leader honours it. karmada-controller-manager's
+	// --max-clusters-in-transit. 0, the default: unlimited, as in Karmada.
+	MaxClustersInTransit int
 }
 
 // withDefaults validates o and fills in the defaults of its zero fields.
@@ -200,6 +211,9 @@ func (o EvictionOptions) withDefaults() (EvictionOptions, error) {
 	}
 	if err := validFreezeName(o.Freeze); err != nil {
 		return o, err
+	}
+	if o.MaxClustersInTransit < 0 {
+		return o, fmt.Errorf("controllers: EvictionOptions.MaxClustersInTransit (--max-clusters-in-transit) %d: must not be negative (0: unlimited)", o.MaxClustersInTransit)
 	}
 	return o, nil
 }

@@ -27,11 +27,20 @@ type Evictions interface {
 
 // Ended ends the eviction of binding key from cluster in the queue named
 // queue (ResourceBindingQueue or ClusterResourceBindingQueue): it no longer
-// counts in flight (evictionqueue.Queue.Complete). Before SetupWithManager,
-// or for an eviction not in flight, it does nothing.
+// counts in flight (evictionqueue.Queue.Complete), and the evictions of the
+// binding waiting for its budget of clusters in transit
+// (EvictionOptions.MaxClustersInTransit) are tried again at once
+// (evictionqueue.Queue.Retry). Before SetupWithManager, or for an eviction
+// not in flight, it does nothing.
 func (c *EvictionController) Ended(queue, key, cluster string) {
-	if q := c.Queue(queue); q != nil {
-		q.Complete(evictionqueue.Item{Cluster: cluster, Key: key})
+	for _, k := range c.kinds {
+		if k.queue != queue || k.q == nil {
+			continue
+		}
+		k.q.Complete(evictionqueue.Item{Cluster: cluster, Key: key})
+		for _, it := range k.inTransit.takeBinding(key) {
+			k.q.Retry(it)
+		}
 	}
 }
 

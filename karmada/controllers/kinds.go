@@ -34,6 +34,10 @@ type kind struct {
 	q      *evictionqueue.Queue // set by EvictionController.SetupWithManager
 	// refused are the items the check refused, to decide again.
 	refused refusals
+	// inTransit are the items waiting for their binding's budget of
+	// clusters in transit, to try again as soon as a task of the binding
+	// ends (EvictionController.Ended).
+	inTransit refusals
 }
 
 func resourceBindings() *kind {

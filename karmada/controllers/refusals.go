@@ -55,3 +55,17 @@ func (r *refusals) list() []evictionqueue.Item {
 	defer r.mu.Unlock()
 	return slices.Collect(maps.Keys(r.items))
 }
+
+// takeBinding drops every item of the binding key and returns them.
+func (r *refusals) takeBinding(key string) []evictionqueue.Item {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []evictionqueue.Item
+	for it := range r.items {
+		if it.Key == key {
+			out = append(out, it)
+			delete(r.items, it)
+		}
+	}
+	return out
+}

@@ -85,6 +85,7 @@ func (c *EvictionController) setupRecovery(mgr manager.Manager) error {
 					log.FromContext(ctx).Info("cluster recovered: queued evictions cancelled", "queue", k.queue, "cancelled", n)
 				}
 				k.refused.forgetCluster(req.Name)
+				k.inTransit.forgetCluster(req.Name)
 			}
 			recovered := c.setFaulty(req.Name, false)
 			switch {

@@ -1,0 +1,68 @@
+package controllers
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// MaxClustersInTransitAnnotation on a ResourceBinding or
+// ClusterResourceBinding is its own budget of clusters in transit, which
+// overrides EvictionOptions.MaxClustersInTransit: a non-negative integer,
+// 0 for unlimited. Karmada's detector copies neither a resource template's
+// nor a policy's annotations to the binding, but keeps the binding's own
+// when it updates it, so a fork sets it on the binding (kubectl annotate,
+// or its own code that derives it from its policies).
+const MaxClustersInTransitAnnotation = "failover.karmada.io/max-clusters-in-transit"
+
+// EventReasonClustersInTransit is the reason of the Warning Event on a
+// binding whose eviction from a cluster waits for its budget of clusters in
+// transit (EvictionOptions.MaxClustersInTransit).
+const EventReasonClustersInTransit = "ClustersInTransit"
+
+// EventReasonInvalidTransitBudget is the reason of the Warning Event on a
+// binding whose MaxClustersInTransitAnnotation is not a non-negative
+// integer: EvictionOptions.MaxClustersInTransit applies instead.
+const EventReasonInvalidTransitBudget = "InvalidMaxClustersInTransit"
+
+// maxTransitRetry bounds how long an eviction waiting for its binding's
+// budget of clusters in transit waits before it is tried again.
+const maxTransitRetry = 10 * time.Second
+
+// transitBudget is the budget of clusters in transit of obj, 0 for
+// unlimited: its MaxClustersInTransitAnnotation, or
+// EvictionOptions.MaxClustersInTransit without one. A value that is not a
+// non-negative integer is an error naming the annotation and the value,
+// returned with the option's budget, which then applies.
+func (c *EvictionController) transitBudget(obj client.Object) (int, error) {
+	v, ok := obj.GetAnnotations()[MaxClustersInTransitAnnotation]
+	if !ok {
+		return c.opts.MaxClustersInTransit, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return c.opts.MaxClustersInTransit, fmt.Errorf("controllers: annotation %s %q: want a non-negative integer (0: unlimited); --max-clusters-in-transit %d applies", MaxClustersInTransitAnnotation, v, c.opts.MaxClustersInTransit)
+	}
+	return n, nil
+}
+
+// inTransit returns the clusters of spec in graceful eviction: every open
+// task counts, whichever producer wrote it, as each is a copy of the
+// workload leaving a cluster while another starts elsewhere.
+func inTransit(spec *workv1alpha2.ResourceBindingSpec) []string {
+	var from []string
+	for _, t := range spec.GracefulEvictionTasks {
+		from = append(from, t.FromCluster)
+	}
+	return from
+}
+
+// transitRetry is how long an eviction waiting for its binding's budget of
+// clusters in transit waits before it is tried again: tasks end as the
+// clusters report their workloads' status.
+func (c *EvictionController) transitRetry() time.Duration {
+	return min(c.opts.ClusterStatusUpdateFrequency, maxTransitRetry)
+}
