@@ -314,18 +314,20 @@ func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
 	if err != nil {
 		return err
 	}
+	c.recorder = mgr.GetEventRecorder(FieldManager)
 	limiter, err := ratelimit.NewLimiter(c.opts.Rate, tracker,
-		ratelimit.WithMetrics(m), ratelimit.WithClock(c.opts.Clock), ratelimit.WithLogger(mgr.GetLogger().WithName("eviction-rate")))
+		ratelimit.WithMetrics(stormEvents{Metrics: m, recorder: c.recorder, freeze: c.opts.Freeze}),
+		ratelimit.WithClock(c.opts.Clock), ratelimit.WithLogger(mgr.GetLogger().WithName("eviction-rate")))
 	if err != nil {
 		return err
 	}
 
 	c.client = mgr.GetClient()
 	c.reader = mgr.GetAPIReader()
-	c.recorder = mgr.GetEventRecorder(FieldManager)
 	c.limiter = limiter
 	if c.opts.Freeze != (types.NamespacedName{}) {
 		c.freeze = newFreezeGate(c.opts.Freeze, c.opts.Clock, m, mgr.GetLogger().WithName("eviction-freeze"))
+		c.freeze.confirmStorm = limiter.ConfirmStorm
 		if err := c.freeze.setupWithManager(mgr); err != nil {
 			return err
 		}
