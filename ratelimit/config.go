@@ -129,10 +129,11 @@ type Config struct {
 	// half a fleet rarely come within a minute. 0 turns the hold off.
 	StormWindow time.Duration
 	// StormConfirm is how long a storm holds evictions. Default 5m, the
-	// node lifecycle controller's pod-eviction-timeout: the time Kubernetes
-	// long gave a node to come back before evicting, enough for a control
-	// plane's network path to be repaired or an operator to look. 0 turns
-	// the hold off.
+	// node lifecycle controller's former pod-eviction-timeout and still the
+	// tolerationSeconds (300) Kubernetes gives pods on a NotReady or
+	// unreachable node: the time it gives a node to come back, enough for
+	// a control plane's network path to be repaired or an operator to
+	// look. 0 turns the hold off.
 	StormConfirm time.Duration
 }
 
