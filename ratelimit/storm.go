@@ -20,7 +20,9 @@ type storm struct {
 	holding  bool
 	since    time.Time // when the hold started
 	baseline int       // the fleet's faulty count before the storm
-	ended    stormEnd  // why the latest hold ended
+	// domainBase is each domain's faulty count before the storm.
+	domainBase map[string]int
+	ended      stormEnd // why the latest hold ended
 }
 
 // stormEnd says why a hold ended, for the log.
@@ -64,7 +66,14 @@ func (s *storm) observe(now time.Time, h Health, domains map[string]Health, stat
 	}
 	limit := s.threshold * float64(h.Total)
 	if s.holdingAt(now) {
-		if float64(h.Unhealthy-s.baseline) <= limit {
+		// Measured from the counts before the storm, with the same
+		// exemption: a storm of two domains, one back, leaves one
+		// domain's outage, which the domain rule evacuates.
+		rise := h.Unhealthy - s.baseline
+		if full := fullDomain(states); full != "" {
+			rise -= domains[full].Unhealthy - s.domainBase[full]
+		}
+		if float64(rise) <= limit {
 			s.end(now, stormRecovered)
 		}
 		return
@@ -80,6 +89,10 @@ func (s *storm) observe(now time.Time, h Health, domains map[string]Health, stat
 	}
 	if h.Total > 0 && float64(rise) > limit {
 		s.holding, s.since, s.baseline = true, now, base
+		s.domainBase = make(map[string]int, len(s.domains))
+		for name, c := range s.domains {
+			s.domainBase[name] = c.min(now, s.window)
+		}
 	}
 }
 

@@ -206,3 +206,25 @@ func (m *stormMetrics) holds() []bool {
 }
 
 var _ StormMetrics = (*stormMetrics)(nil)
+
+// Two regions lost at once hold; when one comes back, the other's outage
+// alone is the domain rule's to evacuate: the hold ends.
+func TestStormOfTwoDomainsEndsWhenOneIsLeft(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.DisruptionDomain = DomainRegion
+	clk := testingclock.NewFakeClock(t0)
+	tr := NewTracker()
+	regions(tr, "big", 12, 0)
+	regions(tr, "b", 4, 0)
+	regions(tr, "c", 4, 0)
+	l, err := NewLimiter(cfg, tr, WithClock(clk))
+	require.NoError(t, err)
+	require.Equal(t, 0.5, l.Rate())
+	regions(tr, "big", 12, 12)
+	regions(tr, "b", 4, 4)
+	require.True(t, l.StormHold())
+	clk.Step(time.Minute)
+	regions(tr, "b", 4, 0)
+	assert.False(t, l.StormHold())
+	assert.Equal(t, 0.5, l.DomainRates()["big"].Rate)
+}
