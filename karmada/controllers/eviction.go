@@ -322,6 +322,11 @@ func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
 		return err
 	}
 
+	if stormEnabled(c.opts.Rate) {
+		if err := mgr.Add(healthFollower{src: tracker, limiter: limiter, clock: c.opts.Clock}); err != nil {
+			return err
+		}
+	}
 	c.client = mgr.GetClient()
 	c.reader = mgr.GetAPIReader()
 	c.limiter = limiter

@@ -1,8 +1,13 @@
 package controllers
 
 import (
+	"context"
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/failoverkit/failover/metrics"
 	"github.com/failoverkit/failover/ratelimit"
@@ -52,3 +57,56 @@ func (s stormEvents) StormHold(holding bool) {
 	s.recorder.Eventf(ref, nil, corev1.EventTypeNormal, EventReasonStormHoldEnded, eventActionHold,
 		"The failure storm's hold ended (passed, recovered or confirmed): evictions go on at the rule's rate")
 }
+
+// healthFollower reads fleet health into the Limiter at every change, on
+// every replica, so that a failure storm is timed from when the clusters
+// turned faulty. The Limiter reads only when asked (a waiting queue, Rate);
+// without it, clusters turning faulty while no eviction waits (their
+// workloads still tolerate the taint) would be seen together at the first
+// eviction, a storm that never was, and a standby would start leading
+// blind to a storm under way.
+type healthFollower struct {
+	src     ratelimit.Notifier
+	limiter *ratelimit.Limiter
+	clock   clock.WithTicker
+}
+
+// stormEnabled reports whether cfg holds evictions in a failure storm.
+func stormEnabled(cfg ratelimit.Config) bool {
+	return cfg.StormThreshold > 0 && cfg.StormWindow > 0 && cfg.StormConfirm > 0
+}
+
+// followSyncWait is how often healthFollower looks whether its source has
+// synced: before, Changed is nil.
+const followSyncWait = time.Second
+
+// Start refreshes the Limiter at each change of the source until ctx ends.
+func (f healthFollower) Start(ctx context.Context) error {
+	for {
+		ch := f.src.Changed()
+		if ch == nil { // not synced yet
+			t := f.clock.NewTimer(followSyncWait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			case <-t.C():
+			}
+			continue
+		}
+		// Read after taking the channel, so that no change between a
+		// read and the wait is missed.
+		f.limiter.Refresh()
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ch:
+		}
+	}
+}
+
+// NeedLeaderElection is false: a standby follows health too, so that it
+// leads knowing of a storm under way.
+func (f healthFollower) NeedLeaderElection() bool { return false }
+
+var _ manager.LeaderElectionRunnable = healthFollower{}

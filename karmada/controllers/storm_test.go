@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -97,4 +98,58 @@ func TestFreezeConfigMapConfirmsTheStorm(t *testing.T) {
 	typo.ResourceVersion = "9"
 	gate.set(typo)
 	assert.True(t, gate.check().frozen)
+}
+
+// healthSeen is a ratelimit.Metrics that passes on each fleet health read.
+type healthSeen chan ratelimit.Health
+
+func (h healthSeen) FleetHealth(total, faulty int) {
+	h <- ratelimit.Health{Total: total, Unhealthy: faulty}
+}
+func (h healthSeen) EvictionRate(float64) {}
+
+// Clusters turning faulty 90s apart while no eviction waits are no storm:
+// the follower reads each change as it comes. Without it the Limiter's
+// first read, at the first eviction, sees them all at once.
+func TestHealthFollowerTimesAStormFromTheChanges(t *testing.T) {
+	for _, follow := range []bool{true, false} {
+		t.Run(fmt.Sprintf("follow=%v", follow), func(t *testing.T) {
+			seen := make(healthSeen, 16)
+			clk := clocktesting.NewFakeClock(evictNow)
+			tr := ratelimit.NewTracker()
+			for i := range 20 {
+				tr.Set(fmt.Sprintf("m%02d", i), false)
+			}
+			l, err := ratelimit.NewLimiter(ratelimit.DefaultConfig(), tr, ratelimit.WithClock(clk),
+				ratelimit.WithMetrics(seen), ratelimit.WithLogger(logr.Discard()))
+			require.NoError(t, err)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			if follow {
+				go func() { done <- healthFollower{src: tr, limiter: l, clock: clk}.Start(ctx) }()
+			} else {
+				done <- nil
+			}
+			turn := func(from, to int) {
+				for i := from; i < to; i++ {
+					tr.Set(fmt.Sprintf("m%02d", i), true)
+				}
+				if !follow {
+					return
+				}
+				for h := range seen { // the follower's read of the last change
+					if h.Unhealthy == to {
+						return
+					}
+				}
+			}
+			require.Equal(t, 0.5, l.Rate()) // a first read, at evictNow
+			turn(0, 6)
+			clk.Step(90 * time.Second)
+			turn(6, 12)
+			assert.Equal(t, !follow, l.StormHold())
+			cancel()
+			require.NoError(t, <-done)
+		})
+	}
 }
