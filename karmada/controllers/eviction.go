@@ -131,7 +131,9 @@ type EvictionOptions struct {
 	// --eviction-freeze-configmap, default karmada-system/failover-freeze,
 	// DefaultFreezeName). Its optional data keys are FreezeReasonKey, why
 	// (free text, logged), and FreezeUntilKey, when the freeze lapses (RFC
-	// 3339). While frozen, each queued item is deferred before anything
+	// 3339); FreezeConfirmKey set to ConfirmStorm makes it no freeze but
+	// the operator's confirmation that ends a failure storm's hold
+	// (ratelimit.Config.StormThreshold). While frozen, each queued item is deferred before anything
 	// else (evictionqueue.RetryAfter: it stays queued, its permit goes
 	// back, no failure is counted) and decided again at most 10s later;
 	// taints, graceful eviction tasks and cancellations go on. An until
