@@ -48,6 +48,7 @@ func ExampleNew() {
 	// karmada_eviction_processing_latency_seconds count 1
 	// karmada_eviction_processing_total 1
 	// karmada_eviction_rate 0.5
+	// karmada_eviction_storm_hold 0
 	// karmada_eviction_total 1
 }
 

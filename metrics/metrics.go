@@ -37,6 +37,7 @@ const (
 //	cluster_failure_rate                 gauge                              faulty / total, 0 for an empty fleet
 //	eviction_rate                        gauge                              permits per second in force now
 //	eviction_frozen                      gauge                              1 while an operator's freeze holds evictions back
+//	eviction_storm_hold                  gauge                              1 while a failure storm holds evictions back
 //	domain_disruption_state              gauge     domain, state            1 for each disruption domain's state now
 //	domain_eviction_rate                 gauge     domain                   each disruption domain's permits per second
 //
@@ -71,6 +72,7 @@ type Metrics struct {
 	failureRate  prometheus.Gauge
 	evictionRate prometheus.Gauge
 	frozen       prometheus.Gauge
+	stormHold    prometheus.Gauge
 	domainState  *prometheus.GaugeVec
 	domainRate   *prometheus.GaugeVec
 
@@ -148,6 +150,10 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		frozen: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: ns, Name: "eviction_frozen",
 			Help: "1 while an operator's freeze holds every automatic eviction back, 0 otherwise.",
+		}),
+		stormHold: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: ns, Name: "eviction_storm_hold",
+			Help: "1 while a failure storm (much of the fleet faulty at once) holds every eviction back, 0 otherwise.",
 		}),
 		domainState: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: ns, Name: "domain_disruption_state",
@@ -322,6 +328,7 @@ func (m *Metrics) register(reg prometheus.Registerer, ns string, queueSeries []s
 		series{name: "cluster_failure_rate", Collector: m.failureRate},
 		series{name: "eviction_rate", Collector: m.evictionRate},
 		series{name: "eviction_frozen", Collector: m.frozen},
+		series{name: "eviction_storm_hold", Collector: m.stormHold},
 		series{name: "domain_disruption_state", Collector: m.domainState},
 		series{name: "domain_eviction_rate", Collector: m.domainRate},
 	)

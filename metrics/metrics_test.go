@@ -77,6 +77,9 @@ eviction_processing_total{queue_name="resource-binding",result="success"} 1
 # HELP eviction_rate Evictions per second the fleet-wide rate limiter allows now; 0 while paused.
 # TYPE eviction_rate gauge
 eviction_rate 0.5
+# HELP eviction_storm_hold 1 while a failure storm (much of the fleet faulty at once) holds every eviction back, 0 otherwise.
+# TYPE eviction_storm_hold gauge
+eviction_storm_hold 0
 # HELP eviction_total Number of items in the eviction queue now, pending or backing off.
 # TYPE eviction_total gauge
 eviction_total{queue_name="resource-binding"} 1
@@ -109,7 +112,7 @@ func TestWithNamespacePrefixesEveryName(t *testing.T) {
 		"karmada_cluster_failure_rate", "karmada_cluster_fault_num", "karmada_evict_kind_total",
 		"karmada_eviction_cancelled_total", "karmada_eviction_frozen", "karmada_eviction_in_flight", "karmada_eviction_in_flight_expired_total",
 		"karmada_eviction_processing_latency_seconds", "karmada_eviction_processing_total",
-		"karmada_eviction_rate", "karmada_eviction_total", "karmada_eviction_unmatched_removals_total",
+		"karmada_eviction_rate", "karmada_eviction_storm_hold", "karmada_eviction_total", "karmada_eviction_unmatched_removals_total",
 	}, names)
 }
 

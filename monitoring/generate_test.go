@@ -93,7 +93,7 @@ func TestEveryAlertHasItsRunbookSection(t *testing.T) {
 	wantAlerts := []string{
 		"FailoverEvictionsPaused", "FailoverEvictionQueueNotDraining", "FailoverClusterFailureRateHigh",
 		"FailoverInFlightEvictionsExpiring", "FailoverEvictionHandlerErrors", "FailoverDomainFullDisruption",
-		"FailoverEvictionsFrozen",
+		"FailoverEvictionsFrozen", "FailoverEvictionStormHold",
 	}
 	for _, n := range Namings {
 		var names []string

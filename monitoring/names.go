@@ -105,6 +105,11 @@ type Thresholds struct {
 	// FrozenFor: how long an operator's freeze must hold before the alert
 	// fires, so that a freeze taken back at once says nothing.
 	FrozenFor string
+	// StormHoldFor: how long a failure storm's hold must last before the
+	// alert fires: long enough that a blip the clusters recover from at
+	// once says nothing, short enough to leave the operator most of the
+	// hold (--storm-confirm, default 5m) to decide.
+	StormHoldFor string
 }
 
 // DefaultThresholds are the thresholds of the committed rules.
@@ -119,6 +124,7 @@ var DefaultThresholds = Thresholds{
 	ErrorFor:          "15m",
 	FullDisruptionFor: "5m",
 	FrozenFor:         "1m",
+	StormHoldFor:      "1m",
 }
 
 // RunbookURL is where the alerts' runbook_url annotations point; each alert

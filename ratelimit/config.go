@@ -7,17 +7,21 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 )
 
-// Flag names of the four Config fields, as karmada-controller-manager spells them.
+// Flag names of the Config fields, as karmada-controller-manager spells them.
 const (
 	FlagResourceEvictionRate          = "resource-eviction-rate"
 	FlagSecondaryResourceEvictionRate = "secondary-resource-eviction-rate"
 	FlagUnhealthyClusterThreshold     = "unhealthy-cluster-threshold"
 	FlagLargeClusterNumThreshold      = "large-cluster-num-threshold"
 	FlagDisruptionDomain              = "disruption-domain"
+	FlagStormThreshold                = "storm-threshold"
+	FlagStormWindow                   = "storm-window"
+	FlagStormConfirm                  = "storm-confirm"
 )
 
 // Domain is the kind of group of clusters whose health is judged apart
@@ -96,16 +100,55 @@ type Config struct {
 	// DomainFleet: RateFor's rule), or each region, zone or provider apart,
 	// each with its own state and rate (DomainRates). Default "fleet".
 	DisruptionDomain Domain
+
+	// StormThreshold is the share of the fleet (of all clusters) whose
+	// turning faulty within StormWindow is a failure storm: when the faulty
+	// count rises by more than StormThreshold × the fleet's size (strictly)
+	// within StormWindow, every rate is 0 for StormConfirm (the hold), then
+	// the rule applies. Many clusters failing at once more often means the
+	// control plane lost sight of them (its network path broke; they keep
+	// serving) than that they failed; Kubernetes' node lifecycle controller
+	// stops evicting only when every zone is down, Karmada never.
+	//
+	// The hold ends early when the faulty count falls back to at most
+	// StormThreshold × the fleet's size above its count before the storm
+	// (the clusters recovered), or when the caller says the failures are
+	// real (Limiter.ConfirmStorm). A new storm must rise from the count at
+	// the hold's end. Under a domain rule, the clusters of a domain in
+	// FullDisruption do not count when it is the only one: the domain rule
+	// exists to evacuate a lost region, zone or provider at once.
+	//
+	// Default 0.55, the rule's UnhealthyClusterThreshold: a rise the rule
+	// would already call an unhealthy fleet, had it come from a healthy
+	// one. 0 turns the hold off.
+	StormThreshold float64
+	// StormWindow is how quickly the rise must come to be a storm. Default
+	// 1m: the node lifecycle controller's node-monitor-grace-period is 40s
+	// (50s since Kubernetes 1.32), so clusters cut off together turn
+	// NotReady within about that of each other, while real failures of
+	// half a fleet rarely come within a minute. 0 turns the hold off.
+	StormWindow time.Duration
+	// StormConfirm is how long a storm holds evictions. Default 5m, the
+	// node lifecycle controller's former pod-eviction-timeout and still the
+	// tolerationSeconds (300) Kubernetes gives pods on a NotReady or
+	// unreachable node: the time it gives a node to come back, enough for
+	// a control plane's network path to be repaired or an operator to
+	// look. 0 turns the hold off.
+	StormConfirm time.Duration
 }
 
 // DefaultConfig returns the defaults of the source document: 0.5/s, 0.1/s,
-// 0.55 and 10 clusters, judged over the whole fleet.
+// 0.55 and 10 clusters, judged over the whole fleet; and a failure storm's
+// hold of 5m when more than 0.55 of the fleet turns faulty within 1m.
 func DefaultConfig() Config {
 	return Config{
 		ResourceEvictionRate:          0.5,
 		SecondaryResourceEvictionRate: 0.1,
 		UnhealthyClusterThreshold:     0.55,
 		LargeClusterNumThreshold:      10,
+		StormThreshold:                0.55,
+		StormWindow:                   time.Minute,
+		StormConfirm:                  5 * time.Minute,
 	}
 }
 
@@ -159,6 +202,19 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 				"disrupted pauses all evictions, and the total never exceeds --"+FlagResourceEvictionRate+
 				". A cluster with no region, zone or provider forms its own domain \"\".")
 	}
+	addFlag(fs, &c.StormThreshold, FlagStormThreshold,
+		"Share of all clusters whose turning faulty within --"+FlagStormWindow+" is a failure storm (the control "+
+			"plane more likely lost sight of them than they failed): evictions then hold for --"+FlagStormConfirm+
+			", or until the clusters recover or an operator confirms. The outage of exactly one disruption domain "+
+			"does not count. 0 disables the hold.",
+		parseFloat, fs.Float64Var)
+	addFlag(fs, &c.StormWindow, FlagStormWindow,
+		"How quickly clusters must turn faulty to be a failure storm (see --"+FlagStormThreshold+"). 0 disables the hold.",
+		time.ParseDuration, fs.DurationVar)
+	addFlag(fs, &c.StormConfirm, FlagStormConfirm,
+		"How long a failure storm holds evictions before the rate rule applies (see --"+FlagStormThreshold+
+			"). 0 disables the hold.",
+		time.ParseDuration, fs.DurationVar)
 }
 
 // addFlag shares the flag name if fs defines it, else defines it bound to p.
@@ -243,6 +299,19 @@ func (c Config) Validate() error {
 	if !c.DisruptionDomain.valid() {
 		errs = append(errs, fmt.Errorf("ratelimit: DisruptionDomain (--%s) must be one of %s, got %q",
 			FlagDisruptionDomain, domainList(), string(c.DisruptionDomain)))
+	}
+	if t := c.StormThreshold; math.IsNaN(t) || t < 0 || t > 1 {
+		errs = append(errs, fmt.Errorf("ratelimit: StormThreshold (--%s) must be within [0, 1], got %v",
+			FlagStormThreshold, t))
+	}
+	for _, d := range []struct {
+		field, flag string
+		v           time.Duration
+	}{{"StormWindow", FlagStormWindow, c.StormWindow}, {"StormConfirm", FlagStormConfirm, c.StormConfirm}} {
+		if d.v < 0 || d.v > maxInterval {
+			errs = append(errs, fmt.Errorf("ratelimit: %s (--%s) must be within [0, %v], got %v",
+				d.field, d.flag, maxInterval, d.v))
+		}
 	}
 	return errors.Join(errs...)
 }

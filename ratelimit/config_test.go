@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
@@ -105,9 +106,11 @@ func TestAddFlags(t *testing.T) {
 		{"every flag is parsed", []string{
 			"--resource-eviction-rate=2", "--secondary-resource-eviction-rate=0.25",
 			"--unhealthy-cluster-threshold=0.7", "--large-cluster-num-threshold=50",
-		}, Config{ResourceEvictionRate: 2, SecondaryResourceEvictionRate: 0.25, UnhealthyClusterThreshold: 0.7, LargeClusterNumThreshold: 50}},
+			"--storm-threshold=0.3", "--storm-window=2m", "--storm-confirm=10m",
+		}, Config{ResourceEvictionRate: 2, SecondaryResourceEvictionRate: 0.25, UnhealthyClusterThreshold: 0.7, LargeClusterNumThreshold: 50,
+			StormThreshold: 0.3, StormWindow: 2 * time.Minute, StormConfirm: 10 * time.Minute}},
 		{"one flag leaves the others at their defaults", []string{"--resource-eviction-rate", "1"},
-			Config{ResourceEvictionRate: 1, SecondaryResourceEvictionRate: 0.1, UnhealthyClusterThreshold: 0.55, LargeClusterNumThreshold: 10}},
+			Config{ResourceEvictionRate: 1, SecondaryResourceEvictionRate: 0.1, UnhealthyClusterThreshold: 0.55, LargeClusterNumThreshold: 10, StormThreshold: 0.55, StormWindow: time.Minute, StormConfirm: 5 * time.Minute}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,11 +166,11 @@ func TestAddFlagsSharesAnExistingFlag(t *testing.T) {
 		wantConfig Config
 	}{
 		{"not given: both read the existing flag's default", 0.25, nil,
-			0.25, Config{ResourceEvictionRate: 0.25, SecondaryResourceEvictionRate: 0.1, UnhealthyClusterThreshold: 0.55, LargeClusterNumThreshold: 10}},
+			0.25, Config{ResourceEvictionRate: 0.25, SecondaryResourceEvictionRate: 0.1, UnhealthyClusterThreshold: 0.55, LargeClusterNumThreshold: 10, StormThreshold: 0.55, StormWindow: time.Minute, StormConfirm: 5 * time.Minute}},
 		{"given: both hold it", 0.5, []string{"--resource-eviction-rate=0.3", "--secondary-resource-eviction-rate=0.05"},
-			0.3, Config{ResourceEvictionRate: 0.3, SecondaryResourceEvictionRate: 0.05, UnhealthyClusterThreshold: 0.55, LargeClusterNumThreshold: 10}},
+			0.3, Config{ResourceEvictionRate: 0.3, SecondaryResourceEvictionRate: 0.05, UnhealthyClusterThreshold: 0.55, LargeClusterNumThreshold: 10, StormThreshold: 0.55, StormWindow: time.Minute, StormConfirm: 5 * time.Minute}},
 		{"given twice: the last wins in both", 0.5, []string{"--resource-eviction-rate=2", "--resource-eviction-rate", "4"},
-			4, Config{ResourceEvictionRate: 4, SecondaryResourceEvictionRate: 0.1, UnhealthyClusterThreshold: 0.55, LargeClusterNumThreshold: 10}},
+			4, Config{ResourceEvictionRate: 4, SecondaryResourceEvictionRate: 0.1, UnhealthyClusterThreshold: 0.55, LargeClusterNumThreshold: 10, StormThreshold: 0.55, StormWindow: time.Minute, StormConfirm: 5 * time.Minute}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,11 +11,15 @@ import "time"
 // Otherwise each bucket's is the slowest the rule gave it over the last
 // hold, so a slowdown applies at once and a speed-up once it has lasted the
 // hold. A failed read pauses but neither enters nor resets the hold. A
-// domain whose clusters have all gone gets 0.
+// domain whose clusters have all gone gets 0. During a failure storm's
+// hold (storm.go) every rate is 0, and the histories go on recording the
+// rule's rates, so that the rule, with its recovery hold, applies when it
+// ends.
 type decision struct {
 	cfg     Config
 	hold    time.Duration
 	failing bool // the latest read failed, or none was made yet
+	storm   storm
 	fleet   history
 	total   history
 	// domains holds every domain read so far, also those gone since (at
@@ -36,7 +40,7 @@ type rateChange struct {
 }
 
 func newDecision(cfg Config, hold time.Duration) decision {
-	return decision{cfg: cfg, hold: hold, failing: true}
+	return decision{cfg: cfg, hold: hold, failing: true, storm: newStorm(cfg)}
 }
 
 // observe records a read made at now: the fleet's health h and, under a
@@ -50,6 +54,7 @@ func (d *decision) observe(now time.Time, h Health, domains map[string]Health, e
 	d.fleet.observe(now, r.fleet, d.hold)
 	d.total.observe(now, r.total, d.hold)
 	if r.domains == nil {
+		d.storm.observe(now, h, nil, nil)
 		return
 	}
 	if d.domains == nil {
@@ -65,6 +70,17 @@ func (d *decision) observe(now time.Time, h Health, domains map[string]Health, e
 	for name, hist := range d.domains {
 		hist.observe(now, r.domains[name].Rate, d.hold) // 0 for a domain gone
 	}
+	d.storm.observe(now, h, domains, d.states)
+}
+
+// confirmStorm ends a failure storm's hold at now, as an operator confirms
+// the failures are real; it reports whether one was on.
+func (d *decision) confirmStorm(now time.Time) bool {
+	if !d.storm.holdingAt(now) {
+		return false
+	}
+	d.storm.end(now, stormOperator)
+	return true
 }
 
 // inForce returns the rates in force at now, and when one next rises
@@ -85,10 +101,30 @@ func (d *decision) inForce(now time.Time) (r rates, next time.Time) {
 		return rate
 	}
 	r.fleet, r.total = at(&d.fleet), at(&d.total)
+	storming := d.storm.holdingAt(now)
 	for name, hist := range d.domains {
 		rate := at(hist)
 		if dr, ok := r.domains[name]; ok {
 			dr.Rate = rate
+			r.domains[name] = dr
+		}
+	}
+	if storming {
+		// The hold's end is a deadline only if it raises a rate: while
+		// the rule pauses anyway (a small fleet above the threshold),
+		// waiters need no timer, and the next read ends a hold that has
+		// lasted its time.
+		if r.fleet > 0 || r.total > 0 {
+			next = earliest(next, d.storm.until())
+		}
+		for _, dr := range r.domains {
+			if dr.Rate > 0 {
+				next = earliest(next, d.storm.until())
+			}
+		}
+		r.fleet, r.total, r.storm = 0, 0, true
+		for name, dr := range r.domains {
+			dr.Rate = 0
 			r.domains[name] = dr
 		}
 	}

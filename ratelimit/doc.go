@@ -7,7 +7,10 @@
 // --large-cluster-num-threshold clusters, and stop in a smaller one. With
 // --disruption-domain=region (or zone, provider) health is judged per region
 // instead, and a total keeps the sum at the primary rate
-// (Config.DomainRates); the fleet rule is the same with one domain.
+// (Config.DomainRates); the fleet rule is the same with one domain. A
+// failure storm (more than --storm-threshold of the fleet faulty within
+// --storm-window) holds every rate at 0 for --storm-confirm first, as a
+// control plane cut off from its members sees them all fail at once.
 //
 // Guarantees:
 //   - A Tracker (fed by hand, or by an informer through NewInformerSource)
@@ -22,12 +25,14 @@
 //     TakeDomainAt), then chooses its work, then uses the permit or gives it
 //     back. The Limiter calls nothing of its callers, and holds its lock for
 //     time proportional to the domains listed, whatever the number of
-//     clusters or items behind them. A health-source error pauses.
+//     clusters or items behind them. A health-source error pauses, and so
+//     does a failure storm until it passes, recovers or Limiter.ConfirmStorm.
 //   - No goroutine is started, nothing global is registered; time comes from
 //     an injected clock, or from the caller of Limiter.TakeAt.
 //
 // Where to change what: the rule is rule.go; the rates in force over time
-// (recovery hold, pause on a source error) are decide.go; the buckets are
+// (recovery hold, pause on a source error) are decide.go, the storm's hold
+// storm.go; the buckets are
 // bucket.go; limiter.go only locks, reads the clock and blocks.
 // DynamicRateLimiter puts the same buckets behind client-go's
 // workqueue.TypedRateLimiter.

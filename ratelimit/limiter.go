@@ -24,11 +24,14 @@ import (
 // the fleet's under the fleet rule and for callers naming no domain (Wait,
 // TakeAt, When). The rule sets each bucket's rate from the source's health;
 // every rate is 0 while the source fails, and WithRecoveryHold delays
-// speed-ups.
+// speed-ups. A failure storm, much of the fleet turning faulty at once
+// (Config.StormThreshold), holds every rate at 0 for Config.StormConfirm,
+// until the clusters recover or ConfirmStorm; StormHold says whether one
+// is on, and it is logged when it starts and ends.
 //
 // Guarantees:
 //   - A bucket fills at the rate in force and holds at most one permit; a
-//     pause adds nothing. So over any window, however the rate changed or
+//     pause (a source error, a storm's hold) adds nothing. So over any window, however the rate changed or
 //     paused inside it, the permits handed out are at most 1 + ∫ rate dt,
 //     per bucket, whatever the number of callers, and resuming lets a
 //     caller through at once only if the bucket held its permit before the
@@ -74,6 +77,7 @@ type Limiter struct {
 	dirty    bool      // a read was applied since the rates were put in force
 	holdEnd  time.Time // when a rate in force next changes by itself
 	reported float64   // the rate last reported to Metrics.EvictionRate
+	storming bool      // a failure storm's hold is in force
 	// wake is closed (and replaced) to make blocked waiters look again.
 	wake chan struct{}
 }
@@ -361,7 +365,56 @@ func (l *Limiter) advanceLocked(now time.Time) {
 	l.dirty = false
 	l.buckets.apply(l.inForce, now)
 	l.report(old.domains)
+	l.reportStorm()
 	l.broadcastLocked()
+}
+
+// ConfirmStorm ends a failure storm's hold (Config.StormThreshold) now, as
+// an operator who has confirmed the failures are real asks: the rule's rates
+// apply at once and waiters look again. It reports whether a hold was on;
+// the next storm holds again.
+func (l *Limiter) ConfirmStorm() bool {
+	if l == nil || l.src.src == nil {
+		return false
+	}
+	now := l.lockAt(l.clock.Now)
+	defer l.mu.Unlock()
+	if !l.decision.confirmStorm(now) {
+		return false
+	}
+	l.dirty = true
+	l.advanceLocked(now)
+	return true
+}
+
+// StormHold reports whether a failure storm holds evictions now, reading
+// the source first if it is due.
+func (l *Limiter) StormHold() bool {
+	if l == nil || l.src.src == nil {
+		return false
+	}
+	l.lockAt(l.clock.Now)
+	defer l.mu.Unlock()
+	return l.storming
+}
+
+// reportStorm logs a storm's hold starting or ending and tells
+// StormMetrics.
+func (l *Limiter) reportStorm() {
+	if l.inForce.storm == l.storming {
+		return
+	}
+	l.storming = l.inForce.storm
+	st := &l.decision.storm
+	if l.storming {
+		l.src.logger.Info("Failure storm: evictions hold until confirmed, the clusters recover or the hold passes",
+			"faultyBefore", st.baseline, "threshold", st.threshold, "window", st.window, "until", st.until())
+	} else {
+		l.src.logger.Info("Failure storm hold ended; the rate rule applies", "reason", string(st.ended))
+	}
+	if sm, ok := l.metrics.(StormMetrics); ok {
+		sm.StormHold(l.storming)
+	}
 }
 
 // report tells Metrics what changed since the rates in force were old.

@@ -113,3 +113,11 @@ type DomainMetrics interface {
 	// DomainRemoved reports that a domain has no cluster any more.
 	DomainRemoved(domain string)
 }
+
+// StormMetrics is optionally implemented by a Metrics given to a Limiter,
+// and called as Metrics is; package metrics implements it.
+type StormMetrics interface {
+	// StormHold reports that a failure storm's hold (Config.StormThreshold)
+	// started (true) or ended (false).
+	StormHold(holding bool)
+}

@@ -9,6 +9,7 @@ import "fmt"
 type rates struct {
 	fleet, total float64
 	domains      map[string]DomainRate // nil under the fleet rule
+	storm        bool                  // a failure storm holds every rate at 0
 }
 
 // rates applies the rule: the fleet's bucket gets RateFor(fleet), and so

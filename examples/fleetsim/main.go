@@ -181,6 +181,15 @@ func (o *options) rateConfig(sc *scenario) (ratelimit.Config, error) {
 	if o.flags.Changed(ratelimit.FlagDisruptionDomain) {
 		cfg.DisruptionDomain = o.rates.DisruptionDomain
 	}
+	if o.flags.Changed(ratelimit.FlagStormThreshold) {
+		cfg.StormThreshold = o.rates.StormThreshold
+	}
+	if o.flags.Changed(ratelimit.FlagStormWindow) {
+		cfg.StormWindow = o.rates.StormWindow
+	}
+	if o.flags.Changed(ratelimit.FlagStormConfirm) {
+		cfg.StormConfirm = o.rates.StormConfirm
+	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, fmt.Errorf("fleetsim: rates (scenario %s and flags): %w", sc.Source, err)
 	}

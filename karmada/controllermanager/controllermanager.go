@@ -199,9 +199,10 @@ func (o *Options) AddFlags(fs, karmada *pflag.FlagSet) {
 			"An eviction the scheduler would put where the room left is short waits meanwhile. "+
 			"0 turns it off: evictions checked one after another all count the same room.")
 	fs.StringVar(&o.FreezeConfigMap, "eviction-freeze-configmap", o.FreezeConfigMap,
-		"namespace/name of the ConfigMap whose existence freezes every automatic eviction (data keys, both optional: "+
-			"reason, free text; until, RFC 3339, when the freeze lapses). Queued evictions wait; taints and graceful "+
-			"eviction tasks go on. Empty watches no ConfigMap.")
+		"namespace/name of the ConfigMap whose existence freezes every automatic eviction (data keys, all optional: "+
+			"reason, free text; until, RFC 3339, when the freeze lapses; confirm=storm makes it no freeze but the "+
+			"operator's confirmation that ends a failure storm's hold, see --storm-threshold). Queued evictions wait; "+
+			"taints and graceful eviction tasks go on. Empty watches no ConfigMap.")
 	fs.IntVar(&o.MaxClustersInTransit, "max-clusters-in-transit", o.MaxClustersInTransit,
 		"How many clusters of one ResourceBinding or ClusterResourceBinding may be in graceful eviction at once "+
 			"(its open graceful eviction tasks, whoever wrote them), unless its annotation "+

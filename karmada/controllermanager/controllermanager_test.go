@@ -68,7 +68,7 @@ func TestFlagSection(t *testing.T) {
 	karmadaSection := fss.FlagSets["cluster failover"].FlagUsages()
 	for _, f := range []string{"--secondary-resource-eviction-rate", "--unhealthy-cluster-threshold",
 		"--large-cluster-num-threshold", "--disruption-domain", "--eviction-workers", "--eviction-capacity-hold", "--eviction-freeze-configmap",
-		"--max-clusters-in-transit"} {
+		"--max-clusters-in-transit", "--storm-threshold", "--storm-window", "--storm-confirm"} {
 		assert.Contains(t, failoverSection, f)
 		assert.NotContains(t, karmadaSection, f)
 	}
@@ -77,11 +77,13 @@ func TestFlagSection(t *testing.T) {
 
 	require.NoError(t, cmd.Parse([]string{"--resource-eviction-rate=0.1", "--secondary-resource-eviction-rate=0.02",
 		"--unhealthy-cluster-threshold=0.4", "--large-cluster-num-threshold=20", "--disruption-domain=region",
-		"--eviction-workers=4", "--enable-no-execute-taint-eviction", "--eviction-capacity-hold=2m"}))
+		"--eviction-workers=4", "--enable-no-execute-taint-eviction", "--eviction-capacity-hold=2m",
+		"--storm-threshold=0.3", "--storm-window=30s"}))
 	assert.Equal(t, float32(0.1), karmadaOpts.ResourceEvictionRate)
 	assert.True(t, karmadaOpts.EnableNoExecuteTaintEviction)
 	want := ratelimit.Config{ResourceEvictionRate: 0.1, SecondaryResourceEvictionRate: 0.02, UnhealthyClusterThreshold: 0.4,
-		LargeClusterNumThreshold: 20, DisruptionDomain: ratelimit.DomainRegion}
+		LargeClusterNumThreshold: 20, DisruptionDomain: ratelimit.DomainRegion,
+		StormThreshold: 0.3, StormWindow: 30 * time.Second, StormConfirm: 5 * time.Minute} // --storm-confirm's default
 	assert.Equal(t, want, o.Rate)
 	assert.Equal(t, 4, o.EvictionWorkers)
 	assert.Equal(t, 2*time.Minute, o.CapacityHold)

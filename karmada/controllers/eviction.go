@@ -131,7 +131,9 @@ type EvictionOptions struct {
 	// --eviction-freeze-configmap, default karmada-system/failover-freeze,
 	// DefaultFreezeName). Its optional data keys are FreezeReasonKey, why
 	// (free text, logged), and FreezeUntilKey, when the freeze lapses (RFC
-	// 3339). While frozen, each queued item is deferred before anything
+	// 3339); FreezeConfirmKey set to ConfirmStorm makes it no freeze but
+	// the operator's confirmation that ends a failure storm's hold
+	// (ratelimit.Config.StormThreshold). While frozen, each queued item is deferred before anything
 	// else (evictionqueue.RetryAfter: it stays queued, its permit goes
 	// back, no failure is counted) and decided again at most 10s later;
 	// taints, graceful eviction tasks and cancellations go on. An until
@@ -328,18 +330,25 @@ func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
 	if err != nil {
 		return err
 	}
+	c.recorder = mgr.GetEventRecorder(FieldManager)
 	limiter, err := ratelimit.NewLimiter(c.opts.Rate, tracker,
-		ratelimit.WithMetrics(m), ratelimit.WithClock(c.opts.Clock), ratelimit.WithLogger(mgr.GetLogger().WithName("eviction-rate")))
+		ratelimit.WithMetrics(stormEvents{Metrics: m, recorder: c.recorder, freeze: c.opts.Freeze}),
+		ratelimit.WithClock(c.opts.Clock), ratelimit.WithLogger(mgr.GetLogger().WithName("eviction-rate")))
 	if err != nil {
 		return err
 	}
 
+	if stormEnabled(c.opts.Rate) {
+		if err := mgr.Add(healthFollower{src: tracker, limiter: limiter, clock: c.opts.Clock}); err != nil {
+			return err
+		}
+	}
 	c.client = mgr.GetClient()
 	c.reader = mgr.GetAPIReader()
-	c.recorder = mgr.GetEventRecorder(FieldManager)
 	c.limiter = limiter
 	if c.opts.Freeze != (types.NamespacedName{}) {
 		c.freeze = newFreezeGate(c.opts.Freeze, c.opts.Clock, m, mgr.GetLogger().WithName("eviction-freeze"))
+		c.freeze.confirmStorm = limiter.ConfirmStorm
 		if err := c.freeze.setupWithManager(mgr); err != nil {
 			return err
 		}

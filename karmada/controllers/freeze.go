@@ -20,8 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
-// The data keys of the freeze ConfigMap (EvictionOptions.Freeze). Both are
-// optional: the ConfigMap's existence is the freeze.
+// The data keys of the freeze ConfigMap (EvictionOptions.Freeze). All are
+// optional: the ConfigMap's existence is the freeze, unless FreezeConfirmKey
+// says it confirms a failure storm instead.
 const (
 	// FreezeReasonKey holds why evictions are frozen, in free text: the
 	// controllers log it and the guide's runbook asks for it.
@@ -29,7 +30,18 @@ const (
 	// FreezeUntilKey holds when the freeze lapses, in RFC 3339
 	// (2026-03-01T12:00:00Z). Past it the ConfigMap freezes nothing.
 	FreezeUntilKey = "until"
+	// FreezeConfirmKey set to ConfirmStorm makes the ConfigMap an operator's
+	// confirmation that a failure storm's failures are real, not a freeze:
+	// each version of it written ends the storm's hold in force
+	// (ratelimit.Limiter.ConfirmStorm), and a later storm holds again.
+	// Another value freezes, and the log says why, so that a typo never
+	// lets evictions through.
+	FreezeConfirmKey = "confirm"
 )
+
+// ConfirmStorm is the value of FreezeConfirmKey that confirms a failure
+// storm.
+const ConfirmStorm = "storm"
 
 // DefaultFreezeName is the name of the freeze ConfigMap that
 // karmada-controller-manager's --eviction-freeze-configmap names by default,
@@ -53,13 +65,17 @@ type freezeState struct {
 	// until is the valid expiry of a freeze that will lapse; zero
 	// otherwise.
 	until time.Time
+	// confirmStorm: the ConfigMap confirms a failure storm (rule 2a).
+	confirmStorm bool
 }
 
 // readFreeze is the freeze cm holds at now, cm being nil when there is no
 // such ConfigMap. The rules, in order:
 //
 //  1. No ConfigMap: not frozen.
-//  2. A ConfigMap: frozen, whatever else it holds.
+//  2. A ConfigMap: frozen, whatever else it holds, except:
+//     2a. confirm set to storm: not frozen; it confirms a failure storm.
+//     Another confirm value freezes and is named in why.
 //  3. An until that is not RFC 3339 cannot say when the freeze ends: it
 //     never lapses, and why names the key and the value.
 //  4. Past a valid until, the freeze has lapsed: not frozen.
@@ -68,6 +84,10 @@ type freezeState struct {
 func readFreeze(cm *corev1.ConfigMap, now time.Time) freezeState {
 	if cm == nil { // 1
 		return freezeState{why: "no freeze ConfigMap"}
+	}
+	confirm, hasConfirm := cm.Data[FreezeConfirmKey]
+	if hasConfirm && strings.TrimSpace(confirm) == ConfirmStorm { // 2a
+		return freezeState{why: "the operator confirms the failure storm", confirmStorm: true}
 	}
 	reason := strings.TrimSpace(cm.Data[FreezeReasonKey])
 	if reason == "" {
@@ -87,9 +107,12 @@ func readFreeze(cm *corev1.ConfigMap, now time.Time) freezeState {
 			notes = append(notes, "until "+t.Format(time.RFC3339))
 		}
 	}
+	if hasConfirm { // 2a
+		notes = append(notes, fmt.Sprintf("data.%s %q is not %q, so the ConfigMap freezes", FreezeConfirmKey, confirm, ConfirmStorm))
+	}
 	var unknown []string // 5
 	for k := range cm.Data {
-		if k != FreezeReasonKey && k != FreezeUntilKey {
+		if k != FreezeReasonKey && k != FreezeUntilKey && k != FreezeConfirmKey {
 			unknown = append(unknown, "data."+k)
 		}
 	}
@@ -139,9 +162,17 @@ type freezeGate struct {
 	informer toolscache.SharedIndexInformer
 	synced   toolscache.InformerSynced
 
+	// confirmStorm ends a failure storm's hold (the Limiter's
+	// ConfirmStorm), reporting whether one was on; nil: none to end.
+	confirmStorm func() bool
+
 	mu   sync.Mutex
 	cm   *corev1.ConfigMap
 	last *freezeState // as last reported; nil before the first report
+	// confirmed is the resourceVersion of the last confirmation acted on:
+	// each version confirms once, so one left in place does not confirm
+	// the next storm before anyone has looked at it.
+	confirmed string
 }
 
 // newFreezeGate returns the gate of the ConfigMap name, holding no
@@ -188,7 +219,17 @@ func (g *freezeGate) set(cm *corev1.ConfigMap) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.cm = cm
-	g.reportLocked()
+	s := g.reportLocked()
+	if !s.confirmStorm || g.confirmStorm == nil || cm.ResourceVersion == g.confirmed && g.confirmed != "" {
+		return
+	}
+	g.confirmed = cm.ResourceVersion
+	// The Limiter calls nothing of its callers but metrics, which take no
+	// lock of g: no cycle.
+	if g.confirmStorm() {
+		g.logger.Info("the operator confirmed the failure storm: evictions go on at the rule's rate",
+			"configMap", g.name.String(), "resourceVersion", cm.ResourceVersion)
+	}
 }
 
 // notRead is the freeze before the informer has read the ConfigMap: a
