@@ -86,15 +86,7 @@ func BenchmarkDecisionCheck(b *testing.B) {
 			b.Fatal(err)
 		}
 		ctrl.client, ctrl.reader = c, c
-		var list clusterv1alpha1.ClusterList
-		if err := c.List(ctx, &list); err != nil {
-			b.Fatal(err)
-		}
-		for i := range list.Items {
-			if _, err := ctrl.fleet.Set(&list.Items[i]); err != nil {
-				b.Fatal(err)
-			}
-		}
+		syncFleet(b, ctrl, c)
 		b.Run(fmt.Sprintf("fleet/%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			start, ok := cputime.Used()
@@ -230,13 +222,7 @@ func BenchmarkEvictions(b *testing.B) {
 					b.Fatal(err)
 				}
 				ctrl.client, ctrl.reader, ctrl.recorder = c, c, &recorded{}
-				var list clusterv1alpha1.ClusterList
-				if err := c.List(ctx, &list); err != nil {
-					b.Fatal(err)
-				}
-				for i := range list.Items {
-					_, _ = ctrl.fleet.Set(&list.Items[i])
-				}
+				syncFleet(b, ctrl, c)
 				done := make(chan struct{})
 				left := m
 				k := resourceBindings()

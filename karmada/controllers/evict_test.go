@@ -83,7 +83,7 @@ func newController(t *testing.T, opts EvictionOptions, c client.WithWatch, event
 
 // syncFleet sets ctrl's Fleet to the clusters c lists, as the Cluster
 // informer would have by now.
-func syncFleet(t *testing.T, ctrl *EvictionController, c client.Reader) {
+func syncFleet(t testing.TB, ctrl *EvictionController, c client.Reader) {
 	t.Helper()
 	var list clusterv1alpha1.ClusterList
 	require.NoError(t, c.List(context.Background(), &list))

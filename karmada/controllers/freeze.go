@@ -330,16 +330,8 @@ func (g *freezeGate) Start(ctx context.Context) error {
 	if toolscache.WaitForCacheSync(ctx.Done(), g.synced) {
 		g.check()
 	}
-	t := g.clock.NewTicker(freezeRecheck)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C():
-			g.check()
-		}
-	}
+	every(ctx, g.clock, freezeRecheck, func() { g.check() })
+	return nil
 }
 
 // NeedLeaderElection is false: every replica reads the freeze, so that

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -130,14 +132,20 @@ func (c *EvictionController) predict(spec *workv1alpha2.ResourceBindingSpec, sta
 // eviction the check refused. It runs under leader election, as the queues
 // do.
 func (c *EvictionController) recheckRefusals(ctx context.Context) error {
-	t := c.opts.Clock.NewTicker(c.opts.RefusalRecheck)
+	every(ctx, c.opts.Clock, c.opts.RefusalRecheck, c.recheck)
+	return nil
+}
+
+// every calls f every d of clk until ctx ends.
+func every(ctx context.Context, clk clock.WithTicker, d time.Duration, f func()) {
+	t := clk.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-t.C():
-			c.recheck()
+			f()
 		}
 	}
 }
