@@ -430,7 +430,7 @@ func runExample(t *testing.T, bin string, args ...string) *exampleProcess {
 // it to exit.
 func (p *exampleProcess) kill(t *testing.T) {
 	t.Helper()
-	require.NoError(t, p.cmd.Process.Kill())
+	require.NoError(t, p.cmd.Process.Kill(), "killing %s (pid %d): did it exit on its own? its log: %s", filepath.Base(p.cmd.Path), p.cmd.Process.Pid, p.log)
 	select {
 	case err := <-p.exited:
 		p.exited <- err // for the cleanup

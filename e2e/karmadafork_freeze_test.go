@@ -222,6 +222,12 @@ func TestKarmadaForkFreezeAcrossLeaderChanges(t *testing.T) {
 		decided := time.Since(killed)
 		v, ok := scrape.value(next, "eviction_frozen")
 		require.True(t, ok && v == 1, "%s: eviction_frozen on the new leader %s is %v (served: %v)", what, next.name, v, ok)
+		// Held back, not dropped: every binding still due waits in the
+		// queue, and none was abandoned.
+		depth, _ := scrape.value(next, `eviction_queue_depth{name="binding-eviction"}`)
+		require.GreaterOrEqual(t, depth, float64(freezeDue-tasks.len()), "%s: items queued on %s", what, next.name)
+		abandoned, _ := scrape.value(next, `eviction_processing_total{name="binding-eviction",result="abandoned"}`)
+		require.Zero(t, abandoned, "%s: items abandoned on %s", what, next.name)
 		require.True(t, frozenEverywhere(), "%s: eviction_frozen is not 1 on both replicas left", what)
 		changes = append(changes, change{what: what, from: cur.name, to: next.name, elected: elected, decided: decided})
 		replicas = append(replicas, start(cur.name))
