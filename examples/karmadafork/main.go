@@ -85,7 +85,31 @@ func parseFlags(args []string) (*flags, error) {
 	if errs := f.clusterFailover.Validate(); len(errs) > 0 {
 		return nil, errs.ToAggregate()
 	}
+	if f.leaderElect {
+		if err := checkLease(f.leaseDuration, f.renewDeadline, f.retryPeriod); err != nil {
+			return nil, err
+		}
+	}
 	return f, nil
+}
+
+// leaseJitter is client-go's leaderelection.JitterFactor: the renew
+// deadline must exceed the retry period times it.
+const leaseJitter = 1.2
+
+// checkLease holds the three Lease flags to the rules client-go's leader
+// election enforces only once the manager starts, naming the flags.
+func checkLease(lease, renew, retry time.Duration) error {
+	switch {
+	case retry <= 0:
+		return fmt.Errorf("--leader-elect-retry-period %v: must be positive", retry)
+	case renew <= time.Duration(leaseJitter*float64(retry)):
+		return fmt.Errorf("--leader-elect-renew-deadline %v: must be more than %v times --leader-elect-retry-period (%v)",
+			renew, leaseJitter, retry)
+	case lease <= renew:
+		return fmt.Errorf("--leader-elect-lease-duration %v: must be more than --leader-elect-renew-deadline (%v)", lease, renew)
+	}
+	return nil
 }
 
 func run(args []string) error {
