@@ -386,13 +386,26 @@ type exampleProcess struct {
 // is printed when the test fails. The cleanup kills it if it still runs.
 func startExample(t *testing.T, dir string, args ...string) *exampleProcess {
 	t.Helper()
-	name := filepath.Base(dir)
-	bin := filepath.Join(t.TempDir(), name)
+	return runExample(t, buildExample(t, dir), args...)
+}
+
+// buildExample builds the example program in dir (relative to e2e/, in its
+// own module) into the test's temporary directory and returns its path.
+func buildExample(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), filepath.Base(dir))
 	build := exec.Command("go", "build", "-o", bin, ".")
 	build.Dir = dir
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "building %s: %s", dir, out)
+	return bin
+}
 
+// runExample starts the program bin, built by buildExample, with args, as
+// startExample does; a test may start one binary several times.
+func runExample(t *testing.T, bin string, args ...string) *exampleProcess {
+	t.Helper()
+	name := filepath.Base(bin)
 	p := &exampleProcess{cmd: exec.Command(bin, args...), exited: make(chan error, 1), log: filepath.Join(t.TempDir(), name+".log")}
 	logFile, err := os.Create(p.log)
 	require.NoError(t, err)
@@ -406,10 +419,24 @@ func startExample(t *testing.T, dir string, args ...string) *exampleProcess {
 		<-p.exited
 		if t.Failed() {
 			data, _ := os.ReadFile(p.log)
-			t.Logf("%s log:\n%s", name, data)
+			t.Logf("%s log (pid %d):\n%s", name, p.cmd.Process.Pid, data)
 		}
 	})
 	return p
+}
+
+// kill sends SIGKILL, as the kernel's OOM killer or a node's loss would end
+// the process (nothing of it runs after: no Lease released), and waits for
+// it to exit.
+func (p *exampleProcess) kill(t *testing.T) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Kill(), "killing %s (pid %d): did it exit on its own? its log: %s", filepath.Base(p.cmd.Path), p.cmd.Process.Pid, p.log)
+	select {
+	case err := <-p.exited:
+		p.exited <- err // for the cleanup
+	case <-time.After(10 * time.Second):
+		t.Fatal("the binary did not exit within 10s of SIGKILL")
+	}
 }
 
 // stop sends SIGTERM and requires a clean exit within 20s.

@@ -46,6 +46,9 @@ type flags struct {
 	leaderElect     bool
 	leaseNamespace  string
 	leaseName       string
+	leaseDuration   time.Duration
+	renewDeadline   time.Duration
+	retryPeriod     time.Duration
 	gracefulEvict   time.Duration
 }
 
@@ -61,6 +64,11 @@ func parseFlags(args []string) (*flags, error) {
 	gs.BoolVar(&f.leaderElect, "leader-elect", true, "Run the controllers and the eviction queues only while holding the Lease.")
 	gs.StringVar(&f.leaseNamespace, "leader-elect-resource-namespace", "karmada-system", "Namespace of the leader election Lease.")
 	gs.StringVar(&f.leaseName, "leader-elect-resource-name", "failover-karmadafork", "Name of the leader election Lease.")
+	// Karmada's names and defaults: a standby takes over a killed leader's
+	// Lease once lease-duration has passed since its last renewal.
+	gs.DurationVar(&f.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a standby waits after the Lease's last renewal before taking it over.")
+	gs.DurationVar(&f.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader tries to renew its Lease before it stops leading; at most the lease duration.")
+	gs.DurationVar(&f.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often a replica tries to take or renew the Lease.")
 	gs.DurationVar(&f.gracefulEvict, "graceful-eviction-timeout", 10*time.Minute, "How long a graceful eviction task without gracePeriodSeconds may wait for the workload to be healthy elsewhere.")
 	// controller-runtime's --kubeconfig and klog's flags, as Karmada adds them.
 	klog.InitFlags(nil)
@@ -77,7 +85,31 @@ func parseFlags(args []string) (*flags, error) {
 	if errs := f.clusterFailover.Validate(); len(errs) > 0 {
 		return nil, errs.ToAggregate()
 	}
+	if f.leaderElect {
+		if err := checkLease(f.leaseDuration, f.renewDeadline, f.retryPeriod); err != nil {
+			return nil, err
+		}
+	}
 	return f, nil
+}
+
+// leaseJitter is client-go's leaderelection.JitterFactor: the renew
+// deadline must exceed the retry period times it.
+const leaseJitter = 1.2
+
+// checkLease holds the three Lease flags to the rules client-go's leader
+// election enforces only once the manager starts, naming the flags.
+func checkLease(lease, renew, retry time.Duration) error {
+	switch {
+	case retry <= 0:
+		return fmt.Errorf("--leader-elect-retry-period %v: must be positive", retry)
+	case renew <= time.Duration(leaseJitter*float64(retry)):
+		return fmt.Errorf("--leader-elect-renew-deadline %v: must be more than %v times --leader-elect-retry-period (%v)",
+			renew, leaseJitter, retry)
+	case lease <= renew:
+		return fmt.Errorf("--leader-elect-lease-duration %v: must be more than --leader-elect-renew-deadline (%v)", lease, renew)
+	}
+	return nil
 }
 
 func run(args []string) error {
@@ -105,6 +137,9 @@ func run(args []string) error {
 		LeaderElectionID:              f.leaseName,
 		LeaderElectionNamespace:       f.leaseNamespace,
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &f.leaseDuration,
+		RenewDeadline:                 &f.renewDeadline,
+		RetryPeriod:                   &f.retryPeriod,
 	})
 	if err != nil {
 		return err
