@@ -36,10 +36,6 @@ const (
 	// freezeWindow is how long, after each new leader has deferred every
 	// due binding, the test watches for an eviction before the next kill.
 	freezeWindow = 2 * time.Second
-	// freezeRecheck is how long an item the freeze held back waits before
-	// it is decided again (karmada/controllers' freezeRecheck): after a
-	// thaw, the longest before the first eviction.
-	freezeRecheck = 10 * time.Second
 )
 
 // forkReplica is one replica of the fork's binary: a process of its own,
@@ -64,8 +60,8 @@ type forkReplica struct {
 // start to leave; after two, the freeze is set again mid-way and the
 // leader killed a fourth time: the rest wait (but for the one attempt
 // that may have passed the freeze's check already). Thawed again, every
-// due binding leaves into a task within the freeze's recheck and the
-// rate's time, never faster than the rate in force allows with its bucket
+// due binding leaves into a task within the rate's time (a thaw wakes the
+// items it held back), never faster than the rate in force allows with its bucket
 // of one permit.
 //
 // The binary sees every object in the API server, so the test runs alone
@@ -248,7 +244,7 @@ func TestKarmadaForkFreezeAcrossLeaderChanges(t *testing.T) {
 	require.Equal(t, freezeRate, r, "the rate in force")
 	thawed := time.Now()
 	require.NoError(t, s.c.Delete(ctxFor(t), freeze))
-	eventually(t, freezeRecheck+rateBound(2, r)+slack, "two due bindings evicted after the thaw", func() bool { return tasks.len() >= 2 })
+	eventually(t, rateBound(2, r)+slack, "two due bindings evicted after the thaw", func() bool { return tasks.len() >= 2 })
 	twoAfterThaw := time.Since(thawed)
 
 	// Frozen again mid-way through the failover, and the leader killed
@@ -268,11 +264,11 @@ func TestKarmadaForkFreezeAcrossLeaderChanges(t *testing.T) {
 	stopped := tasks.len()
 	heldBack("change 4", stopped)
 
-	// Thawed again, the failover completes, within the freeze's recheck
-	// and the rate's time for what is left.
+	// Thawed again, the failover completes within the rate's time for
+	// what is left: the thaw wakes the items the freeze held back.
 	rethawed := time.Now()
 	require.NoError(t, s.c.Delete(ctxFor(t), freeze))
-	bound := freezeRecheck + rateBound(freezeDue-stopped, r) + slack
+	bound := rateBound(freezeDue-stopped, r) + slack
 	eventually(t, bound, "every due binding evicted after the second thaw", func() bool { return tasks.len() == freezeDue })
 	completed := time.Since(rethawed)
 	var created []time.Time
@@ -297,9 +293,9 @@ func TestKarmadaForkFreezeAcrossLeaderChanges(t *testing.T) {
 		offsets[i] = "+" + c.Sub(created[0]).String()
 	}
 	t.Logf("measured: Lease transitions %d; first thaw: 2 evicted in %v; frozen again with %d evicted, %d after change 4; "+
-		"second thaw: the other %d evicted in %v (bound %v: the %v recheck + %v at %v/s + %v); tasks created at %s (whole seconds)",
+		"second thaw: the other %d evicted in %v (bound %v: %v at %v/s + %v); tasks created at %s (whole seconds)",
 		transitions, twoAfterThaw.Round(time.Millisecond), held, stopped, freezeDue-stopped, completed.Round(time.Millisecond),
-		bound, freezeRecheck, rateBound(freezeDue-stopped, r), r, slack, strings.Join(offsets, ", "))
+		bound, rateBound(freezeDue-stopped, r), r, slack, strings.Join(offsets, ", "))
 }
 
 // assertNoBurst checks task creation times against a token bucket of one

@@ -72,11 +72,14 @@ func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqueue.Item, key types.NamespacedName, logger logr.Logger) error {
 	// An operator's freeze holds every eviction back before anything is
 	// read: the item stays queued and its permit goes back.
+	// It is tried again at once when the freeze thaws (thawed).
 	if f := c.freeze.check(); f.frozen {
+		k.frozen.add(it)
 		return evictionqueue.RetryAfter(f.retryAfter(c.opts.Clock.Now()),
 			fmt.Errorf("controllers: evictions frozen by ConfigMap %s: %s", c.opts.Freeze, f.why))
 	}
-	// Waiting for its binding's budget, it is decided again now.
+	// Waiting for a thaw or its binding's budget, it is decided again now.
+	k.frozen.forget(it)
 	k.inTransit.forget(it)
 	// The item may have waited long, and the cache may lag: decide on what
 	// the API server holds now. A cluster that recovered meanwhile, or a

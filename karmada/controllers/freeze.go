@@ -165,6 +165,10 @@ type freezeGate struct {
 	// confirmStorm ends a failure storm's hold (the Limiter's
 	// ConfirmStorm), reporting whether one was on; nil: none to end.
 	confirmStorm func() bool
+	// onThaw is called, outside g's lock, after a report that thawed a
+	// freeze: the items it held back are tried again at once rather than
+	// at their next look (freezeRecheck). nil: nothing to wake.
+	onThaw func()
 
 	mu   sync.Mutex
 	cm   *corev1.ConfigMap
@@ -209,17 +213,37 @@ func (g *freezeGate) check() freezeState {
 		return freezeState{}
 	}
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.reportLocked()
+	s, thawed := g.reportLocked()
+	g.mu.Unlock()
+	if thawed {
+		g.thaw()
+	}
+	return s
+}
+
+// thaw wakes the items a freeze held back: the queues' locks are taken
+// outside g's.
+func (g *freezeGate) thaw() {
+	if g.onThaw != nil {
+		g.onThaw()
+	}
 }
 
 // set records the ConfigMap as the informer shows it (nil: deleted) and
 // reports the freeze it makes.
 func (g *freezeGate) set(cm *corev1.ConfigMap) {
 	g.mu.Lock()
-	defer g.mu.Unlock()
+	thawed := g.setLocked(cm)
+	g.mu.Unlock()
+	if thawed {
+		g.thaw()
+	}
+}
+
+// setLocked is set under g.mu, reporting whether the freeze thawed.
+func (g *freezeGate) setLocked(cm *corev1.ConfigMap) (thawed bool) {
 	g.cm = cm
-	s := g.reportLocked()
+	s, thawed := g.reportLocked()
 	if !s.confirmStorm || g.confirmStorm == nil || cm.ResourceVersion == g.confirmed && g.confirmed != "" {
 		return
 	}
@@ -230,6 +254,7 @@ func (g *freezeGate) set(cm *corev1.ConfigMap) {
 		g.logger.Info("the operator confirmed the failure storm: evictions go on at the rule's rate",
 			"configMap", g.name.String(), "resourceVersion", cm.ResourceVersion)
 	}
+	return thawed
 }
 
 // notRead is the freeze before the informer has read the ConfigMap: a
@@ -241,18 +266,19 @@ var notRead = freezeState{frozen: true, why: "the freeze ConfigMap has not been 
 
 // reportLocked reads the freeze at the clock's now and, when it froze,
 // thawed or changed why it is frozen, sets eviction_frozen and logs it. Under g.mu, so
-// that reports of two callers cannot land out of order.
-func (g *freezeGate) reportLocked() freezeState {
+// that reports of two callers cannot land out of order. thawed is true
+// when this report ends a freeze.
+func (g *freezeGate) reportLocked() (s freezeState, thawed bool) {
 	if g.synced != nil && !g.synced() {
 		// Not logged: every start passes through it.
 		g.metrics.EvictionsFrozen(true)
-		return notRead
+		return notRead, false
 	}
-	s := readFreeze(g.cm, g.clock.Now())
+	s = readFreeze(g.cm, g.clock.Now())
 	// A freeze whose why changes is news (a reason edited, an until
 	// corrected); a thaw whose why changes (a lapsed freeze deleted) is not.
 	if g.last != nil && g.last.frozen == s.frozen && (!s.frozen || g.last.why == s.why) {
-		return s
+		return s, false
 	}
 	was := g.last
 	g.last = &s
@@ -265,7 +291,7 @@ func (g *freezeGate) reportLocked() freezeState {
 		g.logger.Info("evictions thawed: queued items go on at the rate in force", "configMap", g.name.String(),
 			"why", s.why, "frozenFor", was.why)
 	}
-	return s
+	return s, was != nil && was.frozen && !s.frozen
 }
 
 // hasSynced reports whether the informer has handed g the ConfigMap it

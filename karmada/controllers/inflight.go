@@ -192,3 +192,19 @@ func (c *EvictionController) setFaulty(cluster string, faulty bool) (was bool) {
 	}
 	return was
 }
+
+// thawed tries again at once every eviction an operator's freeze held
+// back: each waits out a RetryAfter of up to freezeRecheck otherwise. Only
+// the items backing off move (evictionqueue.Queue.Retry); one whose
+// attempt is still returning from the freeze waits for its RetryAfter.
+// They take permits as any other item: no burst past the bucket.
+func (c *EvictionController) thawed() {
+	for _, k := range c.kinds {
+		if k.q == nil {
+			continue
+		}
+		for _, it := range k.frozen.takeAll() {
+			k.q.Retry(it)
+		}
+	}
+}

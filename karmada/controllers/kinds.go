@@ -38,6 +38,9 @@ type kind struct {
 	// clusters in transit, to try again as soon as a task of the binding
 	// ends (EvictionController.Ended).
 	inTransit refusals
+	// frozen are the items an operator's freeze held back, to try again
+	// as soon as it thaws (EvictionController.thawed).
+	frozen refusals
 }
 
 func resourceBindings() *kind {

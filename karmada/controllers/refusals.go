@@ -69,3 +69,12 @@ func (r *refusals) takeBinding(key string) []evictionqueue.Item {
 	}
 	return out
 }
+
+// takeAll drops every item and returns them.
+func (r *refusals) takeAll() []evictionqueue.Item {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := slices.Collect(maps.Keys(r.items))
+	r.items = nil
+	return out
+}
