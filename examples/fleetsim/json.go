@@ -184,6 +184,10 @@ var checkCodes = map[string]string{
 	checkCancelled:    "RecoveredClustersCancelled",
 	checkTaskDeadline: "TasksClearedByGracePeriod",
 	checkAccounted:    "EveryItemAccountedFor",
+	checkStormHold:    "NoEvictionFromCutOffClustersWithinHold",
+	checkFrozen:       "NoEvictionWhileFrozen",
+	checkThawed:       "NoItemLostToAFreeze",
+	checkTransit:      "ClustersInTransitWithinBudget",
 }
 
 // The codes of why graceful eviction tasks ended (recorder.taskDone).

@@ -35,6 +35,20 @@ type report struct {
 	Events       []event
 	Checks       []checkResult
 	Pass         bool
+
+	// StormHolds are the failure storm's holds and Frozen the operator's
+	// freezes (To zero: on at the end); Held and FrozenFor their total
+	// lengths.
+	StormHolds []span
+	Frozen     []span
+	Held       time.Duration
+	FrozenFor  time.Duration
+	// CutOffEvicted counts the evictions from clusters cut off at the time
+	// (timeline events with cutOff).
+	CutOffEvicted int
+	// Transit is, per binding group, its budget of clusters in transit and
+	// the most one of its bindings had at once.
+	Transit map[string]transitPeak
 }
 
 type checkResult struct {
@@ -67,6 +81,14 @@ func (s *sim) report() *report {
 	r.Abandoned = rec.reasons
 	r.AbandonCodes = rec.reasonCodes
 	r.AbandonedBy = rec.abandonedBy
+	end := s.clk.Now()
+	r.StormHolds, r.Frozen = rec.holds, rec.frozen
+	r.Held, r.FrozenFor = held(rec.holds, end), held(rec.frozen, end)
+	r.CutOffEvicted = rec.cutOffEvicted
+	r.Transit = map[string]transitPeak{}
+	for g, p := range rec.transit {
+		r.Transit[g] = *p
+	}
 	r.Pass = true
 	for _, name := range checkOrder {
 		v := rec.violations[name]
@@ -186,6 +208,7 @@ func printSummary(out io.Writer, r *report) {
 			}
 		}
 	}
+	printSafety(out, r)
 	fmt.Fprintln(out)
 	fmt.Fprintln(out, "checks:")
 	passed := 0
@@ -255,4 +278,45 @@ func wrap(text string, width int) []string {
 		lines = append(lines, line)
 	}
 	return lines
+}
+
+// printSafety says what the safety features did: the failure storm's holds,
+// the operator's freezes, the evictions from cut-off clusters and the
+// clusters in transit per workload with a budget.
+func printSafety(out io.Writer, r *report) {
+	spans := func(ss []span) string {
+		parts := make([]string, len(ss))
+		for i, s := range ss {
+			to := "the end"
+			if !s.To.IsZero() {
+				to = fmtClock(s.To.Sub(r.Start))
+			}
+			parts[i] = fmtClock(s.From.Sub(r.Start)) + "–" + to
+		}
+		return strings.Join(parts, ", ")
+	}
+	if len(r.StormHolds) > 0 {
+		fmt.Fprintf(out, "failure storm: evictions held %v in all (%s)\n", r.Held, spans(r.StormHolds))
+	}
+	if r.CutOffEvicted > 0 || len(r.StormHolds) > 0 {
+		fmt.Fprintf(out, "evictions from clusters cut off at the time: %d\n", r.CutOffEvicted)
+	}
+	if len(r.Frozen) > 0 {
+		fmt.Fprintf(out, "freeze: evictions frozen %v in all (%s)\n", r.FrozenFor, spans(r.Frozen))
+	}
+	var budgeted []string
+	for g, p := range r.Transit {
+		if p.Budget > 0 {
+			budgeted = append(budgeted, g)
+		}
+	}
+	if len(budgeted) == 0 {
+		return
+	}
+	sort.Strings(budgeted)
+	parts := make([]string, len(budgeted))
+	for i, g := range budgeted {
+		parts[i] = fmt.Sprintf("%s %d (budget %d)", g, r.Transit[g].Peak, r.Transit[g].Budget)
+	}
+	fmt.Fprintf(out, "most clusters in transit at once, per workload with a budget: %s\n", strings.Join(parts, ", "))
 }

@@ -61,6 +61,7 @@ const (
 	eventTaints     = "taints"     // the taint controller adds or removes taints
 	eventHealth     = "health"     // the fleet's health and the rate in force change
 	eventQueued     = "queued"     // the taint manager queues evictions
+	eventFreeze     = "freeze"     // an operator freezes or thaws evictions
 )
 
 // event is one » line: what changed at T (since the start).
@@ -264,6 +265,16 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 		if e.Phase != "" {
 			s.phases = append(s.phases, phaseMark{now, e.Phase})
 			s.note(now, event{Kind: eventPhase, Message: "phase: " + e.Phase})
+		}
+		if e.Freeze != nil {
+			w.frozen = *e.Freeze
+			w.rec.freeze(now, w.frozen)
+			msg := "an operator thaws evictions: queued items go on at the rate in force"
+			if w.frozen {
+				msg = "an operator freezes every eviction: queued items wait"
+			}
+			s.note(now, event{Kind: eventFreeze, Message: msg})
+			continue
 		}
 		names := w.applyEvent(e, now)
 		var conds []string
@@ -469,6 +480,7 @@ func delta(cur, prev int) string {
 // or is still queued.
 func (s *sim) accounted() {
 	w := s.w
+	w.rec.checkFreeze()
 	for i, q := range w.queues {
 		o := w.rec.outcomes[i]
 		left := o[evictionqueue.Succeeded] + o[evictionqueue.Completed] + o[evictionqueue.Abandoned] + o[evictionqueue.Failed] + o[evictionqueue.Cancelled]

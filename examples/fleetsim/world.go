@@ -37,6 +37,9 @@ type clusterState struct {
 	domain   string
 	nextEval time.Time // zero: nothing pending
 	dirty    bool      // conditions changed: evaluate now
+	// cutOffAt is when a cutOff event made the control plane lose sight of
+	// the cluster; zero once its Ready condition is True again.
+	cutOffAt time.Time
 }
 
 // binding is a ResourceBinding or ClusterResourceBinding with its schedule
@@ -99,6 +102,9 @@ type world struct {
 	// inFlight are the evictions accepted in the background, in the order
 	// they finish.
 	inFlight []*completion
+	// frozen: an operator's freeze (a timeline event) holds every eviction
+	// back.
+	frozen bool
 
 	rec *recorder
 }
@@ -215,6 +221,7 @@ func (w *world) domainOf(cluster string) string {
 // that total; the verdict bounds each domain's evictions by its own rate
 // and all of them by the total.
 func (w *world) observeRate(now time.Time) float64 {
+	w.rec.stormHold(now, w.limiter.StormHold())
 	if !w.perDomain() {
 		r := w.limiter.Rate()
 		w.rec.rate(now, r, r)
