@@ -187,11 +187,11 @@ func held(spans []span, end time.Time) time.Duration {
 	return d
 }
 
-// within reports whether t falls in one of the spans: from its start to
-// before its end.
+// within reports whether t falls inside one of the spans: after its start
+// (what happened at that instant was decided before it) and before its end.
 func within(spans []span, t time.Time) bool {
 	for _, s := range spans {
-		if !t.Before(s.From) && (s.To.IsZero() || t.Before(s.To)) {
+		if t.After(s.From) && (s.To.IsZero() || t.Before(s.To)) {
 			return true
 		}
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -281,8 +283,8 @@ func wrap(text string, width int) []string {
 }
 
 // printSafety says what the safety features did: the failure storm's holds,
-// the operator's freezes, the evictions from cut-off clusters and the
-// clusters in transit per workload with a budget.
+// the operator's freezes, the evictions from cut-off clusters and the most
+// clusters in transit at once per workload.
 func printSafety(out io.Writer, r *report) {
 	spans := func(ss []span) string {
 		parts := make([]string, len(ss))
@@ -304,19 +306,21 @@ func printSafety(out io.Writer, r *report) {
 	if len(r.Frozen) > 0 {
 		fmt.Fprintf(out, "freeze: evictions frozen %v in all (%s)\n", r.FrozenFor, spans(r.Frozen))
 	}
-	var budgeted []string
-	for g, p := range r.Transit {
-		if p.Budget > 0 {
-			budgeted = append(budgeted, g)
-		}
-	}
-	if len(budgeted) == 0 {
+	if len(r.Transit) == 0 {
 		return
 	}
-	sort.Strings(budgeted)
-	parts := make([]string, len(budgeted))
-	for i, g := range budgeted {
-		parts[i] = fmt.Sprintf("%s %d (budget %d)", g, r.Transit[g].Peak, r.Transit[g].Budget)
+	groups := slices.Sorted(maps.Keys(r.Transit))
+	parts := make([]string, 0, len(groups))
+	for i, g := range groups {
+		if i == 10 {
+			parts = append(parts, fmt.Sprintf("… and %d more", len(groups)-10))
+			break
+		}
+		budget := "no budget"
+		if b := r.Transit[g].Budget; b > 0 {
+			budget = fmt.Sprintf("budget %d", b)
+		}
+		parts = append(parts, fmt.Sprintf("%s %d (%s)", g, r.Transit[g].Peak, budget))
 	}
-	fmt.Fprintf(out, "most clusters in transit at once, per workload with a budget: %s\n", strings.Join(parts, ", "))
+	fmt.Fprintf(out, "most clusters in transit at once, per workload: %s\n", strings.Join(parts, ", "))
 }
