@@ -221,7 +221,6 @@ func (w *world) domainOf(cluster string) string {
 // that total; the verdict bounds each domain's evictions by its own rate
 // and all of them by the total.
 func (w *world) observeRate(now time.Time) float64 {
-	w.rec.stormHold(now, w.limiter.StormHold())
 	if !w.perDomain() {
 		r := w.limiter.Rate()
 		w.rec.rate(now, r, r)
