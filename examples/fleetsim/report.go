@@ -61,6 +61,7 @@ type checkResult struct {
 
 func (s *sim) report() *report {
 	s.accounted()
+	s.w.rec.checkFreeze()
 	segs := s.w.rec.analyse(s.phases, s.faulty, s.clk.Now())
 	w := s.w
 	r := &report{

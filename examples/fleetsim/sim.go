@@ -507,7 +507,6 @@ func delta(cur, prev int) string {
 // or is still queued.
 func (s *sim) accounted() {
 	w := s.w
-	w.rec.checkFreeze()
 	for i, q := range w.queues {
 		o := w.rec.outcomes[i]
 		left := o[evictionqueue.Succeeded] + o[evictionqueue.Completed] + o[evictionqueue.Abandoned] + o[evictionqueue.Failed] + o[evictionqueue.Cancelled]
