@@ -215,6 +215,7 @@ var checkCodes = map[string]string{
 	checkTaskDeadline: "TasksClearedByGracePeriod",
 	checkAccounted:    "EveryItemAccountedFor",
 	checkStormHold:    "NoEvictionFromCutOffClustersWithinHold",
+	checkRealFailure:  "RealFailuresHandledDespiteCutOff",
 	checkFrozen:       "NoEvictionWhileFrozen",
 	checkThawed:       "NoItemLostToAFreeze",
 	checkTransit:      "ClustersInTransitWithinBudget",

@@ -22,13 +22,14 @@ const (
 	checkTaskDeadline = "graceful eviction tasks cleared by their grace period"
 	checkAccounted    = "every queued item accounted for (handled, cancelled or still queued)"
 	checkStormHold    = "no eviction from a cut-off cluster within --storm-confirm of the cut (the failure storm's hold)"
+	checkRealFailure  = "real failures handled despite a cut-off (no item of a failed cluster not cut off still queued at the end)"
 	checkFrozen       = "no eviction while frozen"
 	checkThawed       = "every item a freeze held back handled after the thaw (none lost)"
 	checkTransit      = "no binding with more clusters in transit than its budget"
 )
 
 var checkOrder = []string{checkRateBound, checkAchieved, checkLastCopy, checkTarget, checkCancelled, checkTaskDeadline, checkAccounted,
-	checkStormHold, checkFrozen, checkThawed, checkTransit}
+	checkStormHold, checkRealFailure, checkFrozen, checkThawed, checkTransit}
 
 // achievedTolerance is how far the achieved rate may be from the rate in force.
 const achievedTolerance = 0.05

@@ -62,6 +62,7 @@ type checkResult struct {
 func (s *sim) report() *report {
 	s.accounted()
 	s.w.rec.checkFreeze()
+	s.checkRealFailures()
 	segs := s.w.rec.analyse(s.phases, s.faulty, s.clk.Now())
 	w := s.w
 	r := &report{
@@ -324,4 +325,29 @@ func printSafety(out io.Writer, r *report) {
 		parts = append(parts, fmt.Sprintf("%s %d (%s)", g, r.Transit[g].Peak, budget))
 	}
 	fmt.Fprintf(out, "most clusters in transit at once, per workload: %s\n", strings.Join(parts, ", "))
+}
+
+// checkRealFailures holds a scenario with a cut-off (a cutOff event) to
+// handling the failures that were real: at the end, no item of a cluster
+// still faulty and not cut off waits in a queue. A storm's hold must delay
+// them, not strand them.
+func (s *sim) checkRealFailures() {
+	if !slices.ContainsFunc(s.sc.Timeline, func(e timelineEvent) bool { return e.CutOff }) {
+		return
+	}
+	w := s.w
+	for i, q := range w.queues {
+		n, example := 0, ""
+		for _, it := range q.Pending() {
+			if c := w.byName[it.Cluster]; c != nil && c.faulty && c.cutOffAt.IsZero() {
+				if n++; example == "" {
+					example = it.Key + " from " + it.Cluster
+				}
+			}
+		}
+		if n > 0 {
+			w.rec.violation(checkRealFailure, fmt.Sprintf("%s: %s of clusters that really failed still queued at the end, e.g. %s",
+				queueNames[i], plural(n, "item", "items"), example))
+		}
+	}
 }

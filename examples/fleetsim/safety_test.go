@@ -90,6 +90,36 @@ func TestControlPlaneCutOffWithoutTheHoldFails(t *testing.T) {
 	}
 }
 
+// A run that ends inside the hold leaves the real failure's items queued:
+// the check says so.
+func TestRealFailureCheckCanFail(t *testing.T) {
+	sc, err := readScenario("scenarios/control-plane-cut-off-30m.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Duration = 6 * time.Minute // the hold lasts from 2m to 7m
+	sc.Timeline = sc.Timeline[:2] // the cut and use1-04's failure
+	o, err := parseFlags(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := o.rateConfig(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := newSim(sc, cfg, prometheus.NewRegistry(), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r := s.report()
+	if checkPassed(t, r, checkRealFailure) || !checkPassed(t, r, checkStormHold) {
+		t.Errorf("ended inside the hold: want the real failure's items found still queued, got %+v", r.Checks)
+	}
+}
+
 func TestFreezeMidOutage(t *testing.T) {
 	s, r := runSim(t, "scenarios/freeze-mid-outage.yaml")
 	if !r.Pass {
