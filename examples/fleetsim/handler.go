@@ -135,7 +135,9 @@ func (w *world) evictedFrom(b *binding, c *clusterState, now time.Time) {
 		return
 	}
 	w.rec.cutOffEvicted++
-	if confirm := w.cfg.StormConfirm; now.Before(c.cutOffAt.Add(confirm)) {
+	// An operator who confirmed the storm since the cut ended its hold.
+	confirmed := w.stormConfirmed.After(c.cutOffAt) || w.stormConfirmed.Equal(c.cutOffAt)
+	if confirm := w.cfg.StormConfirm; now.Before(c.cutOffAt.Add(confirm)) && !confirmed {
 		w.rec.violation(checkStormHold, fmt.Sprintf("%s evicted from %s at %s, %v after the control plane lost sight of it (cut off), within --%s (%v)",
 			b.key(), c.Name, now.Format(time.TimeOnly), now.Sub(c.cutOffAt), ratelimit.FlagStormConfirm, confirm))
 	}

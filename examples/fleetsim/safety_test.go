@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
@@ -72,6 +74,60 @@ func TestControlPlaneCutOff(t *testing.T) {
 				t.Errorf("%d items still queued at the end", n)
 			}
 		})
+	}
+}
+
+// An operator's confirmation ends the storm's hold at once, through the
+// Limiter's ConfirmStorm, as the fork's confirm: storm does.
+func TestStormConfirmed(t *testing.T) {
+	s, r := runSim(t, "scenarios/storm-confirmed.yaml")
+	if !r.Pass {
+		t.Fatalf("checks failed: %+v", r.Checks)
+	}
+	fail, confirm := s.sc.Start.Add(2*time.Minute), s.sc.Start.Add(4*time.Minute)
+	if len(r.StormHolds) != 1 || !r.StormHolds[0].From.Equal(fail) || !r.StormHolds[0].To.Equal(confirm) {
+		t.Fatalf("want one hold from the failure at %s to the confirmation at %s, got %+v", fail, confirm, r.StormHolds)
+	}
+	var first time.Time
+	for _, e := range s.w.rec.log {
+		if e.kind == entryPermit && e.result == "evicted" {
+			first = e.t
+			break
+		}
+	}
+	if !first.Equal(confirm) {
+		t.Errorf("the first eviction at %s, want at the confirmation %s", first, confirm)
+	}
+}
+
+// Evictions from cut-off clusters after an operator confirmed the storm are
+// what the operator asked for: the hold's check allows them.
+func TestConfirmedStormEndsTheCutOffWindow(t *testing.T) {
+	sc, err := readScenario("scenarios/control-plane-cut-off-10m.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Timeline = append(sc.Timeline, timelineEvent{At: metav1.Duration{Duration: 4 * time.Minute}, ConfirmStorm: true})
+	slices.SortStableFunc(sc.Timeline, func(a, b timelineEvent) int { return cmp.Compare(a.At.Duration, b.At.Duration) })
+	o, err := parseFlags(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := o.rateConfig(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := newSim(sc, cfg, prometheus.NewRegistry(), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r := s.report()
+	if !checkPassed(t, r, checkStormHold) || r.Held != 2*time.Minute || r.CutOffEvicted == 0 {
+		t.Errorf("confirmed at 4m: want the hold ended after 2m, evictions from cut-off clusters allowed, got held %v, %d evictions, %+v",
+			r.Held, r.CutOffEvicted, r.Checks)
 	}
 }
 

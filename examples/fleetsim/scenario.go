@@ -155,6 +155,10 @@ type timelineEvent struct {
 	// every automatic eviction, as the fork's freeze ConfigMap does: the
 	// handler defers every item (evictionqueue.RetryAfter) while frozen.
 	Freeze *bool `json:"freeze,omitempty"`
+	// ConfirmStorm is an operator confirming that a failure storm's
+	// failures are real, as the fork's freeze ConfigMap with confirm: storm
+	// does: the hold in force ends (ratelimit.Limiter.ConfirmStorm).
+	ConfirmStorm bool `json:"confirmStorm,omitempty"`
 }
 
 type conditionChange struct {
@@ -523,8 +527,14 @@ func validateSpec(s *scenarioSpec) error {
 			return fmt.Errorf("%s.at: %v: must be within spec.duration (0 to %v)", p, e.At.Duration, s.Duration.Duration)
 		}
 		if e.Freeze != nil {
+			if e.Clusters != nil || len(e.Conditions) > 0 || e.CutOff || e.ConfirmStorm {
+				return fmt.Errorf("%s.freeze: %v: an event freezes or thaws, confirms a storm, or changes conditions: give each an event of its own", p, *e.Freeze)
+			}
+			continue
+		}
+		if e.ConfirmStorm {
 			if e.Clusters != nil || len(e.Conditions) > 0 || e.CutOff {
-				return fmt.Errorf("%s.freeze: %v: an event freezes or thaws, or changes conditions: give clusters, conditions and cutOff an event of their own", p, *e.Freeze)
+				return fmt.Errorf("%s.confirmStorm: true: an event freezes or thaws, confirms a storm, or changes conditions: give each an event of its own", p)
 			}
 			continue
 		}
@@ -560,7 +570,7 @@ func validateSpec(s *scenarioSpec) error {
 func checkTimelineSelectors(file string, d strictyaml.Document, sc *scenario) error {
 	for i, e := range sc.Timeline {
 		if e.Clusters == nil {
-			continue // a freeze or a thaw
+			continue // a freeze, a thaw or a confirmation
 		}
 		n := 0
 		for _, c := range sc.Clusters {

@@ -121,7 +121,9 @@ func TestBadScenariosNameFileDocumentAndField(t *testing.T) {
 		{"bad workers", "  duration: 5m\n", "  duration: 5m\n  workers: 0\n",
 			[]string{"document 1", "spec.workers: 0"}},
 		{"a freeze that also changes conditions", "  - at: 1m\n", "  - at: 1m\n    freeze: true\n",
-			[]string{"document 1", "spec.timeline[0].freeze: true: an event freezes or thaws, or changes conditions"}},
+			[]string{"document 1", "spec.timeline[0].freeze: true: an event freezes or thaws, confirms a storm, or changes conditions"}},
+		{"a confirmation that also changes conditions", "  - at: 1m\n", "  - at: 1m\n    confirmStorm: true\n",
+			[]string{"document 1", "spec.timeline[0].confirmStorm: true: an event freezes or thaws, confirms a storm, or changes conditions"}},
 		{"a freeze that is not a boolean", "  - at: 1m\n", "  - at: 2m\n    freeze: yes please\n  - at: 1m\n",
 			[]string{"document 1", `spec.timeline[0].freeze: "yes please": want a boolean`}},
 		{"a cut-off cluster that is Ready", `conditions: [{type: Ready, status: "False"}]`, `cutOff: true

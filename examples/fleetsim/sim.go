@@ -285,6 +285,16 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 			s.note(now, event{Kind: eventFreeze, Message: msg})
 			continue
 		}
+		if e.ConfirmStorm {
+			msg := "an operator confirms the failure storm (confirm: storm), but no hold is on: nothing changes"
+			if w.limiter.ConfirmStorm() {
+				w.stormConfirmed = now
+				msg = "an operator confirms the failure storm (confirm: storm): its hold ends"
+			}
+			s.note(now, event{Kind: eventStorm, Message: msg})
+			s.noteStorm(now)
+			continue
+		}
 		names := w.applyEvent(e, now)
 		var conds []string
 		for _, c := range e.Conditions {

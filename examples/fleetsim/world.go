@@ -105,6 +105,9 @@ type world struct {
 	// frozen: an operator's freeze (a timeline event) holds every eviction
 	// back.
 	frozen bool
+	// stormConfirmed is when an operator last ended a storm's hold
+	// (confirmStorm); zero: never.
+	stormConfirmed time.Time
 
 	rec *recorder
 }
