@@ -149,7 +149,8 @@ type timelineEvent struct {
 	// CutOff says the change is the control plane losing sight of the
 	// clusters, which keep serving (a partition): until their Ready
 	// condition is True again, the verdict allows no eviction from them
-	// within --storm-confirm of the cut.
+	// within --storm-confirm of the cut, unless an operator confirmed the
+	// storm since (ConfirmStorm).
 	CutOff bool `json:"cutOff,omitempty"`
 	// Freeze, when set, is an operator freezing (true) or thawing (false)
 	// every automatic eviction, as the fork's freeze ConfigMap does: the
