@@ -91,3 +91,25 @@ func names(ts []gracefulevict.Task) []string {
 	}
 	return out
 }
+
+// A workload with a budget of one cluster in transit loses two clusters:
+// the second eviction waits until the first task ends.
+func ExampleTransitBudget() {
+	budget, err := gracefulevict.ParseTransitBudget("1") // e.g. from the binding's annotation
+	if err != nil {
+		panic(err)
+	}
+	b := gracefulevict.Binding{
+		Clusters: []failover.TargetCluster{{Name: "member1"}, {Name: "member2"}, {Name: "member3"}},
+	}
+	fmt.Println("evict member1:", budget.Allows(gracefulevict.InTransit(b.Tasks)))
+	b = gracefulevict.Evict(b, "member1", gracefulevict.Task{Reason: "TaintUntolerated", Producer: "TaintManager"})
+	open := gracefulevict.InTransit(b.Tasks)
+	fmt.Println("in transit:", open, "evict member2:", budget.Allows(open))
+	b.Tasks = nil // the Assessor found the task done: member1's replacement is healthy
+	fmt.Println("evict member2:", budget.Allows(gracefulevict.InTransit(b.Tasks)))
+	// Output:
+	// evict member1: true
+	// in transit: [member1] evict member2: false
+	// evict member2: true
+}

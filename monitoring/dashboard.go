@@ -105,11 +105,19 @@ func Dashboard(n Names) ([]byte, error) {
 			query(`sum by (`+n.Queue+`) (rate(`+n.Processed+`{`+jobSel+`,result="success"}[$__rate_interval]))`,
 				"achieved: {{"+n.Queue+"}}"),
 			query(`sum(rate(`+n.Processed+`{`+jobSel+`,result!="abandoned"}[$__rate_interval]))`, "attempts: all queues")).
-			Span(18)).
+			Span(12)).
 		WithPanel(statPanel("Evictions frozen", "1 while an operator's freeze (--eviction-freeze-configmap) holds every "+
 			"automatic eviction back: queued items wait, whatever the rate in force (FailoverEvictionsFrozen).", "short",
 			query(`max(eviction_frozen{`+jobSel+`})`, "")).
 			Mappings([]dashboard.ValueMapping{valueText("0", "no", "green"), valueText("1", "frozen", "red")}).
+			Span(6).Height(8)).
+		WithPanel(statPanel("Failure storm hold", "1 while a failure storm holds every eviction: more than "+
+			"--storm-threshold of the fleet turned faulty within --storm-window, which more often means the control "+
+			"plane lost sight of its clusters than that they failed. It ends when they recover, when an operator "+
+			"confirms the storm (confirm=storm in the freeze ConfigMap) or after --storm-confirm "+
+			"(FailoverEvictionStormHold).", "short",
+			query(`max(eviction_storm_hold{`+jobSel+`})`, "")).
+			Mappings([]dashboard.ValueMapping{valueText("0", "no", "green"), valueText("1", "holding", "red")}).
 			Span(6).Height(8))
 
 	b.WithRow(dashboard.NewRowBuilder("Queues")).

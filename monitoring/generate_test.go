@@ -152,6 +152,7 @@ func TestDashboardPanels(t *testing.T) {
 	want := []string{
 		"Faulty clusters", "Failure rate", "Rate in force", "Queued evictions", "In flight", "Domains in full disruption",
 		"Fleet health", "Disruption state by domain", "Rate in force and achieved evictions", "Evictions frozen",
+		"Failure storm hold",
 		"Queue depth by queue", "Queue depth by cluster and kind", "Processing latency", "Outcomes",
 		"In-flight evictions", "Handler error ratio",
 	}

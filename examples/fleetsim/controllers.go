@@ -36,6 +36,12 @@ func (w *world) applyEvent(e timelineEvent, now time.Time) []string {
 			}
 			cond.Status, cond.Reason, cond.Message = cc.Status, cc.Reason, cc.Message
 		}
+		switch ready := c.Condition("Ready"); {
+		case ready != nil && ready.Status == metav1.ConditionTrue:
+			c.cutOffAt = time.Time{}
+		case e.CutOff && c.cutOffAt.IsZero():
+			c.cutOffAt = now
+		}
 		if changed {
 			c.dirty = true
 			names = append(names, c.Name)

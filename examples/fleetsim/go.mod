@@ -4,6 +4,7 @@ go 1.25.0
 
 require (
 	github.com/failoverkit/failover v0.4.0
+	github.com/go-logr/logr v1.4.3
 	github.com/prometheus/client_golang v1.13.0
 	github.com/spf13/pflag v1.0.9
 	go.uber.org/goleak v1.3.0
@@ -25,7 +26,6 @@ require (
 	github.com/cespare/xxhash/v2 v2.2.0 // indirect
 	github.com/davecgh/go-spew v1.1.1 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.0 // indirect
-	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	github.com/golang/protobuf v1.5.2 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect

@@ -13,6 +13,7 @@ import (
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/gracefulevict"
 	"github.com/failoverkit/failover/prescheduling"
+	"github.com/failoverkit/failover/ratelimit"
 )
 
 // handler is the eviction queue's handler: the pre-scheduling check, then
@@ -22,6 +23,13 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 	return func(ctx context.Context, it evictionqueue.Item) error {
 		now := w.clk.Now()
 		w.rec.permit(queue, now, w.observeRate(now), w.queues[qRB].Len()+w.queues[qCRB].Len(), w.domainOf(it.Cluster))
+		// An operator's freeze holds every eviction back before anything
+		// is decided, as the fork's handler does: the item waits, its
+		// permit goes back.
+		if w.frozen {
+			w.rec.deferred(queue, it, true)
+			return evictionqueue.RetryAfter(freezeRecheck, errors.New("fleetsim: evictions frozen by an operator"))
+		}
 		b := w.byKey[queue][it.Key]
 		c := w.byName[it.Cluster]
 		if b == nil || c == nil {
@@ -34,6 +42,14 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 		idx := slices.IndexFunc(b.gb.Clusters, func(t failover.TargetCluster) bool { return t.Name == it.Cluster })
 		if idx < 0 {
 			return nil // already gone from there
+		}
+		// The binding's budget of clusters in transit, the library's rule
+		// the fork's handler applies: over it, the eviction waits without a
+		// permit and without counting a failure.
+		if open := gracefulevict.InTransit(b.gb.Tasks); !b.spec.Budget.Allows(open) {
+			w.rec.deferred(queue, it, false)
+			return evictionqueue.RetryAfter(transitRetry, fmt.Errorf("fleetsim: %s from %s waits: %d of at most %d clusters in transit",
+				it.Key, it.Cluster, len(open), b.spec.Budget))
 		}
 		res := w.checker.Check(prescheduling.Request{
 			Placement: b.spec.Placement,
@@ -85,6 +101,7 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 				at: now.Add(w.sc.CompletesAfter), queue: queue, item: it, b: b, added: scheduleDelta(view.Clusters, result), ready: ready,
 			})
 			w.rec.accepted()
+			w.evictedFrom(b, c, now)
 			w.checkCopies(b)
 			return evictionqueue.ErrInProgress
 		}
@@ -94,7 +111,34 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 		b.gb.ObservedGeneration = b.gb.Generation
 		b.dirty = true
 		w.rec.evict(queue, b, it.Cluster, before, result, w.byName, true)
+		w.evictedFrom(b, c, now)
 		w.checkCopies(b)
 		return nil
+	}
+}
+
+// How long an item held back waits before it is decided again: the fork's
+// controllers wait freezeRecheck (10s) under a freeze and, for a budget of
+// clusters in transit, --cluster-status-update-frequency (Karmada's default
+// 10s) capped at 10s.
+const (
+	freezeRecheck = 10 * time.Second
+	transitRetry  = 10 * time.Second
+)
+
+// evictedFrom records what the safety checks need of an eviction of b from
+// c at now: the clusters b has in transit since, against its budget, and
+// whether c was cut off (a partition the storm's hold must ride out).
+func (w *world) evictedFrom(b *binding, c *clusterState, now time.Time) {
+	w.rec.inTransit(b, len(gracefulevict.InTransit(b.gb.Tasks)))
+	if c.cutOffAt.IsZero() {
+		return
+	}
+	w.rec.cutOffEvicted++
+	// An operator who confirmed the storm since the cut ended its hold.
+	confirmed := w.stormConfirmed.After(c.cutOffAt) || w.stormConfirmed.Equal(c.cutOffAt)
+	if confirm := w.cfg.StormConfirm; now.Before(c.cutOffAt.Add(confirm)) && !confirmed {
+		w.rec.violation(checkStormHold, fmt.Sprintf("%s evicted from %s at %s, %v after the control plane lost sight of it (cut off), within --%s (%v)",
+			b.key(), c.Name, now.Format(time.TimeOnly), now.Sub(c.cutOffAt), ratelimit.FlagStormConfirm, confirm))
 	}
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -40,6 +42,34 @@ type jsonReport struct {
 	Events          []jsonEvent     `json:"events"`
 	Checks          []jsonCheck     `json:"checks"`
 	Pass            bool            `json:"pass"`
+	Safety          jsonSafety      `json:"safety"`
+}
+
+// jsonSafety is what the safety features did: the failure storm's holds,
+// the operator's freezes, the evictions from cut-off clusters and the most
+// clusters in transit at once per workload.
+type jsonSafety struct {
+	StormHolds      []jsonSpan    `json:"stormHolds"`
+	HeldSeconds     float64       `json:"heldSeconds"`
+	Frozen          []jsonSpan    `json:"frozen"`
+	FrozenSeconds   float64       `json:"frozenSeconds"`
+	CutOffEvictions int           `json:"cutOffEvictions"`
+	Transit         []jsonTransit `json:"transit"`
+}
+
+// jsonSpan is a stretch of the run; one still on at the end runs to
+// durationSeconds.
+type jsonSpan struct {
+	FromSeconds float64 `json:"fromSeconds"`
+	ToSeconds   float64 `json:"toSeconds"`
+}
+
+// jsonTransit is a workload's budget of clusters in transit (0: none) and
+// the most clusters in transit one of its bindings had at once.
+type jsonTransit struct {
+	Workload string `json:"workload"`
+	Budget   int    `json:"budget"`
+	Peak     int    `json:"peak"`
 }
 
 type jsonScenario struct {
@@ -184,6 +214,11 @@ var checkCodes = map[string]string{
 	checkCancelled:    "RecoveredClustersCancelled",
 	checkTaskDeadline: "TasksClearedByGracePeriod",
 	checkAccounted:    "EveryItemAccountedFor",
+	checkStormHold:    "NoEvictionFromCutOffClustersWithinHold",
+	checkRealFailure:  "RealFailuresHandledDespiteCutOff",
+	checkFrozen:       "NoEvictionWhileFrozen",
+	checkThawed:       "NoItemLostToAFreeze",
+	checkTransit:      "ClustersInTransitWithinBudget",
 }
 
 // The codes of why graceful eviction tasks ended (recorder.taskDone).
@@ -309,6 +344,26 @@ func (r *report) json() *jsonReport {
 			AtSeconds: seconds(e.T), Type: e.Kind, Message: e.Message, Clusters: clusters,
 			Count: e.Count, Retried: e.Retried, Cancelled: e.Cancelled,
 		})
+	}
+	spans := func(ss []span) []jsonSpan {
+		out := []jsonSpan{}
+		for _, sp := range ss {
+			to := r.Duration
+			if !sp.To.IsZero() {
+				to = sp.To.Sub(r.Start)
+			}
+			out = append(out, jsonSpan{FromSeconds: seconds(sp.From.Sub(r.Start)), ToSeconds: seconds(to)})
+		}
+		return out
+	}
+	j.Safety = jsonSafety{
+		StormHolds: spans(r.StormHolds), HeldSeconds: seconds(r.Held),
+		Frozen: spans(r.Frozen), FrozenSeconds: seconds(r.FrozenFor),
+		CutOffEvictions: r.CutOffEvicted, Transit: []jsonTransit{},
+	}
+	for _, g := range slices.Sorted(maps.Keys(r.Transit)) {
+		p := r.Transit[g]
+		j.Safety.Transit = append(j.Safety.Transit, jsonTransit{Workload: g, Budget: p.Budget, Peak: p.Peak})
 	}
 	for _, c := range r.Checks {
 		details := c.Details

@@ -82,7 +82,7 @@ func assertAllFields(t *testing.T, path string, typ reflect.Type, v any) {
 	}
 }
 
-var eventTypes = map[string]bool{eventPhase: true, eventConditions: true, eventTaints: true, eventHealth: true, eventQueued: true}
+var eventTypes = map[string]bool{eventPhase: true, eventConditions: true, eventTaints: true, eventHealth: true, eventQueued: true, eventFreeze: true, eventStorm: true}
 
 func checkReport(t *testing.T, r *jsonReport) {
 	t.Helper()

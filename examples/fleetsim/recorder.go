@@ -21,9 +21,15 @@ const (
 	checkCancelled    = "recovered clusters' queued items cancelled, never handled"
 	checkTaskDeadline = "graceful eviction tasks cleared by their grace period"
 	checkAccounted    = "every queued item accounted for (handled, cancelled or still queued)"
+	checkStormHold    = "no eviction from a cut-off cluster within --storm-confirm of the cut (the failure storm's hold)"
+	checkRealFailure  = "real failures handled despite a cut-off (no item of a failed cluster not cut off still queued at the end)"
+	checkFrozen       = "no eviction while frozen"
+	checkThawed       = "every item a freeze held back handled after the thaw (none lost)"
+	checkTransit      = "no binding with more clusters in transit than its budget"
 )
 
-var checkOrder = []string{checkRateBound, checkAchieved, checkLastCopy, checkTarget, checkCancelled, checkTaskDeadline, checkAccounted}
+var checkOrder = []string{checkRateBound, checkAchieved, checkLastCopy, checkTarget, checkCancelled, checkTaskDeadline, checkAccounted,
+	checkStormHold, checkRealFailure, checkFrozen, checkThawed, checkTransit}
 
 // achievedTolerance is how far the achieved rate may be from the rate in force.
 const achievedTolerance = 0.05
@@ -87,6 +93,33 @@ type recorder struct {
 	// abandonedBy counts abandoned evictions per binding group, with the
 	// first reason given for the group.
 	abandonedBy map[string]*abandonedGroup
+
+	// holds are the failure storm's holds and frozen the operator's
+	// freezes, in order; the last one's To is zero while it lasts.
+	holds, frozen []span
+	// heldBack are the items a freeze deferred that have not left their
+	// queue since.
+	heldBack map[queuedItem]bool
+	// cutOffEvicted counts evictions from clusters cut off at the time.
+	cutOffEvicted int
+	// transit is, per binding group, its budget and the most clusters in
+	// transit one of its bindings had at once.
+	transit map[string]*transitPeak
+}
+
+// span is a stretch of time; To is zero while it lasts.
+type span struct{ From, To time.Time }
+
+// queuedItem is an item of one queue.
+type queuedItem struct {
+	queue int
+	item  itemID
+}
+
+// transitPeak is the most clusters in transit at once of a group's bindings.
+type transitPeak struct {
+	Budget int // 0: unlimited
+	Peak   int
 }
 
 func newRecorder() *recorder {
@@ -97,6 +130,85 @@ func newRecorder() *recorder {
 		reasons:     map[string]int{},
 		reasonCodes: map[string]string{},
 		abandonedBy: map[string]*abandonedGroup{},
+		heldBack:    map[queuedItem]bool{},
+		transit:     map[string]*transitPeak{},
+	}
+}
+
+// toggle starts a span at now when on, ends the open one when off.
+func toggle(spans []span, now time.Time, on bool) []span {
+	open := len(spans) > 0 && spans[len(spans)-1].To.IsZero()
+	switch {
+	case on && !open:
+		spans = append(spans, span{From: now})
+	case !on && open:
+		spans[len(spans)-1].To = now
+	}
+	return spans
+}
+
+// stormHold records whether a failure storm held evictions at now.
+func (r *recorder) stormHold(now time.Time, on bool) { r.holds = toggle(r.holds, now, on) }
+
+// freeze records an operator freezing or thawing evictions at now.
+func (r *recorder) freeze(now time.Time, on bool) { r.frozen = toggle(r.frozen, now, on) }
+
+// deferred marks the latest handler call as one that waits (RetryAfter):
+// held back by a freeze (frozen) or by its binding's budget.
+func (r *recorder) deferred(queue int, it evictionqueue.Item, frozen bool) {
+	r.setResult("deferred")
+	if frozen {
+		r.heldBack[queuedItem{queue, itemID{it.Cluster, it.Key}}] = true
+	}
+}
+
+// inTransit records that b has n clusters in transit after an eviction.
+func (r *recorder) inTransit(b *binding, n int) {
+	p := r.transit[b.spec.Group]
+	if p == nil {
+		p = &transitPeak{Budget: int(b.spec.Budget)}
+		r.transit[b.spec.Group] = p
+	}
+	p.Peak = max(p.Peak, n)
+	if b.spec.Budget > 0 && n > int(b.spec.Budget) {
+		r.violation(checkTransit, fmt.Sprintf("%s: %d clusters in transit, budget %d", b.key(), n, b.spec.Budget))
+	}
+}
+
+// held sums the spans' lengths, an open one up to end.
+func held(spans []span, end time.Time) time.Duration {
+	var d time.Duration
+	for _, s := range spans {
+		to := s.To
+		if to.IsZero() {
+			to = end
+		}
+		d += to.Sub(s.From)
+	}
+	return d
+}
+
+// within reports whether t falls inside one of the spans: after its start
+// (what happened at that instant was decided before it) and before its end.
+func within(spans []span, t time.Time) bool {
+	for _, s := range spans {
+		if t.After(s.From) && (s.To.IsZero() || t.Before(s.To)) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkFreeze holds the evictions to the freezes: none while frozen, and
+// every item held back left its queue after the thaw.
+func (r *recorder) checkFreeze() {
+	for _, e := range r.log {
+		if e.kind == entryPermit && e.result == "evicted" && within(r.frozen, e.t) {
+			r.violation(checkFrozen, fmt.Sprintf("%s: an eviction at %s while frozen", queueNames[e.queue], e.t.Format(time.TimeOnly)))
+		}
+	}
+	if n := len(r.heldBack); n > 0 {
+		r.violation(checkThawed, fmt.Sprintf("%s held back by a freeze still queued at the end", plural(n, "item", "items")))
 	}
 }
 
@@ -154,6 +266,11 @@ func (r *recorder) violation(check, detail string) {
 
 func (r *recorder) outcome(queue int, o evictionqueue.Outcome) {
 	r.outcomes[queue][o.Kind]++
+	switch o.Kind {
+	case evictionqueue.Succeeded, evictionqueue.Skipped, evictionqueue.Completed, evictionqueue.Failed,
+		evictionqueue.Abandoned, evictionqueue.Cancelled:
+		delete(r.heldBack, queuedItem{queue, itemID{o.Item.Cluster, o.Item.Key}})
+	}
 	if o.Kind == evictionqueue.Failed {
 		r.c.Failed[queue]++
 	}
@@ -353,6 +470,13 @@ func (r *recorder) analyse(phases []phaseMark, faulty []faultyMark, end time.Tim
 		case entryComplete:
 			freed = e.t
 		case entryPermit:
+			// A deferral (a freeze, a budget) gives its permit back, and
+			// its item waits a while: the next gap says nothing of the
+			// rate.
+			if e.result == "deferred" {
+				last = nil
+				break
+			}
 			// An abandon gives its permit back: only evictions count
 			// against the rate, and only the gaps between them measure it.
 			if e.result != "evicted" {

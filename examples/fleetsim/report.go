@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -35,6 +37,20 @@ type report struct {
 	Events       []event
 	Checks       []checkResult
 	Pass         bool
+
+	// StormHolds are the failure storm's holds and Frozen the operator's
+	// freezes (To zero: on at the end); Held and FrozenFor their total
+	// lengths.
+	StormHolds []span
+	Frozen     []span
+	Held       time.Duration
+	FrozenFor  time.Duration
+	// CutOffEvicted counts the evictions from clusters cut off at the time
+	// (timeline events with cutOff).
+	CutOffEvicted int
+	// Transit is, per binding group, its budget of clusters in transit and
+	// the most one of its bindings had at once.
+	Transit map[string]transitPeak
 }
 
 type checkResult struct {
@@ -45,6 +61,8 @@ type checkResult struct {
 
 func (s *sim) report() *report {
 	s.accounted()
+	s.w.rec.checkFreeze()
+	s.checkRealFailures()
 	segs := s.w.rec.analyse(s.phases, s.faulty, s.clk.Now())
 	w := s.w
 	r := &report{
@@ -67,6 +85,14 @@ func (s *sim) report() *report {
 	r.Abandoned = rec.reasons
 	r.AbandonCodes = rec.reasonCodes
 	r.AbandonedBy = rec.abandonedBy
+	end := s.clk.Now()
+	r.StormHolds, r.Frozen = rec.holds, rec.frozen
+	r.Held, r.FrozenFor = held(rec.holds, end), held(rec.frozen, end)
+	r.CutOffEvicted = rec.cutOffEvicted
+	r.Transit = map[string]transitPeak{}
+	for g, p := range rec.transit {
+		r.Transit[g] = *p
+	}
 	r.Pass = true
 	for _, name := range checkOrder {
 		v := rec.violations[name]
@@ -186,6 +212,7 @@ func printSummary(out io.Writer, r *report) {
 			}
 		}
 	}
+	printSafety(out, r)
 	fmt.Fprintln(out)
 	fmt.Fprintln(out, "checks:")
 	passed := 0
@@ -255,4 +282,72 @@ func wrap(text string, width int) []string {
 		lines = append(lines, line)
 	}
 	return lines
+}
+
+// printSafety says what the safety features did: the failure storm's holds,
+// the operator's freezes, the evictions from cut-off clusters and the most
+// clusters in transit at once per workload.
+func printSafety(out io.Writer, r *report) {
+	spans := func(ss []span) string {
+		parts := make([]string, len(ss))
+		for i, s := range ss {
+			to := "the end"
+			if !s.To.IsZero() {
+				to = fmtClock(s.To.Sub(r.Start))
+			}
+			parts[i] = fmtClock(s.From.Sub(r.Start)) + "–" + to
+		}
+		return strings.Join(parts, ", ")
+	}
+	if len(r.StormHolds) > 0 {
+		fmt.Fprintf(out, "failure storm: evictions held %v in all (%s)\n", r.Held, spans(r.StormHolds))
+	}
+	if r.CutOffEvicted > 0 || len(r.StormHolds) > 0 {
+		fmt.Fprintf(out, "evictions from clusters cut off at the time: %d\n", r.CutOffEvicted)
+	}
+	if len(r.Frozen) > 0 {
+		fmt.Fprintf(out, "freeze: evictions frozen %v in all (%s)\n", r.FrozenFor, spans(r.Frozen))
+	}
+	if len(r.Transit) == 0 {
+		return
+	}
+	groups := slices.Sorted(maps.Keys(r.Transit))
+	parts := make([]string, 0, len(groups))
+	for i, g := range groups {
+		if i == 10 {
+			parts = append(parts, fmt.Sprintf("… and %d more", len(groups)-10))
+			break
+		}
+		budget := "no budget"
+		if b := r.Transit[g].Budget; b > 0 {
+			budget = fmt.Sprintf("budget %d", b)
+		}
+		parts = append(parts, fmt.Sprintf("%s %d (%s)", g, r.Transit[g].Peak, budget))
+	}
+	fmt.Fprintf(out, "most clusters in transit at once, per workload: %s\n", strings.Join(parts, ", "))
+}
+
+// checkRealFailures holds a scenario with a cut-off (a cutOff event) to
+// handling the failures that were real: at the end, no item of a cluster
+// still faulty and not cut off waits in a queue. A storm's hold must delay
+// them, not strand them.
+func (s *sim) checkRealFailures() {
+	if !slices.ContainsFunc(s.sc.Timeline, func(e timelineEvent) bool { return e.CutOff }) {
+		return
+	}
+	w := s.w
+	for i, q := range w.queues {
+		n, example := 0, ""
+		for _, it := range q.Pending() {
+			if c := w.byName[it.Cluster]; c != nil && c.faulty && c.cutOffAt.IsZero() {
+				if n++; example == "" {
+					example = it.Key + " from " + it.Cluster
+				}
+			}
+		}
+		if n > 0 {
+			w.rec.violation(checkRealFailure, fmt.Sprintf("%s: %s of clusters that really failed still queued at the end, e.g. %s",
+				queueNames[i], plural(n, "item", "items"), example))
+		}
+	}
 }

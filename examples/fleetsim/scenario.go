@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/gracefulevict"
 	"github.com/failoverkit/failover/internal/strictyaml"
 	"github.com/failoverkit/failover/prescheduling"
 	"github.com/failoverkit/failover/ratelimit"
@@ -45,6 +46,10 @@ const (
 	// annotationReadyAfter overrides spec.replacementReadyAfter for the
 	// binding's new copies; "never" means they never turn Healthy.
 	annotationReadyAfter = "fleetsim.failoverkit.dev/replacement-ready-after"
+	// annotationMaxInTransit is the binding's budget of clusters in
+	// transit, the annotation the fork's controllers read
+	// (controllers.MaxClustersInTransitAnnotation); 0: unlimited.
+	annotationMaxInTransit = "failover.karmada.io/max-clusters-in-transit"
 )
 
 // scenario is a loaded, validated scenario: what the simulation runs.
@@ -134,12 +139,27 @@ type fleetGroup struct {
 }
 
 // timelineEvent sets conditions on the clusters it selects at time At after
-// the start. Phase, when set, starts a new phase of the summary.
+// the start, or freezes or thaws evictions. Phase, when set, starts a new
+// phase of the summary.
 type timelineEvent struct {
 	At         metav1.Duration           `json:"at"`
 	Phase      string                    `json:"phase,omitempty"`
 	Clusters   *failover.ClusterAffinity `json:"clusters"`
 	Conditions []conditionChange         `json:"conditions"`
+	// CutOff says the change is the control plane losing sight of the
+	// clusters, which keep serving (a partition): until their Ready
+	// condition is True again, the verdict allows no eviction from them
+	// within --storm-confirm of the cut, unless an operator confirmed the
+	// storm since (ConfirmStorm).
+	CutOff bool `json:"cutOff,omitempty"`
+	// Freeze, when set, is an operator freezing (true) or thawing (false)
+	// every automatic eviction, as the fork's freeze ConfigMap does: the
+	// handler defers every item (evictionqueue.RetryAfter) while frozen.
+	Freeze *bool `json:"freeze,omitempty"`
+	// ConfirmStorm is an operator confirming that a failure storm's
+	// failures are real, as the fork's freeze ConfigMap with confirm: storm
+	// does: the hold in force ends (ratelimit.Limiter.ConfirmStorm).
+	ConfirmStorm bool `json:"confirmStorm,omitempty"`
 }
 
 type conditionChange struct {
@@ -226,6 +246,9 @@ type bindingSpecResolved struct {
 	Clusters   []failover.TargetCluster
 	Priority   int32
 	ReadyAfter *time.Duration // nil: the scenario's
+	// Budget is its budget of clusters in transit (annotationMaxInTransit);
+	// 0: unlimited.
+	Budget gracefulevict.TransitBudget
 }
 
 // key is the binding's queue key: "namespace/name", or "name" when cluster-scoped.
@@ -504,6 +527,18 @@ func validateSpec(s *scenarioSpec) error {
 		if e.At.Duration < 0 || e.At.Duration > s.Duration.Duration {
 			return fmt.Errorf("%s.at: %v: must be within spec.duration (0 to %v)", p, e.At.Duration, s.Duration.Duration)
 		}
+		if e.Freeze != nil {
+			if e.Clusters != nil || len(e.Conditions) > 0 || e.CutOff || e.ConfirmStorm {
+				return fmt.Errorf("%s.freeze: %v: an event freezes or thaws, confirms a storm, or changes conditions: give each an event of its own", p, *e.Freeze)
+			}
+			continue
+		}
+		if e.ConfirmStorm {
+			if e.Clusters != nil || len(e.Conditions) > 0 || e.CutOff {
+				return fmt.Errorf("%s.confirmStorm: true: an event freezes or thaws, confirms a storm, or changes conditions: give each an event of its own", p)
+			}
+			continue
+		}
 		if e.Clusters == nil {
 			return fmt.Errorf("%s.clusters: missing: select clusters by clusterNames, fieldSelector (provider, region, zone) or labelSelector", p)
 		}
@@ -523,6 +558,9 @@ func validateSpec(s *scenarioSpec) error {
 			default:
 				return fmt.Errorf("%s.status: %q: want True, False or Unknown", cp, c.Status)
 			}
+			if e.CutOff && c.Type == "Ready" && c.Status == metav1.ConditionTrue {
+				return fmt.Errorf("%s.status: %q: a cutOff event is the control plane losing sight of the clusters: Ready is False or Unknown", cp, c.Status)
+			}
 		}
 	}
 	return nil
@@ -532,6 +570,9 @@ func validateSpec(s *scenarioSpec) error {
 // almost always a typo in a region or cluster name.
 func checkTimelineSelectors(file string, d strictyaml.Document, sc *scenario) error {
 	for i, e := range sc.Timeline {
+		if e.Clusters == nil {
+			continue // a freeze, a thaw or a confirmation
+		}
 		n := 0
 		for _, c := range sc.Clusters {
 			if ok, _ := e.Clusters.Matches(c); ok {
@@ -688,6 +729,11 @@ func decodeBinding(d strictyaml.Document) ([]*bindingSpecResolved, string, error
 			}
 		}
 		b.ReadyAfter = &d
+	}
+	if v, ok := m.Annotations[annotationMaxInTransit]; ok {
+		if b.Budget, err = gracefulevict.ParseTransitBudget(v); err != nil {
+			return nil, what, fmt.Errorf("metadata.annotations[%s]: %w", annotationMaxInTransit, err)
+		}
 	}
 	count := 1
 	if v, ok := m.Annotations[annotationCount]; ok {

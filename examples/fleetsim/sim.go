@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -52,6 +53,8 @@ type sim struct {
 	// fleetNames are the clusters' names, sorted: what a range of
 	// clusters in an event line runs over.
 	fleetNames []string
+	// storming: the last event line said a failure storm holds evictions.
+	storming bool
 }
 
 // The kinds of event lines.
@@ -61,6 +64,8 @@ const (
 	eventTaints     = "taints"     // the taint controller adds or removes taints
 	eventHealth     = "health"     // the fleet's health and the rate in force change
 	eventQueued     = "queued"     // the taint manager queues evictions
+	eventFreeze     = "freeze"     // an operator freezes or thaws evictions
+	eventStorm      = "storm"      // a failure storm's hold starts or ends
 )
 
 // event is one » line: what changed at T (since the start).
@@ -103,7 +108,10 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		return nil, fmt.Errorf("fleetsim: %s: %w", sc.Source, err)
 	}
 	tracker := ratelimit.NewTracker()
-	limiter, err := ratelimit.NewLimiter(cfg, tracker, ratelimit.WithClock(clk), ratelimit.WithMetrics(m))
+	// The Limiter's log lines carry the wall clock's time: the event lines
+	// say the same on the simulated clock (noteStorm).
+	limiter, err := ratelimit.NewLimiter(cfg, tracker, ratelimit.WithClock(clk), ratelimit.WithMetrics(m),
+		ratelimit.WithLogger(logr.Discard()))
 	if err != nil {
 		return nil, err
 	}
@@ -215,9 +223,11 @@ func (s *sim) run(ctx context.Context) error {
 		if err = s.dispatch(ctx, now); err != nil {
 			break
 		}
+		s.noteStorm(now)
 		if err = s.step(ctx, now, &nextEvent); err != nil {
 			break
 		}
+		s.noteStorm(now)
 		s.depth = append(s.depth, depthMark{now, [2]int{s.w.queues[qRB].Len(), s.w.queues[qCRB].Len()}})
 		if !now.Before(nextLine) {
 			s.progress(now)
@@ -264,6 +274,26 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 		if e.Phase != "" {
 			s.phases = append(s.phases, phaseMark{now, e.Phase})
 			s.note(now, event{Kind: eventPhase, Message: "phase: " + e.Phase})
+		}
+		if e.Freeze != nil {
+			w.frozen = *e.Freeze
+			w.rec.freeze(now, w.frozen)
+			msg := "an operator thaws evictions: queued items go on at the rate in force"
+			if w.frozen {
+				msg = "an operator freezes every eviction: queued items wait"
+			}
+			s.note(now, event{Kind: eventFreeze, Message: msg})
+			continue
+		}
+		if e.ConfirmStorm {
+			msg := "an operator confirms the failure storm (confirm: storm), but no hold is on: nothing changes"
+			if w.limiter.ConfirmStorm() {
+				w.stormConfirmed = now
+				msg = "an operator confirms the failure storm (confirm: storm): its hold ends"
+			}
+			s.note(now, event{Kind: eventStorm, Message: msg})
+			s.noteStorm(now)
+			continue
 		}
 		names := w.applyEvent(e, now)
 		var conds []string
@@ -323,6 +353,7 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 			msg += fmt.Sprintf("; %s of recovered clusters cancelled", plural(cancelled, "queued item", "queued items"))
 		}
 		s.note(now, event{Kind: eventHealth, Message: msg, Clusters: append(failed, recovered...), Count: h.Unhealthy, Cancelled: cancelled})
+		s.noteStorm(now)
 	}
 	w.observeRate(now)
 	// Workers ran since the taint manager looked: an item it found due may
@@ -357,6 +388,23 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 	w.observeRate(now)
 	w.gracefulEvictionController(now)
 	return nil
+}
+
+// noteStorm says when a failure storm's hold starts or ends, as the
+// Limiter logs it.
+func (s *sim) noteStorm(now time.Time) {
+	w := s.w
+	if on := w.limiter.StormHold(); on != s.storming {
+		s.storming = on
+		w.rec.stormHold(now, on)
+		h, _ := w.tracker.Health()
+		msg := fmt.Sprintf("failure storm (%d/%d clusters faulty): every eviction holds until they recover, an operator confirms or --%s (%v) passes",
+			h.Unhealthy, h.Total, ratelimit.FlagStormConfirm, s.cfg.StormConfirm)
+		if !on {
+			msg = fmt.Sprintf("failure storm hold ended (%d/%d clusters faulty): the rate rule applies, %s", h.Unhealthy, h.Total, fmtRate(w.observeRate(now)))
+		}
+		s.note(now, event{Kind: eventStorm, Message: msg, Count: h.Unhealthy})
+	}
 }
 
 func (s *sim) note(now time.Time, e event) {

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"slices"
 	"time"
 
@@ -28,9 +28,14 @@ type workerLine struct {
 }
 
 // join puts in line the idle workers of queue i that may go for an item:
-// more items wait than its workers in line, and MaxInFlight (0: unlimited)
-// has a slot for one more.
+// an item is pending, more items wait (pending or backing off) than its
+// workers in line, and MaxInFlight (0: unlimited) has a slot for one more.
+// Items backing off may make one join that finds none once its permit
+// comes: it gives the permit back (dispatch).
 func (l *workerLine) join(i int, q *evictionqueue.Store, maxInFlight int) {
+	if len(q.PendingDomains()) == 0 {
+		return
+	}
 	for l.waiting[i] < l.workers && q.Len() > l.waiting[i] &&
 		(maxInFlight == 0 || q.InFlight()+l.waiting[i] < maxInFlight) {
 		l.order = append(l.order, i)
@@ -72,13 +77,16 @@ func (s *sim) dispatch(ctx context.Context, now time.Time) error {
 		q := s.w.queues[i]
 		it, ok := q.TakeFrom(domain, now)
 		if !ok {
-			// join counts items that back off as waiting; the handler never
-			// asks for a retry, so none does.
-			return fmt.Errorf("fleetsim: queue %s: a worker holds a permit but no item is pending", queueNames[i])
+			// The items it joined for back off (RetryAfter): as an
+			// evictionqueue.Queue's worker does, it gives the permit
+			// back and stays out of line until one is pending.
+			giveBack()
+			continue
 		}
 		err := s.w.handler(i)(ctx, it)
 		q.Done(it, err, now)
-		if evictionqueue.IsAbandoned(err) {
+		var deferred *evictionqueue.RetryAfterError
+		if evictionqueue.IsAbandoned(err) || errors.As(err, &deferred) {
 			giveBack() // as an evictionqueue.Queue's worker does: nothing was evicted
 		}
 		l.join(i, q, s.sc.MaxInFlight)

@@ -37,6 +37,9 @@ type clusterState struct {
 	domain   string
 	nextEval time.Time // zero: nothing pending
 	dirty    bool      // conditions changed: evaluate now
+	// cutOffAt is when a cutOff event made the control plane lose sight of
+	// the cluster; zero once its Ready condition is True again.
+	cutOffAt time.Time
 }
 
 // binding is a ResourceBinding or ClusterResourceBinding with its schedule
@@ -99,6 +102,12 @@ type world struct {
 	// inFlight are the evictions accepted in the background, in the order
 	// they finish.
 	inFlight []*completion
+	// frozen: an operator's freeze (a timeline event) holds every eviction
+	// back.
+	frozen bool
+	// stormConfirmed is when an operator last ended a storm's hold
+	// (confirmStorm); zero: never.
+	stormConfirmed time.Time
 
 	rec *recorder
 }

@@ -127,12 +127,18 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 		c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventReasonInvalidTransitBudget, eventActionEvict, "%v", err)
 		logger.Error(err, "a bad budget of clusters in transit")
 	}
-	if open := inTransit(spec); budget > 0 && len(open) >= budget {
-		c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventReasonClustersInTransit, eventActionEvict,
-			"not evicted from cluster %s yet: %d of at most %d clusters in transit (%s)", it.Cluster, len(open), budget, strings.Join(open, ", "))
-		k.inTransit.add(it)
-		return evictionqueue.RetryAfter(c.transitRetry(),
-			fmt.Errorf("controllers: %s from %s waits: %d of at most %d clusters in transit", it.Key, it.Cluster, len(open), budget))
+	if budget > 0 {
+		lib, err := k.toLib(obj)
+		if err != nil {
+			return err
+		}
+		if open := gracefulevict.InTransit(lib.Tasks); !gracefulevict.TransitBudget(budget).Allows(open) {
+			c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventReasonClustersInTransit, eventActionEvict,
+				"not evicted from cluster %s yet: %d of at most %d clusters in transit (%s)", it.Cluster, len(open), budget, strings.Join(open, ", "))
+			k.inTransit.add(it)
+			return evictionqueue.RetryAfter(c.transitRetry(),
+				fmt.Errorf("controllers: %s from %s waits: %d of at most %d clusters in transit", it.Key, it.Cluster, len(open), budget))
+		}
 	}
 
 	// Is there somewhere to go?

@@ -2,11 +2,11 @@ package controllers
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
-	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/failoverkit/failover/gracefulevict"
 )
 
 // MaxClustersInTransitAnnotation on a ResourceBinding or
@@ -42,22 +42,11 @@ func (c *EvictionController) transitBudget(obj client.Object) (int, error) {
 	if !ok {
 		return c.opts.MaxClustersInTransit, nil
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
+	n, err := gracefulevict.ParseTransitBudget(v)
+	if err != nil {
 		return c.opts.MaxClustersInTransit, fmt.Errorf("controllers: annotation %s %q: want a non-negative integer (0: unlimited); --max-clusters-in-transit %d applies", MaxClustersInTransitAnnotation, v, c.opts.MaxClustersInTransit)
 	}
-	return n, nil
-}
-
-// inTransit returns the clusters of spec in graceful eviction: every open
-// task counts, whichever producer wrote it, as each is a copy of the
-// workload leaving a cluster while another starts elsewhere.
-func inTransit(spec *workv1alpha2.ResourceBindingSpec) []string {
-	var from []string
-	for _, t := range spec.GracefulEvictionTasks {
-		from = append(from, t.FromCluster)
-	}
-	return from
+	return int(n), nil
 }
 
 // transitRetry is how long an eviction waiting for its binding's budget of
