@@ -2,6 +2,7 @@ package evictionqueue_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -296,4 +297,37 @@ func TestQueueDomainChangedReaimsAWaitingWorker(t *testing.T) {
 			t.Errorf("permits of domains %v, want eu's", f.permits)
 		}
 	})
+}
+
+// TestStoreRetryEndsABackoffAtOnce: an item deferred (RetryAfter) is taken
+// again at once after Retry, before its delay ends; Retry of an item not
+// backing off changes nothing.
+func TestStoreRetryEndsABackoffAtOnce(t *testing.T) {
+	st, err := evictionqueue.NewStore(evictionqueue.Config{Name: "q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	web := evictionqueue.Item{Cluster: "c1", Key: "web"}
+	st.Add(web, now)
+	if st.Retry(web) {
+		t.Fatal("Retry of a pending item reported a change")
+	}
+	it, ok := st.Take(now)
+	if !ok || it != web {
+		t.Fatalf("Take = %v, %v; want %v", it, ok, web)
+	}
+	st.Done(it, evictionqueue.RetryAfter(time.Minute, errors.New("frozen")), now)
+	if _, ok := st.Take(now); ok {
+		t.Fatal("a deferred item was taken before its delay or a Retry")
+	}
+	if !st.Retry(web) {
+		t.Fatal("Retry of a deferred item reported no change")
+	}
+	if it, ok := st.Take(now); !ok || it != web {
+		t.Fatalf("after Retry, Take = %v, %v; want %v at once", it, ok, web)
+	}
+	if st.Len() != 0 {
+		t.Fatalf("Len = %d after the item was taken", st.Len())
+	}
 }

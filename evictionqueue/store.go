@@ -95,6 +95,12 @@ func (st *Store) Done(it Item, err error, now time.Time) bool {
 	return true
 }
 
+// Retry is Queue.Retry: an item backing off is pending again at once.
+func (st *Store) Retry(it Item) bool {
+	defer st.deliver()
+	return st.s.retry(it)
+}
+
 // Complete is Queue.Complete.
 func (st *Store) Complete(it Item) bool {
 	defer st.deliver()

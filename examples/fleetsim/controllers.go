@@ -178,6 +178,8 @@ func (w *world) gracefulEvictionController(now time.Time) {
 		if len(a.Done) > 0 {
 			// The old copies of the done tasks are deleted now.
 			w.checkCopies(b)
+			// Its evictions waiting for the budget go on at once.
+			w.wake(b.queue, func(it evictionqueue.Item, frozen bool) bool { return !frozen && it.Key == b.key() })
 		}
 		b.assessAt = time.Time{}
 		if a.RequeueAfter > 0 {

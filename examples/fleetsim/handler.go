@@ -27,9 +27,11 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 		// is decided, as the fork's handler does: the item waits, its
 		// permit goes back.
 		if w.frozen {
+			w.hold(queue, it, true)
 			w.rec.deferred(queue, it, true)
 			return evictionqueue.RetryAfter(freezeRecheck, errors.New("fleetsim: evictions frozen by an operator"))
 		}
+		delete(w.held[queue], it) // decided again now
 		b := w.byKey[queue][it.Key]
 		c := w.byName[it.Cluster]
 		if b == nil || c == nil {
@@ -47,6 +49,7 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 		// the fork's handler applies: over it, the eviction waits without a
 		// permit and without counting a failure.
 		if open := gracefulevict.InTransit(b.gb.Tasks); !b.spec.Budget.Allows(open) {
+			w.hold(queue, it, false)
 			w.rec.deferred(queue, it, false)
 			return evictionqueue.RetryAfter(transitRetry, fmt.Errorf("fleetsim: %s from %s waits: %d of at most %d clusters in transit",
 				it.Key, it.Cluster, len(open), b.spec.Budget))
@@ -117,10 +120,11 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 	}
 }
 
-// How long an item held back waits before it is decided again: the fork's
-// controllers wait freezeRecheck (10s) under a freeze and, for a budget of
-// clusters in transit, --cluster-status-update-frequency (Karmada's default
-// 10s) capped at 10s.
+// How long an item held back waits at most before it is decided again,
+// if no thaw or task's end wakes it first: the fork's controllers wait
+// freezeRecheck (10s) under a freeze and, for a budget of clusters in
+// transit, --cluster-status-update-frequency (Karmada's default 10s) capped
+// at 10s.
 const (
 	freezeRecheck = 10 * time.Second
 	transitRetry  = 10 * time.Second
@@ -140,5 +144,39 @@ func (w *world) evictedFrom(b *binding, c *clusterState, now time.Time) {
 	if confirm := w.cfg.StormConfirm; now.Before(c.cutOffAt.Add(confirm)) && !confirmed {
 		w.rec.violation(checkStormHold, fmt.Sprintf("%s evicted from %s at %s, %v after the control plane lost sight of it (cut off), within --%s (%v)",
 			b.key(), c.Name, now.Format(time.TimeOnly), now.Sub(c.cutOffAt), ratelimit.FlagStormConfirm, confirm))
+	}
+}
+
+// heldItem is why an item is held back, and when (in order of holding).
+type heldItem struct {
+	frozen bool
+	seq    int
+}
+
+// hold records that it waits for a thaw (frozen) or for a task of its
+// binding to end.
+func (w *world) hold(queue int, it evictionqueue.Item, frozen bool) {
+	if w.held[queue] == nil {
+		w.held[queue] = map[evictionqueue.Item]heldItem{}
+	}
+	w.heldSeq++
+	w.held[queue][it] = heldItem{frozen: frozen, seq: w.heldSeq}
+}
+
+// wake tries again at once, in the order they were held back, the items of
+// queue for which pick says so (evictionqueue.Store.Retry), as the fork's
+// controllers do at a thaw (every item the freeze held) and at a task's end
+// (the items of that binding waiting for its budget).
+func (w *world) wake(queue int, pick func(it evictionqueue.Item, frozen bool) bool) {
+	var due []evictionqueue.Item
+	for it, h := range w.held[queue] {
+		if pick(it, h.frozen) {
+			due = append(due, it)
+		}
+	}
+	slices.SortFunc(due, func(a, b evictionqueue.Item) int { return w.held[queue][a].seq - w.held[queue][b].seq })
+	for _, it := range due {
+		delete(w.held[queue], it)
+		w.queues[queue].Retry(it)
 	}
 }

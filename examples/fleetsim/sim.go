@@ -278,6 +278,11 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 		if e.Freeze != nil {
 			w.frozen = *e.Freeze
 			w.rec.freeze(now, w.frozen)
+			if !w.frozen {
+				for q := range w.queues {
+					w.wake(q, func(_ evictionqueue.Item, frozen bool) bool { return frozen })
+				}
+			}
 			msg := "an operator thaws evictions: queued items go on at the rate in force"
 			if w.frozen {
 				msg = "an operator freezes every eviction: queued items wait"

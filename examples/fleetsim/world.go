@@ -105,6 +105,11 @@ type world struct {
 	// frozen: an operator's freeze (a timeline event) holds every eviction
 	// back.
 	frozen bool
+	// held are the items a freeze (item → true) or their binding's budget
+	// (false) holds back, tried again at once at the thaw or when a task of
+	// their binding ends, as the fork's controllers do; each queue's own.
+	held    [2]map[evictionqueue.Item]heldItem
+	heldSeq int
 	// stormConfirmed is when an operator last ended a storm's hold
 	// (confirmStorm); zero: never.
 	stormConfirmed time.Time
