@@ -79,7 +79,7 @@ func alerts(t *testing.T, n Names) []rulefmt.Rule {
 	return out
 }
 
-// The six alerts, in both namings, each with a severity, a summary,
+// The issues' alerts, in both namings, each with a severity, a summary,
 // a description and a runbook link to a section that exists.
 func TestEveryAlertHasItsRunbookSection(t *testing.T) {
 	runbook, err := os.ReadFile("runbook.md")
