@@ -38,6 +38,7 @@ const (
 //	eviction_rate                        gauge                              permits per second in force now
 //	eviction_frozen                      gauge                              1 while an operator's freeze holds evictions back
 //	eviction_storm_hold                  gauge                              1 while a failure storm holds evictions back
+//	eviction_waiting_for_transit_budget  gauge     queue_name               evictions waiting for their binding's transit budget
 //	domain_disruption_state              gauge     domain, state            1 for each disruption domain's state now
 //	domain_eviction_rate                 gauge     domain                   each disruption domain's permits per second
 //
@@ -73,8 +74,10 @@ type Metrics struct {
 	evictionRate prometheus.Gauge
 	frozen       prometheus.Gauge
 	stormHold    prometheus.Gauge
-	domainState  *prometheus.GaugeVec
-	domainRate   *prometheus.GaugeVec
+	// transitWaiting is eviction_waiting_for_transit_budget.
+	transitWaiting *prometheus.GaugeVec
+	domainState    *prometheus.GaugeVec
+	domainRate     *prometheus.GaugeVec
 
 	// healthMu keeps cluster_fault_num and cluster_failure_rate from one
 	// FleetHealth call together when calls race, and a domain's state
@@ -155,6 +158,10 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 			Namespace: ns, Name: "eviction_storm_hold",
 			Help: "1 while a failure storm (much of the fleet faulty at once) holds every eviction back, 0 otherwise.",
 		}),
+		transitWaiting: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: ns, Name: "eviction_waiting_for_transit_budget",
+			Help: "Number of evictions waiting because their binding's budget of clusters in transit is used up.",
+		}, []string{labelQueue}),
 		domainState: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: ns, Name: "domain_disruption_state",
 			Help: "1 for the disruption state (Normal, PartialDisruption, FullDisruption) each disruption domain is in now.",
@@ -329,6 +336,7 @@ func (m *Metrics) register(reg prometheus.Registerer, ns string, queueSeries []s
 		series{name: "eviction_rate", Collector: m.evictionRate},
 		series{name: "eviction_frozen", Collector: m.frozen},
 		series{name: "eviction_storm_hold", Collector: m.stormHold},
+		series{name: "eviction_waiting_for_transit_budget", Collector: m.transitWaiting},
 		series{name: "domain_disruption_state", Collector: m.domainState},
 		series{name: "domain_eviction_rate", Collector: m.domainRate},
 	)

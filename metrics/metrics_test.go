@@ -35,6 +35,7 @@ func recordOneOfEach(m *metrics.Metrics) {
 	m.Cancelled("resource-binding", 3)
 	m.InFlight("resource-binding", 2)
 	m.InFlightExpired("resource-binding")
+	m.WaitingForTransitBudget("resource-binding", 2)
 	m.Removed("resource-binding", "member1", "apps/v1/Secret") // unmatched
 }
 
@@ -83,6 +84,9 @@ eviction_storm_hold 0
 # HELP eviction_total Number of items in the eviction queue now, pending or backing off.
 # TYPE eviction_total gauge
 eviction_total{queue_name="resource-binding"} 1
+# HELP eviction_waiting_for_transit_budget Number of evictions waiting because their binding's budget of clusters in transit is used up.
+# TYPE eviction_waiting_for_transit_budget gauge
+eviction_waiting_for_transit_budget{queue_name="resource-binding"} 2
 # HELP eviction_unmatched_removals_total Number of removals reported for items never reported added; ignored, non-zero means a caller bug.
 # TYPE eviction_unmatched_removals_total counter
 eviction_unmatched_removals_total{queue_name="resource-binding"} 1
@@ -113,6 +117,7 @@ func TestWithNamespacePrefixesEveryName(t *testing.T) {
 		"karmada_eviction_cancelled_total", "karmada_eviction_frozen", "karmada_eviction_in_flight", "karmada_eviction_in_flight_expired_total",
 		"karmada_eviction_processing_latency_seconds", "karmada_eviction_processing_total",
 		"karmada_eviction_rate", "karmada_eviction_storm_hold", "karmada_eviction_total", "karmada_eviction_unmatched_removals_total",
+		"karmada_eviction_waiting_for_transit_budget",
 	}, names)
 }
 

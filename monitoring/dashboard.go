@@ -110,7 +110,7 @@ func Dashboard(n Names) ([]byte, error) {
 			"automatic eviction back: queued items wait, whatever the rate in force (FailoverEvictionsFrozen).", "short",
 			query(`max(eviction_frozen{`+jobSel+`})`, "")).
 			Mappings([]dashboard.ValueMapping{valueText("0", "no", "green"), valueText("1", "frozen", "red")}).
-			Span(6).Height(8)).
+			Span(4).Height(8)).
 		WithPanel(statPanel("Failure storm hold", "1 while a failure storm holds every eviction: more than "+
 			"--storm-threshold of the fleet turned faulty within --storm-window, which more often means the control "+
 			"plane lost sight of its clusters than that they failed. It ends when they recover, when an operator "+
@@ -118,7 +118,17 @@ func Dashboard(n Names) ([]byte, error) {
 			"(FailoverEvictionStormHold).", "short",
 			query(`max(eviction_storm_hold{`+jobSel+`})`, "")).
 			Mappings([]dashboard.ValueMapping{valueText("0", "no", "green"), valueText("1", "holding", "red")}).
-			Span(6).Height(8))
+			Span(4).Height(8)).
+		WithPanel(statPanel("Waiting for a transit budget", "Evictions waiting now because their binding's "+
+			"budget of clusters in transit (--max-clusters-in-transit, or the binding's annotation "+
+			"failover.karmada.io/max-clusters-in-transit) is used up: each goes as soon as a graceful eviction task "+
+			"of its binding ends (FailoverEvictionsWaitingForTransitBudget).", "short",
+			query(`sum(eviction_waiting_for_transit_budget{`+jobSel+`}) or vector(0)`, "")).
+			// Waiting is the budget doing its job: orange, not red.
+			Thresholds(dashboard.NewThresholdsConfigBuilder().
+				Mode(dashboard.ThresholdsModeAbsolute).
+				Steps([]dashboard.Threshold{{Color: "green"}, {Value: cog.ToPtr(1.0), Color: "orange"}})).
+			Span(4).Height(8))
 
 	b.WithRow(dashboard.NewRowBuilder("Queues")).
 		WithPanel(timeseriesPanel("Queue depth by queue", "Items in each eviction queue, pending or backing off.", "short",

@@ -79,7 +79,7 @@ func alerts(t *testing.T, n Names) []rulefmt.Rule {
 	return out
 }
 
-// The six alerts, in both namings, each with a severity, a summary,
+// The issues' alerts, in both namings, each with a severity, a summary,
 // a description and a runbook link to a section that exists.
 func TestEveryAlertHasItsRunbookSection(t *testing.T) {
 	runbook, err := os.ReadFile("runbook.md")
@@ -93,7 +93,7 @@ func TestEveryAlertHasItsRunbookSection(t *testing.T) {
 	wantAlerts := []string{
 		"FailoverEvictionsPaused", "FailoverEvictionQueueNotDraining", "FailoverClusterFailureRateHigh",
 		"FailoverInFlightEvictionsExpiring", "FailoverEvictionHandlerErrors", "FailoverDomainFullDisruption",
-		"FailoverEvictionsFrozen", "FailoverEvictionStormHold",
+		"FailoverEvictionsFrozen", "FailoverEvictionStormHold", "FailoverEvictionsWaitingForTransitBudget",
 	}
 	for _, n := range Namings {
 		var names []string
@@ -152,7 +152,7 @@ func TestDashboardPanels(t *testing.T) {
 	want := []string{
 		"Faulty clusters", "Failure rate", "Rate in force", "Queued evictions", "In flight", "Domains in full disruption",
 		"Fleet health", "Disruption state by domain", "Rate in force and achieved evictions", "Evictions frozen",
-		"Failure storm hold",
+		"Failure storm hold", "Waiting for a transit budget",
 		"Queue depth by queue", "Queue depth by cluster and kind", "Processing latency", "Outcomes",
 		"In-flight evictions", "Handler error ratio",
 	}

@@ -110,6 +110,22 @@ type Thresholds struct {
 	// once says nothing, short enough to leave the operator most of the
 	// hold (--storm-confirm, default 5m) to decide.
 	StormHoldFor string
+	// TransitWaitFor: how long evictions may keep waiting for their
+	// bindings' budgets of clusters in transit (--max-clusters-in-transit)
+	// without a break before the alert fires. A graceful eviction task ends
+	// at the latest after --graceful-eviction-timeout (10m by default) when
+	// it sets no longer gracePeriodSeconds, and each task that ends lets
+	// the next eviction of its binding go; three timeouts drain a budget of
+	// 1 on four failing clusters of one binding even if every task runs to
+	// its timeout. Longer, tasks do not end (a long gracePeriodSeconds, a
+	// workload that never turns healthy elsewhere) or a long drain keeps
+	// sending bindings into the wait.
+	TransitWaitFor string
+	// TransitWaitGap: the longest time the number waiting may read 0 and
+	// still count as no break. Each waiting eviction is tried again every
+	// 10s and, between that attempt's start and its end, does not count,
+	// so a scrape may see 0 for a moment though it still waits.
+	TransitWaitGap string
 }
 
 // DefaultThresholds are the thresholds of the committed rules.
@@ -125,6 +141,8 @@ var DefaultThresholds = Thresholds{
 	FullDisruptionFor: "5m",
 	FrozenFor:         "1m",
 	StormHoldFor:      "1m",
+	TransitWaitFor:    "30m",
+	TransitWaitGap:    "5m",
 }
 
 // RunbookURL is where the alerts' runbook_url annotations point; each alert

@@ -75,6 +75,10 @@ func (d ruleData) ErrorPercent() string { return percent(d.ErrorRatio) }
 // template cannot write "[" right before its own "[[").
 func (d ruleData) ExpiryRange() string { return "[" + d.ExpiryWindow + "]" }
 
+// TransitWaitRange is TransitWaitGap as a PromQL range, brackets
+// included.
+func (d ruleData) TransitWaitRange() string { return "[" + d.TransitWaitGap + "]" }
+
 func percent(r float64) string { return strconv.FormatFloat(r*100, 'f', -1, 64) }
 
 func render(name string, d ruleData) ([]byte, error) {

@@ -31,7 +31,7 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 			w.rec.deferred(queue, it, true)
 			return evictionqueue.RetryAfter(freezeRecheck, errors.New("fleetsim: evictions frozen by an operator"))
 		}
-		delete(w.held[queue], it) // decided again now
+		w.unhold(queue, it) // decided again now
 		b := w.byKey[queue][it.Key]
 		c := w.byName[it.Cluster]
 		if b == nil || c == nil {
@@ -154,13 +154,44 @@ type heldItem struct {
 }
 
 // hold records that it waits for a thaw (frozen) or for a task of its
-// binding to end.
+// binding to end. An item held again takes its new reason: frozen, it
+// waits for the thaw and no longer for the budget.
 func (w *world) hold(queue int, it evictionqueue.Item, frozen bool) {
 	if w.held[queue] == nil {
 		w.held[queue] = map[evictionqueue.Item]heldItem{}
 	}
+	w.unhold(queue, it)
 	w.heldSeq++
 	w.held[queue][it] = heldItem{frozen: frozen, seq: w.heldSeq}
+	if !frozen {
+		w.budgetHeld[queue]++
+		w.metrics.WaitingForTransitBudget(queueNames[queue], w.budgetHeld[queue])
+	}
+}
+
+// unhold records that it no longer waits: decided again, tried again, or
+// its cluster recovered. eviction_waiting_for_transit_budget follows, as
+// the fork's controllers keep it.
+func (w *world) unhold(queue int, it evictionqueue.Item) {
+	h, ok := w.held[queue][it]
+	if !ok {
+		return
+	}
+	delete(w.held[queue], it)
+	if !h.frozen {
+		w.budgetHeld[queue]--
+		w.metrics.WaitingForTransitBudget(queueNames[queue], w.budgetHeld[queue])
+	}
+}
+
+// unholdCluster lets go of the items of cluster, which recovered: the
+// queue cancelled them (Store.CancelCluster), nothing will try them again.
+func (w *world) unholdCluster(queue int, cluster string) {
+	for it := range w.held[queue] {
+		if it.Cluster == cluster {
+			w.unhold(queue, it)
+		}
+	}
 }
 
 // wake tries again at once, in the order they were held back, the items of
@@ -176,7 +207,7 @@ func (w *world) wake(queue int, pick func(it evictionqueue.Item, frozen bool) bo
 	}
 	slices.SortFunc(due, func(a, b evictionqueue.Item) int { return w.held[queue][a].seq - w.held[queue][b].seq })
 	for _, it := range due {
-		delete(w.held[queue], it)
+		w.unhold(queue, it)
 		w.queues[queue].Retry(it)
 	}
 }

@@ -133,6 +133,7 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		assessor:  assessor,
 		abandoned: map[itemID]int{},
 		rec:       newRecorder(),
+		metrics:   m,
 	}
 	if w.checker, err = prescheduling.NewChecker(prescheduling.WithCapacity(w.spare)); err != nil {
 		return nil, err
@@ -168,6 +169,7 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 			return nil, err
 		}
 		w.queues[i] = q
+		m.WaitingForTransitBudget(queueNames[i], 0) // served before the first wait
 	}
 	for _, spec := range sc.Bindings {
 		b := &binding{spec: spec, queue: qRB, readyAt: map[string]time.Time{}}
@@ -336,6 +338,7 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 	for _, name := range recovered {
 		for i, q := range w.queues {
 			n := q.CancelCluster(name)
+			w.unholdCluster(i, name)
 			s.line.withdraw(i, q)
 			w.rec.cancelled(i, now, n)
 			cancelled += n

@@ -11,6 +11,7 @@ import (
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/gracefulevict"
+	"github.com/failoverkit/failover/metrics"
 	"github.com/failoverkit/failover/prescheduling"
 	"github.com/failoverkit/failover/ratelimit"
 	"github.com/failoverkit/failover/taintpolicy"
@@ -110,6 +111,11 @@ type world struct {
 	// their binding ends, as the fork's controllers do; each queue's own.
 	held    [2]map[evictionqueue.Item]heldItem
 	heldSeq int
+	// budgetHeld counts the items of held that wait for their binding's
+	// budget (not frozen), each queue's, which metrics shows as
+	// eviction_waiting_for_transit_budget.
+	budgetHeld [2]int
+	metrics    *metrics.Metrics
 	// stormConfirmed is when an operator last ended a storm's hold
 	// (confirmStorm); zero: never.
 	stormConfirmed time.Time

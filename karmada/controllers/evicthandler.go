@@ -70,6 +70,10 @@ func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 // (EvictionOptions.MaxClustersInTransit), a
 // conflict for another attempt, another error to retry with backoff.
 func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqueue.Item, key types.NamespacedName, logger logr.Logger) error {
+	// Waiting for its binding's budget, it is decided again now, or waits
+	// for the thaw: either way it no longer waits for the budget, and
+	// eviction_waiting_for_transit_budget stops counting it.
+	k.inTransit.forget(it)
 	// An operator's freeze holds every eviction back before anything is
 	// read: the item stays queued and its permit goes back.
 	// It is tried again at once when the freeze thaws (thawed).
@@ -78,9 +82,8 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 		return evictionqueue.RetryAfter(f.retryAfter(c.opts.Clock.Now()),
 			fmt.Errorf("controllers: evictions frozen by ConfigMap %s: %s", c.opts.Freeze, f.why))
 	}
-	// Waiting for a thaw or its binding's budget, it is decided again now.
+	// Waiting for a thaw, it is decided again now.
 	k.frozen.forget(it)
-	k.inTransit.forget(it)
 	// The item may have waited long, and the cache may lag: decide on what
 	// the API server holds now. A cluster that recovered meanwhile, or a
 	// binding that moved or now tolerates the taint, is left alone.

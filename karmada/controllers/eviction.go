@@ -355,6 +355,7 @@ func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
 		}
 	}
 	c.kinds = []*kind{resourceBindings(), clusterResourceBindings()}
+	c.reportTransit(m)
 	if err := indexBindings(ctx, mgr, c.kinds); err != nil {
 		return err
 	}

@@ -3,13 +3,18 @@ package controllers
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -195,4 +200,91 @@ func TestEndedRetriesTheEvictionsWaitingForTheBudget(t *testing.T) {
 	requireWaits(t, h(ctx, item("member3")), c, "member3")
 	ctrl.bindingGone(k, "shop/web")
 	assert.Empty(t, k.inTransit.list())
+}
+
+// transitGauge records what the controller reports to
+// eviction_waiting_for_transit_budget, per queue.
+type transitGauge map[string]int
+
+func (g transitGauge) WaitingForTransitBudget(queue string, n int) { g[queue] = n }
+
+// eviction_waiting_for_transit_budget is the number of evictions waiting
+// for their binding's budget at every step, whatever lets go of them: it
+// starts at 0 for both queues, counts each deferred eviction once however
+// often it is deferred, and drops when an eviction is tried again (its own
+// next attempt, or Ended), its binding is gone, its cluster recovers, or a
+// freeze holds it back instead.
+func TestWaitingForTransitBudgetCountsTheWaitingEvictions(t *testing.T) {
+	c := transitWorld(t, "1")
+	ctrl := newController(t, EvictionOptions{Freeze: freezeName}, c, &recorded{})
+	withQueues(t, ctrl)
+	gauge := transitGauge{}
+	ctrl.reportTransit(gauge)
+	assert.Equal(t, transitGauge{ResourceBindingQueue: 0, ClusterResourceBindingQueue: 0}, gauge)
+	k := ctrl.kinds[0]
+	h := ctrl.evictHandler(k)
+	ctx := context.Background()
+	waiting := func() int { return gauge[ResourceBindingQueue] }
+
+	requireEvicted(t, h(ctx, item("member1")))
+	assert.Equal(t, 0, waiting(), "evicted within the budget")
+	requireWaits(t, h(ctx, item("member3")), c, "member3")
+	requireWaits(t, h(ctx, item("member5")), c, "member5")
+	assert.Equal(t, 2, waiting())
+	requireWaits(t, h(ctx, item("member5")), c, "member5")
+	assert.Equal(t, 2, waiting(), "deferred again, counted once")
+
+	ctrl.Ended(ResourceBindingQueue, "shop/other", "member1")
+	assert.Equal(t, 2, waiting(), "another binding's task ended")
+	ctrl.Ended(ResourceBindingQueue, "shop/web", "member1")
+	assert.Equal(t, 0, waiting(), "tried again")
+
+	requireWaits(t, h(ctx, item("member3")), c, "member3")
+	requireWaits(t, h(ctx, item("member5")), c, "member5")
+	assert.Equal(t, 2, waiting())
+	endTask(t, c, "member1")
+	requireEvicted(t, h(ctx, item("member3")), "member3")
+	assert.Equal(t, 1, waiting(), "member3 evicted, member5 still waits")
+
+	k.inTransit.forgetCluster("member5") // as the taint manager does when member5 recovers
+	assert.Equal(t, 0, waiting(), "its cluster recovered")
+	requireWaits(t, h(ctx, item("member5")), c, "member5")
+	assert.Equal(t, 1, waiting())
+	ctrl.bindingGone(k, "shop/web")
+	assert.Equal(t, 0, waiting(), "its binding is gone")
+
+	requireWaits(t, h(ctx, item("member5")), c, "member5")
+	ctrl.freeze = newFreezeGate(freezeName, ctrl.opts.Clock, &frozenGauge{}, logr.Discard())
+	ctrl.freeze.set(freezeMap(nil))
+	err := h(ctx, item("member5"))
+	assert.ErrorContains(t, err, "frozen by ConfigMap")
+	assert.Equal(t, 0, waiting(), "held back by the freeze, not the budget")
+	assert.Equal(t, 0, gauge[ClusterResourceBindingQueue], "the other queue never had one")
+}
+
+// SetupWithManager wires both queues' sets to the controller's metrics:
+// eviction_waiting_for_transit_budget is served at 0 for each queue before
+// anything waits, on every replica (standbys included: their queues never
+// run, so 0 is what they wait for).
+func TestSetupServesTheTransitGauge(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	c := transitWorld(t, "1")
+	mgr, err := newModelManager(c.Scheme(), c, func() time.Duration { return 0 }, &eventLog{}, logr.Discard())
+	require.NoError(t, err)
+	reg := prometheus.NewRegistry()
+	ctrl, err := NewEvictionController(EvictionOptions{EnableNoExecuteTaintEviction: true, Registerer: reg})
+	require.NoError(t, err)
+	require.NoError(t, ctrl.SetupWithManager(mgr))
+
+	want := `
+# HELP eviction_waiting_for_transit_budget Number of evictions waiting because their binding's budget of clusters in transit is used up.
+# TYPE eviction_waiting_for_transit_budget gauge
+eviction_waiting_for_transit_budget{queue_name="binding-eviction"} 0
+eviction_waiting_for_transit_budget{queue_name="cluster-binding-eviction"} 0
+`
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), "eviction_waiting_for_transit_budget"))
+
+	ctrl.kinds[0].inTransit.add(item("member3"))
+	want = strings.Replace(want, `"binding-eviction"} 0`, `"binding-eviction"} 1`, 1)
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), "eviction_waiting_for_transit_budget"))
 }
