@@ -65,11 +65,11 @@ func (w *whatIfOptions) check(fs *pflag.FlagSet) error {
 // plan: a table, or JSON with --json; with --plot, a figure too. The
 // progress line of a long read goes to progress.
 func runWhatIf(ctx context.Context, o *options, stdout, progress io.Writer) error {
-	c, err := whatif.Connect(o.whatIf.kubeconfig)
+	c, server, err := whatif.Connect(o.whatIf.kubeconfig)
 	if err != nil {
 		return err
 	}
-	in, err := whatif.Read(ctx, c, o.whatIf.kubeconfig, progress)
+	in, err := whatif.Read(ctx, c, server, progress)
 	if err != nil {
 		return err
 	}

@@ -58,8 +58,9 @@ func WriteTable(w io.Writer, r *Report) error {
 		fmt.Fprintf(b, "  %s: %d of %d faulty, %s, %s/s\n", orDash(d.Name), d.Faulty, d.Clusters, d.State, trim(d.PerSecond))
 	}
 
-	fmt.Fprintf(b, "\nevictions: %d move, %d wait for room then move, %d refused, %d stay, %d paused, %d unplaced\n",
-		r.Totals.Moves, r.Totals.Waits, r.Totals.Refused, r.Totals.Stays, r.Totals.Paused, r.Totals.Unplaced)
+	fmt.Fprintf(b, "\nbindings on the failed clusters: %d move, %d wait for room then move, %d refused, %d stay, %d paused, %d unplaced; "+
+		"%d rescheduled by Karmada's scheduler on its own\n",
+		r.Totals.Moves, r.Totals.Waits, r.Totals.Refused, r.Totals.Stays, r.Totals.Paused, r.Totals.Unplaced, r.Totals.Rescheduled)
 	tw = tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "AT\tBINDING\tFROM\tOUTCOME\tTO\tWHY")
 	// By when they go; those that never go last, in queue order.

@@ -75,6 +75,7 @@ const (
 	CodeTolerated         = "Tolerated"
 	CodeNoExecuteDisabled = "NoExecuteEvictionDisabled"
 	CodePaused            = "Paused"
+	CodeRescheduled       = "Rescheduled"
 )
 
 // binding is one binding as the plan changes it: each eviction moves a
@@ -247,6 +248,8 @@ func Plan(in *Input, cfg Config) (*Report, error) {
 			r.Totals.Unplaced++
 		case OutcomePaused:
 			r.Totals.Paused++
+		case OutcomeRescheduled:
+			r.Totals.Rescheduled++
 		}
 	}
 	return r, nil
@@ -394,6 +397,84 @@ type player struct {
 	after      map[string]*clusterv1alpha1.Cluster
 	arriving   map[string]int64
 	bindingsTo map[string]map[string]bool
+	// rescheduled are the replicas the scheduler moved on its own, which
+	// the summaries show with the first round's.
+	rescheduled []placed
+}
+
+// clusters is the fleet as the scheduler sees it now, sorted by name.
+func (p *player) clusters() []*clusterv1alpha1.Cluster {
+	out := make([]*clusterv1alpha1.Cluster, 0, len(p.after))
+	for _, name := range sortedKeys(p.after) {
+		out = append(out, p.after[name])
+	}
+	return out
+}
+
+// rescheduleDuplicated plays what Karmada's scheduler does on its own when
+// the failed clusters change (their taints, so their generation): it
+// schedules again every Duplicated binding (and every binding of a
+// non-workload) whose affinity matches them (pkg/scheduler's
+// doScheduleBinding: "Duplicated resources should always be scheduled").
+// A binding it moves off a failed cluster leaves it without an eviction,
+// tolerating the taint or not: those items are rescheduled, and the
+// eviction controller later finds nothing to evict. A binding it cannot
+// schedule keeps its result, as the scheduler leaves it.
+func (p *player) rescheduleDuplicated(items []*item, s *karmadaScheduler, version int, clusters []*clusterv1alpha1.Cluster) {
+	done := map[*binding]bool{}
+	for _, it := range items {
+		b := it.b
+		if done[b] || (b.spec.IsWorkload() && b.spec.Placement != nil && b.spec.Placement.ReplicaSchedulingType() != "Duplicated") {
+			continue
+		}
+		done[b] = true
+		result, term, err := s.schedule(version, clusters, b.spec, b.status)
+		if err != nil {
+			continue
+		}
+		had := map[string]bool{}
+		for _, tc := range b.spec.Clusters {
+			had[tc.Name] = true
+		}
+		var to []Target
+		var moved []placed
+		for _, tc := range result {
+			if !had[tc.Name] {
+				to = append(to, Target{Name: tc.Name, Replicas: tc.Replicas})
+				moved = append(moved, placed{cluster: tc.Name, replicas: int64(tc.Replicas), req: b.spec.ReplicaRequirements})
+			}
+		}
+		kept := func(name string) bool {
+			return slices.ContainsFunc(result, func(tc workv1alpha2.TargetCluster) bool { return tc.Name == name })
+		}
+		left := false
+		for _, other := range items {
+			if other.b != b || kept(other.cluster) {
+				continue
+			}
+			left = true
+			ev := other.ev
+			ev.Outcome, ev.Code, ev.To = OutcomeRescheduled, CodeRescheduled, to
+			if ev.To == nil {
+				ev.To = []Target{}
+			}
+			ev.Reason = fmt.Sprintf("Karmada's scheduler schedules a Duplicated binding again whenever a cluster it may use changes; "+
+				"on the fleet after the failure it drops %s, without an eviction", other.cluster)
+		}
+		if !left && len(to) == 0 {
+			continue
+		}
+		for _, m := range moved {
+			p.arriving[m.cluster] += m.replicas
+			if p.bindingsTo[m.cluster] == nil {
+				p.bindingsTo[m.cluster] = map[string]bool{}
+			}
+			p.bindingsTo[m.cluster][b.kind+"/"+b.key] = true
+		}
+		b.spec.Clusters = result
+		b.status.SchedulerObservedAffinityName = term
+		p.rescheduled = append(p.rescheduled, moved...)
+	}
 }
 
 // placed is replicas a round put on a cluster.
@@ -408,6 +489,9 @@ func (p *player) play(items []*item) error {
 	if err != nil {
 		return err
 	}
+	clusters := p.clusters()
+	version := nextVersion()
+	p.rescheduleDuplicated(items, s, version, clusters)
 	var pending []*item
 	for _, it := range items {
 		if it.ev.Outcome == "" {
@@ -415,10 +499,8 @@ func (p *player) play(items []*item) error {
 		}
 	}
 	for round := 1; len(pending) > 0; round++ {
-		version := nextVersion()
-		clusters := make([]*clusterv1alpha1.Cluster, 0, len(p.after))
-		for _, name := range sortedKeys(p.after) {
-			clusters = append(clusters, p.after[name])
+		if round > 1 {
+			version, clusters = nextVersion(), p.clusters()
 		}
 		ledger, err := karmada.NewLedger()
 		if err != nil {
@@ -426,6 +508,9 @@ func (p *player) play(items []*item) error {
 		}
 		var waiting []*item
 		var round_ []placed
+		if round == 1 {
+			round_ = p.rescheduled
+		}
 		for _, it := range pending {
 			ok, moved := p.one(it, round, ledger, s, version, clusters)
 			if !ok {

@@ -37,22 +37,24 @@ func Scheme() (*runtime.Scheme, error) {
 }
 
 // Connect returns a client for the control plane of the kubeconfig at
-// path. It only reads (Read calls List, nothing else).
-func Connect(path string) (client.Reader, error) {
+// path, and the server's name for errors. It only reads (Read calls List,
+// nothing else).
+func Connect(path string) (client.Reader, string, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil {
-		return nil, &ExitError{Code: ExitUnreachable, Err: fmt.Errorf("fleetsim: --kubeconfig %s: %w", path, err)}
+		return nil, "", &ExitError{Code: ExitUnreachable, Err: fmt.Errorf("fleetsim: --kubeconfig %s: %w", path, err)}
 	}
+	server := fmt.Sprintf("%s (--kubeconfig %s)", cfg.Host, path)
 	cfg.UserAgent = "fleetsim-what-if"
 	s, err := Scheme()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	c, err := client.New(cfg, client.Options{Scheme: s})
 	if err != nil {
-		return nil, classify(fmt.Sprintf("--kubeconfig %s (server %s)", path, cfg.Host), err)
+		return nil, "", classify("connecting to "+server, err)
 	}
-	return c, nil
+	return c, server, nil
 }
 
 // Read lists the Clusters, ClusterTaintPolicies, ResourceBindings and

@@ -29,6 +29,10 @@ const (
 	// evictions from its cluster (Report.Rate): it waits for the fleet's
 	// health to change or an operator.
 	OutcomePaused = "paused"
+	// OutcomeRescheduled: Karmada's scheduler itself moves the binding off
+	// the failed cluster, without an eviction: it schedules a Duplicated
+	// binding again whenever a cluster it may use changes (To).
+	OutcomeRescheduled = "rescheduled"
 )
 
 // Report is a plan: what the failure would do if it happened now. Its JSON
@@ -182,4 +186,6 @@ type Totals struct {
 	Stays    int `json:"stays"`
 	Unplaced int `json:"unplaced"`
 	Paused   int `json:"paused"`
+	// Rescheduled counts those Karmada's scheduler moves on its own.
+	Rescheduled int `json:"rescheduled"`
 }

@@ -109,9 +109,15 @@ func fleetObjects() []client.Object {
 			{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MinGroups: 2, MaxGroups: 2}}}, on("e1", 1), on("w3", 1)),
 		// Pinned to e2: nowhere to go.
 		rb("pinned", 1, policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"e2"}}}, on("e2", 1)),
-		// Tolerates the taint for good: stays.
+		// Tolerates the taint for good: not evicted. But Karmada's
+		// scheduler schedules a Duplicated binding again when a cluster
+		// changes, and by the summaries (a cluster that is not Ready has no
+		// room for it) moves its one copy to w1 itself.
 		rb("tolerant", 1, policyv1alpha1.Placement{ClusterAffinity: all, ClusterTolerations: []corev1.Toleration{
-			{Key: notReadyNoExecute, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}}}, on("e3", 1)),
+			{Key: notReadyNoExecute, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}},
+			SpreadConstraints: []policyv1alpha1.SpreadConstraint{{SpreadByField: policyv1alpha1.SpreadByFieldRegion, MinGroups: 1, MaxGroups: 1},
+				{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MinGroups: 1, MaxGroups: 1}}},
+			on("e3", 1)),
 		// Aggregated workloads on e3, taken in this order. The scheduler
 		// puts each on the roomiest cluster by the summaries it sees:
 		// agg-a's 3 on w1 (room 5); agg-b's 3 would go there too, but the
@@ -189,7 +195,7 @@ func TestPlanRegionalOutage(t *testing.T) {
 	}{
 		"default/dup@e1":      {OutcomeMoves, "Feasible", "w1×1"},
 		"default/pinned@e2":   {OutcomeRefused, "NoEligibleCluster", ""},
-		"default/tolerant@e3": {OutcomeStays, CodeTolerated, ""},
+		"default/tolerant@e3": {OutcomeRescheduled, CodeRescheduled, "w1×1"},
 		"default/agg-a@e3":    {OutcomeMoves, "Feasible", "w1×3"},
 		"default/agg-b@e3":    {OutcomeWaits, "Feasible", "w2×3"},
 		"default/agg-c@e3":    {OutcomeMoves, "Feasible", "w1×2"},
@@ -215,15 +221,15 @@ func TestPlanRegionalOutage(t *testing.T) {
 	if e := ev["default/agg-b@e3"]; e.Round != 2 || !strings.Contains(e.Reason, "waited for room (w1 has room for 2 of 3") {
 		t.Errorf("agg-b: round %d, %q: want round 2, having waited for w1's room", e.Round, e.Reason)
 	}
-	// The survivors' room: w1 takes agg-a's 3, agg-c's 2 and the
-	// Duplicated copy, which lands whatever the room (w1 is overcommitted
-	// by 1); w2 takes agg-b's 3.
+	// The survivors' room: w1 takes agg-a's 3, agg-c's 2 and the two
+	// Duplicated copies, which land whatever the room (w1 is overcommitted
+	// by 2); w2 takes agg-b's 3.
 	rooms := map[string]Room{}
 	for _, c := range r.Clusters {
 		rooms[c.Name] = c
 	}
-	if w1 := rooms["w1"]; w1.PodsBefore != 5 || w1.Arriving != 6 || w1.PodsAfter != 0 || w1.Bindings != 3 {
-		t.Errorf("w1's room %+v, want 5 before, 6 arriving, 0 after, 3 bindings", w1)
+	if w1 := rooms["w1"]; w1.PodsBefore != 5 || w1.Arriving != 7 || w1.PodsAfter != 0 || w1.Bindings != 4 {
+		t.Errorf("w1's room %+v, want 5 before, 7 arriving, 0 after, 4 bindings", w1)
 	}
 	if w2 := rooms["w2"]; w2.PodsBefore != 3 || w2.Arriving != 3 || w2.PodsAfter != 0 || w2.Bindings != 1 {
 		t.Errorf("w2's room %+v, want 3 before, 3 arriving, 0 after, 1 binding", w2)
@@ -379,15 +385,15 @@ func TestConnectUnreachable(t *testing.T) {
 	if err := writeFile(path, kc); err != nil {
 		t.Fatal(err)
 	}
-	c, err := Connect(path)
+	c, server, err := Connect(path)
 	if err == nil {
-		_, err = Read(context.Background(), c, path, nil)
+		_, err = Read(context.Background(), c, server, nil)
 	}
 	var ee *ExitError
-	if !errors.As(err, &ee) || ee.Code != ExitUnreachable {
-		t.Fatalf("got %v, want exit %d", err, ExitUnreachable)
+	if !errors.As(err, &ee) || ee.Code != ExitUnreachable || !strings.Contains(err.Error(), "http://127.0.0.1:1") {
+		t.Fatalf("got %v, want exit %d naming the server", err, ExitUnreachable)
 	}
-	if _, err := Connect(t.TempDir() + "/missing"); !errors.As(err, &ee) || ee.Code != ExitUnreachable || !strings.Contains(err.Error(), "missing") {
+	if _, _, err := Connect(t.TempDir() + "/missing"); !errors.As(err, &ee) || ee.Code != ExitUnreachable || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("a missing kubeconfig: %v, want exit %d naming it", err, ExitUnreachable)
 	}
 }
