@@ -155,6 +155,12 @@ func TestWhatIf(t *testing.T) {
 	if plan.Drain.Seconds != nil {
 		t.Logf("planned: drain in %.0fs: %s", *plan.Drain.Seconds, plan.Drain.Why)
 	}
+	// The same plan as a person reads it (fleetsim's README shows it).
+	table := exec.Command(bin, "--what-if", "--kubeconfig", filepath.Join(env.dir, "kubeconfig"), "--fail", "region=wi-east",
+		"--enable-no-execute-taint-eviction", "--resource-eviction-rate", "5", "--secondary-resource-eviction-rate", "5")
+	out, err = table.CombinedOutput()
+	require.NoError(t, err, "fleetsim --what-if: %s", out)
+	t.Logf("fleetsim --what-if --fail region=wi-east:\n%s", out)
 
 	// The outage, and what the fork and karmada-scheduler do.
 	s.playMembers(nil, 0)

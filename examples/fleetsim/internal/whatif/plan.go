@@ -458,8 +458,8 @@ func (p *player) rescheduleDuplicated(items []*item, s *karmadaScheduler, versio
 			if ev.To == nil {
 				ev.To = []Target{}
 			}
-			ev.Reason = fmt.Sprintf("Karmada's scheduler schedules a Duplicated binding again whenever a cluster it may use changes; "+
-				"on the fleet after the failure it drops %s, without an eviction", other.cluster)
+			ev.Reason = fmt.Sprintf("karmada-scheduler places a Duplicated binding again on any change of a cluster it may use: "+
+				"it leaves %s with no eviction", other.cluster)
 		}
 		if !left && len(to) == 0 {
 			continue
