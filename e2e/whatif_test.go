@@ -100,6 +100,8 @@ func TestWhatIf(t *testing.T) {
 		WeightPreference:          &policyv1alpha1.ClusterPreferences{DynamicWeight: policyv1alpha1.DynamicWeightByAvailableReplicas}}
 	add("weighted-0", 4, policyv1alpha1.Placement{ClusterAffinity: all, ReplicaScheduling: dynamic}, "wi-e1", "wi-w2")
 	add("weighted-1", 6, policyv1alpha1.Placement{ClusterAffinity: all, ReplicaScheduling: dynamic}, "wi-e3", "wi-s1")
+	// More replicas than the survivors have room for (155): refused.
+	add("huge", 200, policyv1alpha1.Placement{ClusterAffinity: all, ReplicaScheduling: aggregated}, "wi-e2")
 	// Nowhere to go: pinned to east; three regions wanted, two left.
 	pinned := &policyv1alpha1.ClusterAffinity{LabelSelector: all.LabelSelector, ClusterNames: []string{"wi-e1", "wi-e2"}}
 	add("pinned", 1, policyv1alpha1.Placement{ClusterAffinity: pinned, ReplicaScheduling: duplicated}, "wi-e1", "wi-e2")

@@ -86,6 +86,13 @@ func rb(name string, replicas int32, p policyv1alpha1.Placement, targets ...work
 	return b
 }
 
+// crb is a ClusterResourceBinding of a Deployment-like workload with
+// replicas on targets.
+func crb(name string, p policyv1alpha1.Placement, targets ...workv1alpha2.TargetCluster) *workv1alpha2.ClusterResourceBinding {
+	b := rb(name, 1, p, targets...)
+	return &workv1alpha2.ClusterResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: b.Annotations}, Spec: b.Spec}
+}
+
 func on(name string, replicas int32) workv1alpha2.TargetCluster {
 	return workv1alpha2.TargetCluster{Name: name, Replicas: replicas}
 }
@@ -129,6 +136,9 @@ func fleetObjects() []client.Object {
 		rb("agg-b", 3, policyv1alpha1.Placement{ClusterAffinity: all, ReplicaScheduling: aggregated()}, on("e3", 3)),
 		rb("agg-c", 2, policyv1alpha1.Placement{ClusterAffinity: all, ReplicaScheduling: aggregated()}, on("e3", 2)),
 		rb("agg-d", 4, policyv1alpha1.Placement{ClusterAffinity: all, ReplicaScheduling: aggregated()}, on("e2", 4)),
+		// A ClusterResourceBinding (a cluster-scoped workload) goes
+		// through the same queue of its own.
+		crb("namespaces", policyv1alpha1.Placement{ClusterAffinity: all, ReplicaScheduling: aggregated()}, on("e1", 1)),
 		// Not on a failed cluster at all.
 		rb("west-only", 1, policyv1alpha1.Placement{ClusterAffinity: all}, on("w1", 1)),
 	}
@@ -186,6 +196,9 @@ func TestPlanRegionalOutage(t *testing.T) {
 	}
 	ev := byBinding(r)
 	t.Logf("\n%s", table(t, r))
+	if e := ev["namespaces@e1"]; e.Kind != KindClusterResourceBinding || e.Outcome != OutcomeRefused {
+		t.Errorf("the ClusterResourceBinding: %+v, want refused (every replica of room is taken by then)", e)
+	}
 	if _, ok := ev["default/west-only@w1"]; ok {
 		t.Error("a binding on no failed cluster is planned")
 	}
@@ -215,7 +228,7 @@ func TestPlanRegionalOutage(t *testing.T) {
 			t.Errorf("%s: %s %s to %v (%s), want %s %s to %s", k, e.Outcome, e.Code, to, e.Reason, w.outcome, w.code, w.to)
 		}
 	}
-	if len(r.Evictions) != len(want) {
+	if len(r.Evictions) != len(want)+1 {
 		t.Errorf("%d evictions planned, want %d", len(r.Evictions), len(want))
 	}
 	if e := ev["default/agg-b@e3"]; e.Round != 2 || !strings.Contains(e.Reason, "waited for room (w1 has room for 2 of 3") {
@@ -320,6 +333,14 @@ func TestPlanRegionRule(t *testing.T) {
 	r := readAndPlan(t, newFake(t, fleetObjects()...), "region=east", func(c *Config) { c.Rates.DisruptionDomain = ratelimit.DomainRegion })
 	if len(r.Rate.Domains) != 1 || r.Rate.Domains[0].Name != "east" || r.Rate.Domains[0].State != "FullDisruption" || r.Rate.Domains[0].PerSecond != 0.5 {
 		t.Fatalf("domains %+v, want east in FullDisruption at 0.5/s", r.Rate.Domains)
+	}
+}
+
+// TestPlanZone: a zone's failure fails the clusters wholly in it.
+func TestPlanZone(t *testing.T) {
+	r := readAndPlan(t, newFake(t, fleetObjects()...), "zone=west-a")
+	if got := strings.Join(r.Failure.Clusters, ","); got != "w1,w2,w3" {
+		t.Errorf("zone=west-a fails %s, want w1,w2,w3", got)
 	}
 }
 
