@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // whatIfPlan is the part of fleetsim --what-if --json the test compares
@@ -163,6 +164,36 @@ func TestWhatIf(t *testing.T) {
 	out, err = table.CombinedOutput()
 	require.NoError(t, err, "fleetsim --what-if: %s", out)
 	t.Logf("fleetsim --what-if --fail region=wi-east:\n%s", out)
+
+	// Bad input against the real server: a user without rights (the
+	// server refuses with 403) and a region the fleet does not have each
+	// end with their exit code and nothing on stdout.
+	nobody := filepath.Join(t.TempDir(), "nobody.kubeconfig")
+	kc, err := clientcmd.LoadFromFile(filepath.Join(env.dir, "kubeconfig"))
+	require.NoError(t, err)
+	for _, a := range kc.AuthInfos {
+		a.Impersonate = "whatif-nobody"
+	}
+	require.NoError(t, clientcmd.WriteToFile(*kc, nobody))
+	for _, bad := range []struct {
+		kubeconfig, fail string
+		code             int
+		says             string
+	}{
+		{nobody, "region=wi-east", 5, "forbidden"},
+		{filepath.Join(env.dir, "kubeconfig"), "region=wi-north", 3, `no cluster is in region "wi-north"`},
+	} {
+		var bout, berr bytes.Buffer
+		cmd := exec.Command(bin, "--what-if", "--kubeconfig", bad.kubeconfig, "--fail", bad.fail)
+		cmd.Stdout, cmd.Stderr = &bout, &berr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, "fleetsim --what-if --fail %s: %s", bad.fail, bout.String())
+		require.Equal(t, bad.code, exit.ExitCode(), "exit code; stderr: %s", berr.String())
+		require.Contains(t, berr.String(), bad.says)
+		require.Empty(t, bout.String(), "a partial plan on stdout")
+		t.Logf("bad input: exit %d: %s", exit.ExitCode(), strings.TrimSpace(berr.String()))
+	}
 
 	// The outage, and what the fork and karmada-scheduler do.
 	s.playMembers(nil, 0)

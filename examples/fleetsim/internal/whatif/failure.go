@@ -97,11 +97,11 @@ func (f Failure) resolve(clusters []clusterv1alpha1.Cluster) ([]string, error) {
 	}
 	if len(unknown) > 0 {
 		what := map[string]string{FailRegion: "no cluster is in region", FailZone: "no cluster is in zone", FailClusters: "no cluster is named"}[f.By]
-		return nil, &ExitError{Code: ExitUnknownName, Err: fmt.Errorf("--fail %s: %s %s (the control plane has %d clusters%s)",
+		return nil, &ExitError{Code: ExitUnknownName, Err: fmt.Errorf("fleetsim: --fail %s: %s %s (the control plane has %d clusters%s)",
 			f, what, quoteAll(unknown), len(clusters), known(f.By, clusters))}
 	}
 	if len(out) == 0 {
-		return nil, &ExitError{Code: ExitUnknownName, Err: fmt.Errorf("--fail %s: no cluster lies wholly in it", f)}
+		return nil, &ExitError{Code: ExitUnknownName, Err: fmt.Errorf("fleetsim: --fail %s: no cluster lies wholly in it", f)}
 	}
 	slices.Sort(out)
 	return out, nil
