@@ -19,6 +19,7 @@ import (
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -135,8 +136,10 @@ func Plan(in *Input, cfg Config) (*Report, error) {
 	for i := range in.Clusters {
 		c := &in.Clusters[i]
 		before[c.Name] = c
+		wasFaulty := false
 		if conv, err := karmada.FromCluster(c); err == nil && failover.IsFaulty(conv) {
 			r.Fleet.FaultyBefore++
+			wasFaulty = true
 		}
 		if !isFailed[c.Name] {
 			after[c.Name] = c
@@ -145,7 +148,7 @@ func Plan(in *Input, cfg Config) (*Report, error) {
 		fc, t := failCluster(c, now, ev, in.Policies)
 		after[c.Name] = fc
 		r.Taints = append(r.Taints, t)
-		if t.Faulty {
+		if t.Faulty && !wasFaulty { // turns faulty: counts toward a storm
 			at := now
 			for _, a := range t.Added {
 				if a.Effect == string(corev1.TaintEffectNoExecute) || a.Effect == string(failover.TaintEffectPreferNoExecute) {
@@ -424,7 +427,7 @@ func (p *player) rescheduleDuplicated(items []*item, s *karmadaScheduler, versio
 	done := map[*binding]bool{}
 	for _, it := range items {
 		b := it.b
-		if done[b] || (b.spec.IsWorkload() && b.spec.Placement != nil && b.spec.Placement.ReplicaSchedulingType() != "Duplicated") {
+		if done[b] || (b.spec.IsWorkload() && b.spec.Placement != nil && b.spec.Placement.ReplicaSchedulingType() != policyv1alpha1.ReplicaSchedulingTypeDuplicated) {
 			continue
 		}
 		done[b] = true
@@ -602,7 +605,7 @@ func (p *player) one(it *item, round int, ledger *karmada.Ledger, s *karmadaSche
 	}
 	ev.Code = string(res.Code)
 	ev.Reason = joinReason(ev.Reason, res.Reason, round)
-	duplicated := b.spec.Placement == nil || b.spec.Placement.ReplicaSchedulingType() != "Divided"
+	duplicated := !b.spec.IsWorkload() || b.spec.Placement == nil || b.spec.Placement.ReplicaSchedulingType() == policyv1alpha1.ReplicaSchedulingTypeDuplicated
 	had := map[string]int32{}
 	for _, tc := range kept {
 		had[tc.Name] = tc.Replicas
