@@ -24,8 +24,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/ratelimit"
+	"github.com/failoverkit/failover/taintpolicy"
 )
 
 func TestMain(m *testing.M) {
@@ -477,5 +479,49 @@ func TestReadPagesAndShowsProgress(t *testing.T) {
 	out := progress.String()
 	if !strings.Contains(out, "500 ResourceBindings (of about 608)") || !strings.Contains(out, "608 ResourceBindings") || !strings.HasSuffix(out, "\n") {
 		t.Errorf("progress %q: want the count after each page, with the estimate, ending the line", out)
+	}
+}
+
+// TestPlanWindowsAndTolerationSeconds: a windowed policy adds its
+// PreferNoExecute taint only after addOnMatchSeconds; a binding that opted
+// in with spec.failover.cluster leaves 300 s after that (Karmada's
+// default), one that did not stays.
+func TestPlanWindowsAndTolerationSeconds(t *testing.T) {
+	in, err := Read(context.Background(), newFake(t, fleetObjects()...), "fake", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sixty := int32(60)
+	in.Policies = []taintpolicy.ClusterTaintPolicy{{
+		TypeMeta:   metav1.TypeMeta{APIVersion: taintpolicy.APIVersion, Kind: taintpolicy.Kind},
+		ObjectMeta: metav1.ObjectMeta{Name: "windowed"},
+		Spec: taintpolicy.ClusterTaintPolicySpec{
+			MatchConditions: []taintpolicy.MatchCondition{{ConditionType: clusterv1alpha1.ClusterConditionReady,
+				Operator: taintpolicy.MatchConditionOpIn, StatusValues: []metav1.ConditionStatus{metav1.ConditionFalse}}},
+			TaintsToAdd: []taintpolicy.TaintToAdd{{Key: notReadyNoExecute, Effect: failover.TaintEffectPreferNoExecute, AddOnMatchSeconds: &sixty}},
+		},
+	}}
+	for i := range in.ResourceBindings {
+		if in.ResourceBindings[i].Name == "agg-a" {
+			in.ResourceBindings[i].Spec.Failover = &policyv1alpha1.FailoverBehavior{Cluster: &policyv1alpha1.ClusterFailoverBehavior{PurgeMode: policyv1alpha1.PurgeModeGracefully}}
+		}
+	}
+	f, err := ParseFailure("clusters=e3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Plan(in, Config{Failure: f, Rates: ratelimit.DefaultConfig(), Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Taints) != 1 || len(r.Taints[0].Added) != 1 || r.Taints[0].Added[0].AfterSeconds != 60 || r.Taints[0].Added[0].Policy != "windowed" {
+		t.Fatalf("taints %+v, want the PreferNoExecute taint of policy windowed after 60 s", r.Taints)
+	}
+	ev := byBinding(r)
+	if e := ev["default/agg-a@e3"]; e.Outcome != OutcomeMoves || e.AtSeconds == nil || *e.AtSeconds != 360 {
+		t.Errorf("agg-a: %s at %v s, want moves at 360 s (60 s window + 300 s default tolerationSeconds)", e.Outcome, deref(e.AtSeconds))
+	}
+	if e := ev["default/agg-b@e3"]; e.Outcome != OutcomeStays || e.Code != CodeTolerated {
+		t.Errorf("agg-b without spec.failover.cluster: %s %s, want stays (a PreferNoExecute taint moves only bindings that opted in)", e.Outcome, e.Code)
 	}
 }
