@@ -216,6 +216,7 @@ func Plan(in *Input, cfg Config) (*Report, error) {
 	if err := p.play(items); err != nil {
 		return nil, err
 	}
+	r.Notes = append(r.Notes, p.notes...)
 	dues := make([]time.Time, len(items))
 	for i, it := range items {
 		r.Evictions = append(r.Evictions, *it.ev)
@@ -403,6 +404,7 @@ type player struct {
 	// rescheduled are the replicas the scheduler moved on its own, which
 	// the summaries show with the first round's.
 	rescheduled []placed
+	notes       []string
 }
 
 // clusters is the fleet as the scheduler sees it now, sorted by name.
@@ -521,6 +523,11 @@ func (p *player) play(items []*item) error {
 				continue
 			}
 			round_ = append(round_, moved...)
+		}
+		if len(waiting) > 0 {
+			p.notes = append(p.notes, fmt.Sprintf("round %d: %d of %d evictions wait for room held for those before them; "+
+				"which ones wait, and so where each lands, hangs on the order the queues take items due together: "+
+				"the informer's in a controller, by key here", round, len(waiting), len(pending)))
 		}
 		if len(waiting) == len(pending) {
 			// Cannot happen: a fresh Ledger holds nothing back. Stop

@@ -233,6 +233,9 @@ func TestPlanRegionalOutage(t *testing.T) {
 	if len(r.Evictions) != len(want)+1 {
 		t.Errorf("%d evictions planned, want %d", len(r.Evictions), len(want))
 	}
+	if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "round 1: 3 of 7 evictions wait for room") }) {
+		t.Errorf("notes %q: want one saying round 1's waits depend on the queue's order", r.Notes)
+	}
 	if e := ev["default/agg-b@e3"]; e.Round != 2 || !strings.Contains(e.Reason, "waited for room (w1 has room for 2 of 3") {
 		t.Errorf("agg-b: round %d, %q: want round 2, having waited for w1's room", e.Round, e.Reason)
 	}
