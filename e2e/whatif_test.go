@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -158,12 +159,17 @@ func TestWhatIf(t *testing.T) {
 	if plan.Drain.Seconds != nil {
 		t.Logf("planned: drain in %.0fs: %s", *plan.Drain.Seconds, plan.Drain.Why)
 	}
-	// The same plan as a person reads it (fleetsim's README shows it).
+	// The same plan as a person reads it (fleetsim's README shows it),
+	// and drawn.
+	figure := filepath.Join(t.TempDir(), "plan.png")
 	table := exec.Command(bin, "--what-if", "--kubeconfig", filepath.Join(env.dir, "kubeconfig"), "--fail", "region=wi-east",
-		"--enable-no-execute-taint-eviction", "--resource-eviction-rate", "5", "--secondary-resource-eviction-rate", "5")
+		"--enable-no-execute-taint-eviction", "--resource-eviction-rate", "5", "--secondary-resource-eviction-rate", "5", "--plot", figure)
 	out, err = table.CombinedOutput()
 	require.NoError(t, err, "fleetsim --what-if: %s", out)
 	t.Logf("fleetsim --what-if --fail region=wi-east:\n%s", out)
+	drawn, err := os.Stat(figure)
+	require.NoError(t, err, "--plot drew nothing")
+	require.Positive(t, drawn.Size())
 
 	// Bad input against the real server: a user without rights (the
 	// server refuses with 403) and a region the fleet does not have each
