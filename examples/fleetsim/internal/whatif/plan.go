@@ -160,7 +160,8 @@ func Plan(in *Input, cfg Config) (*Report, error) {
 		}
 	}
 	fleet := &karmada.Fleet{}
-	for _, c := range after {
+	for _, name := range sortedKeys(after) {
+		c := after[name]
 		if _, err := fleet.Set(c); err != nil {
 			r.Notes = append(r.Notes, fmt.Sprintf("cluster %s is left out of the fleet the check sees: %v", c.Name, err))
 		}
@@ -169,17 +170,23 @@ func Plan(in *Input, cfg Config) (*Report, error) {
 		}
 	}
 
-	// The bindings on a failed cluster, and the evictions they face.
+	// The bindings on a failed cluster (copies: the plan changes them), and
+	// the evictions they face.
+	onFailed := func(spec *workv1alpha2.ResourceBindingSpec) bool {
+		return slices.ContainsFunc(spec.Clusters, func(tc workv1alpha2.TargetCluster) bool { return isFailed[tc.Name] })
+	}
 	var bindings []*binding
 	for i := range in.ResourceBindings {
-		rb := &in.ResourceBindings[i]
-		bindings = append(bindings, &binding{kind: KindResourceBinding, key: rb.Namespace + "/" + rb.Name, annotations: rb.Annotations,
-			spec: rb.Spec.DeepCopy(), status: rb.Status.DeepCopy()})
+		if rb := &in.ResourceBindings[i]; onFailed(&rb.Spec) {
+			bindings = append(bindings, &binding{kind: KindResourceBinding, key: rb.Namespace + "/" + rb.Name, annotations: rb.Annotations,
+				spec: rb.Spec.DeepCopy(), status: rb.Status.DeepCopy()})
+		}
 	}
 	for i := range in.ClusterResourceBindings {
-		crb := &in.ClusterResourceBindings[i]
-		bindings = append(bindings, &binding{kind: KindClusterResourceBinding, key: crb.Name, annotations: crb.Annotations,
-			spec: crb.Spec.DeepCopy(), status: crb.Status.DeepCopy()})
+		if crb := &in.ClusterResourceBindings[i]; onFailed(&crb.Spec) {
+			bindings = append(bindings, &binding{kind: KindClusterResourceBinding, key: crb.Name, annotations: crb.Annotations,
+				spec: crb.Spec.DeepCopy(), status: crb.Status.DeepCopy()})
+		}
 	}
 	var items []*item
 	settled := map[string]time.Time{} // when each failed cluster's taints are all in
@@ -190,19 +197,15 @@ func Plan(in *Input, cfg Config) (*Report, error) {
 		}
 		settled[t.Cluster] = at
 	}
+	r.Fleet.BindingsOnFailed = len(bindings)
 	for _, b := range bindings {
-		on := false
 		for _, tc := range b.spec.Clusters {
 			if !isFailed[tc.Name] {
 				continue
 			}
-			on = true
 			it := &item{b: b, cluster: tc.Name, ev: &Eviction{Kind: b.kind, Binding: b.key, Cluster: tc.Name, Replicas: tc.Replicas, To: []Target{}}}
 			decideItem(it, after[tc.Name], settled[tc.Name], cfg.EnableNoExecuteTaintEviction)
 			items = append(items, it)
-		}
-		if on {
-			r.Fleet.BindingsOnFailed++
 		}
 	}
 	// The queues take items first in, first out (the controllers give no
