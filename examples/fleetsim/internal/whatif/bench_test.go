@@ -46,9 +46,10 @@ func benchInput(b *testing.B, n, m int) *Input {
 
 // BenchmarkPlan plans a region's failure (a tenth of the fleet and of the
 // bindings) at two sizes: what one run of --what-if costs once the objects
-// are read. Karmada's scheduler, run once per binding that moves, takes
-// most of it, and each of its runs copies the whole fleet (its cache
-// snapshot): the cost grows with bindings × clusters.
+// are read. Karmada's scheduler, run once per binding that moves (bindings
+// it cannot tell apart share a run), takes most of it, and each of its runs
+// copies the whole fleet (its cache snapshot): the cost grows with
+// bindings × clusters.
 func BenchmarkPlan(b *testing.B) {
 	for _, size := range []struct{ clusters, bindings int }{{100, 1000}, {300, 3000}} {
 		b.Run(fmt.Sprintf("clusters=%d/bindings=%d", size.clusters, size.bindings), func(b *testing.B) {

@@ -2,11 +2,14 @@ package whatif
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	clusterlister "github.com/karmada-io/karmada/pkg/generated/listers/cluster/v1alpha1"
 	"github.com/karmada-io/karmada/pkg/scheduler/cache"
@@ -27,6 +30,44 @@ type karmadaScheduler struct {
 	clusters  toolscache.Indexer
 	algorithm core.ScheduleAlgorithm
 	version   int // of the clusters loaded; 0: none
+	// memo holds, for the clusters loaded, the answers by what the
+	// algorithm reads of a binding (memoKey): bindings of one policy on
+	// the same clusters get the same answer, and each run of the
+	// algorithm copies the whole fleet.
+	memo map[string]memoized
+}
+
+type memoized struct {
+	result []workv1alpha2.TargetCluster
+	term   string
+	err    error
+}
+
+// memoKey is what the algorithm reads of a binding: its spec but for the
+// resource's name and namespace (its kind and API version filter
+// clusters; its UID breaks ties in a Divided placement, so it is kept
+// there), who requires it, and of its graceful eviction tasks only the
+// clusters (which the ClusterEviction filter rules out); and the
+// clusterAffinities term it resumes at. An error (unreachable: the types
+// marshal) gives "", which is never memoized.
+func memoKey(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) string {
+	k := spec.DeepCopy()
+	k.Resource.Name, k.Resource.Namespace, k.Resource.ResourceVersion = "", "", ""
+	if !k.IsWorkload() || k.Placement == nil || k.Placement.ReplicaSchedulingType() != policyv1alpha1.ReplicaSchedulingTypeDivided {
+		k.Resource.UID = ""
+	}
+	k.RequiredBy = nil
+	for i := range k.GracefulEvictionTasks {
+		k.GracefulEvictionTasks[i] = workv1alpha2.GracefulEvictionTask{FromCluster: k.GracefulEvictionTasks[i].FromCluster}
+	}
+	b, err := json.Marshal(struct {
+		Spec     *workv1alpha2.ResourceBindingSpec
+		Affinity string
+	}{k, status.SchedulerObservedAffinityName})
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }
 
 // schedulerOnce is built once per process: Karmada's framework starts a
@@ -73,7 +114,22 @@ func (s *karmadaScheduler) schedule(version int, clusters []*clusterv1alpha1.Clu
 			return nil, "", err
 		}
 		s.version = version
+		s.memo = map[string]memoized{}
 	}
+	key := memoKey(spec, status)
+	if m, ok := s.memo[key]; ok && key != "" {
+		return slices.Clone(m.result), m.term, m.err
+	}
+	result, term, err := s.run(spec, status)
+	if key != "" {
+		s.memo[key] = memoized{slices.Clone(result), term, err}
+	}
+	return result, term, err
+}
+
+// run is the algorithm on one binding, with clusterAffinities tried as
+// karmada-scheduler tries them.
+func (s *karmadaScheduler) run(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) ([]workv1alpha2.TargetCluster, string, error) {
 	// The algorithm may fill in defaults (static weights): work on copies.
 	spec = spec.DeepCopy()
 	st := status.DeepCopy()

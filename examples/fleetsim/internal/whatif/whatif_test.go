@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -77,7 +78,7 @@ func releasedPolicy() *policyv1alpha1.ClusterTaintPolicy {
 func rb(name string, replicas int32, p policyv1alpha1.Placement, targets ...workv1alpha2.TargetCluster) *workv1alpha2.ResourceBinding {
 	b := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}}
 	b.Spec = workv1alpha2.ResourceBindingSpec{
-		Resource:  workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: name, UID: "uid-" + "name"},
+		Resource:  workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: name, UID: types.UID("uid-" + name)},
 		Placement: &p, Replicas: replicas, Clusters: targets,
 	}
 	applied, err := json.Marshal(p)
@@ -526,5 +527,39 @@ func TestPlanWindowsAndTolerationSeconds(t *testing.T) {
 	}
 	if e := ev["default/agg-b@e3"]; e.Outcome != OutcomeStays || e.Code != CodeTolerated {
 		t.Errorf("agg-b without spec.failover.cluster: %s %s, want stays (a PreferNoExecute taint moves only bindings that opted in)", e.Outcome, e.Code)
+	}
+}
+
+// TestMemoKey: bindings that Karmada's algorithm cannot tell apart share an
+// answer; a Divided one's UID (a tie-break) and its tasks' clusters keep
+// them apart.
+func TestMemoKey(t *testing.T) {
+	all := &policyv1alpha1.ClusterAffinity{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "test"}}}
+	dup := func(name string) *workv1alpha2.ResourceBinding {
+		return rb(name, 1, policyv1alpha1.Placement{ClusterAffinity: all}, on("e1", 1))
+	}
+	agg := func(name string) *workv1alpha2.ResourceBinding {
+		return rb(name, 2, policyv1alpha1.Placement{ClusterAffinity: all, ReplicaScheduling: aggregated()}, on("e1", 2))
+	}
+	key := func(b *workv1alpha2.ResourceBinding) string { return memoKey(&b.Spec, &b.Status) }
+	if key(dup("a")) != key(dup("b")) {
+		t.Error("two Duplicated bindings alike but for their names have different keys")
+	}
+	if key(agg("a")) == key(agg("b")) {
+		t.Error("two Divided bindings with different UIDs share a key: a weighted tie falls by the UID")
+	}
+	x, y := dup("a"), dup("a")
+	y.Spec.GracefulEvictionTasks = []workv1alpha2.GracefulEvictionTask{{FromCluster: "w1"}}
+	if key(x) == key(y) {
+		t.Error("a task's cluster does not change the key: the ClusterEviction filter rules it out")
+	}
+	y.Spec.GracefulEvictionTasks[0].Reason = "other"
+	z := dup("a")
+	z.Spec.GracefulEvictionTasks = []workv1alpha2.GracefulEvictionTask{{FromCluster: "w1", Reason: "TaintUntolerated"}}
+	if key(y) != key(z) {
+		t.Error("a task's reason changes the key")
+	}
+	if key(x) == "" {
+		t.Error("no key")
 	}
 }
