@@ -21,8 +21,10 @@ const (
 
 // ExitError is an error with the exit code fleetsim ends with.
 type ExitError struct {
+	// Code is one of the Exit constants.
 	Code int
-	Err  error
+	// Err says what went wrong, naming the value.
+	Err error
 }
 
 // Error is the wrapped error's message.

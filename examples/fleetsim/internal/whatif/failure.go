@@ -11,7 +11,9 @@ import (
 // Failure is what fails: every cluster of some regions or zones, or some
 // clusters by name (--fail region=NAME, zone=NAME, clusters=A,B).
 type Failure struct {
-	By    string // FailRegion, FailZone or FailClusters
+	// By is FailRegion, FailZone or FailClusters.
+	By string
+	// Names are the regions, zones or clusters that fail.
 	Names []string
 }
 

@@ -34,14 +34,20 @@ import (
 
 // Input is a control plane's objects, as Read returns them.
 type Input struct {
-	Clusters                []clusterv1alpha1.Cluster
-	Policies                []taintpolicy.ClusterTaintPolicy
+	// Clusters are Karmada's Clusters as read.
+	Clusters []clusterv1alpha1.Cluster
+	// Policies are the ClusterTaintPolicies, converted
+	// (karmada.FromUnstructuredClusterTaintPolicy).
+	Policies []taintpolicy.ClusterTaintPolicy
+	// ResourceBindings and ClusterResourceBindings are the bindings as
+	// read.
 	ResourceBindings        []workv1alpha2.ResourceBinding
 	ClusterResourceBindings []workv1alpha2.ClusterResourceBinding
 }
 
 // Config is how a failure is played.
 type Config struct {
+	// Failure is what fails.
 	Failure Failure
 	// Rates is the rate rule (ratelimit.DefaultConfig, or fleetsim's rate
 	// flags).

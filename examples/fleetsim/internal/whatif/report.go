@@ -38,19 +38,29 @@ const (
 // Report is a plan: what the failure would do if it happened now. Its JSON
 // form is the --what-if --json output.
 type Report struct {
-	SchemaVersion string  `json:"schemaVersion"`
-	ReadAt        string  `json:"readAt"`
-	Failure       Failed  `json:"failure"`
-	Fleet         Fleet   `json:"fleet"`
-	Taints        []Taint `json:"taints"`
-	Rate          Rate    `json:"rate"`
+	// SchemaVersion is SchemaVersion.
+	SchemaVersion string `json:"schemaVersion"`
+	// ReadAt is when the control plane was read, RFC 3339: the moment
+	// the failure is played at.
+	ReadAt string `json:"readAt"`
+	// Failure is what fails.
+	Failure Failed `json:"failure"`
+	// Fleet counts what was read.
+	Fleet Fleet `json:"fleet"`
+	// Taints are, per failed cluster, the taints the failure gives it.
+	Taints []Taint `json:"taints"`
+	// Rate is the rate rule once the failure's taints are in.
+	Rate Rate `json:"rate"`
 	// Evictions are in the order the eviction queues take them.
 	Evictions []Eviction `json:"evictions"`
 	// Clusters are the surviving clusters, by name.
-	Clusters []Room   `json:"clusters"`
-	Drain    Drain    `json:"drain"`
-	Totals   Totals   `json:"totals"`
-	Notes    []string `json:"notes"`
+	Clusters []Room `json:"clusters"`
+	// Drain is how long the evictions take at the rate.
+	Drain Drain `json:"drain"`
+	// Totals counts the evictions by outcome.
+	Totals Totals `json:"totals"`
+	// Notes are what else a reader should know.
+	Notes []string `json:"notes"`
 }
 
 // Failed is the failure played.
@@ -64,7 +74,11 @@ type Failed struct {
 
 // Fleet counts what was read.
 type Fleet struct {
-	Clusters                int `json:"clusters"`
+	// Clusters, ClusterTaintPolicies, ResourceBindings and
+	// ClusterResourceBindings count the objects read.
+	Clusters int `json:"clusters"`
+	// FaultyBefore and FaultyAfter count the clusters with a NoExecute or
+	// PreferNoExecute taint before the failure and once its taints are in.
 	FaultyBefore            int `json:"faultyBefore"`
 	FaultyAfter             int `json:"faultyAfter"`
 	ClusterTaintPolicies    int `json:"clusterTaintPolicies"`
@@ -76,22 +90,27 @@ type Fleet struct {
 
 // Taint is what the failure does to one failed cluster's taints.
 type Taint struct {
+	// Cluster is the failed cluster.
 	Cluster string `json:"cluster"`
 	// Added are the taints the ClusterTaintPolicies add, each with the
 	// seconds after the failure at which they are added.
 	Added []AddedTaint `json:"added"`
 	// Faulty is true when the cluster ends up with a NoExecute or
 	// PreferNoExecute taint, so that evictions from it are decided.
-	Faulty bool   `json:"faulty"`
-	Note   string `json:"note"`
+	Faulty bool `json:"faulty"`
+	// Note says what a reader should know, e.g. that no policy taints it.
+	Note string `json:"note"`
 }
 
 // AddedTaint is one taint a policy adds.
 type AddedTaint struct {
-	Key          string  `json:"key"`
-	Value        string  `json:"value"`
-	Effect       string  `json:"effect"`
-	Policy       string  `json:"policy"`
+	// Key, Value and Effect are the taint's.
+	Key    string `json:"key"`
+	Value  string `json:"value"`
+	Effect string `json:"effect"`
+	// Policy is the first policy, by name, that lists it.
+	Policy string `json:"policy"`
+	// AfterSeconds is when it is added, after the failure.
 	AfterSeconds float64 `json:"afterSeconds"`
 }
 
@@ -107,15 +126,20 @@ type Rate struct {
 	// StormHoldSeconds is how long a failure storm holds every eviction
 	// (ratelimit.Config.StormConfirm), 0 when the failure is no storm.
 	StormHoldSeconds float64 `json:"stormHoldSeconds"`
-	Why              string  `json:"why"`
+	// Why is the rule's reasoning, in words.
+	Why string `json:"why"`
 }
 
 // DomainRate is one domain's state and rate under a domain rule.
 type DomainRate struct {
-	Name      string  `json:"name"`
-	State     string  `json:"state"`
-	Clusters  int     `json:"clusters"`
-	Faulty    int     `json:"faulty"`
+	// Name is the region, zone or provider.
+	Name string `json:"name"`
+	// State is Normal, PartialDisruption or FullDisruption.
+	State string `json:"state"`
+	// Clusters and Faulty count its clusters and the faulty ones.
+	Clusters int `json:"clusters"`
+	Faulty   int `json:"faulty"`
+	// PerSecond is its rate; 0 is paused.
 	PerSecond float64 `json:"perSecond"`
 }
 
@@ -125,13 +149,16 @@ type Eviction struct {
 	// namespace/name (name alone for a ClusterResourceBinding).
 	Kind    string `json:"kind"`
 	Binding string `json:"binding"`
+	// Cluster is the failed cluster it runs on.
 	Cluster string `json:"cluster"`
 	// Replicas are those on the failed cluster.
-	Replicas int32  `json:"replicas"`
-	Outcome  string `json:"outcome"`
+	Replicas int32 `json:"replicas"`
+	// Outcome is one of the Outcome constants.
+	Outcome string `json:"outcome"`
 	// Code is the pre-scheduling check's (prescheduling.Code), or the
 	// rule's for stays and paused.
-	Code   string `json:"code"`
+	Code string `json:"code"`
+	// Reason is the check's or the rule's sentence.
 	Reason string `json:"reason"`
 	// To is where the replicas go, as Karmada's scheduler places them:
 	// each cluster that gains replicas, with how many.
@@ -147,18 +174,24 @@ type Eviction struct {
 
 // Target is one cluster gaining replicas.
 type Target struct {
-	Name     string `json:"name"`
-	Replicas int32  `json:"replicas"`
+	// Name is the cluster's.
+	Name string `json:"name"`
+	// Replicas are those it gains: all of a Duplicated binding's.
+	Replicas int32 `json:"replicas"`
 }
 
 // Room is one surviving cluster's room, as karmada.MaxReplicas counts it
 // from its resource summary: pods it can take, before and after the
 // evictions placed on it.
 type Room struct {
-	Name     string `json:"name"`
-	Region   string `json:"region"`
-	Zone     string `json:"zone"`
-	Reported bool   `json:"reported"`
+	// Name, Region and Zone are the cluster's; Zone joins a multi-zone
+	// cluster's zones with commas.
+	Name   string `json:"name"`
+	Region string `json:"region"`
+	Zone   string `json:"zone"`
+	// Reported is true when the cluster has a resource summary: without
+	// one, Karmada's estimator gives it no room.
+	Reported bool `json:"reported"`
 	// PodsBefore and PodsAfter are the pods it has room for.
 	PodsBefore int64 `json:"podsBefore"`
 	PodsAfter  int64 `json:"podsAfter"`
@@ -170,16 +203,22 @@ type Room struct {
 
 // Drain is how long the evictions take at the rate.
 type Drain struct {
+	// Evictions counts the evictions that go: moves, waits, unplaced and
+	// paused.
 	Evictions int `json:"evictions"`
 	// Seconds until the last eviction, from the failure; null when some
 	// never go (Paused).
 	Seconds *float64 `json:"seconds"`
-	Paused  bool     `json:"paused"`
-	Why     string   `json:"why"`
+	// Paused is true when the rule pauses some.
+	Paused bool `json:"paused"`
+	// Why says it in words.
+	Why string `json:"why"`
 }
 
 // Totals counts the evictions by outcome.
 type Totals struct {
+	// Moves, Refused, Waits, Stays, Unplaced and Paused count the
+	// evictions with each outcome.
 	Moves    int `json:"moves"`
 	Refused  int `json:"refused"`
 	Waits    int `json:"waits"`
