@@ -32,13 +32,14 @@ type whatIfPlan struct {
 		Clusters []string `json:"clusters"`
 	} `json:"failure"`
 	Evictions []struct {
-		Kind    string `json:"kind"`
-		Binding string `json:"binding"`
-		Cluster string `json:"cluster"`
-		Outcome string `json:"outcome"`
-		Code    string `json:"code"`
-		Reason  string `json:"reason"`
-		To      []struct {
+		Kind      string   `json:"kind"`
+		Binding   string   `json:"binding"`
+		Cluster   string   `json:"cluster"`
+		Outcome   string   `json:"outcome"`
+		Code      string   `json:"code"`
+		Reason    string   `json:"reason"`
+		AtSeconds *float64 `json:"atSeconds"`
+		To        []struct {
 			Name     string `json:"name"`
 			Replicas int32  `json:"replicas"`
 		} `json:"to"`
@@ -202,6 +203,7 @@ func TestWhatIf(t *testing.T) {
 	}
 
 	// The outage, and what the fork and karmada-scheduler do.
+	log := s.watchFailover(east...)
 	s.playMembers(nil, 0)
 	s.start("whatif", forkOptions{Rate: rate(5, 5), EnableNoExecuteTaintEviction: true}, nil)
 	s.notReady(east...)
@@ -281,6 +283,30 @@ func TestWhatIf(t *testing.T) {
 		diffs = append(diffs, fmt.Sprintf("%s: predicted %s %s to %v (%s); really %s; Warning Events: %v",
 			b, p.outcome, p.code, p.to, p.reason, actual, warn))
 	}
+	// The time to drain: the planned span from the first eviction to the
+	// last, at the rate, against the one the tasks' creation shows.
+	var planned []float64
+	for _, e := range plan.Evictions {
+		if e.AtSeconds != nil && strings.HasPrefix(e.Binding, prefix) {
+			planned = append(planned, *e.AtSeconds)
+		}
+	}
+	slices.Sort(planned)
+	var evictedNames []string
+	for _, b := range bindings {
+		if predicted[b].outcome == "moves" || predicted[b].outcome == "waits" {
+			evictedNames = append(evictedNames, b)
+		}
+	}
+	log.mu.Lock()
+	evicted, ok := log.times(log.evicted, evictedNames)
+	log.mu.Unlock()
+	if ok && len(planned) > 1 {
+		want := time.Duration((planned[len(planned)-1] - planned[0]) * float64(time.Second))
+		got := evicted[len(evicted)-1].Sub(evicted[0])
+		t.Logf("measured: time to drain %d evictions: planned %s from the first to the last, took %s", len(planned), ms(want), ms(got))
+	}
+
 	share := float64(agree) / float64(len(bindings))
 	t.Logf("measured: what-if agreement %d of %d bindings on the failed region (%.1f%%): landed where predicted or refused as predicted",
 		agree, len(bindings), 100*share)
