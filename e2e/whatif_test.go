@@ -21,7 +21,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // whatIfPlan is the part of fleetsim --what-if --json the test compares
@@ -109,13 +111,28 @@ func TestWhatIf(t *testing.T) {
 	pinned := &policyv1alpha1.ClusterAffinity{LabelSelector: all.LabelSelector, ClusterNames: []string{"wi-e1", "wi-e2"}}
 	add("pinned", 1, policyv1alpha1.Placement{ClusterAffinity: pinned, ReplicaScheduling: duplicated}, "wi-e1", "wi-e2")
 	add("three-regions", 1, dup(3), "wi-e1", "wi-w1", "wi-s1")
+	// A ClusterResourceBinding, through the fork's queue for them.
+	crbName := s.name + "-crb"
+	s.scheduledClusterBinding(crbName, 2, policyv1alpha1.Placement{ClusterAffinity: all, ReplicaScheduling: aggregated}, "wi-e1")
+	bindings = append(bindings, "crb/"+crbName)
 	// Tolerates the failure's taint for good: stays.
 	add("tolerant", 1, policyv1alpha1.Placement{ClusterAffinity: all, SpreadConstraints: spreadOver(1), ReplicaScheduling: duplicated, ClusterTolerations: []corev1.Toleration{
 		{Key: forkTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}}}, "wi-e3")
 
+	// get reads a binding by its key: a ResourceBinding's name, or crb/
+	// and a ClusterResourceBinding's, read into a ResourceBinding.
+	get := func(key string) *workv1alpha2.ResourceBinding {
+		name, isCRB := strings.CutPrefix(key, "crb/")
+		if !isCRB {
+			return s.getBinding(name)
+		}
+		var crb workv1alpha2.ClusterResourceBinding
+		require.NoError(t, s.c.Get(ctxFor(t), client.ObjectKey{Name: name}, &crb))
+		return &workv1alpha2.ResourceBinding{ObjectMeta: crb.ObjectMeta, Spec: crb.Spec, Status: crb.Status}
+	}
 	before := map[string]*workv1alpha2.ResourceBinding{}
 	for _, b := range bindings {
-		before[b] = s.getBinding(b)
+		before[b] = get(b)
 	}
 
 	// The prediction, from the built binary, before anything fails.
@@ -140,7 +157,10 @@ func TestWhatIf(t *testing.T) {
 	prefix := s.ns + "/"
 	for _, e := range plan.Evictions {
 		name, ok := strings.CutPrefix(e.Binding, prefix)
-		if !ok || e.Kind != "ResourceBinding" {
+		if e.Kind == "ClusterResourceBinding" {
+			name, ok = "crb/"+e.Binding, e.Binding == crbName
+		}
+		if !ok {
 			continue // another suite's
 		}
 		// A binding on several failed clusters has an eviction from each:
@@ -212,7 +232,7 @@ func TestWhatIf(t *testing.T) {
 		return slices.ContainsFunc(rb.Spec.Clusters, func(tc workv1alpha2.TargetCluster) bool { return slices.Contains(east, tc.Name) })
 	}
 	settled := func(name string) bool {
-		rb := s.getBinding(name)
+		rb := get(name)
 		if !onEast(rb) {
 			return complete(rb, len(before[name].Spec.Clusters)) && rb.Status.SchedulerObservedGeneration == rb.Generation
 		}
@@ -239,7 +259,7 @@ func TestWhatIf(t *testing.T) {
 	agree := 0
 	var diffs []string
 	for _, b := range bindings {
-		p, rb := predicted[b], s.getBinding(b)
+		p, rb := predicted[b], get(b)
 		was := map[string]int32{}
 		for _, tc := range before[b].Spec.Clusters {
 			was[tc.Name] = tc.Replicas
@@ -275,7 +295,7 @@ func TestWhatIf(t *testing.T) {
 			actual = fmt.Sprintf("moved to %v", got)
 		}
 		var warn []string
-		for _, e := range s.events(b) {
+		for _, e := range s.events(rb.Name) {
 			if e.Type == corev1.EventTypeWarning {
 				warn = append(warn, e.Reason+": "+e.Note)
 			}
@@ -287,14 +307,14 @@ func TestWhatIf(t *testing.T) {
 	// last, at the rate, against the one the tasks' creation shows.
 	var planned []float64
 	for _, e := range plan.Evictions {
-		if e.AtSeconds != nil && strings.HasPrefix(e.Binding, prefix) {
+		if e.AtSeconds != nil && e.Kind == "ResourceBinding" && strings.HasPrefix(e.Binding, prefix) {
 			planned = append(planned, *e.AtSeconds)
 		}
 	}
 	slices.Sort(planned)
 	var evictedNames []string
 	for _, b := range bindings {
-		if predicted[b].outcome == "moves" || predicted[b].outcome == "waits" {
+		if o := predicted[b].outcome; (o == "moves" || o == "waits") && !strings.HasPrefix(b, "crb/") {
 			evictedNames = append(evictedNames, b)
 		}
 	}
@@ -304,7 +324,7 @@ func TestWhatIf(t *testing.T) {
 	if ok && len(planned) > 1 {
 		want := time.Duration((planned[len(planned)-1] - planned[0]) * float64(time.Second))
 		got := evicted[len(evicted)-1].Sub(evicted[0])
-		t.Logf("measured: time to drain %d evictions: planned %s from the first to the last, took %s", len(planned), ms(want), ms(got))
+		t.Logf("measured: time to drain %d evictions of ResourceBindings: planned %s from the first to the last, took %s", len(planned), ms(want), ms(got))
 	}
 
 	share := float64(agree) / float64(len(bindings))
@@ -335,4 +355,31 @@ func ensureForkManifests(t *testing.T) {
 			require.NoError(t, err, "creating %s %s", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName())
 		}
 	}
+}
+
+// scheduledClusterBinding is scheduledBinding for a ClusterResourceBinding:
+// created already placed on the clusters on, routed to the e2e's
+// karmada-scheduler, which must see it and leave it there.
+func (s *suite) scheduledClusterBinding(name string, replicas int32, p policyv1alpha1.Placement, on ...string) {
+	t := s.t
+	t.Helper()
+	crb := &workv1alpha2.ClusterResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: s.labels()}}
+	crb.Labels[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel] = "e2e-" + s.name
+	crb.Spec = workv1alpha2.ResourceBindingSpec{
+		Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: s.ns, Name: name,
+			UID: types.UID("uid-" + name)},
+		Placement: &p, Replicas: replicas, SchedulerName: schedulerName,
+	}
+	crb.Annotations = s.appliedPlacement(&crb.Spec)
+	per := replicas / int32(len(on))
+	for _, c := range on {
+		crb.Spec.Clusters = append(crb.Spec.Clusters, workv1alpha2.TargetCluster{Name: c, Replicas: per})
+	}
+	require.NoError(t, s.c.Create(ctxFor(t), crb))
+	var got workv1alpha2.ClusterResourceBinding
+	eventually(t, 20*time.Second, "karmada-scheduler to see "+name, func() bool {
+		require.NoError(t, s.c.Get(ctxFor(t), client.ObjectKey{Name: name}, &got))
+		return got.Status.SchedulerObservedGeneration == got.Generation
+	})
+	require.ElementsMatch(t, on, targets(&got.Spec), "karmada-scheduler moved %s before any failure", name)
 }

@@ -945,7 +945,12 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-// fmtSeconds prints s as a duration a person reads: 90 → 1m30s.
+// fmtSeconds prints s as a duration a person reads: 90 → 1m30s, and
+// below a minute to a tenth of a second (1.6 → 1.6s).
 func fmtSeconds(s float64) string {
-	return time.Duration(math.Round(s) * float64(time.Second)).String()
+	d := time.Duration(s * float64(time.Second))
+	if s < 60 {
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
 }
