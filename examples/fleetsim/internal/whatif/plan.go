@@ -214,12 +214,7 @@ func Plan(in *Input, cfg Config) (*Report, error) {
 			items = append(items, it)
 		}
 	}
-	// The queues take items first in, first out (the controllers give no
-	// priority); items due together are taken in the order of their keys,
-	// ResourceBindings first.
-	slices.SortStableFunc(items, func(a, b *item) int {
-		return cmp.Or(a.due.Compare(b.due), cmp.Compare(a.b.kind, b.b.kind)*-1, cmp.Compare(a.b.key, b.b.key), cmp.Compare(a.cluster, b.cluster))
-	})
+	items = queueOrder(items)
 
 	p := &player{cfg: cfg, fleet: fleet, after: after, arriving: map[string]int64{}, bindingsTo: map[string]map[string]bool{}}
 	if err := p.play(items); err != nil {
@@ -266,6 +261,42 @@ func Plan(in *Input, cfg Config) (*Report, error) {
 		}
 	}
 	return r, nil
+}
+
+// queueOrder puts items in the order the eviction queues take them: each
+// queue first in, first out (the controllers give no priority), items due
+// together in the order of their keys (in a controller, the informer's);
+// the two queues, one per kind, take turns, as their workers do waiting in
+// line for the one Limiter's permits.
+func queueOrder(items []*item) []*item {
+	slices.SortStableFunc(items, func(a, b *item) int {
+		return cmp.Or(a.due.Compare(b.due), cmp.Compare(a.b.key, b.b.key), cmp.Compare(a.cluster, b.cluster))
+	})
+	out := make([]*item, 0, len(items))
+	for len(items) > 0 {
+		// The items due at the same moment, the two kinds in turn.
+		n := 1
+		for n < len(items) && items[n].due.Equal(items[0].due) {
+			n++
+		}
+		var kinds [2][]*item
+		for _, it := range items[:n] {
+			k := 0
+			if it.b.kind == KindClusterResourceBinding {
+				k = 1
+			}
+			kinds[k] = append(kinds[k], it)
+		}
+		for i := 0; i < len(kinds[0]) || i < len(kinds[1]); i++ {
+			for k := range kinds {
+				if i < len(kinds[k]) {
+					out = append(out, kinds[k][i])
+				}
+			}
+		}
+		items = items[n:]
+	}
+	return out
 }
 
 // failCluster returns c failed at now: Ready False, the cluster

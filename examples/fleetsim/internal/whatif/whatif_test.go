@@ -128,19 +128,21 @@ func fleetObjects() []client.Object {
 			SpreadConstraints: []policyv1alpha1.SpreadConstraint{{SpreadByField: policyv1alpha1.SpreadByFieldRegion, MinGroups: 1, MaxGroups: 1},
 				{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MinGroups: 1, MaxGroups: 1}}},
 			on("e3", 1)),
-		// Aggregated workloads on e3, taken in this order. The scheduler
-		// puts each on the roomiest cluster by the summaries it sees:
-		// agg-a's 3 on w1 (room 5); agg-b's 3 would go there too, but the
-		// Ledger holds 3 of w1's 5 for agg-a, so it waits for the
-		// summaries; agg-c's 2 fit in what is left of w1. Once the
-		// summaries show them, w1 is full and agg-b goes to w2 (room 3);
-		// agg-d's 4 then find room for 0 and are refused.
+		// Aggregated workloads on e3 (and e2), taken in this order, the
+		// ClusterResourceBinding's queue taking its turn after agg-a. The
+		// scheduler puts each on the roomiest cluster by the summaries it
+		// sees: agg-a's 3 on w1 (room 5), then the ClusterResourceBinding's
+		// 1; agg-b's 3 would go there too, but the Ledger holds 4 of w1's 5
+		// for those, so it waits for the summaries, and so do agg-c and
+		// agg-d. Once the summaries show them, w1 is full and agg-b goes to
+		// w2 (room 3); agg-c, waiting again for agg-b's room, and agg-d then
+		// find too little room and are refused.
 		rb("agg-a", 3, policyv1alpha1.Placement{ClusterAffinity: all, ReplicaScheduling: aggregated()}, on("e3", 3)),
 		rb("agg-b", 3, policyv1alpha1.Placement{ClusterAffinity: all, ReplicaScheduling: aggregated()}, on("e3", 3)),
 		rb("agg-c", 2, policyv1alpha1.Placement{ClusterAffinity: all, ReplicaScheduling: aggregated()}, on("e3", 2)),
 		rb("agg-d", 4, policyv1alpha1.Placement{ClusterAffinity: all, ReplicaScheduling: aggregated()}, on("e2", 4)),
 		// A ClusterResourceBinding (a cluster-scoped workload) goes
-		// through the same queue of its own.
+		// through a queue of its own.
 		crb("namespaces", policyv1alpha1.Placement{ClusterAffinity: all, ReplicaScheduling: aggregated()}, on("e1", 1)),
 		// Not on a failed cluster at all.
 		rb("west-only", 1, policyv1alpha1.Placement{ClusterAffinity: all}, on("w1", 1)),
@@ -199,8 +201,8 @@ func TestPlanRegionalOutage(t *testing.T) {
 	}
 	ev := byBinding(r)
 	t.Logf("\n%s", table(t, r))
-	if e := ev["namespaces@e1"]; e.Kind != KindClusterResourceBinding || e.Outcome != OutcomeRefused {
-		t.Errorf("the ClusterResourceBinding: %+v, want refused (every replica of room is taken by then)", e)
+	if e := ev["namespaces@e1"]; e.Kind != KindClusterResourceBinding || e.Outcome != OutcomeMoves || len(e.To) != 1 || e.To[0].Name != "w1" {
+		t.Errorf("the ClusterResourceBinding: %+v, want moves to w1, second in line", e)
 	}
 	if _, ok := ev["default/west-only@w1"]; ok {
 		t.Error("a binding on no failed cluster is planned")
@@ -214,7 +216,7 @@ func TestPlanRegionalOutage(t *testing.T) {
 		"default/tolerant@e3": {OutcomeRescheduled, CodeRescheduled, "w1×1"},
 		"default/agg-a@e3":    {OutcomeMoves, "Feasible", "w1×3"},
 		"default/agg-b@e3":    {OutcomeWaits, "Feasible", "w2×3"},
-		"default/agg-c@e3":    {OutcomeMoves, "Feasible", "w1×2"},
+		"default/agg-c@e3":    {OutcomeRefused, "InsufficientCapacity", ""},
 		"default/agg-d@e2":    {OutcomeRefused, "InsufficientCapacity", ""},
 	}
 	for k, w := range want {
@@ -237,18 +239,18 @@ func TestPlanRegionalOutage(t *testing.T) {
 	if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "round 1: 3 of 7 evictions wait for room") }) {
 		t.Errorf("notes %q: want one saying round 1's waits depend on the queue's order", r.Notes)
 	}
-	if e := ev["default/agg-b@e3"]; e.Round != 2 || !strings.Contains(e.Reason, "waited for room (w1 has room for 2 of 3") {
+	if e := ev["default/agg-b@e3"]; e.Round != 2 || !strings.Contains(e.Reason, "waited for room (w1 has room for 1 of 3") {
 		t.Errorf("agg-b: round %d, %q: want round 2, having waited for w1's room", e.Round, e.Reason)
 	}
-	// The survivors' room: w1 takes agg-a's 3, agg-c's 2 and the two
-	// Duplicated copies, which land whatever the room (w1 is overcommitted
-	// by 2); w2 takes agg-b's 3.
+	// The survivors' room: w1 takes agg-a's 3, the ClusterResourceBinding's
+	// 1 and the two Duplicated copies, which land whatever the room (w1 is
+	// overcommitted by 1); w2 takes agg-b's 3.
 	rooms := map[string]Room{}
 	for _, c := range r.Clusters {
 		rooms[c.Name] = c
 	}
-	if w1 := rooms["w1"]; w1.PodsBefore != 5 || w1.Arriving != 7 || w1.PodsAfter != 0 || w1.Bindings != 4 {
-		t.Errorf("w1's room %+v, want 5 before, 7 arriving, 0 after, 4 bindings", w1)
+	if w1 := rooms["w1"]; w1.PodsBefore != 5 || w1.Arriving != 6 || w1.PodsAfter != 0 || w1.Bindings != 4 {
+		t.Errorf("w1's room %+v, want 5 before, 6 arriving, 0 after, 4 bindings", w1)
 	}
 	if w2 := rooms["w2"]; w2.PodsBefore != 3 || w2.Arriving != 3 || w2.PodsAfter != 0 || w2.Bindings != 1 {
 		t.Errorf("w2's room %+v, want 3 before, 3 arriving, 0 after, 1 binding", w2)
@@ -561,5 +563,25 @@ func TestMemoKey(t *testing.T) {
 	}
 	if key(x) == "" {
 		t.Error("no key")
+	}
+}
+
+// TestQueueOrder: items due together go by key, the two kinds' queues
+// taking turns; an item due later waits its turn.
+func TestQueueOrder(t *testing.T) {
+	mk := func(kind, key string, due int) *item {
+		return &item{b: &binding{kind: kind, key: key}, cluster: "c", due: now.Add(time.Duration(due) * time.Second)}
+	}
+	items := []*item{
+		mk(KindResourceBinding, "ns/c", 0), mk(KindClusterResourceBinding, "z", 0), mk(KindResourceBinding, "ns/a", 0),
+		mk(KindResourceBinding, "ns/b", 0), mk(KindClusterResourceBinding, "y", 0), mk(KindResourceBinding, "ns/early", -5),
+		mk(KindClusterResourceBinding, "later", 60),
+	}
+	var got []string
+	for _, it := range queueOrder(items) {
+		got = append(got, it.b.key)
+	}
+	if want := "ns/early ns/a y ns/b z ns/c later"; strings.Join(got, " ") != want {
+		t.Errorf("order %v, want %s", got, want)
 	}
 }
