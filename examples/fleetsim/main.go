@@ -48,11 +48,15 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	err := run(ctx, os.Args[1:], os.Stdout)
 	stop()
+	var ec exitCoder
 	switch {
 	case err == nil:
 	case errors.Is(err, pflag.ErrHelp):
 	case errors.Is(err, errChecksFailed):
 		os.Exit(1)
+	case errors.As(err, &ec):
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(ec.ExitCode())
 	default:
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -73,6 +77,7 @@ type options struct {
 	// compare is, with --compare-domains, the domain rule to compare the
 	// fleet rule with; "" otherwise.
 	compare ratelimit.Domain
+	whatIf  whatIfOptions
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -90,6 +95,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	compare := fs.Bool("compare-domains", false, "run the scenario under --disruption-domain=fleet and under region "+
 		"(or the --disruption-domain given) and print the outcomes side by side instead of one run's lines")
 	o.rates.AddFlags(fs)
+	o.whatIf.addFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: fleetsim [flags]\n\nSimulates a fleet of clusters failing over, on a simulated clock.\n\nFlags:\n%s", fs.FlagUsages())
 	}
@@ -120,6 +126,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		o.speed = 1
 	}
 	o.flags = fs
+	if err := o.whatIf.check(fs); err != nil {
+		return nil, err
+	}
 	if *compare {
 		if err := o.compareWith(); err != nil {
 			return nil, err
@@ -218,6 +227,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	o, err := parseFlags(args, stdout)
 	if err != nil {
 		return err
+	}
+	if o.whatIf.on {
+		return runWhatIf(ctx, o, stdout, os.Stderr)
 	}
 	if o.compare != "" {
 		return compareDomains(ctx, o, o.compare, stdout)

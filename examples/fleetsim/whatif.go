@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/failoverkit/failover/examples/fleetsim/internal/whatif"
+)
+
+// whatIfOptions are the flags of the what-if planner:
+//
+//	fleetsim --what-if --kubeconfig FILE --fail region=NAME [--json] [--plot FILE]
+type whatIfOptions struct {
+	on         bool
+	kubeconfig string
+	fail       string
+	noExecute  bool
+	failure    whatif.Failure
+}
+
+func (w *whatIfOptions) addFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&w.on, "what-if", false, "plan a failure on a live Karmada control plane instead of simulating: read it (read-only) from --kubeconfig, "+
+		"fail --fail, print where each binding would go (see README.md, \"What if\")")
+	fs.StringVar(&w.kubeconfig, "kubeconfig", "", "with --what-if: the kubeconfig of the Karmada control plane to read")
+	fs.StringVar(&w.fail, "fail", "", "with --what-if: what fails: region=NAME, zone=NAME or clusters=NAME[,NAME…]")
+	fs.BoolVar(&w.noExecute, "enable-no-execute-taint-eviction", false, "with --what-if: as the controller-manager's flag of that name: "+
+		"a NoExecute taint evicts (off, as in Karmada: only PreferNoExecute moves bindings that opted in)")
+}
+
+// check validates the what-if flags after parsing.
+func (w *whatIfOptions) check(fs *pflag.FlagSet) error {
+	if !w.on {
+		for _, f := range []string{"kubeconfig", "fail", "enable-no-execute-taint-eviction"} {
+			if fs.Changed(f) {
+				return &whatif.ExitError{Code: whatif.ExitUsage, Err: fmt.Errorf("fleetsim: --%s goes with --what-if", f)}
+			}
+		}
+		return nil
+	}
+	for _, f := range []string{"scenario", "speed", "realtime", "metrics-addr", "hold", "karmada-metric-names", "compare-domains"} {
+		if fs.Changed(f) {
+			return &whatif.ExitError{Code: whatif.ExitUsage, Err: fmt.Errorf("fleetsim: --what-if reads a live control plane: it cannot take --%s", f)}
+		}
+	}
+	if w.kubeconfig == "" {
+		return &whatif.ExitError{Code: whatif.ExitUsage, Err: errors.New("fleetsim: --what-if needs --kubeconfig FILE: the Karmada control plane to read")}
+	}
+	if w.fail == "" {
+		return &whatif.ExitError{Code: whatif.ExitUsage, Err: errors.New("fleetsim: --what-if needs --fail region=NAME, zone=NAME or clusters=NAME[,NAME…]")}
+	}
+	f, err := whatif.ParseFailure(w.fail)
+	if err != nil {
+		return err
+	}
+	w.failure = f
+	return nil
+}
+
+// runWhatIf reads the control plane, plays the failure and prints the
+// plan: a table, or JSON with --json; with --plot, a figure too. The
+// progress line of a long read goes to progress.
+func runWhatIf(ctx context.Context, o *options, stdout, progress io.Writer) error {
+	c, server, err := whatif.Connect(o.whatIf.kubeconfig)
+	if err != nil {
+		return err
+	}
+	in, err := whatif.Read(ctx, c, server, progress)
+	if err != nil {
+		return err
+	}
+	return planAndPrint(in, o, time.Now(), stdout)
+}
+
+// planAndPrint plays the failure on in at now and prints the plan.
+func planAndPrint(in *whatif.Input, o *options, now time.Time, stdout io.Writer) error {
+	r, err := whatif.Plan(in, whatif.Config{Failure: o.whatIf.failure, Rates: o.rates, EnableNoExecuteTaintEviction: o.whatIf.noExecute, Now: now})
+	if err != nil {
+		return err
+	}
+	if o.json {
+		err = whatif.WriteJSON(stdout, r)
+	} else {
+		err = whatif.WriteTable(stdout, r)
+	}
+	if err != nil {
+		return err
+	}
+	if o.plot != "" {
+		return writeWhatIfFigure(r, o.plot)
+	}
+	return nil
+}
+
+// exitCoder is an error that names the exit code it ends the program with.
+type exitCoder interface{ ExitCode() int }
