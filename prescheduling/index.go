@@ -1,0 +1,386 @@
+package prescheduling
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/failoverkit/failover"
+)
+
+// Index is a fleet kept for the check one cluster at a time, so that a
+// check costs what the scheduler itself must look at rather than a pass
+// over the fleet: feed it each cluster as an informer sees it ([Index.Set],
+// [Index.SetRoom], [Index.Delete]) and ask [Index.Check], which answers
+// exactly as [Checker.Check] does on the same clusters.
+//
+// For each placement it is asked about, an Index remembers which clusters
+// pass the filters that do not depend on the request (each affinity term
+// matches, the tolerations tolerate the NoSchedule and NoExecute taints,
+// the spread constraints' fields are set), and keeps that up to date as
+// clusters change: a change costs a few matches per placement remembered,
+// a check a pass over those clusters without matching any. It remembers
+// the placements asked about most recently, up to MaxPlacements.
+//
+// R is the caller's record of a cluster's room (for Karmada, its resource
+// summary read once per report), which the capacity function given to
+// Check turns into replicas of one workload: SetRoom replaces it and
+// changes nothing else.
+//
+// An Index is safe for concurrent use; its zero value is empty and ready.
+type Index[R any] struct {
+	mu     sync.RWMutex
+	slots  map[string]*slot[R]
+	byName []*slot[R]
+
+	// memoMu guards memos and the uses counter; a memo's lists change only
+	// under mu held for writing, so a check reads them under mu held for
+	// reading.
+	memoMu sync.Mutex
+	memos  map[string]*memo[R]
+	uses   uint64
+}
+
+// MaxPlacements is how many placements an [Index] remembers the filters
+// of; the one asked about least recently is forgotten first.
+const MaxPlacements = 128
+
+type slot[R any] struct {
+	c    failover.Cluster
+	room R
+}
+
+// memo is what an Index remembers of one placement: for each term, the
+// clusters that pass its filters when they do not keep the workload,
+// sorted by name.
+type memo[R any] struct {
+	p    *compiled
+	pass [][]*slot[R]
+	used uint64
+}
+
+// Override is a cluster read afresh that stands, for one [Index.Check], in
+// place of the Index's copy of the cluster named Name.
+type Override[R any] struct {
+	// Name is the cluster's name.
+	Name string
+	// Cluster is the cluster as read; nil when it is gone, or cannot be a
+	// target (its taints cannot be read).
+	Cluster *failover.Cluster
+	// Room is its room, for the capacity function.
+	Room R
+}
+
+// Set records c and its room, replacing the cluster of the same name; c
+// must not be modified afterwards. An empty name is an error.
+func (x *Index[R]) Set(c failover.Cluster, room R) error {
+	if c.Name == "" {
+		return errors.New("prescheduling: Index.Set: cluster name is empty")
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	sl := x.slots[c.Name]
+	if sl == nil {
+		if x.slots == nil {
+			x.slots = map[string]*slot[R]{}
+		}
+		sl = &slot[R]{c: c, room: room}
+		x.slots[c.Name] = sl
+		i, _ := x.find(c.Name)
+		x.byName = slices.Insert(x.byName, i, sl)
+	} else {
+		sl.c, sl.room = c, room
+	}
+	for _, m := range x.memos {
+		for ti := range m.pass {
+			m.pass[ti] = place(m.pass[ti], sl, m.p.passes(ti, &sl.c, false))
+		}
+	}
+	return nil
+}
+
+// SetRoom replaces the room of the cluster named name, and reports whether
+// the Index holds it; it leaves the cluster's filters as they are.
+func (x *Index[R]) SetRoom(name string, room R) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	sl, ok := x.slots[name]
+	if ok {
+		sl.room = room
+	}
+	return ok
+}
+
+// Delete forgets the cluster named name.
+func (x *Index[R]) Delete(name string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	sl, ok := x.slots[name]
+	if !ok {
+		return
+	}
+	delete(x.slots, name)
+	if i, ok := x.find(name); ok {
+		x.byName = slices.Delete(x.byName, i, i+1)
+	}
+	for _, m := range x.memos {
+		for ti := range m.pass {
+			m.pass[ti] = place(m.pass[ti], sl, false)
+		}
+	}
+}
+
+// Len returns the number of clusters the Index holds.
+func (x *Index[R]) Len() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return len(x.slots)
+}
+
+func (x *Index[R]) find(name string) (int, bool) { return search(x.byName, name) }
+
+func search[R any](list []*slot[R], name string) (int, bool) {
+	return slices.BinarySearchFunc(list, name, func(s *slot[R], n string) int { return strings.Compare(s.c.Name, n) })
+}
+
+// place puts sl in the sorted list, or takes it out.
+func place[R any](list []*slot[R], sl *slot[R], in bool) []*slot[R] {
+	i, found := search(list, sl.c.Name)
+	switch {
+	case in && !found:
+		return slices.Insert(list, i, sl)
+	case !in && found:
+		return slices.Delete(list, i, i+1)
+	}
+	return list
+}
+
+// memo returns what the Index remembers of p, building it on the first
+// question. The caller holds mu for reading.
+func (x *Index[R]) memo(p *Placement) (*memo[R], error) {
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("prescheduling: placement: %w", err)
+	}
+	key := string(raw)
+	x.memoMu.Lock()
+	defer x.memoMu.Unlock()
+	x.uses++
+	if m, ok := x.memos[key]; ok {
+		m.used = x.uses
+		return m, nil
+	}
+	cp, err := compile(p)
+	if err != nil {
+		return nil, err
+	}
+	m := &memo[R]{p: cp, pass: make([][]*slot[R], len(cp.terms)), used: x.uses}
+	for ti := range cp.terms {
+		for _, sl := range x.byName {
+			if cp.passes(ti, &sl.c, false) {
+				m.pass[ti] = append(m.pass[ti], sl)
+			}
+		}
+	}
+	if len(x.memos) >= MaxPlacements {
+		var old string
+		for k, o := range x.memos {
+			if old == "" || o.used < x.memos[old].used {
+				old = k
+			}
+		}
+		delete(x.memos, old)
+	}
+	if x.memos == nil {
+		x.memos = map[string]*memo[R]{}
+	}
+	x.memos[key] = m
+	return m, nil
+}
+
+// Check is [Checker.Check] on the Index's clusters, with overrides in
+// place of theirs, sorted by name: the same Result, field by field. The
+// capacity function gives, from a cluster's room, how many more replicas
+// of the workload it can take, as [WithCapacity]'s does; nil, every
+// capacity is unknown. Only the clusters the scheduler chooses among are
+// asked about, and the filters they passed are remembered per placement;
+// an answer other than feasible, whose Reason counts what the fleet lacks,
+// takes a pass over the fleet.
+func (x *Index[R]) Check(req Request, capacity func(room R) (replicas int32, known bool), overrides ...Override[R]) Result {
+	if err := validateRequest(&req); err != nil {
+		return invalid(err)
+	}
+	if err := validateOverrides(overrides); err != nil {
+		return invalid(err)
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	m, err := x.memo(&req.Placement)
+	if err != nil {
+		return invalid(err)
+	}
+	s := newScan(&req, m.p)
+	if err := errors.Join(s.duplicateScheduled(), s.replicaSum()); err != nil {
+		return invalid(err)
+	}
+	if len(s.evicted) == 0 {
+		return nothingToEvict(&req)
+	}
+	s.byName = true
+	sp := x.specials(&req, overrides)
+	for ti := range s.terms {
+		s.terms[ti] = x.passing(s, m, ti, sp, capacity)
+	}
+	if r := s.answer(nil); r.Feasible {
+		return r
+	}
+	fleet, rooms := x.materialize(overrides)
+	var opts []Option
+	if capacity != nil {
+		opts = append(opts, WithCapacity(func(name string) (int32, bool) {
+			i, ok := slices.BinarySearchFunc(fleet, name, func(c failover.Cluster, n string) int { return strings.Compare(c.Name, n) })
+			if !ok {
+				return 0, false
+			}
+			return capacity(rooms[i])
+		}))
+	}
+	c, err := NewChecker(opts...)
+	if err != nil {
+		return invalid(err)
+	}
+	return c.Check(req, fleet)
+}
+
+func validateOverrides[R any](overrides []Override[R]) error {
+	seen := make(map[string]int, len(overrides))
+	for i, o := range overrides {
+		switch {
+		case o.Name == "":
+			return fmt.Errorf("prescheduling: overrides[%d].name is empty", i)
+		case o.Cluster != nil && o.Cluster.Name != o.Name:
+			return fmt.Errorf("prescheduling: overrides[%d].cluster.name: %q is not the override's name %q", i, o.Cluster.Name, o.Name)
+		}
+		if j, dup := seen[o.Name]; dup {
+			return fmt.Errorf("prescheduling: overrides[%d].name: %q is also overrides[%d]", i, o.Name, j)
+		}
+		seen[o.Name] = i
+	}
+	return nil
+}
+
+// special is a cluster whose part in one check the memo cannot tell: one
+// the request evicts or schedules, or an override.
+type special[R any] struct {
+	name string
+	c    *failover.Cluster // nil: not in the fleet
+	room R
+}
+
+// specials lists the clusters the request names and the overrides, sorted
+// by name, each as the check sees it.
+func (x *Index[R]) specials(req *Request, overrides []Override[R]) []special[R] {
+	out := make([]special[R], 0, len(req.Evicting)+len(req.Scheduled)+len(overrides))
+	for _, o := range overrides {
+		out = append(out, special[R]{name: o.Name, c: o.Cluster, room: o.Room})
+	}
+	add := func(name string) {
+		if slices.ContainsFunc(out, func(s special[R]) bool { return s.name == name }) {
+			return
+		}
+		sp := special[R]{name: name}
+		if sl, ok := x.slots[name]; ok {
+			sp.c, sp.room = &sl.c, sl.room
+		}
+		out = append(out, sp)
+	}
+	for _, n := range req.Evicting {
+		add(n)
+	}
+	for _, t := range req.Scheduled {
+		add(t.Name)
+	}
+	slices.SortFunc(out, func(a, b special[R]) int { return strings.Compare(a.name, b.name) })
+	return out
+}
+
+// passing is term ti's clusters that pass the filters, sorted by name: the
+// memo's, but for the specials, which are decided here.
+func (x *Index[R]) passing(s *scan, m *memo[R], ti int, sp []special[R], capacity func(R) (int32, bool)) termScan {
+	base := m.pass[ti]
+	ts := termScan{passing: make([]*failover.Cluster, 0, len(base)+len(sp))}
+	if capacity != nil {
+		ts.caps = make([]spare, 0, len(base)+len(sp))
+	}
+	copyBase := func(list []*slot[R]) {
+		for _, sl := range list {
+			ts.passing = append(ts.passing, &sl.c)
+		}
+		if ts.caps != nil {
+			for _, sl := range list {
+				n, ok := capacity(sl.room)
+				ts.caps = append(ts.caps, capacityAnswer(n, ok))
+			}
+		}
+	}
+	last := 0
+	for i := range sp {
+		o := &sp[i]
+		at, found := search(base[last:], o.name)
+		copyBase(base[last : last+at])
+		last += at
+		if found {
+			last++
+		}
+		if o.c == nil || s.evicting.Has(o.name) || !m.p.passes(ti, o.c, s.sched.Has(o.name)) {
+			continue
+		}
+		ts.passing = append(ts.passing, o.c)
+		if ts.caps != nil {
+			ts.caps = append(ts.caps, capacityAnswer(capacity(o.room)))
+		}
+	}
+	copyBase(base[last:])
+	return ts
+}
+
+func capacityAnswer(n int32, known bool) spare { return spare{replicas: n, known: known} }
+
+// materialize lists the fleet with the overrides in place, sorted by name,
+// and each cluster's room.
+func (x *Index[R]) materialize(overrides []Override[R]) ([]failover.Cluster, []R) {
+	fleet := make([]failover.Cluster, 0, len(x.byName)+len(overrides))
+	rooms := make([]R, 0, cap(fleet))
+	over := make(map[string]*Override[R], len(overrides))
+	for i := range overrides {
+		over[overrides[i].Name] = &overrides[i]
+	}
+	for _, sl := range x.byName {
+		if _, ok := over[sl.c.Name]; ok {
+			continue
+		}
+		fleet, rooms = append(fleet, sl.c), append(rooms, sl.room)
+	}
+	for _, o := range overrides {
+		if o.Cluster != nil {
+			fleet, rooms = append(fleet, *o.Cluster), append(rooms, o.Room)
+		}
+	}
+	if len(overrides) > 0 {
+		idx := make([]int, len(fleet))
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(fleet[a].Name, fleet[b].Name) })
+		f2, r2 := make([]failover.Cluster, len(fleet)), make([]R, len(fleet))
+		for k, i := range idx {
+			f2[k], r2[k] = fleet[i], rooms[i]
+		}
+		fleet, rooms = f2, r2
+	}
+	return fleet, rooms
+}
