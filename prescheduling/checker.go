@@ -216,6 +216,16 @@ func (c *Checker) Check(req Request, fleet []failover.Cluster) Result {
 	return s.answer(c)
 }
 
+// start is the term the scheduler tries first: the one it last scheduled
+// the workload under, else the first.
+func (s *scan) start() int {
+	n := s.req.ObservedAffinityName
+	if n == "" {
+		return 0
+	}
+	return max(slices.IndexFunc(s.p.terms, func(t term) bool { return t.name == n }), 0)
+}
+
 func nothingToEvict(req *Request) Result {
 	return Result{Code: NothingToEvict, Reason: fmt.Sprintf("nothing to evict: %s %s not in the schedule result (%s)",
 		list(req.Evicting, 5), isAre(len(req.Evicting)), list(names(req.Scheduled), 5))}
@@ -224,11 +234,8 @@ func nothingToEvict(req *Request) Result {
 // answer tries the affinity terms, once the scan has filtered the fleet,
 // as the scheduler tries them.
 func (s *scan) answer(c *Checker) Result {
-	p, req := s.p, s.req
-	start := 0
-	if n := req.ObservedAffinityName; n != "" {
-		start = max(slices.IndexFunc(p.terms, func(t term) bool { return t.name == n }), 0)
-	}
+	p := s.p
+	start := s.start()
 	var first Result
 	for i := start; i < len(p.terms); i++ {
 		r, scheduled := s.decide(i, c)

@@ -50,8 +50,9 @@ type Index[R any] struct {
 const MaxPlacements = 128
 
 type slot[R any] struct {
-	c    failover.Cluster
-	room R
+	c      failover.Cluster
+	room   R
+	faulty bool
 }
 
 // memo is what an Index remembers of one placement: for each term, the
@@ -88,13 +89,12 @@ func (x *Index[R]) Set(c failover.Cluster, room R) error {
 		if x.slots == nil {
 			x.slots = map[string]*slot[R]{}
 		}
-		sl = &slot[R]{c: c, room: room}
+		sl = &slot[R]{}
 		x.slots[c.Name] = sl
 		i, _ := x.find(c.Name)
 		x.byName = slices.Insert(x.byName, i, sl)
-	} else {
-		sl.c, sl.room = c, room
 	}
+	sl.c, sl.room, sl.faulty = c, room, failover.IsFaulty(c)
 	for _, m := range x.memos {
 		for ti := range m.pass {
 			m.pass[ti] = place(m.pass[ti], sl, m.p.passes(ti, &sl.c, false))
@@ -230,8 +230,11 @@ func (x *Index[R]) Check(req Request, capacity func(room R) (replicas int32, kno
 	if len(s.evicted) == 0 {
 		return nothingToEvict(&req)
 	}
-	s.byName = true
 	sp := x.specials(&req, overrides)
+	if r, ok := x.aggregated(s, m, s.start(), sp, capacity); ok {
+		return r
+	}
+	s.byName = true
 	for ti := range s.terms {
 		s.terms[ti] = x.passing(s, m, ti, sp, capacity)
 	}
@@ -271,6 +274,155 @@ func validateOverrides[R any](overrides []Override[R]) error {
 		seen[o.Name] = i
 	}
 	return nil
+}
+
+// quickRoom bounds the clusters an Aggregated division may fill before
+// Index.Check leaves the quick way (aggregated) for the general one.
+const quickRoom = 8
+
+// aggregated is the scheduler's choice for term ti of a Divided,
+// Aggregated placement without spread constraints, when it is feasible:
+// the clusters it fills are those it keeps, then those with the most room,
+// the first few of the term's clusters by room, which one pass finds
+// without ordering the rest. ok is false when the answer needs the general
+// way: the scheduler's order by room is not the order the pass assumes, it
+// fills more than quickRoom clusters, or the answer is not feasible.
+func (x *Index[R]) aggregated(s *scan, m *memo[R], ti int, sp []special[R], capacity func(R) (int32, bool)) (r Result, ok bool) {
+	p := m.p
+	if p.division != divideAggregated || !p.sel.all || s.replicas == 0 {
+		return Result{}, false
+	}
+	mm := &model{s: s, p: p, r: s.replicas, capacity: capacity != nil}
+	base := m.pass[ti]
+	cands := make([]string, 0, len(base)+len(sp))
+	var locals []*node
+	var best [quickRoom]node // the most room first, then by name
+	nb, rank := 0, 0
+	var sum int32 // int32, as Karmada sums
+	room := func(rm R) (int32, bool) {
+		if capacity == nil {
+			return mm.estimated(0, false)
+		}
+		return mm.estimated(capacity(rm))
+	}
+	other := func(c *failover.Cluster, est int32, known, faulty bool) {
+		if nb == quickRoom && est <= best[quickRoom-1].est {
+			return
+		}
+		i := nb
+		for i > 0 && best[i-1].est < est {
+			i--
+		}
+		if nb < quickRoom {
+			nb++
+		}
+		copy(best[i+1:nb], best[i:nb-1])
+		best[i] = node{c: c, name: c.Name, rank: rank, est: est, known: known, avail: int64(est), faulty: faulty}
+	}
+	visit := func(list []*slot[R]) {
+		for _, sl := range list {
+			if !sl.faulty {
+				cands = append(cands, sl.c.Name)
+			}
+			est, known := room(sl.room)
+			sum += est
+			other(&sl.c, est, known, sl.faulty)
+			rank++
+		}
+	}
+	last := 0
+	for i := range sp {
+		o := &sp[i]
+		at, found := search(base[last:], o.name)
+		visit(base[last : last+at])
+		last += at
+		if found {
+			last++
+		}
+		if o.c == nil || s.evicting.Has(o.name) || !p.passes(ti, o.c, s.sched.Has(o.name)) {
+			continue
+		}
+		faulty := failover.IsFaulty(*o.c)
+		if !faulty {
+			cands = append(cands, o.name)
+		}
+		est, known := room(o.room)
+		sum += est
+		if j := s.sched.Index(o.name); j >= 0 {
+			kept := s.req.Scheduled[j].Replicas
+			locals = append(locals, &node{c: o.c, name: o.name, rank: rank, local: true, kept: kept, est: est, known: known,
+				avail: int64(est) + int64(kept), faulty: faulty})
+		} else {
+			other(o.c, est, known, faulty)
+		}
+		rank++
+	}
+	visit(base[last:])
+	if rank == 0 {
+		return Result{}, false
+	}
+	var assigned int32
+	for _, n := range locals {
+		assigned += n.kept
+	}
+	if assigned >= mm.r || sum < mm.r-assigned {
+		return Result{}, false
+	}
+	target := mm.r - assigned
+	// The scheduler orders by room with an unstable sort the clusters it
+	// has in the order of their score (those it keeps first), room and
+	// name; on clusters already in order of room, that sort moves none.
+	slices.SortStableFunc(locals, byScore)
+	for i, n := range locals {
+		if i > 0 && n.est > locals[i-1].est || nb > 0 && n.est < best[0].est {
+			return Result{}, false
+		}
+	}
+	ordered := make([]*node, 0, len(locals)+nb)
+	for _, n := range locals {
+		if n.kept > 0 {
+			ordered = append(ordered, n)
+		}
+	}
+	for _, n := range locals {
+		if n.kept <= 0 {
+			ordered = append(ordered, n)
+		}
+	}
+	for i := range nb {
+		ordered = append(ordered, &best[i])
+	}
+	var acc int32
+	filled := -1
+	for i, n := range ordered {
+		if acc += n.est; acc >= target {
+			filled = i + 1
+			break
+		}
+	}
+	// The best are the first of the clusters it does not keep in its
+	// order, so a fill within them is its fill; one that needs more (or
+	// wraps around) goes the general way.
+	if filled < 0 {
+		return Result{}, false
+	}
+	ordered = ordered[:filled]
+	votes := make([]int64, len(ordered))
+	for i, n := range ordered {
+		votes[i] = int64(n.est)
+	}
+	receivers := mm.share(ordered, votes, target, false)
+	for _, n := range receivers {
+		if n.faulty && !n.local {
+			return Result{}, false
+		}
+	}
+	if len(cands) == 0 {
+		cands = nil // as Check gives none
+	}
+	r = s.judgeDivided(ti, mm, receivers, Result{Candidates: cands})
+	r.AffinityName = p.terms[ti].name
+	return r, true
 }
 
 // special is a cluster whose part in one check the memo cannot tell: one

@@ -311,3 +311,54 @@ func TestIndexConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestIndexFollowsTheSchedulersOrderByRoom holds the Index to Check where
+// the scheduler's order by room is not the order of its scores: a cluster
+// the workload keeps with no replicas and less room than others, which the
+// scheduler's unstable sort by room moves behind them, alone and among
+// more clusters than its sort handles by insertion.
+func TestIndexFollowsTheSchedulersOrderByRoom(t *testing.T) {
+	aggregated := Placement{ReplicaScheduling: &ReplicaSchedulingStrategy{ReplicaSchedulingType: ReplicaSchedulingTypeDivided,
+		ReplicaDivisionPreference: ReplicaDivisionPreferenceAggregated}}
+	for _, tc := range []struct {
+		name      string
+		others    int
+		scheduled []failover.TargetCluster
+		rooms     map[string]indexRoom
+	}{
+		{"kept without replicas, less room", 1,
+			[]failover.TargetCluster{{Name: "gone", Replicas: 3}, {Name: "kept", Replicas: 0}}, map[string]indexRoom{"kept": 1}},
+		{"kept with replicas, less room than one kept without", 1,
+			[]failover.TargetCluster{{Name: "gone", Replicas: 6}, {Name: "kept", Replicas: 5}, {Name: "kept2", Replicas: 0}},
+			map[string]indexRoom{"kept": 1, "kept2": 4}},
+		{"kept without replicas among many", 30,
+			[]failover.TargetCluster{{Name: "gone", Replicas: 7}, {Name: "kept", Replicas: 0}}, map[string]indexRoom{"kept": 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var x Index[indexRoom]
+			var list []failover.Cluster
+			rooms := map[string]indexRoom{}
+			add := func(name string, room indexRoom) {
+				c := failover.Cluster{Name: name}
+				require.NoError(t, x.Set(c, room))
+				list = append(list, c)
+				rooms[name] = room
+			}
+			for i := range tc.others {
+				add(fmt.Sprintf("other-%02d", i), 5)
+			}
+			for _, s := range tc.scheduled {
+				room, ok := tc.rooms[s.Name]
+				if !ok {
+					room = 5
+				}
+				add(s.Name, room)
+			}
+			slices.SortFunc(list, func(a, b failover.Cluster) int { return cmp.Compare(a.Name, b.Name) })
+			req := Request{Placement: aggregated, Scheduled: tc.scheduled, Evicting: []string{"gone"}}
+			want := mustChecker(WithCapacity(func(n string) (int32, bool) { return indexCapacity(rooms[n]) })).Check(req, list)
+			require.True(t, want.Feasible, want.Reason)
+			sameResult(t, want, x.Check(req, indexCapacity), tc.name)
+		})
+	}
+}

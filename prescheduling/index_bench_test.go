@@ -1,0 +1,77 @@
+package prescheduling
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/internal/cputime"
+)
+
+// BenchmarkIndexCheck is the hard case of issue #28 at 100, 1,000 and
+// 5,000 clusters: a Divided, Aggregated workload whose affinity selects the
+// whole fleet (three regions, a tenth of it NoExecute tainted) leaves a
+// tainted cluster, so that its candidates are the fleet. Index is
+// Index.Check with the evicting cluster read afresh as an override; Check
+// is Checker.Check on the same clusters, listed by name, with the same
+// capacity.
+func BenchmarkIndexCheck(b *testing.B) {
+	for _, n := range []int{100, 1000, 5000} {
+		fleet := make([]failover.Cluster, n)
+		for i := range fleet {
+			c := failover.Cluster{Name: fmt.Sprintf("member-%05d", i), Region: fmt.Sprintf("region-%d", i%3),
+				Labels: map[string]string{"team": "shop"}}
+			if i%10 == 0 {
+				c.Taints = []corev1.Taint{notReady}
+			}
+			fleet[i] = c
+		}
+		slices.SortFunc(fleet, func(a, b failover.Cluster) int { return cmp.Compare(a.Name, b.Name) })
+		req := Request{
+			Placement: Placement{
+				ClusterAffinity: &failover.ClusterAffinity{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "shop"}}},
+				ReplicaScheduling: &ReplicaSchedulingStrategy{ReplicaSchedulingType: ReplicaSchedulingTypeDivided,
+					ReplicaDivisionPreference: ReplicaDivisionPreferenceAggregated},
+			},
+			Scheduled: []failover.TargetCluster{{Name: "member-00000", Replicas: 3}},
+			Evicting:  []string{"member-00000"},
+		}
+		var x Index[indexRoom]
+		for _, c := range fleet {
+			if err := x.Set(c, 100000); err != nil {
+				b.Fatal(err)
+			}
+		}
+		evicting := fleet[0]
+		over := Override[indexRoom]{Name: evicting.Name, Cluster: &evicting, Room: 100000}
+		checker := mustChecker(WithCapacity(func(string) (int32, bool) { return 100000, true }))
+		want := checker.Check(req, fleet)
+		if !want.Feasible {
+			b.Fatal(want.Reason)
+		}
+		b.Run(fmt.Sprintf("Index/%d", n), func(b *testing.B) {
+			if got := x.Check(req, indexCapacity, over); !slices.Equal(got.Moves, want.Moves) {
+				b.Fatalf("the Index moves %v, Check %v", got.Moves, want.Moves)
+			}
+			b.ReportAllocs()
+			start, ok := cputime.Used()
+			for b.Loop() {
+				_ = x.Check(req, indexCapacity, over)
+			}
+			reportCPU(b, start, ok)
+		})
+		b.Run(fmt.Sprintf("Check/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			start, ok := cputime.Used()
+			for b.Loop() {
+				_ = checker.Check(req, fleet)
+			}
+			reportCPU(b, start, ok)
+		})
+	}
+}
