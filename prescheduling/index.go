@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/failoverkit/failover"
 )
@@ -56,12 +57,62 @@ type slot[R any] struct {
 }
 
 // memo is what an Index remembers of one placement: for each term, the
-// clusters that pass its filters when they do not keep the workload,
-// sorted by name.
+// clusters that pass its filters when they do not keep the workload.
 type memo[R any] struct {
-	p    *compiled
-	pass [][]*slot[R]
-	used uint64
+	p     *compiled
+	terms []passing[R]
+	used  uint64
+}
+
+// passing lists clusters sorted by name, with what a check reads of each
+// side by side, so that a pass over them reads memory in order.
+type passing[R any] struct {
+	slots  []*slot[R]
+	names  []string
+	rooms  []R
+	faulty []bool
+	// healthy are the names of those not faulty: the candidates. A check
+	// whose candidates they are hands them out as they are (shared), and
+	// they are copied before the next change.
+	healthy []string
+	shared  atomic.Bool
+}
+
+// set puts sl in the list, or takes it out, or updates its room.
+func (ps *passing[R]) set(sl *slot[R], in bool) {
+	name := sl.c.Name
+	h, isHealthy := slices.BinarySearch(ps.healthy, name)
+	if isHealthy != (in && !sl.faulty) && ps.shared.Swap(false) {
+		ps.healthy = slices.Clone(ps.healthy)
+	}
+	switch {
+	case in && !sl.faulty && !isHealthy:
+		ps.healthy = slices.Insert(ps.healthy, h, name)
+	case (!in || sl.faulty) && isHealthy:
+		ps.healthy = slices.Delete(ps.healthy, h, h+1)
+	}
+	i, found := slices.BinarySearch(ps.names, name)
+	switch {
+	case in && found:
+		ps.rooms[i], ps.faulty[i] = sl.room, sl.faulty
+	case in:
+		ps.slots = slices.Insert(ps.slots, i, sl)
+		ps.names = slices.Insert(ps.names, i, sl.c.Name)
+		ps.rooms = slices.Insert(ps.rooms, i, sl.room)
+		ps.faulty = slices.Insert(ps.faulty, i, sl.faulty)
+	case found:
+		ps.slots = slices.Delete(ps.slots, i, i+1)
+		ps.names = slices.Delete(ps.names, i, i+1)
+		ps.rooms = slices.Delete(ps.rooms, i, i+1)
+		ps.faulty = slices.Delete(ps.faulty, i, i+1)
+	}
+}
+
+// setRoom updates the room of sl if the list holds it.
+func (ps *passing[R]) setRoom(sl *slot[R]) {
+	if i, found := slices.BinarySearch(ps.names, sl.c.Name); found {
+		ps.rooms[i] = sl.room
+	}
 }
 
 // Override is a cluster read afresh that stands, for one [Index.Check], in
@@ -96,8 +147,8 @@ func (x *Index[R]) Set(c failover.Cluster, room R) error {
 	}
 	sl.c, sl.room, sl.faulty = c, room, failover.IsFaulty(c)
 	for _, m := range x.memos {
-		for ti := range m.pass {
-			m.pass[ti] = place(m.pass[ti], sl, m.p.passes(ti, &sl.c, false))
+		for ti := range m.terms {
+			m.terms[ti].set(sl, m.p.passes(ti, &sl.c, false))
 		}
 	}
 	return nil
@@ -109,10 +160,16 @@ func (x *Index[R]) SetRoom(name string, room R) bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	sl, ok := x.slots[name]
-	if ok {
-		sl.room = room
+	if !ok {
+		return false
 	}
-	return ok
+	sl.room = room
+	for _, m := range x.memos {
+		for ti := range m.terms {
+			m.terms[ti].setRoom(sl)
+		}
+	}
+	return true
 }
 
 // Delete forgets the cluster named name.
@@ -128,8 +185,8 @@ func (x *Index[R]) Delete(name string) {
 		x.byName = slices.Delete(x.byName, i, i+1)
 	}
 	for _, m := range x.memos {
-		for ti := range m.pass {
-			m.pass[ti] = place(m.pass[ti], sl, false)
+		for ti := range m.terms {
+			m.terms[ti].set(sl, false)
 		}
 	}
 }
@@ -145,18 +202,6 @@ func (x *Index[R]) find(name string) (int, bool) { return search(x.byName, name)
 
 func search[R any](list []*slot[R], name string) (int, bool) {
 	return slices.BinarySearchFunc(list, name, func(s *slot[R], n string) int { return strings.Compare(s.c.Name, n) })
-}
-
-// place puts sl in the sorted list, or takes it out.
-func place[R any](list []*slot[R], sl *slot[R], in bool) []*slot[R] {
-	i, found := search(list, sl.c.Name)
-	switch {
-	case in && !found:
-		return slices.Insert(list, i, sl)
-	case !in && found:
-		return slices.Delete(list, i, i+1)
-	}
-	return list
 }
 
 // memo returns what the Index remembers of p, building it on the first
@@ -178,11 +223,18 @@ func (x *Index[R]) memo(p *Placement) (*memo[R], error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &memo[R]{p: cp, pass: make([][]*slot[R], len(cp.terms)), used: x.uses}
+	m := &memo[R]{p: cp, terms: make([]passing[R], len(cp.terms)), used: x.uses}
 	for ti := range cp.terms {
+		ps := &m.terms[ti]
 		for _, sl := range x.byName {
 			if cp.passes(ti, &sl.c, false) {
-				m.pass[ti] = append(m.pass[ti], sl)
+				ps.slots = append(ps.slots, sl)
+				ps.names = append(ps.names, sl.c.Name)
+				ps.rooms = append(ps.rooms, sl.room)
+				ps.faulty = append(ps.faulty, sl.faulty)
+				if !sl.faulty {
+					ps.healthy = append(ps.healthy, sl.c.Name)
+				}
 			}
 		}
 	}
@@ -293,8 +345,24 @@ func (x *Index[R]) aggregated(s *scan, m *memo[R], ti int, sp []special[R], capa
 		return Result{}, false
 	}
 	mm := &model{s: s, p: p, r: s.replicas, capacity: capacity != nil}
-	base := m.pass[ti]
-	cands := make([]string, 0, len(base)+len(sp))
+	base := &m.terms[ti]
+	// Which specials pass; when the memo's candidates are the answer's,
+	// they are handed out as they are.
+	in := make([]bool, len(sp))
+	share := true
+	for i := range sp {
+		o := &sp[i]
+		in[i] = o.c != nil && !s.evicting.Has(o.name) && p.passes(ti, o.c, s.sched.Has(o.name))
+		_, healthy := slices.BinarySearch(base.healthy, o.name)
+		share = share && healthy == (in[i] && !failover.IsFaulty(*o.c))
+	}
+	var cands []string
+	if share {
+		cands = base.healthy[:len(base.healthy):len(base.healthy)]
+		base.shared.Store(true)
+	} else {
+		cands = make([]string, 0, len(base.healthy)+len(sp))
+	}
 	var locals []*node
 	var best [quickRoom]node // the most room first, then by name
 	nb, rank := 0, 0
@@ -319,31 +387,38 @@ func (x *Index[R]) aggregated(s *scan, m *memo[R], ti int, sp []special[R], capa
 		copy(best[i+1:nb], best[i:nb-1])
 		best[i] = node{c: c, name: c.Name, rank: rank, est: est, known: known, avail: int64(est), faulty: faulty}
 	}
-	visit := func(list []*slot[R]) {
-		for _, sl := range list {
-			if !sl.faulty {
-				cands = append(cands, sl.c.Name)
-			}
-			est, known := room(sl.room)
+	visit := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			est, known := room(base.rooms[i])
 			sum += est
-			other(&sl.c, est, known, sl.faulty)
+			if nb < quickRoom || est > best[quickRoom-1].est {
+				other(&base.slots[i].c, est, known, base.faulty[i])
+			}
 			rank++
 		}
 	}
-	last := 0
+	last, lastHealthy := 0, 0
 	for i := range sp {
 		o := &sp[i]
-		at, found := search(base[last:], o.name)
-		visit(base[last : last+at])
+		at, found := slices.BinarySearch(base.names[last:], o.name)
+		visit(last, last+at)
 		last += at
 		if found {
 			last++
 		}
-		if o.c == nil || s.evicting.Has(o.name) || !p.passes(ti, o.c, s.sched.Has(o.name)) {
+		if !share {
+			at, found = slices.BinarySearch(base.healthy[lastHealthy:], o.name)
+			cands = append(cands, base.healthy[lastHealthy:lastHealthy+at]...)
+			lastHealthy += at
+			if found {
+				lastHealthy++
+			}
+		}
+		if !in[i] {
 			continue
 		}
 		faulty := failover.IsFaulty(*o.c)
-		if !faulty {
+		if !faulty && !share {
 			cands = append(cands, o.name)
 		}
 		est, known := room(o.room)
@@ -357,7 +432,10 @@ func (x *Index[R]) aggregated(s *scan, m *memo[R], ti int, sp []special[R], capa
 		}
 		rank++
 	}
-	visit(base[last:])
+	visit(last, len(base.names))
+	if !share {
+		cands = append(cands, base.healthy[lastHealthy:]...)
+	}
 	if rank == 0 {
 		return Result{}, false
 	}
@@ -463,27 +541,26 @@ func (x *Index[R]) specials(req *Request, overrides []Override[R]) []special[R] 
 // passing is term ti's clusters that pass the filters, sorted by name: the
 // memo's, but for the specials, which are decided here.
 func (x *Index[R]) passing(s *scan, m *memo[R], ti int, sp []special[R], capacity func(R) (int32, bool)) termScan {
-	base := m.pass[ti]
-	ts := termScan{passing: make([]*failover.Cluster, 0, len(base)+len(sp))}
+	base := &m.terms[ti]
+	ts := termScan{passing: make([]*failover.Cluster, 0, len(base.slots)+len(sp))}
 	if capacity != nil {
-		ts.caps = make([]spare, 0, len(base)+len(sp))
+		ts.caps = make([]spare, 0, len(base.slots)+len(sp))
 	}
-	copyBase := func(list []*slot[R]) {
-		for _, sl := range list {
+	copyBase := func(lo, hi int) {
+		for _, sl := range base.slots[lo:hi] {
 			ts.passing = append(ts.passing, &sl.c)
 		}
 		if ts.caps != nil {
-			for _, sl := range list {
-				n, ok := capacity(sl.room)
-				ts.caps = append(ts.caps, capacityAnswer(n, ok))
+			for _, rm := range base.rooms[lo:hi] {
+				ts.caps = append(ts.caps, capacityAnswer(capacity(rm)))
 			}
 		}
 	}
 	last := 0
 	for i := range sp {
 		o := &sp[i]
-		at, found := search(base[last:], o.name)
-		copyBase(base[last : last+at])
+		at, found := slices.BinarySearch(base.names[last:], o.name)
+		copyBase(last, last+at)
 		last += at
 		if found {
 			last++
@@ -496,7 +573,7 @@ func (x *Index[R]) passing(s *scan, m *memo[R], ti int, sp []special[R], capacit
 			ts.caps = append(ts.caps, capacityAnswer(capacity(o.room)))
 		}
 	}
-	copyBase(base[last:])
+	copyBase(last, len(base.names))
 	return ts
 }
 

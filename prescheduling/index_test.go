@@ -202,6 +202,9 @@ func TestIndexLargeFleet(t *testing.T) {
 	for _, c := range fleet {
 		require.NoError(t, x.Set(c, 100))
 	}
+	gone := fleet[0]
+	gone.Taints = []corev1.Taint{notReady} // as a cluster evicted from is
+	require.NoError(t, x.Set(gone, 100))
 	req := Request{
 		Placement: Placement{ReplicaScheduling: &ReplicaSchedulingStrategy{ReplicaSchedulingType: ReplicaSchedulingTypeDivided,
 			ReplicaDivisionPreference: ReplicaDivisionPreferenceAggregated}},
@@ -226,6 +229,9 @@ func TestIndexLargeFleet(t *testing.T) {
 	require.True(t, first.Feasible, first.Reason)
 	require.NotEmpty(t, first.Moves)
 	target := first.Moves[0].Name
+	// The candidates of an answer stay as they were whatever changes after.
+	firstCandidates := slices.Clone(first.Candidates)
+	defer func() { assert.Equal(t, firstCandidates, first.Candidates, "an earlier answer's candidates changed") }()
 
 	c := fleet[slices.IndexFunc(fleet, func(c failover.Cluster) bool { return c.Name == target })]
 	tainted := c
