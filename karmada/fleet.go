@@ -165,7 +165,8 @@ func (f *Fleet) Check(req prescheduling.Request, requirements *workv1alpha2.Repl
 	for i := range fresh {
 		overrides[i] = fresh[i].o
 	}
-	return f.index.Check(req, func(r room) (int32, bool) { return r.maxReplicas(needs), true }, overrides...)
+	capacity := prescheduling.Capacity[room]{Of: func(r room) (int32, bool) { return r.maxReplicas(needs), true }, Key: needsKey(needs)}
+	return f.index.Check(req, capacity, overrides...)
 }
 
 // View returns the fleet as it is now, built again only if a cluster

@@ -28,9 +28,9 @@ import (
 // the placements asked about most recently, up to MaxPlacements.
 //
 // R is the caller's record of a cluster's room (for Karmada, its resource
-// summary read once per report), which the capacity function given to
-// Check turns into replicas of one workload: SetRoom replaces it and
-// changes nothing else.
+// summary read once per report), which the [Capacity] given to Check turns
+// into replicas of one workload: SetRoom replaces it and changes nothing
+// else, and the answers remembered for a Capacity's Key follow it.
 //
 // An Index is safe for concurrent use; its zero value is empty and ready.
 type Index[R any] struct {
@@ -76,6 +76,12 @@ type passing[R any] struct {
 	// they are copied before the next change.
 	healthy []string
 	shared  atomic.Bool
+	// capMemos remember, by Capacity.Key, what a Capacity says of each
+	// cluster of the list (capMu guards them in a check, which holds the
+	// Index's lock only for reading); a change to the list forgets them, a
+	// room report updates them.
+	capMu    sync.Mutex
+	capMemos map[string]*roomMemo[R]
 }
 
 // set puts sl in the list, or takes it out, or updates its room.
@@ -92,6 +98,9 @@ func (ps *passing[R]) set(sl *slot[R], in bool) {
 		ps.healthy = slices.Delete(ps.healthy, h, h+1)
 	}
 	i, found := slices.BinarySearch(ps.names, name)
+	if in || found {
+		ps.capMemos = nil
+	}
 	switch {
 	case in && found:
 		ps.rooms[i], ps.faulty[i] = sl.room, sl.faulty
@@ -112,7 +121,24 @@ func (ps *passing[R]) set(sl *slot[R], in bool) {
 func (ps *passing[R]) setRoom(sl *slot[R]) {
 	if i, found := slices.BinarySearch(ps.names, sl.c.Name); found {
 		ps.rooms[i] = sl.room
+		for _, rm := range ps.capMemos {
+			rm.setRoom(i, sl.room)
+		}
 	}
+}
+
+// Capacity is how [Index.Check] counts a cluster's room for one workload.
+type Capacity[R any] struct {
+	// Of gives, from a cluster's room, how many more replicas of the
+	// workload it can take, and whether that is known, as [WithCapacity]'s
+	// function does. Nil: no capacity is known.
+	Of func(room R) (replicas int32, known bool)
+	// Key names all that Of reads besides the room (for Karmada, what a
+	// replica requests): Capacities with the same Key must answer alike.
+	// With a Key, the Index remembers Of's answers for each placement and
+	// keeps them current as rooms are reported, so that a check does not ask
+	// Of about every candidate; empty, Of is asked on every check.
+	Key string
 }
 
 // Override is a cluster read afresh that stands, for one [Index.Check], in
@@ -255,14 +281,15 @@ func (x *Index[R]) memo(p *Placement) (*memo[R], error) {
 }
 
 // Check is [Checker.Check] on the Index's clusters, with overrides in
-// place of theirs, sorted by name: the same Result, field by field. The
-// capacity function gives, from a cluster's room, how many more replicas
-// of the workload it can take, as [WithCapacity]'s does; nil, every
-// capacity is unknown. Only the clusters the scheduler chooses among are
-// asked about, and the filters they passed are remembered per placement;
-// an answer other than feasible, whose Reason counts what the fleet lacks,
-// takes a pass over the fleet.
-func (x *Index[R]) Check(req Request, capacity func(room R) (replicas int32, known bool), overrides ...Override[R]) Result {
+// place of theirs, sorted by name, and capacity in place of [WithCapacity]:
+// the same Result, field by field. The filters the clusters pass are
+// remembered per placement; the scheduler's choice is followed on the
+// clusters that pass them, and for a Divided, Aggregated placement without
+// spread constraints, on the few with the most room. An answer other than
+// feasible, whose Reason counts what the fleet lacks, takes a pass over the
+// fleet. The Result's Candidates may be shared with the Index and with
+// other Results: read them, do not modify them.
+func (x *Index[R]) Check(req Request, capacity Capacity[R], overrides ...Override[R]) Result {
 	if err := validateRequest(&req); err != nil {
 		return invalid(err)
 	}
@@ -295,13 +322,13 @@ func (x *Index[R]) Check(req Request, capacity func(room R) (replicas int32, kno
 	}
 	fleet, rooms := x.materialize(overrides)
 	var opts []Option
-	if capacity != nil {
+	if capacity.Of != nil {
 		opts = append(opts, WithCapacity(func(name string) (int32, bool) {
 			i, ok := slices.BinarySearchFunc(fleet, name, func(c failover.Cluster, n string) int { return strings.Compare(c.Name, n) })
 			if !ok {
 				return 0, false
 			}
-			return capacity(rooms[i])
+			return capacity.Of(rooms[i])
 		}))
 	}
 	c, err := NewChecker(opts...)
@@ -326,181 +353,6 @@ func validateOverrides[R any](overrides []Override[R]) error {
 		seen[o.Name] = i
 	}
 	return nil
-}
-
-// quickRoom bounds the clusters an Aggregated division may fill before
-// Index.Check leaves the quick way (aggregated) for the general one.
-const quickRoom = 8
-
-// aggregated is the scheduler's choice for term ti of a Divided,
-// Aggregated placement without spread constraints, when it is feasible:
-// the clusters it fills are those it keeps, then those with the most room,
-// the first few of the term's clusters by room, which one pass finds
-// without ordering the rest. ok is false when the answer needs the general
-// way: the scheduler's order by room is not the order the pass assumes, it
-// fills more than quickRoom clusters, or the answer is not feasible.
-func (x *Index[R]) aggregated(s *scan, m *memo[R], ti int, sp []special[R], capacity func(R) (int32, bool)) (r Result, ok bool) {
-	p := m.p
-	if p.division != divideAggregated || !p.sel.all || s.replicas == 0 {
-		return Result{}, false
-	}
-	mm := &model{s: s, p: p, r: s.replicas, capacity: capacity != nil}
-	base := &m.terms[ti]
-	// Which specials pass; when the memo's candidates are the answer's,
-	// they are handed out as they are.
-	in := make([]bool, len(sp))
-	share := true
-	for i := range sp {
-		o := &sp[i]
-		in[i] = o.c != nil && !s.evicting.Has(o.name) && p.passes(ti, o.c, s.sched.Has(o.name))
-		_, healthy := slices.BinarySearch(base.healthy, o.name)
-		share = share && healthy == (in[i] && !failover.IsFaulty(*o.c))
-	}
-	var cands []string
-	if share {
-		cands = base.healthy[:len(base.healthy):len(base.healthy)]
-		base.shared.Store(true)
-	} else {
-		cands = make([]string, 0, len(base.healthy)+len(sp))
-	}
-	var locals []*node
-	var best [quickRoom]node // the most room first, then by name
-	nb, rank := 0, 0
-	var sum int32 // int32, as Karmada sums
-	room := func(rm R) (int32, bool) {
-		if capacity == nil {
-			return mm.estimated(0, false)
-		}
-		return mm.estimated(capacity(rm))
-	}
-	other := func(c *failover.Cluster, est int32, known, faulty bool) {
-		if nb == quickRoom && est <= best[quickRoom-1].est {
-			return
-		}
-		i := nb
-		for i > 0 && best[i-1].est < est {
-			i--
-		}
-		if nb < quickRoom {
-			nb++
-		}
-		copy(best[i+1:nb], best[i:nb-1])
-		best[i] = node{c: c, name: c.Name, rank: rank, est: est, known: known, avail: int64(est), faulty: faulty}
-	}
-	visit := func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			est, known := room(base.rooms[i])
-			sum += est
-			if nb < quickRoom || est > best[quickRoom-1].est {
-				other(&base.slots[i].c, est, known, base.faulty[i])
-			}
-			rank++
-		}
-	}
-	last, lastHealthy := 0, 0
-	for i := range sp {
-		o := &sp[i]
-		at, found := slices.BinarySearch(base.names[last:], o.name)
-		visit(last, last+at)
-		last += at
-		if found {
-			last++
-		}
-		if !share {
-			at, found = slices.BinarySearch(base.healthy[lastHealthy:], o.name)
-			cands = append(cands, base.healthy[lastHealthy:lastHealthy+at]...)
-			lastHealthy += at
-			if found {
-				lastHealthy++
-			}
-		}
-		if !in[i] {
-			continue
-		}
-		faulty := failover.IsFaulty(*o.c)
-		if !faulty && !share {
-			cands = append(cands, o.name)
-		}
-		est, known := room(o.room)
-		sum += est
-		if j := s.sched.Index(o.name); j >= 0 {
-			kept := s.req.Scheduled[j].Replicas
-			locals = append(locals, &node{c: o.c, name: o.name, rank: rank, local: true, kept: kept, est: est, known: known,
-				avail: int64(est) + int64(kept), faulty: faulty})
-		} else {
-			other(o.c, est, known, faulty)
-		}
-		rank++
-	}
-	visit(last, len(base.names))
-	if !share {
-		cands = append(cands, base.healthy[lastHealthy:]...)
-	}
-	if rank == 0 {
-		return Result{}, false
-	}
-	var assigned int32
-	for _, n := range locals {
-		assigned += n.kept
-	}
-	if assigned >= mm.r || sum < mm.r-assigned {
-		return Result{}, false
-	}
-	target := mm.r - assigned
-	// The scheduler orders by room with an unstable sort the clusters it
-	// has in the order of their score (those it keeps first), room and
-	// name; on clusters already in order of room, that sort moves none.
-	slices.SortStableFunc(locals, byScore)
-	for i, n := range locals {
-		if i > 0 && n.est > locals[i-1].est || nb > 0 && n.est < best[0].est {
-			return Result{}, false
-		}
-	}
-	ordered := make([]*node, 0, len(locals)+nb)
-	for _, n := range locals {
-		if n.kept > 0 {
-			ordered = append(ordered, n)
-		}
-	}
-	for _, n := range locals {
-		if n.kept <= 0 {
-			ordered = append(ordered, n)
-		}
-	}
-	for i := range nb {
-		ordered = append(ordered, &best[i])
-	}
-	var acc int32
-	filled := -1
-	for i, n := range ordered {
-		if acc += n.est; acc >= target {
-			filled = i + 1
-			break
-		}
-	}
-	// The best are the first of the clusters it does not keep in its
-	// order, so a fill within them is its fill; one that needs more (or
-	// wraps around) goes the general way.
-	if filled < 0 {
-		return Result{}, false
-	}
-	ordered = ordered[:filled]
-	votes := make([]int64, len(ordered))
-	for i, n := range ordered {
-		votes[i] = int64(n.est)
-	}
-	receivers := mm.share(ordered, votes, target, false)
-	for _, n := range receivers {
-		if n.faulty && !n.local {
-			return Result{}, false
-		}
-	}
-	if len(cands) == 0 {
-		cands = nil // as Check gives none
-	}
-	r = s.judgeDivided(ti, mm, receivers, Result{Candidates: cands})
-	r.AffinityName = p.terms[ti].name
-	return r, true
 }
 
 // special is a cluster whose part in one check the memo cannot tell: one
@@ -540,10 +392,10 @@ func (x *Index[R]) specials(req *Request, overrides []Override[R]) []special[R] 
 
 // passing is term ti's clusters that pass the filters, sorted by name: the
 // memo's, but for the specials, which are decided here.
-func (x *Index[R]) passing(s *scan, m *memo[R], ti int, sp []special[R], capacity func(R) (int32, bool)) termScan {
+func (x *Index[R]) passing(s *scan, m *memo[R], ti int, sp []special[R], capacity Capacity[R]) termScan {
 	base := &m.terms[ti]
 	ts := termScan{passing: make([]*failover.Cluster, 0, len(base.slots)+len(sp))}
-	if capacity != nil {
+	if capacity.Of != nil {
 		ts.caps = make([]spare, 0, len(base.slots)+len(sp))
 	}
 	copyBase := func(lo, hi int) {
@@ -552,7 +404,7 @@ func (x *Index[R]) passing(s *scan, m *memo[R], ti int, sp []special[R], capacit
 		}
 		if ts.caps != nil {
 			for _, rm := range base.rooms[lo:hi] {
-				ts.caps = append(ts.caps, capacityAnswer(capacity(rm)))
+				ts.caps = append(ts.caps, capacityAnswer(capacity.Of(rm)))
 			}
 		}
 	}
@@ -570,7 +422,7 @@ func (x *Index[R]) passing(s *scan, m *memo[R], ti int, sp []special[R], capacit
 		}
 		ts.passing = append(ts.passing, o.c)
 		if ts.caps != nil {
-			ts.caps = append(ts.caps, capacityAnswer(capacity(o.room)))
+			ts.caps = append(ts.caps, capacityAnswer(capacity.Of(o.room)))
 		}
 	}
 	copyBase(last, len(base.names))

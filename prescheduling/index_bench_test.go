@@ -55,13 +55,13 @@ func BenchmarkIndexCheck(b *testing.B) {
 			b.Fatal(want.Reason)
 		}
 		b.Run(fmt.Sprintf("Index/%d", n), func(b *testing.B) {
-			if got := x.Check(req, indexCapacity, over); !slices.Equal(got.Moves, want.Moves) {
+			if got := x.Check(req, byRoom, over); !slices.Equal(got.Moves, want.Moves) {
 				b.Fatalf("the Index moves %v, Check %v", got.Moves, want.Moves)
 			}
 			b.ReportAllocs()
 			start, ok := cputime.Used()
 			for b.Loop() {
-				_ = x.Check(req, indexCapacity, over)
+				_ = x.Check(req, byRoom, over)
 			}
 			reportCPU(b, start, ok)
 		})

@@ -23,8 +23,17 @@ type indexRoom int32
 
 func indexCapacity(r indexRoom) (int32, bool) { return int32(r), r != -1 }
 
+// byRoom is indexCapacity, remembered by the Index.
+var byRoom = Capacity[indexRoom]{Of: indexCapacity, Key: "room"}
+
 func (r *byteReader) room() indexRoom {
 	return []indexRoom{-1, 0, 1, 2, 3, 5, math.MaxInt32, -5}[r.next()%8]
+}
+
+// member is a cluster of a test's fleet, with its room.
+type member struct {
+	c    failover.Cluster
+	room indexRoom
 }
 
 // indexCase plays fuzz bytes as a run of cluster changes and checks on an
@@ -68,10 +77,6 @@ func indexCase(t *testing.T, data []byte) (feasible int) {
 		reqs = append(reqs, req)
 	}
 	var x Index[indexRoom]
-	type member struct {
-		c    failover.Cluster
-		room indexRoom
-	}
 	fleet := map[string]member{}
 	names := func() []string { return slices.Sorted(maps.Keys(fleet)) }
 	pickName := func() string {
@@ -128,10 +133,13 @@ func indexCase(t *testing.T, data []byte) (feasible int) {
 			}
 		}
 		slices.SortFunc(list, func(a, b failover.Cluster) int { return cmp.Compare(a.Name, b.Name) })
-		withCapacity := r.next()%4 != 0
-		checker, capacity := mustChecker(), (func(indexRoom) (int32, bool))(nil)
-		if withCapacity {
-			capacity = indexCapacity
+		var capacity Capacity[indexRoom]
+		checker := mustChecker()
+		if r.next()%4 != 0 {
+			capacity = byRoom
+			if r.next()%3 == 0 {
+				capacity.Key = "" // asked on every check
+			}
 			checker = mustChecker(WithCapacity(func(n string) (int32, bool) {
 				room, ok := rooms[n]
 				if !ok {
@@ -222,10 +230,10 @@ func TestIndexLargeFleet(t *testing.T) {
 		}
 		x.mu.RUnlock()
 		want := mustChecker(WithCapacity(func(n string) (int32, bool) { return indexCapacity(rooms[n]) })).Check(req, list)
-		sameResult(t, want, x.Check(req, indexCapacity), what)
+		sameResult(t, want, x.Check(req, byRoom), what)
 	}
 	same("at first")
-	first := x.Check(req, indexCapacity)
+	first := x.Check(req, byRoom)
 	require.True(t, first.Feasible, first.Reason)
 	require.NotEmpty(t, first.Moves)
 	target := first.Moves[0].Name
@@ -238,15 +246,15 @@ func TestIndexLargeFleet(t *testing.T) {
 	tainted.Taints = []corev1.Taint{notReady}
 	require.NoError(t, x.Set(tainted, 100))
 	same("after a taint")
-	assert.NotContains(t, x.Check(req, indexCapacity).Candidates, target, "a tainted cluster is no candidate")
+	assert.NotContains(t, x.Check(req, byRoom).Candidates, target, "a tainted cluster is no candidate")
 	require.NoError(t, x.Set(c, 100))
 	same("after the recovery")
-	assert.Contains(t, x.Check(req, indexCapacity).Candidates, target)
+	assert.Contains(t, x.Check(req, byRoom).Candidates, target)
 	assert.True(t, x.SetRoom(target, 1000))
 	same("after a room report")
 	x.Delete(target)
 	same("after the deletion")
-	assert.NotContains(t, x.Check(req, indexCapacity).Candidates, target)
+	assert.NotContains(t, x.Check(req, byRoom).Candidates, target)
 	assert.False(t, x.SetRoom(target, 1), "a deleted cluster has no room to set")
 }
 
@@ -260,7 +268,7 @@ func TestIndexRemembersFewPlacements(t *testing.T) {
 	for i := range MaxPlacements + 10 {
 		req := Request{Placement: Placement{ClusterAffinity: &failover.ClusterAffinity{ExcludeClusters: []string{fmt.Sprint(i)}}},
 			Scheduled: []failover.TargetCluster{{Name: "member-00000", Replicas: 1}}, Evicting: []string{"member-00000"}}
-		require.True(t, x.Check(req, indexCapacity).Feasible)
+		require.True(t, x.Check(req, byRoom).Feasible)
 	}
 	assert.Len(t, x.memos, MaxPlacements)
 }
@@ -282,13 +290,13 @@ func TestIndexBadInput(t *testing.T) {
 		{"twice", []Override[indexRoom]{{Name: "a"}, {Name: "a"}}, `overrides[1].name: "a" is also overrides[0]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := x.Check(req, nil, tc.overrides...)
+			r := x.Check(req, Capacity[indexRoom]{}, tc.overrides...)
 			assert.Equal(t, InvalidRequest, r.Code)
 			assert.ErrorContains(t, r.Err, tc.want)
 		})
 	}
 	bad := Request{Placement: Placement{SpreadConstraints: []SpreadConstraint{{MinGroups: -1}}}, Scheduled: req.Scheduled, Evicting: req.Evicting}
-	assert.ErrorContains(t, x.Check(bad, nil).Err, "spreadConstraints[0].minGroups: -1")
+	assert.ErrorContains(t, x.Check(bad, Capacity[indexRoom]{}).Err, "spreadConstraints[0].minGroups: -1")
 }
 
 // TestIndexConcurrent runs checks beside changes; run with -race.
@@ -311,7 +319,7 @@ func TestIndexConcurrent(t *testing.T) {
 					x.SetRoom(c.Name, 3)
 					continue
 				}
-				assert.Empty(t, x.Check(req, indexCapacity).Err)
+				assert.Empty(t, x.Check(req, byRoom).Err)
 			}
 		}()
 	}
@@ -364,7 +372,77 @@ func TestIndexFollowsTheSchedulersOrderByRoom(t *testing.T) {
 			req := Request{Placement: aggregated, Scheduled: tc.scheduled, Evicting: []string{"gone"}}
 			want := mustChecker(WithCapacity(func(n string) (int32, bool) { return indexCapacity(rooms[n]) })).Check(req, list)
 			require.True(t, want.Feasible, want.Reason)
-			sameResult(t, want, x.Check(req, indexCapacity), tc.name)
+			sameResult(t, want, x.Check(req, byRoom), tc.name)
 		})
+	}
+}
+
+// TestIndexRemembersRoom holds the room an Index remembers for a Capacity's
+// Key to Check's answers, on a fleet large enough that the clusters with
+// the most room are a few of many, through room reports that change which
+// they are, rooms whose int32 sum wraps around as Karmada's does, clusters
+// added, tainted and deleted, and evictions that keep some clusters.
+func TestIndexRemembersRoom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 3))
+	rooms := []indexRoom{-1, 0, 1, 2, 3, 7, 40, 1 << 29, 1<<30 + 7, math.MaxInt32}
+	for run := range 40 {
+		var x Index[indexRoom]
+		fleet := map[string]member{}
+		names := func() []string { return slices.Sorted(maps.Keys(fleet)) }
+		set := func(c failover.Cluster, room indexRoom) {
+			require.NoError(t, x.Set(c, room))
+			fleet[c.Name] = member{c, room}
+		}
+		for i := range 60 {
+			set(failover.Cluster{Name: fmt.Sprintf("m%02d", i)}, rooms[rng.IntN(len(rooms))])
+		}
+		change := func(name string) {
+			switch rng.IntN(80) {
+			case 0:
+				c := failover.Cluster{Name: fmt.Sprintf("m%02d", rng.IntN(70))}
+				if rng.IntN(3) == 0 {
+					c.Taints = []corev1.Taint{notReady}
+				}
+				set(c, rooms[rng.IntN(len(rooms))])
+			case 1:
+				if len(fleet) > 1 {
+					x.Delete(name)
+					delete(fleet, name)
+				}
+			default:
+				room := rooms[rng.IntN(len(rooms))]
+				require.True(t, x.SetRoom(name, room))
+				fleet[name] = member{fleet[name].c, room}
+			}
+		}
+		for step := range 60 {
+			for range 1 + rng.IntN(12) {
+				all := names()
+				name := all[rng.IntN(len(all))]
+				change(name)
+			}
+			all := names()
+			req := Request{Placement: Placement{ReplicaScheduling: &ReplicaSchedulingStrategy{
+				ReplicaSchedulingType: ReplicaSchedulingTypeDivided, ReplicaDivisionPreference: ReplicaDivisionPreferenceAggregated}}}
+			for k := range 1 + rng.IntN(4) {
+				req.Scheduled = append(req.Scheduled, failover.TargetCluster{Name: all[rng.IntN(len(all))], Replicas: int32(rng.IntN(60))})
+				if k == 0 {
+					req.Evicting = []string{req.Scheduled[0].Name}
+				}
+			}
+			var list []failover.Cluster
+			for _, n := range all {
+				list = append(list, fleet[n].c)
+			}
+			capacity := byRoom
+			if rng.IntN(4) == 0 {
+				capacity.Key = ""
+			}
+			want := mustChecker(WithCapacity(func(n string) (int32, bool) { return indexCapacity(fleet[n].room) })).Check(req, list)
+			sameResult(t, want, x.Check(req, capacity), fmt.Sprintf("run %d step %d, request %v", run, step, req.Scheduled))
+			if t.Failed() {
+				return
+			}
+		}
 	}
 }
