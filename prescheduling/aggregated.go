@@ -81,9 +81,11 @@ func (x *Index[R]) aggregated(s *scan, m *memo[R], ti int, sp []special[R], capa
 	var sum int32 // int32, as Karmada sums
 	count := len(base.names)
 	var locals, others []*node
+	var gone []int // the positions of the memo's clusters the specials decide
 	for i := range sp {
 		if removed[i] {
 			count--
+			gone = append(gone, at[i])
 		}
 		if !in[i] {
 			continue
@@ -121,7 +123,7 @@ func (x *Index[R]) aggregated(s *scan, m *memo[R], ti int, sp []special[R], capa
 		}
 		for _, list := range [][]int{rm.top, rm.firstOthers} {
 			for _, i := range list {
-				if isRemoved(sp, removed, base.names[i]) {
+				if slices.Contains(gone, i) {
 					continue
 				}
 				e, known := est(rm.n[i], rm.known[i])
@@ -132,7 +134,7 @@ func (x *Index[R]) aggregated(s *scan, m *memo[R], ti int, sp []special[R], capa
 		for i, rm := range base.rooms {
 			e, known := room(rm)
 			sum += e
-			if isRemoved(sp, removed, base.names[i]) {
+			if slices.Contains(gone, i) {
 				sum -= e
 				continue
 			}
@@ -210,17 +212,6 @@ func (x *Index[R]) aggregated(s *scan, m *memo[R], ti int, sp []special[R], capa
 	r = s.judgeDivided(ti, mm, receivers, Result{Candidates: cands})
 	r.AffinityName = p.terms[ti].name
 	return r, true
-}
-
-// isRemoved reports whether the memo's cluster name is one of the specials
-// the memo holds, which the check decides itself.
-func isRemoved[R any](sp []special[R], removed []bool, name string) bool {
-	for i := range sp {
-		if removed[i] && sp[i].name == name {
-			return true
-		}
-	}
-	return false
 }
 
 // roomMemo is what a Capacity (by its Key) says of each cluster of a

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/failoverkit/failover"
@@ -301,12 +302,16 @@ func TestIndexBadInput(t *testing.T) {
 
 // TestIndexConcurrent runs checks beside changes; run with -race.
 func TestIndexConcurrent(t *testing.T) {
+	defer goleak.VerifyNone(t)
 	var x Index[indexRoom]
 	fleet := benchFleet(50)
 	for _, c := range fleet {
 		require.NoError(t, x.Set(c, 5))
 	}
-	req := benchRequest()
+	aggregated := Request{Placement: Placement{ReplicaScheduling: &ReplicaSchedulingStrategy{ReplicaSchedulingType: ReplicaSchedulingTypeDivided,
+		ReplicaDivisionPreference: ReplicaDivisionPreferenceAggregated}},
+		Scheduled: []failover.TargetCluster{{Name: "member-00003", Replicas: 2}}, Evicting: []string{"member-00003"}}
+	reqs := []Request{benchRequest(), aggregated}
 	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Add(1)
@@ -315,11 +320,11 @@ func TestIndexConcurrent(t *testing.T) {
 			for i := range 100 {
 				if w == 0 {
 					c := fleet[i%len(fleet)]
-					require.NoError(t, x.Set(c, indexRoom(i)))
+					assert.NoError(t, x.Set(c, indexRoom(i)))
 					x.SetRoom(c.Name, 3)
 					continue
 				}
-				assert.Empty(t, x.Check(req, byRoom).Err)
+				assert.NoError(t, x.Check(reqs[(w+i)%2], byRoom).Err)
 			}
 		}()
 	}
