@@ -17,9 +17,10 @@ import (
 // 5,000 clusters: a Divided, Aggregated workload whose affinity selects the
 // whole fleet (three regions, a tenth of it NoExecute tainted) leaves a
 // tainted cluster, so that its candidates are the fleet. Index is
-// Index.Check with the evicting cluster read afresh as an override; Check
-// is Checker.Check on the same clusters, listed by name, with the same
-// capacity.
+// Index.Check with the evicting cluster read afresh as an override, its
+// Capacity keyed (the room remembered); IndexWithoutKey the same without a
+// Key; Check is Checker.Check on the same clusters, listed by name, with
+// the same capacity.
 func BenchmarkIndexCheck(b *testing.B) {
 	for _, n := range []int{100, 1000, 5000} {
 		fleet := make([]failover.Cluster, n)
@@ -62,6 +63,16 @@ func BenchmarkIndexCheck(b *testing.B) {
 			start, ok := cputime.Used()
 			for b.Loop() {
 				_ = x.Check(req, byRoom, over)
+			}
+			reportCPU(b, start, ok)
+		})
+		// Without a Key, the Index asks the capacity function about every
+		// candidate on each check, in one pass.
+		b.Run(fmt.Sprintf("IndexWithoutKey/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			start, ok := cputime.Used()
+			for b.Loop() {
+				_ = x.Check(req, Capacity[indexRoom]{Of: indexCapacity}, over)
 			}
 			reportCPU(b, start, ok)
 		})
