@@ -156,10 +156,19 @@ func (x *Index[R]) aggregated(s *scan, m *memo[R], ti int, sp []special[R], capa
 	for _, n := range locals {
 		assigned += n.kept
 	}
-	if assigned >= mm.r || sum < mm.r-assigned {
+	if assigned >= mm.r {
 		return Result{}, false
 	}
 	target := mm.r - assigned
+	if sum < target {
+		// The scheduler fails under this term; the answer is final when
+		// there is no other term to try and some candidate.
+		if ti != len(p.terms)-1 || len(cands) == 0 {
+			return Result{}, false
+		}
+		return Result{Candidates: cands, Code: InsufficientCapacity,
+			Reason: s.termPrefix(ti) + s.short(x.firstNames(base, sp, in, at, removed, 5), count, int64(sum), int64(target))}, true
+	}
 	// The scheduler orders by room with an unstable sort the clusters it
 	// has in the order of their score (those it keeps first), room and
 	// name; on clusters already in order of room, that sort moves none.
@@ -333,4 +342,30 @@ func (rm *roomMemo[R]) setRoom(i int, r R) {
 	last := rm.top[roomMemoTop-1]
 	lastRoom := max(rm.n[last], 0)
 	rm.valid = max(n, 0) < lastRoom || max(n, 0) == lastRoom && i > last
+}
+
+// firstNames are the first k names, by name, of the clusters that pass:
+// the memo's, but for the specials, which pass as in says.
+func (x *Index[R]) firstNames(base *passing[R], sp []special[R], in []bool, at []int, removed []bool, k int) []string {
+	out := make([]string, 0, k)
+	next := 0 // the next of the memo's
+	for i := 0; i <= len(sp) && len(out) < k; i++ {
+		end := len(base.names)
+		if i < len(sp) {
+			end = at[i]
+		}
+		for ; next < end && len(out) < k; next++ {
+			out = append(out, base.names[next])
+		}
+		if i == len(sp) || len(out) == k {
+			break
+		}
+		if removed[i] {
+			next = at[i] + 1
+		}
+		if in[i] {
+			out = append(out, sp[i].name)
+		}
+	}
+	return out
 }

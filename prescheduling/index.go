@@ -1,7 +1,6 @@
 package prescheduling
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,6 +60,10 @@ type slot[R any] struct {
 type memo[R any] struct {
 	p     *compiled
 	terms []passing[R]
+	// kinds are, for each term, what its filters make of every cluster
+	// of the Index (a kind), by position in byName: what an answer that is
+	// not feasible counts.
+	kinds [][]uint8
 	used  uint64
 }
 
@@ -162,19 +165,26 @@ func (x *Index[R]) Set(c failover.Cluster, room R) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	sl := x.slots[c.Name]
-	if sl == nil {
+	i, _ := x.find(c.Name)
+	added := sl == nil
+	if added {
 		if x.slots == nil {
 			x.slots = map[string]*slot[R]{}
 		}
 		sl = &slot[R]{}
 		x.slots[c.Name] = sl
-		i, _ := x.find(c.Name)
 		x.byName = slices.Insert(x.byName, i, sl)
 	}
 	sl.c, sl.room, sl.faulty = c, room, failover.IsFaulty(c)
 	for _, m := range x.memos {
 		for ti := range m.terms {
-			m.terms[ti].set(sl, m.p.passes(ti, &sl.c, false))
+			k := m.p.kind(ti, &sl.c)
+			if added {
+				m.kinds[ti] = slices.Insert(m.kinds[ti], i, k)
+			} else {
+				m.kinds[ti][i] = k
+			}
+			m.terms[ti].set(sl, k <= kindPassesFaulty)
 		}
 	}
 	return nil
@@ -207,11 +217,11 @@ func (x *Index[R]) Delete(name string) {
 		return
 	}
 	delete(x.slots, name)
-	if i, ok := x.find(name); ok {
-		x.byName = slices.Delete(x.byName, i, i+1)
-	}
+	i, _ := x.find(name)
+	x.byName = slices.Delete(x.byName, i, i+1)
 	for _, m := range x.memos {
 		for ti := range m.terms {
+			m.kinds[ti] = slices.Delete(m.kinds[ti], i, i+1)
 			m.terms[ti].set(sl, false)
 		}
 	}
@@ -249,11 +259,14 @@ func (x *Index[R]) memo(p *Placement) (*memo[R], error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &memo[R]{p: cp, terms: make([]passing[R], len(cp.terms)), used: x.uses}
+	m := &memo[R]{p: cp, terms: make([]passing[R], len(cp.terms)), kinds: make([][]uint8, len(cp.terms)), used: x.uses}
 	for ti := range cp.terms {
 		ps := &m.terms[ti]
-		for _, sl := range x.byName {
-			if cp.passes(ti, &sl.c, false) {
+		m.kinds[ti] = make([]uint8, len(x.byName))
+		for i, sl := range x.byName {
+			k := cp.kind(ti, &sl.c)
+			m.kinds[ti][i] = k
+			if k <= kindPassesFaulty {
 				ps.slots = append(ps.slots, sl)
 				ps.names = append(ps.names, sl.c.Name)
 				ps.rooms = append(ps.rooms, sl.room)
@@ -317,25 +330,8 @@ func (x *Index[R]) Check(req Request, capacity Capacity[R], overrides ...Overrid
 	for ti := range s.terms {
 		s.terms[ti] = x.passing(s, m, ti, sp, capacity)
 	}
-	if r := s.answer(nil); r.Feasible {
-		return r
-	}
-	fleet, rooms := x.materialize(overrides)
-	var opts []Option
-	if capacity.Of != nil {
-		opts = append(opts, WithCapacity(func(name string) (int32, bool) {
-			i, ok := slices.BinarySearchFunc(fleet, name, func(c failover.Cluster, n string) int { return strings.Compare(c.Name, n) })
-			if !ok {
-				return 0, false
-			}
-			return capacity.Of(rooms[i])
-		}))
-	}
-	c, err := NewChecker(opts...)
-	if err != nil {
-		return invalid(err)
-	}
-	return c.Check(req, fleet)
+	x.tally(s, m, sp, overrides)
+	return s.answer(nil)
 }
 
 func validateOverrides[R any](overrides []Override[R]) error {
@@ -430,38 +426,3 @@ func (x *Index[R]) passing(s *scan, m *memo[R], ti int, sp []special[R], capacit
 }
 
 func capacityAnswer(n int32, known bool) spare { return spare{replicas: n, known: known} }
-
-// materialize lists the fleet with the overrides in place, sorted by name,
-// and each cluster's room.
-func (x *Index[R]) materialize(overrides []Override[R]) ([]failover.Cluster, []R) {
-	fleet := make([]failover.Cluster, 0, len(x.byName)+len(overrides))
-	rooms := make([]R, 0, cap(fleet))
-	over := make(map[string]*Override[R], len(overrides))
-	for i := range overrides {
-		over[overrides[i].Name] = &overrides[i]
-	}
-	for _, sl := range x.byName {
-		if _, ok := over[sl.c.Name]; ok {
-			continue
-		}
-		fleet, rooms = append(fleet, sl.c), append(rooms, sl.room)
-	}
-	for _, o := range overrides {
-		if o.Cluster != nil {
-			fleet, rooms = append(fleet, *o.Cluster), append(rooms, o.Room)
-		}
-	}
-	if len(overrides) > 0 {
-		idx := make([]int, len(fleet))
-		for i := range idx {
-			idx[i] = i
-		}
-		slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(fleet[a].Name, fleet[b].Name) })
-		f2, r2 := make([]failover.Cluster, len(fleet)), make([]R, len(fleet))
-		for k, i := range idx {
-			f2[k], r2[k] = fleet[i], rooms[i]
-		}
-		fleet, rooms = f2, r2
-	}
-	return fleet, rooms
-}

@@ -3,6 +3,7 @@ package prescheduling
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -81,6 +82,29 @@ func BenchmarkIndexCheck(b *testing.B) {
 			start, ok := cputime.Used()
 			for b.Loop() {
 				_ = checker.Check(req, fleet)
+			}
+			reportCPU(b, start, ok)
+		})
+		// Refused: the workload asks for more room than the fleet has, and
+		// the Reason counts what every cluster lacks.
+		refused := req
+		refused.Scheduled = []failover.TargetCluster{{Name: "member-00000", Replicas: math.MaxInt32}}
+		if got, want := x.Check(refused, byRoom, over), checker.Check(refused, fleet); got.Feasible || got.Reason != want.Reason {
+			b.Fatalf("refused: the Index says %q, Check %q", got.Reason, want.Reason)
+		}
+		b.Run(fmt.Sprintf("IndexRefused/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			start, ok := cputime.Used()
+			for b.Loop() {
+				_ = x.Check(refused, byRoom, over)
+			}
+			reportCPU(b, start, ok)
+		})
+		b.Run(fmt.Sprintf("CheckRefused/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			start, ok := cputime.Used()
+			for b.Loop() {
+				_ = checker.Check(refused, fleet)
 			}
 			reportCPU(b, start, ok)
 		})

@@ -137,31 +137,44 @@ func (s *scan) run(fleet []failover.Cluster) error {
 		}
 		group := s.missingGroup(c)
 		for ti := range s.p.terms {
-			ts := &s.terms[ti]
-			switch {
-			case !s.p.terms[ti].m.Matches(c):
-				if !quiet {
-					ts.noMatch.add(c.Name, nil)
-				}
-			case !tolerated && faulty:
-				ts.faulty.add(c.Name, func() string { return "taint " + taintString(faultyTaint(c)) })
-			case !tolerated:
-				ts.untolerated.add(c.Name, func() string { return taintString(taint) })
-			case group != nil:
-				if !quiet {
-					ts.noGroup.add(c.Name, func() string {
-						return fmt.Sprintf("no %s for spreadConstraints[%d]", group.singular(), group.index)
-					})
-				}
-			default:
-				ts.passing = append(ts.passing, c)
-				if faulty && !quiet {
-					ts.faulty.add(c.Name, func() string { return "taint " + taintString(faultyTaint(c)) })
-				}
+			if s.filter(ti, c, quiet, faulty, tolerated, taint, group) {
+				s.terms[ti].passing = append(s.terms[ti].passing, c)
 			}
 		}
 	}
 	return nil
+}
+
+// filter is one term's filters for c, a cluster not being evicted from: it
+// reports whether c passes, and tallies why not (see termScan).
+func (s *scan) filter(ti int, c *failover.Cluster, quiet, faulty, tolerated bool, taint *corev1.Taint, group *spreadKey) bool {
+	ts := &s.terms[ti]
+	switch {
+	case !s.p.terms[ti].m.Matches(c):
+		if !quiet {
+			ts.noMatch.add(c.Name, nil)
+		}
+	case !tolerated && faulty:
+		ts.faulty.add(c.Name, func() string { return faultyDetail(c) })
+	case !tolerated:
+		ts.untolerated.add(c.Name, func() string { return taintString(taint) })
+	case group != nil:
+		if !quiet {
+			ts.noGroup.add(c.Name, func() string { return groupDetail(group) })
+		}
+	default:
+		if faulty && !quiet {
+			ts.faulty.add(c.Name, func() string { return faultyDetail(c) })
+		}
+		return true
+	}
+	return false
+}
+
+func faultyDetail(c *failover.Cluster) string { return "taint " + taintString(faultyTaint(c)) }
+
+func groupDetail(k *spreadKey) string {
+	return fmt.Sprintf("no %s for spreadConstraints[%d]", k.singular(), k.index)
 }
 
 // missingGroup returns the first spread constraint c lacks the field of.

@@ -615,11 +615,17 @@ func (m *model) weighted(selected []*node) ([]*node, []int64) {
 
 // short says that the clusters have room for fewer replicas than needed.
 func (m *model) short(ns []*node, room, need int64) string {
-	what := m.s.evictedWhat()
-	if evicted := m.s.evictedReplicas(); need != evicted {
+	return m.s.short(nodeNames(sortedNodes(ns)), len(ns), room, need)
+}
+
+// short is model.short for total clusters, named by first (the first five
+// by name, or all).
+func (s *scan) short(first []string, total int, room, need int64) string {
+	what := s.evictedWhat()
+	if evicted := s.evictedReplicas(); need != evicted {
 		what = fmt.Sprintf("the %d replicas to place (%s, and those of clusters the scheduler no longer selects)", need, what)
 	}
-	return fmt.Sprintf("the eligible clusters (%s) have spare capacity for %d of %s", list(nodeNames(sortedNodes(ns)), 5), room, what)
+	return fmt.Sprintf("the eligible clusters (%s) have spare capacity for %d of %s", listOf(first, total, 5), room, what)
 }
 
 func nodeNames(ns []*node) []string {
