@@ -110,3 +110,46 @@ func BenchmarkIndexCheck(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkIndexChange is what an informer's event costs an Index of 5,000
+// clusters that remembers one placement and its room for one Capacity:
+// RoomReport a summary report (SetRoom), Taint a cluster tainted and
+// recovered in turn (Set, which finds its filters again).
+func BenchmarkIndexChange(b *testing.B) {
+	var x Index[indexRoom]
+	for i := range 5000 {
+		if err := x.Set(failover.Cluster{Name: fmt.Sprintf("member-%05d", i)}, 100); err != nil {
+			b.Fatal(err)
+		}
+	}
+	req := Request{Placement: Placement{ReplicaScheduling: &ReplicaSchedulingStrategy{ReplicaSchedulingType: ReplicaSchedulingTypeDivided,
+		ReplicaDivisionPreference: ReplicaDivisionPreferenceAggregated}},
+		Scheduled: []failover.TargetCluster{{Name: "member-00000", Replicas: 3}}, Evicting: []string{"member-00000"}}
+	if r := x.Check(req, byRoom); !r.Feasible {
+		b.Fatal(r.Reason)
+	}
+	b.Run("RoomReport/5000", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			x.SetRoom(fmt.Sprintf("member-%05d", i%5000), indexRoom(i%200))
+			i++
+		}
+	})
+	b.Run("Taint/5000", func(b *testing.B) {
+		b.ReportAllocs()
+		tainted := failover.Cluster{Name: "member-02500", Taints: []corev1.Taint{notReady}}
+		healthy := failover.Cluster{Name: "member-02500"}
+		i := 0
+		for b.Loop() {
+			c := healthy
+			if i%2 == 0 {
+				c = tainted
+			}
+			if err := x.Set(c, 100); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+}
