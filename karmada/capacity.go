@@ -2,6 +2,9 @@ package karmada
 
 import (
 	"math"
+	"slices"
+	"strconv"
+	"strings"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
@@ -69,6 +72,20 @@ func needsOf(req *workv1alpha2.ReplicaRequirements) []need {
 		}
 	}
 	return out
+}
+
+// needsKey names needs, whatever their order: what maxReplicas reads
+// besides the room, for prescheduling.Capacity.Key.
+func needsKey(needs []need) string {
+	if len(needs) == 0 {
+		return "pods"
+	}
+	parts := make([]string, len(needs))
+	for i, nd := range needs {
+		parts[i] = string(nd.name) + "=" + strconv.FormatInt(nd.n, 10)
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ",")
 }
 
 // maxReplicas is MaxReplicas on the room, for a replica that needs needs.

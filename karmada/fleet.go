@@ -11,6 +11,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/prescheduling"
 )
 
 // Fleet is the fleet as the pre-scheduling check and the [Ledger] read it,
@@ -27,11 +28,17 @@ import (
 // conditions). A cluster's resource summary, which Karmada reports every
 // few seconds, is read live by [Fleet.Summary] and changes no view.
 //
+// [Fleet.Check] reads neither view nor list: the Fleet feeds a
+// prescheduling.Index as it is fed, converted clusters on a change the check
+// can see and their room on every summary report, so that a check costs
+// what the scheduler itself looks at, not a pass over the fleet.
+//
 // A Fleet is safe for concurrent use. Its zero value is empty and ready.
 type Fleet struct {
 	mu       sync.RWMutex
 	clusters map[string]*fleetSlot
 	view     *FleetView // nil after a change the check can see
+	index    prescheduling.Index[room]
 }
 
 // fleetSlot holds a cluster's latest entry. A summary report replaces the
@@ -97,6 +104,16 @@ func (f *Fleet) Set(c *clusterv1alpha1.Cluster) (changed bool, err error) {
 	if changed {
 		f.view = nil
 	}
+	switch {
+	case err != nil:
+		f.index.Delete(c.Name)
+	case changed:
+		if err := f.index.Set(conv, *e.room); err != nil {
+			return changed, err
+		}
+	default:
+		f.index.SetRoom(c.Name, *e.room)
+	}
 	return changed, err
 }
 
@@ -107,7 +124,49 @@ func (f *Fleet) Delete(name string) {
 	if _, ok := f.clusters[name]; ok {
 		delete(f.clusters, name)
 		f.view = nil
+		f.index.Delete(name)
 	}
+}
+
+// Fresh is a cluster read afresh from the API server, converted once, which
+// stands in for the Fleet's copy in [Fleet.Check]: the informer's cache may
+// lag behind what a decision must rely on. Make one with [FreshCluster] or
+// [GoneCluster].
+type Fresh struct {
+	o prescheduling.Override[room]
+}
+
+// FreshCluster converts cl, read afresh. A cluster that does not convert
+// stands for no target (whose taints cannot be read is none), and the error
+// says why.
+func FreshCluster(cl *clusterv1alpha1.Cluster) (Fresh, error) {
+	fr := Fresh{o: prescheduling.Override[room]{Name: cl.Name, Room: *roomOf(cl.Status.ResourceSummary)}}
+	conv, err := FromCluster(cl)
+	if err != nil {
+		return fr, err
+	}
+	fr.o.Cluster = &conv
+	return fr, nil
+}
+
+// GoneCluster stands for the cluster named name, which a fresh read did not
+// find.
+func GoneCluster(name string) Fresh { return Fresh{o: prescheduling.Override[room]{Name: name}} }
+
+// Check is [prescheduling.Checker.Check] with [Capacity] on the Fleet as it
+// is, with fresh in place of the Fleet's copies: the same Result as on a
+// [FleetView] with them, but computed on the Fleet's index
+// ([prescheduling.Index.Check]), whose Candidates must not be modified.
+// requirements are the binding's spec.replicaRequirements. Clusters named
+// twice in fresh are invalid input.
+func (f *Fleet) Check(req prescheduling.Request, requirements *workv1alpha2.ReplicaRequirements, fresh ...Fresh) prescheduling.Result {
+	needs := needsOf(requirements)
+	overrides := make([]prescheduling.Override[room], len(fresh))
+	for i := range fresh {
+		overrides[i] = fresh[i].o
+	}
+	capacity := prescheduling.Capacity[room]{Of: func(r room) (int32, bool) { return r.maxReplicas(needs), true }, Key: needsKey(needs)}
+	return f.index.Check(req, capacity, overrides...)
 }
 
 // View returns the fleet as it is now, built again only if a cluster
@@ -188,3 +247,6 @@ func SummariesOf(clusters []clusterv1alpha1.Cluster) Summaries {
 		return s, ok
 	}
 }
+
+// Name is the name of the cluster f stands for.
+func (f Fresh) Name() string { return f.o.Name }

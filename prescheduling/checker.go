@@ -208,16 +208,34 @@ func (c *Checker) Check(req Request, fleet []failover.Cluster) Result {
 		return invalid(err)
 	}
 	if len(s.evicted) == 0 {
-		return Result{Code: NothingToEvict, Reason: fmt.Sprintf("nothing to evict: %s %s not in the schedule result (%s)",
-			list(req.Evicting, 5), isAre(len(req.Evicting)), list(names(req.Scheduled), 5))}
+		return nothingToEvict(&req)
 	}
 	if err := s.run(fleet); err != nil {
 		return invalid(err)
 	}
-	start := 0
-	if n := req.ObservedAffinityName; n != "" {
-		start = max(slices.IndexFunc(p.terms, func(t term) bool { return t.name == n }), 0)
+	return s.answer(c)
+}
+
+// start is the term the scheduler tries first: the one it last scheduled
+// the workload under, else the first.
+func (s *scan) start() int {
+	n := s.req.ObservedAffinityName
+	if n == "" {
+		return 0
 	}
+	return max(slices.IndexFunc(s.p.terms, func(t term) bool { return t.name == n }), 0)
+}
+
+func nothingToEvict(req *Request) Result {
+	return Result{Code: NothingToEvict, Reason: fmt.Sprintf("nothing to evict: %s %s not in the schedule result (%s)",
+		list(req.Evicting, 5), isAre(len(req.Evicting)), list(names(req.Scheduled), 5))}
+}
+
+// answer tries the affinity terms, once the scan has filtered the fleet,
+// as the scheduler tries them.
+func (s *scan) answer(c *Checker) Result {
+	p := s.p
+	start := s.start()
 	var first Result
 	for i := start; i < len(p.terms); i++ {
 		r, scheduled := s.decide(i, c)

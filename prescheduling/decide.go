@@ -18,7 +18,15 @@ func (s *scan) decide(ti int, c *Checker) (r Result, scheduled bool) {
 	dup := s.p.division == divideDuplicated
 	// One sort by name serves the candidates, the check for a name listed
 	// twice and the scheduler's last tie-break.
-	order := sortedOrder(len(ts.passing), func(i int) string { return ts.passing[i].Name })
+	var order []int
+	if s.byName {
+		order = make([]int, len(ts.passing))
+		for i := range order {
+			order[i] = i
+		}
+	} else {
+		order = sortedOrder(len(ts.passing), func(i int) string { return ts.passing[i].Name })
+	}
 	var cands []string
 	for k, i := range order {
 		cl := ts.passing[i]

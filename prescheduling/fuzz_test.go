@@ -203,47 +203,12 @@ func FuzzCheck(f *testing.F) {
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := byteReader(data)
-		var p Placement
-		if r.next()%3 == 0 {
-			for i := range int(r.next() % 3) {
-				p.ClusterAffinities = append(p.ClusterAffinities, ClusterAffinityTerm{AffinityName: r.pick("x", "y", "z", "")})
-				if a := r.affinity(); a != nil {
-					p.ClusterAffinities[i].ClusterAffinity = *a
-				}
-			}
-		} else {
-			p.ClusterAffinity = r.affinity()
-		}
-		for range int(r.next() % 3) {
-			p.SpreadConstraints = append(p.SpreadConstraints, SpreadConstraint{
-				SpreadByField: SpreadFieldValue(r.pick("", "cluster", "region", "zone", "provider", "country")),
-				SpreadByLabel: r.pick("", "", "team"), MinGroups: int(int8(r.next())) % 5, MaxGroups: int(int8(r.next())) % 5})
-		}
-		if r.next()%2 == 0 {
-			p.ClusterTolerations = []corev1.Toleration{{Key: r.pick("maintenance", ""), Operator: corev1.TolerationOperator(r.pick("Exists", "Equal", "", "Lt")),
-				Value: r.pick("", "true"), Effect: corev1.TaintEffect(r.pick("", "NoSchedule", "NoExecute", "Bogus"))}}
-		}
-		switch r.next() % 4 {
-		case 1:
-			p.ReplicaScheduling = &ReplicaSchedulingStrategy{ReplicaSchedulingType: ReplicaSchedulingType(r.pick("Duplicated", "Divided", "", "Bogus"))}
-		case 2:
-			p.ReplicaScheduling = &ReplicaSchedulingStrategy{ReplicaSchedulingType: ReplicaSchedulingTypeDivided, ReplicaDivisionPreference: ReplicaDivisionPreferenceWeighted,
-				WeightPreference: &ClusterPreferences{StaticWeightList: []StaticClusterWeight{{Weight: int64(int8(r.next())) % 3}}}}
-			if a := r.affinity(); a != nil {
-				p.ReplicaScheduling.WeightPreference.StaticWeightList[0].TargetCluster = *a
-			}
-		}
+		p := r.placement()
 		fleet := make([]failover.Cluster, int(r.next()%12))
 		for i := range fleet {
 			fleet[i] = r.cluster(i)
 		}
-		req := Request{Placement: p}
-		for range int(r.next() % 4) {
-			req.Scheduled = append(req.Scheduled, failover.TargetCluster{Name: r.pick("a1", "a2", "b1", "c1", "c2", "", "x"), Replicas: int32(int8(r.next())) % 4})
-		}
-		for range int(r.next() % 3) {
-			req.Evicting = append(req.Evicting, r.pick("a1", "a2", "b1", "c1", "c2", "", "x"))
-		}
+		req := r.request(p)
 		var opts []Option
 		if r.next()%2 == 0 {
 			cap := int32(int8(r.next()))
@@ -291,4 +256,54 @@ func FuzzCheck(f *testing.F) {
 			}
 		}
 	})
+}
+
+// placement builds a placement from fuzz bytes: an affinity or affinity
+// terms, spread constraints, a toleration, a replica scheduling strategy,
+// each maybe invalid.
+func (r *byteReader) placement() Placement {
+	var p Placement
+	if r.next()%3 == 0 {
+		for i := range int(r.next() % 3) {
+			p.ClusterAffinities = append(p.ClusterAffinities, ClusterAffinityTerm{AffinityName: r.pick("x", "y", "z", "")})
+			if a := r.affinity(); a != nil {
+				p.ClusterAffinities[i].ClusterAffinity = *a
+			}
+		}
+	} else {
+		p.ClusterAffinity = r.affinity()
+	}
+	for range int(r.next() % 3) {
+		p.SpreadConstraints = append(p.SpreadConstraints, SpreadConstraint{
+			SpreadByField: SpreadFieldValue(r.pick("", "cluster", "region", "zone", "provider", "country")),
+			SpreadByLabel: r.pick("", "", "team"), MinGroups: int(int8(r.next())) % 5, MaxGroups: int(int8(r.next())) % 5})
+	}
+	if r.next()%2 == 0 {
+		p.ClusterTolerations = []corev1.Toleration{{Key: r.pick("maintenance", ""), Operator: corev1.TolerationOperator(r.pick("Exists", "Equal", "", "Lt")),
+			Value: r.pick("", "true"), Effect: corev1.TaintEffect(r.pick("", "NoSchedule", "NoExecute", "Bogus"))}}
+	}
+	switch r.next() % 4 {
+	case 1:
+		p.ReplicaScheduling = &ReplicaSchedulingStrategy{ReplicaSchedulingType: ReplicaSchedulingType(r.pick("Duplicated", "Divided", "", "Bogus"))}
+	case 2:
+		p.ReplicaScheduling = &ReplicaSchedulingStrategy{ReplicaSchedulingType: ReplicaSchedulingTypeDivided, ReplicaDivisionPreference: ReplicaDivisionPreferenceWeighted,
+			WeightPreference: &ClusterPreferences{StaticWeightList: []StaticClusterWeight{{Weight: int64(int8(r.next())) % 3}}}}
+		if a := r.affinity(); a != nil {
+			p.ReplicaScheduling.WeightPreference.StaticWeightList[0].TargetCluster = *a
+		}
+	}
+	return p
+}
+
+// request builds a request for p from fuzz bytes: a schedule result and
+// the clusters evicted from, each maybe invalid.
+func (r *byteReader) request(p Placement) Request {
+	req := Request{Placement: p}
+	for range int(r.next() % 4) {
+		req.Scheduled = append(req.Scheduled, failover.TargetCluster{Name: r.pick("a1", "a2", "b1", "c1", "c2", "", "x"), Replicas: int32(int8(r.next())) % 4})
+	}
+	for range int(r.next() % 3) {
+		req.Evicting = append(req.Evicting, r.pick("a1", "a2", "b1", "c1", "c2", "", "x"))
+	}
+	return req
 }

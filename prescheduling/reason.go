@@ -67,14 +67,18 @@ func joinAnd(xs []string) string {
 }
 
 // list names up to max of xs: "member1, member2 and 3 more".
-func list(xs []string, max int) string {
-	if len(xs) == 0 {
+func list(xs []string, max int) string { return listOf(xs, len(xs), max) }
+
+// listOf is list of total names, of which first are the first (at least
+// max of them, or all).
+func listOf(first []string, total, max int) string {
+	if total == 0 {
 		return "none"
 	}
-	if len(xs) > max {
-		return strings.Join(xs[:max], ", ") + fmt.Sprintf(" and %d more", len(xs)-max)
+	if total > max {
+		return strings.Join(first[:max], ", ") + fmt.Sprintf(" and %d more", total-max)
 	}
-	return joinAnd(xs)
+	return joinAnd(first[:total])
 }
 
 func isAre(n int) string {

@@ -26,6 +26,10 @@ type scan struct {
 	sum      int64 // Divided: the replicas of the schedule result, uncapped
 
 	fleetSize int
+	// byName: the passing clusters of every term are listed by name, each
+	// name once, and carry their capacity (termScan.caps), as an Index
+	// gives them.
+	byName bool
 	// Exclusions that do not depend on the affinity term.
 	beingEvicted, alreadyRuns tally
 	terms                     []termScan
@@ -38,7 +42,10 @@ type termScan struct {
 	// passing are the clusters Karmada's filters let through, the remaining
 	// ones and faulty ones included: the clusters its scheduler chooses
 	// among.
-	passing                               []*failover.Cluster
+	passing []*failover.Cluster
+	// caps, when the scan is byName and the check has a capacity
+	// function, are its answers for passing, one for one.
+	caps                                  []spare
 	noMatch, faulty, untolerated, noGroup tally
 }
 
@@ -130,41 +137,71 @@ func (s *scan) run(fleet []failover.Cluster) error {
 		}
 		group := s.missingGroup(c)
 		for ti := range s.p.terms {
-			ts := &s.terms[ti]
-			switch {
-			case !s.p.terms[ti].m.Matches(c):
-				if !quiet {
-					ts.noMatch.add(c.Name, nil)
-				}
-			case !tolerated && faulty:
-				ts.faulty.add(c.Name, func() string { return "taint " + taintString(faultyTaint(c)) })
-			case !tolerated:
-				ts.untolerated.add(c.Name, func() string { return taintString(taint) })
-			case group != nil:
-				if !quiet {
-					ts.noGroup.add(c.Name, func() string {
-						return fmt.Sprintf("no %s for spreadConstraints[%d]", group.singular(), group.index)
-					})
-				}
-			default:
-				ts.passing = append(ts.passing, c)
-				if faulty && !quiet {
-					ts.faulty.add(c.Name, func() string { return "taint " + taintString(faultyTaint(c)) })
-				}
+			if s.filter(ti, c, quiet, faulty, tolerated, taint, group) {
+				s.terms[ti].passing = append(s.terms[ti].passing, c)
 			}
 		}
 	}
 	return nil
 }
 
+// filter is one term's filters for c, a cluster not being evicted from: it
+// reports whether c passes, and tallies why not (see termScan).
+func (s *scan) filter(ti int, c *failover.Cluster, quiet, faulty, tolerated bool, taint *corev1.Taint, group *spreadKey) bool {
+	ts := &s.terms[ti]
+	switch {
+	case !s.p.terms[ti].m.Matches(c):
+		if !quiet {
+			ts.noMatch.add(c.Name, nil)
+		}
+	case !tolerated && faulty:
+		ts.faulty.add(c.Name, func() string { return faultyDetail(c) })
+	case !tolerated:
+		ts.untolerated.add(c.Name, func() string { return taintString(taint) })
+	case group != nil:
+		if !quiet {
+			ts.noGroup.add(c.Name, func() string { return groupDetail(group) })
+		}
+	default:
+		if faulty && !quiet {
+			ts.faulty.add(c.Name, func() string { return faultyDetail(c) })
+		}
+		return true
+	}
+	return false
+}
+
+func faultyDetail(c *failover.Cluster) string { return "taint " + taintString(faultyTaint(c)) }
+
+func groupDetail(k *spreadKey) string {
+	return fmt.Sprintf("no %s for spreadConstraints[%d]", k.singular(), k.index)
+}
+
 // missingGroup returns the first spread constraint c lacks the field of.
-func (s *scan) missingGroup(c *failover.Cluster) *spreadKey {
-	for i := range s.p.spread {
-		if !s.p.spread[i].has(c) {
-			return &s.p.spread[i]
+func (s *scan) missingGroup(c *failover.Cluster) *spreadKey { return s.p.missingGroup(c) }
+
+func (p *compiled) missingGroup(c *failover.Cluster) *spreadKey {
+	for i := range p.spread {
+		if !p.spread[i].has(c) {
+			return &p.spread[i]
 		}
 	}
 	return nil
+}
+
+// passes reports whether c passes the filters of term ti as scan.run
+// applies them, for a cluster that is not being evicted from; keeps says
+// whether it keeps the workload, which lets it pass whatever its taints.
+func (p *compiled) passes(ti int, c *failover.Cluster, keeps bool) bool {
+	if !p.terms[ti].m.Matches(c) {
+		return false
+	}
+	if !keeps {
+		if _, ok := tolerates(p.tols, c); !ok {
+			return false
+		}
+	}
+	return p.missingGroup(c) == nil
 }
 
 func faultyTaint(c *failover.Cluster) *corev1.Taint {
@@ -190,4 +227,10 @@ func (k *spreadKey) singular() string {
 		return "label " + k.label
 	}
 	return string(k.field)
+}
+
+// spare is a capacity function's answer for one cluster.
+type spare struct {
+	replicas int32
+	known    bool
 }

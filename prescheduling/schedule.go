@@ -81,7 +81,8 @@ type model struct {
 }
 
 func (s *scan) model(ti int, c *Checker, byName []int) *model {
-	m := &model{s: s, p: s.p, r: s.replicas, capacity: c != nil && c.capacity != nil}
+	caps := s.terms[ti].caps
+	m := &model{s: s, p: s.p, r: s.replicas, capacity: caps != nil || c != nil && c.capacity != nil}
 	passing := s.terms[ti].passing
 	m.nodes = make([]*node, len(passing))
 	all := make([]node, len(passing))
@@ -92,7 +93,11 @@ func (s *scan) model(ti int, c *Checker, byName []int) *model {
 		if j := s.sched.Index(cl.Name); j >= 0 {
 			n.local, n.kept = true, s.req.Scheduled[j].Replicas
 		}
-		n.est, n.known = m.estimate(cl.Name, c)
+		if caps != nil {
+			n.est, n.known = m.estimated(caps[i].replicas, caps[i].known)
+		} else {
+			n.est, n.known = m.estimate(cl.Name, c)
+		}
 		n.avail = int64(n.est) + int64(n.kept)
 		m.nodes[k] = n
 	}
@@ -113,14 +118,22 @@ func (m *model) estimate(name string, c *Checker) (int32, bool) {
 		return math.MaxInt32, true
 	}
 	if m.capacity {
-		if n, ok := c.capacity(name); ok {
-			if n == math.MaxInt32 {
-				return m.r, true
-			}
-			return max(n, 0), true
-		}
+		return m.estimated(c.capacity(name))
 	}
 	return m.r, false
+}
+
+// estimated is estimate for the capacity function's answer n, known.
+func (m *model) estimated(n int32, known bool) (int32, bool) {
+	switch {
+	case m.r == 0:
+		return math.MaxInt32, true
+	case !known:
+		return m.r, false
+	case n == math.MaxInt32:
+		return m.r, true
+	}
+	return max(n, 0), true
 }
 
 // schedule runs the selection and the assignment. It returns the selected
@@ -602,11 +615,17 @@ func (m *model) weighted(selected []*node) ([]*node, []int64) {
 
 // short says that the clusters have room for fewer replicas than needed.
 func (m *model) short(ns []*node, room, need int64) string {
-	what := m.s.evictedWhat()
-	if evicted := m.s.evictedReplicas(); need != evicted {
+	return m.s.short(nodeNames(sortedNodes(ns)), len(ns), room, need)
+}
+
+// short is model.short for total clusters, named by first (the first five
+// by name, or all).
+func (s *scan) short(first []string, total int, room, need int64) string {
+	what := s.evictedWhat()
+	if evicted := s.evictedReplicas(); need != evicted {
 		what = fmt.Sprintf("the %d replicas to place (%s, and those of clusters the scheduler no longer selects)", need, what)
 	}
-	return fmt.Sprintf("the eligible clusters (%s) have spare capacity for %d of %s", list(nodeNames(sortedNodes(ns)), 5), room, what)
+	return fmt.Sprintf("the eligible clusters (%s) have spare capacity for %d of %s", listOf(first, total, 5), room, what)
 }
 
 func nodeNames(ns []*node) []string {

@@ -211,22 +211,19 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 }
 
 // check runs the pre-scheduling check for req on the fleet as the Fleet
-// shows it, with evicting (read fresh) in it. The cache may lag behind the
+// holds it (karmada.Fleet.Check, on its index), with evicting (read fresh)
+// in place of the Fleet's copy. The cache may lag behind the
 // API server, so the clusters a feasible answer relies on, those it moves
 // replicas to, are then read fresh and the check run again on them, until
 // every cluster it relies on was read fresh: a handful of reads, not the
 // fleet. A cluster already tainted in the API server, not yet in the
 // cache, is so never taken for a target.
 func (c *EvictionController) check(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, req prescheduling.Request, evicting *clusterv1alpha1.Cluster, logger logr.Logger) (prescheduling.Result, *fleetView, error) {
-	fleet := newFleetView(c.fleet)
+	fleet := checkView(c.fleet)
 	fleet.put(evicting, logger)
 	fresh := map[string]bool{evicting.Name: true}
-	checker, err := prescheduling.NewChecker(prescheduling.WithCapacity(fleet.capacity(spec.ReplicaRequirements)))
-	if err != nil {
-		return prescheduling.Result{}, nil, err
-	}
 	for round := 0; ; round++ {
-		res := checker.Check(req, fleet.clusters)
+		res := fleet.check(req, spec.ReplicaRequirements)
 		if !res.Feasible {
 			return res, fleet, nil
 		}

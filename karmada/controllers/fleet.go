@@ -1,21 +1,19 @@
 package controllers
 
 import (
-	"cmp"
 	"errors"
-	"slices"
 
 	"github.com/go-logr/logr"
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/prescheduling"
 	"github.com/failoverkit/failover/ratelimit"
 )
 
@@ -78,84 +76,86 @@ func ClusterDomains(d ratelimit.Domain) func(obj any) []string {
 	}
 }
 
-// fleetView is the fleet as one check sees it: the Fleet's view, with the
-// clusters read fresh from the API server over it. The view is shared by
-// every check, so it is copied only when a fresh read differs from it.
+// fleetView is the fleet as one check sees it: the Fleet, with the clusters
+// read fresh from the API server over it, which the check takes as
+// overrides (karmada.Fresh) and which nothing copies the fleet for.
 type fleetView struct {
-	fleet    *karmada.Fleet
+	fleet *karmada.Fleet
+	// view and clusters are the Fleet's view, for a whole-fleet reader
+	// (predict); nil in a check's, which reads the Fleet's index.
 	view     *karmada.FleetView
-	clusters []failover.Cluster // the view's, or a copy with the fresh reads
-	copied   bool
+	clusters []failover.Cluster
 	// fresh holds the summaries of the clusters read fresh (nil for one
-	// that is gone).
-	fresh map[string]*clusterv1alpha1.ResourceSummary
+	// that is gone), in whether each is in the fleet (read, and it
+	// converts), and overrides what the check takes of them.
+	fresh     map[string]*clusterv1alpha1.ResourceSummary
+	in        map[string]bool
+	overrides []karmada.Fresh
 }
 
+// newFleetView is the Fleet's view, for a reader of the whole fleet.
 func newFleetView(f *karmada.Fleet) *fleetView {
 	v := f.View()
-	return &fleetView{fleet: f, view: v, clusters: v.Clusters, fresh: map[string]*clusterv1alpha1.ResourceSummary{}}
+	fv := checkView(f)
+	fv.view, fv.clusters = v, v.Clusters
+	return fv
 }
 
-// capacity is karmada.FleetView.Capacity, with the fresh reads' summaries
-// over the view's.
+// checkView is the Fleet as a check reads it, with no fresh read yet.
+func checkView(f *karmada.Fleet) *fleetView {
+	return &fleetView{fleet: f, fresh: map[string]*clusterv1alpha1.ResourceSummary{}, in: map[string]bool{}}
+}
+
+// capacity is karmada.Capacity over the Fleet's summaries, with the fresh
+// reads' over them.
 func (f *fleetView) capacity(req *workv1alpha2.ReplicaRequirements) func(cluster string) (int32, bool) {
-	viewed := f.view.Capacity(req)
+	viewed := karmada.CapacityFrom(f.fleet.Summary, req)
+	if f.view != nil {
+		viewed = f.view.Capacity(req)
+	}
 	return func(name string) (int32, bool) {
 		if s, ok := f.fresh[name]; ok {
-			_, known := f.find(name)
-			return karmada.MaxReplicas(s, req), known
+			return karmada.MaxReplicas(s, req), f.in[name]
 		}
 		return viewed(name)
 	}
 }
 
-// find returns where the cluster named name is, or would be, in clusters.
-func (f *fleetView) find(name string) (int, bool) {
-	return slices.BinarySearchFunc(f.clusters, name, func(c failover.Cluster, n string) int { return cmp.Compare(c.Name, n) })
+// check is the Fleet's check with the fresh reads in place.
+func (f *fleetView) check(req prescheduling.Request, requirements *workv1alpha2.ReplicaRequirements) prescheduling.Result {
+	return f.fleet.Check(req, requirements, f.overrides...)
 }
 
-// own makes clusters a copy of its own before a change.
-func (f *fleetView) own() {
-	if !f.copied {
-		f.clusters, f.copied = slices.Clone(f.clusters), true
-	}
-}
-
-// put sets cl, read fresh, over the view. One that does not convert is
+// put sets cl, read fresh, over the Fleet. One that does not convert is
 // left out, and logged: whose taints cannot be read is no target.
 func (f *fleetView) put(cl *clusterv1alpha1.Cluster, logger logr.Logger) {
-	f.fresh[cl.Name] = cl.Status.ResourceSummary
-	i, ok := f.find(cl.Name)
-	fc, err := karmada.FromCluster(cl)
-	switch {
-	case err != nil:
+	fr, err := karmada.FreshCluster(cl)
+	if err != nil {
 		logger.Error(err, "cluster left out of the fleet", "cluster", cl.Name)
-		f.drop(cl.Name)
-		f.fresh[cl.Name] = cl.Status.ResourceSummary
-	case ok && apiequality.Semantic.DeepEqual(f.clusters[i], fc):
-	case ok:
-		f.own()
-		f.clusters[i] = fc
-	default:
-		f.own()
-		f.clusters = slices.Insert(f.clusters, i, fc)
 	}
+	f.set(cl.Name, fr, cl.Status.ResourceSummary, err == nil)
 }
 
 // drop takes the cluster named name out: it is gone.
-func (f *fleetView) drop(name string) {
-	f.fresh[name] = nil
-	if i, ok := f.find(name); ok {
-		f.own()
-		f.clusters = slices.Delete(f.clusters, i, i+1)
+func (f *fleetView) drop(name string) { f.set(name, karmada.GoneCluster(name), nil, false) }
+
+func (f *fleetView) set(name string, fr karmada.Fresh, s *clusterv1alpha1.ResourceSummary, in bool) {
+	if _, ok := f.fresh[name]; !ok {
+		f.overrides = append(f.overrides, fr)
+	} else {
+		for i := range f.overrides {
+			if f.overrides[i].Name() == name {
+				f.overrides[i] = fr
+			}
+		}
 	}
+	f.fresh[name], f.in[name] = s, in
 }
 
 // summary is a karmada.Summaries: a fresh read's, else the Fleet's.
 func (f *fleetView) summary(name string) (*clusterv1alpha1.ResourceSummary, bool) {
 	if s, ok := f.fresh[name]; ok {
-		_, known := f.find(name)
-		return s, known || s != nil
+		return s, f.in[name] || s != nil
 	}
 	return f.fleet.Summary(name)
 }

@@ -1,0 +1,371 @@
+package prescheduling
+
+import (
+	"math"
+	"slices"
+
+	"github.com/failoverkit/failover"
+)
+
+// quickRoom bounds the clusters an Aggregated division may fill before
+// Index.Check leaves the quick way (aggregated) for the general one; the
+// quick way also takes at most quickRoom clusters named by the request.
+const quickRoom = 8
+
+// aggregated is the scheduler's choice for term ti of a Divided,
+// Aggregated placement without spread constraints, when it is feasible:
+// the clusters it fills are those it keeps, then those with the most room.
+// When the scheduler's order of the candidates (score, room, name) is
+// already in order of room, its unstable sort by room moves nothing, so the
+// first few by room are its fill, and they are found without ordering the
+// rest: from the room the Index remembers for the Capacity's Key, or in one
+// pass. ok is false when the answer needs the general way: that order is
+// not in order of room, the fill takes more than quickRoom clusters, or the
+// answer is not feasible.
+func (x *Index[R]) aggregated(s *scan, m *memo[R], ti int, sp []special[R], capacity Capacity[R]) (r Result, ok bool) {
+	p := m.p
+	if p.division != divideAggregated || !p.sel.all || s.replicas == 0 || len(sp) > quickRoom {
+		return Result{}, false
+	}
+	mm := &model{s: s, p: p, r: s.replicas, capacity: capacity.Of != nil}
+	base := &m.terms[ti]
+	est := func(n int32, known bool) (int32, bool) {
+		if capacity.Of == nil {
+			return mm.estimated(0, false)
+		}
+		return mm.estimated(n, known)
+	}
+	room := func(rm R) (int32, bool) {
+		if capacity.Of == nil {
+			return est(0, false)
+		}
+		return est(capacity.Of(rm))
+	}
+
+	// The specials: where each falls among the memo's clusters, whether it
+	// passes, and whether the memo's candidates are the answer's as they
+	// are (then handed out as they are).
+	S := len(sp)
+	at := make([]int, S)
+	in, removed := make([]bool, S), make([]bool, S)
+	share := true
+	for i := range sp {
+		o := &sp[i]
+		at[i], removed[i] = slices.BinarySearch(base.names, o.name)
+		in[i] = o.c != nil && !s.evicting.Has(o.name) && p.passes(ti, o.c, s.sched.Has(o.name))
+		_, healthy := slices.BinarySearch(base.healthy, o.name)
+		share = share && healthy == (in[i] && !failover.IsFaulty(*o.c))
+	}
+	var cands []string
+	if share {
+		cands = base.healthy[:len(base.healthy):len(base.healthy)]
+		base.shared.Store(true)
+	} else {
+		cands = make([]string, 0, len(base.healthy)+S)
+		last := 0
+		for i := range sp {
+			h, found := slices.BinarySearch(base.healthy[last:], sp[i].name)
+			cands = append(cands, base.healthy[last:last+h]...)
+			if last += h; found {
+				last++
+			}
+			if in[i] && !failover.IsFaulty(*sp[i].c) {
+				cands = append(cands, sp[i].name)
+			}
+		}
+		cands = append(cands, base.healthy[last:]...)
+	}
+
+	// The clusters that pass, by rank (their order by name): the memo's at
+	// position i rank i*(S+1)+S, the specials after the memo's before them.
+	var sum int32 // int32, as Karmada sums
+	count := len(base.names)
+	var locals, others []*node
+	var gone []int // the positions of the memo's clusters the specials decide
+	for i := range sp {
+		if removed[i] {
+			count--
+			gone = append(gone, at[i])
+		}
+		if !in[i] {
+			continue
+		}
+		count++
+		o := &sp[i]
+		n := &node{c: o.c, name: o.name, rank: at[i]*(S+1) + i, faulty: failover.IsFaulty(*o.c)}
+		n.est, n.known = room(o.room)
+		sum += n.est
+		if j := s.sched.Index(o.name); j >= 0 {
+			n.local, n.kept = true, s.req.Scheduled[j].Replicas
+			locals = append(locals, n)
+		} else {
+			others = append(others, n)
+		}
+		n.avail = int64(n.est) + int64(n.kept)
+	}
+	var slab []node // the memo's clusters that may be filled, allocated at once
+	memoNode := func(i int, e int32, known bool) *node {
+		sl := base.slots[i]
+		if len(slab) == cap(slab) {
+			slab = make([]node, 0, 2*roomMemoTop)
+		}
+		slab = append(slab, node{c: &sl.c, name: sl.c.Name, rank: i*(S+1) + S, est: e, known: known, avail: int64(e), faulty: base.faulty[i]})
+		return &slab[len(slab)-1]
+	}
+	if capacity.Key != "" || capacity.Of == nil {
+		rm := base.roomMemo(capacity)
+		sum += rm.sumKnown + mm.r*rm.others
+		for i := range sp {
+			if removed[i] {
+				e, _ := est(rm.n[at[i]], rm.known[at[i]])
+				sum -= e
+			}
+		}
+		for _, list := range [][]int{rm.top, rm.firstOthers} {
+			for _, i := range list {
+				if slices.Contains(gone, i) {
+					continue
+				}
+				e, known := est(rm.n[i], rm.known[i])
+				others = append(others, memoNode(i, e, known))
+			}
+		}
+	} else {
+		for i, rm := range base.rooms {
+			e, known := room(rm)
+			sum += e
+			if slices.Contains(gone, i) {
+				sum -= e
+				continue
+			}
+			if len(others) < quickRoom+S || e > others[len(others)-1].est ||
+				e == others[len(others)-1].est && i*(S+1)+S < others[len(others)-1].rank {
+				others = append(others, memoNode(i, e, known))
+				slices.SortFunc(others, byScore)
+				others = others[:min(len(others), quickRoom+S)]
+			}
+		}
+	}
+	if count == 0 {
+		return Result{}, false
+	}
+	slices.SortFunc(others, byScore)
+	others = others[:min(len(others), quickRoom)]
+
+	var assigned int32
+	for _, n := range locals {
+		assigned += n.kept
+	}
+	if assigned >= mm.r {
+		return Result{}, false
+	}
+	target := mm.r - assigned
+	if sum < target {
+		// The scheduler fails under this term; the answer is final when
+		// there is no other term to try and some candidate.
+		if ti != len(p.terms)-1 || len(cands) == 0 {
+			return Result{}, false
+		}
+		return Result{Candidates: cands, Code: InsufficientCapacity,
+			Reason: s.termPrefix(ti) + s.short(x.firstNames(base, sp, in, at, removed, 5), count, int64(sum), int64(target))}, true
+	}
+	// The scheduler orders by room with an unstable sort the clusters it
+	// has in the order of their score (those it keeps first), room and
+	// name; on clusters already in order of room, that sort moves none.
+	slices.SortFunc(locals, byScore)
+	for i, n := range locals {
+		if i > 0 && n.est > locals[i-1].est || len(others) > 0 && n.est < others[0].est {
+			return Result{}, false
+		}
+	}
+	ordered := make([]*node, 0, len(locals)+len(others))
+	for _, n := range locals {
+		if n.kept > 0 {
+			ordered = append(ordered, n)
+		}
+	}
+	for _, n := range locals {
+		if n.kept <= 0 {
+			ordered = append(ordered, n)
+		}
+	}
+	ordered = append(ordered, others...)
+	var acc int32
+	filled := -1
+	for i, n := range ordered {
+		if acc += n.est; acc >= target {
+			filled = i + 1
+			break
+		}
+	}
+	// others are the first of the clusters it does not keep in its order,
+	// so a fill within them is its fill; one that needs more (or wraps
+	// around) goes the general way.
+	if filled < 0 {
+		return Result{}, false
+	}
+	ordered = ordered[:filled]
+	votes := make([]int64, len(ordered))
+	for i, n := range ordered {
+		votes[i] = int64(n.est)
+	}
+	receivers := mm.share(ordered, votes, target, false)
+	for _, n := range receivers {
+		if n.faulty && !n.local {
+			return Result{}, false
+		}
+	}
+	if len(cands) == 0 {
+		cands = nil // as Check gives none
+	}
+	r = s.judgeDivided(ti, mm, receivers, Result{Candidates: cands})
+	r.AffinityName = p.terms[ti].name
+	return r, true
+}
+
+// roomMemo is what a Capacity (by its Key) says of each cluster of a
+// passing list, and what the quick way reads of it: their room summed,
+// and the positions of those with the most.
+type roomMemo[R any] struct {
+	of    func(R) (int32, bool)
+	n     []int32 // Of's answers, by position in the list
+	known []bool
+	// sumKnown is the int32 sum (wrapping, as Karmada sums) of the known
+	// answers other than math.MaxInt32, each at least 0; others counts the
+	// rest, whose room the check takes as the workload's replicas.
+	sumKnown, others int32
+	// top are the positions of the most room among the known answers other
+	// than math.MaxInt32 (then by position), firstOthers those of the
+	// first of the rest: 2*quickRoom of each, enough for a check that
+	// leaves out up to quickRoom of them. valid is false after a change
+	// that may alter them.
+	top, firstOthers []int
+	valid            bool
+}
+
+const roomMemoTop = 2 * quickRoom
+
+// maxRoomMemos bounds the Capacities a passing list remembers.
+const maxRoomMemos = 16
+
+// isOther reports whether an answer counts as the workload's replicas.
+func isOther(n int32, known bool) bool { return !known || n == math.MaxInt32 }
+
+func (rm *roomMemo[R]) add(n int32, known bool, sign int32) {
+	if isOther(n, known) {
+		rm.others += sign
+	} else {
+		rm.sumKnown += sign * max(n, 0)
+	}
+}
+
+// roomMemo returns what the passing list remembers for c, building it on
+// the first question and its top after a change.
+func (ps *passing[R]) roomMemo(c Capacity[R]) roomMemo[R] {
+	ps.capMu.Lock()
+	defer ps.capMu.Unlock()
+	key := c.Key
+	if c.Of == nil {
+		key = "" // every capacity unknown
+	}
+	rm := ps.capMemos[key]
+	if rm == nil {
+		rm = &roomMemo[R]{of: c.Of, n: make([]int32, len(ps.names)), known: make([]bool, len(ps.names))}
+		for i, r := range ps.rooms {
+			if c.Of != nil {
+				rm.n[i], rm.known[i] = c.Of(r)
+			}
+			rm.add(rm.n[i], rm.known[i], 1)
+		}
+		if len(ps.capMemos) >= maxRoomMemos {
+			clear(ps.capMemos)
+		}
+		if ps.capMemos == nil {
+			ps.capMemos = map[string]*roomMemo[R]{}
+		}
+		ps.capMemos[key] = rm
+	}
+	if !rm.valid {
+		rm.top, rm.firstOthers = rm.top[:0], rm.firstOthers[:0]
+		for i, n := range rm.n {
+			if isOther(n, rm.known[i]) {
+				if len(rm.firstOthers) < roomMemoTop {
+					rm.firstOthers = append(rm.firstOthers, i)
+				}
+				continue
+			}
+			n = max(n, 0)
+			if len(rm.top) == roomMemoTop && n <= max(rm.n[rm.top[roomMemoTop-1]], 0) {
+				continue
+			}
+			j := len(rm.top)
+			for j > 0 && max(rm.n[rm.top[j-1]], 0) < n {
+				j--
+			}
+			rm.top = slices.Insert(rm.top, j, i)
+			rm.top = rm.top[:min(len(rm.top), roomMemoTop)]
+		}
+		rm.valid = true
+	}
+	out := *rm
+	out.top, out.firstOthers = slices.Clone(rm.top), slices.Clone(rm.firstOthers)
+	return out
+}
+
+// setRoom is a room report for the cluster at position i: the answers and
+// their sum follow it, and the top is found again when it may change.
+func (rm *roomMemo[R]) setRoom(i int, r R) {
+	var n int32
+	var known bool
+	if rm.of != nil {
+		n, known = rm.of(r)
+	}
+	was, wasKnown := rm.n[i], rm.known[i]
+	rm.add(was, wasKnown, -1)
+	rm.add(n, known, 1)
+	rm.n[i], rm.known[i] = n, known
+	if !rm.valid {
+		return
+	}
+	if slices.Contains(rm.top, i) || slices.Contains(rm.firstOthers, i) {
+		rm.valid = false
+		return
+	}
+	if isOther(n, known) {
+		rm.valid = len(rm.firstOthers) == roomMemoTop && i > rm.firstOthers[roomMemoTop-1]
+		return
+	}
+	if len(rm.top) < roomMemoTop {
+		rm.valid = false
+		return
+	}
+	last := rm.top[roomMemoTop-1]
+	lastRoom := max(rm.n[last], 0)
+	rm.valid = max(n, 0) < lastRoom || max(n, 0) == lastRoom && i > last
+}
+
+// firstNames are the first k names, by name, of the clusters that pass:
+// the memo's, but for the specials, which pass as in says.
+func (x *Index[R]) firstNames(base *passing[R], sp []special[R], in []bool, at []int, removed []bool, k int) []string {
+	out := make([]string, 0, k)
+	next := 0 // the next of the memo's
+	for i := 0; i <= len(sp) && len(out) < k; i++ {
+		end := len(base.names)
+		if i < len(sp) {
+			end = at[i]
+		}
+		for ; next < end && len(out) < k; next++ {
+			out = append(out, base.names[next])
+		}
+		if i == len(sp) || len(out) == k {
+			break
+		}
+		if removed[i] {
+			next = at[i] + 1
+		}
+		if in[i] {
+			out = append(out, sp[i].name)
+		}
+	}
+	return out
+}
