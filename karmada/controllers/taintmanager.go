@@ -107,17 +107,7 @@ func (c *EvictionController) setupRecovery(mgr manager.Manager) error {
 // schedule result do.
 func (c *EvictionController) setupTaintManager(mgr manager.Manager, k *kind) error {
 	byCluster := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-		list := k.list()
-		if err := c.client.List(ctx, list, client.MatchingFields{clusterIndex: o.GetName()}); err != nil {
-			log.FromContext(ctx).Error(err, "listing bindings of a cluster", "cluster", o.GetName())
-			return nil
-		}
-		var out []reconcile.Request
-		_ = meta.EachListItem(list, func(b runtime.Object) error { // fails only on a list without Items
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b.(client.Object))})
-			return nil
-		})
-		return out
+		return c.bindingsOn(ctx, k, o.GetName())
 	})
 	return builder.ControllerManagedBy(mgr).
 		Named(TaintManagerName+"-"+k.name).
@@ -126,6 +116,23 @@ func (c *EvictionController) setupTaintManager(mgr manager.Manager, k *kind) err
 		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 			return c.manageTaints(ctx, k, req.NamespacedName)
 		}))
+}
+
+// bindingsOn lists the bindings of kind k scheduled on cluster, from the
+// cache, as reconcile requests: the bindings a change of its taints
+// reconciles. A list that fails is logged and requests nothing.
+func (c *EvictionController) bindingsOn(ctx context.Context, k *kind, cluster string) []reconcile.Request {
+	list := k.list()
+	if err := c.client.List(ctx, list, client.MatchingFields{clusterIndex: cluster}); err != nil {
+		log.FromContext(ctx).Error(err, "listing bindings of a cluster", "cluster", cluster)
+		return nil
+	}
+	var out []reconcile.Request
+	_ = meta.EachListItem(list, func(b runtime.Object) error { // fails only on a list without Items
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b.(client.Object))})
+		return nil
+	})
+	return out
 }
 
 // manageTaints decides, for each cluster of the binding's schedule result,
@@ -162,7 +169,7 @@ func (c *EvictionController) manageTaints(ctx context.Context, k *kind, key type
 		}
 		switch {
 		case d.Evict:
-			if k.q.Add(evictionqueue.Item{Cluster: target.Name, Key: itemKey(obj), ResourceKind: resourceKind(spec)}) {
+			if k.q.Add(queueItem(obj, spec, target.Name)) {
 				log.FromContext(ctx).V(1).Info("queued for eviction", "cluster", target.Name, "why", d.Reason)
 			}
 		case d.After > 0 && (after == 0 || d.After < after):
@@ -170,6 +177,12 @@ func (c *EvictionController) manageTaints(ctx context.Context, k *kind, key type
 		}
 	}
 	return reconcile.Result{RequeueAfter: after}, nil
+}
+
+// queueItem is the eviction queue's item for the binding obj, with spec,
+// on cluster.
+func queueItem(obj client.Object, spec *workv1alpha2.ResourceBindingSpec, cluster string) evictionqueue.Item {
+	return evictionqueue.Item{Cluster: cluster, Key: itemKey(obj), ResourceKind: resourceKind(spec)}
 }
 
 // decide is failover.DecideEviction for one binding on one cluster, as
