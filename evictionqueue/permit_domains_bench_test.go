@@ -11,32 +11,72 @@ import (
 
 // BenchmarkPermitDomains is issue 28's lock time per permit: 5,000
 // clusters with pending items under --disruption-domain zone, spread over
-// 10 to 5,000 zones, so that as many domains have pending items.
-// held-ns/op is how long the Limiter's lock is held for a permit
-// (TakeDomainAt, given the queue's list of pending domains), queue-ns/op
-// how long the queue takes to make that list (Store.PendingDomains, under
-// the queue's own lock). In "free" every domain holds a permit, and the
-// first domain listed takes it; in "none" no domain holds one, which the
-// Limiter learns by looking at every domain listed, as a worker does that
-// wakes before the next permit is due. Time stands still in both.
+// 10 to 5,000 zones, so that as many domains have pending items. Time
+// stands still: a clock that moved would have the Limiter read its source,
+// which it does once a poll, not once a permit.
+//
+//   - take: a permit from the Limiter (TakeDomainAt, given the queue's
+//     list of pending domains) and back, for a domain that holds one: what a
+//     worker does under the Limiter's lock for each permit.
+//   - none: the same when no domain holds a permit, which the Limiter
+//     learns by looking at every domain listed, as a worker does that wakes
+//     before the next permit is due.
+//   - list: the queue's list of its pending domains (Store.PendingDomains),
+//     made under the queue's own lock before each permit, after the head
+//     item of the first domain was handled and added again.
 func BenchmarkPermitDomains(b *testing.B) {
 	for _, domains := range []int{10, 100, 1000, 5000} {
-		for _, free := range []bool{true, false} {
-			name := "none"
-			if free {
-				name = "free"
+		b.Run(fmt.Sprintf("domains=%d/take", domains), func(b *testing.B) {
+			lim, st, now := permitDomains(b, 5000, domains)
+			ds := st.PendingDomains()
+			b.ReportAllocs()
+			for b.Loop() {
+				_, giveBack, ok, _ := lim.TakeDomainAt(now, ds)
+				if !ok {
+					b.Fatal("no permit")
+				}
+				giveBack()
 			}
-			b.Run(fmt.Sprintf("domains=%d/%s", domains, name), func(b *testing.B) {
-				benchPermitDomains(b, 5000, domains, free)
-			})
-		}
+		})
+		b.Run(fmt.Sprintf("domains=%d/none", domains), func(b *testing.B) {
+			lim, st, now := permitDomains(b, 5000, domains)
+			ds := st.PendingDomains()
+			for range ds { // every domain's permit taken
+				if _, _, ok, _ := lim.TakeDomainAt(now, ds); !ok {
+					break
+				}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, ok, _ := lim.TakeDomainAt(now, ds); ok {
+					b.Fatal("a permit")
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("domains=%d/list", domains), func(b *testing.B) {
+			_, st, now := permitDomains(b, 5000, domains)
+			ds := st.PendingDomains()
+			b.ReportAllocs()
+			for b.Loop() {
+				it, ok := st.TakeFrom(ds[0], now)
+				if !ok {
+					b.Fatal("no item")
+				}
+				st.Done(it, nil, now)
+				st.Add(it, now) // as many pending as before
+				ds = st.PendingDomains()
+			}
+		})
 	}
 }
 
-func benchPermitDomains(b *testing.B, clusters, domains int, free bool) {
+// permitDomains is a Limiter pacing by zone and a Store with two pending
+// items for each of n clusters, spread over the given number of zones.
+func permitDomains(b *testing.B, n, domains int) (*ratelimit.Limiter, *evictionqueue.Store, time.Time) {
+	b.Helper()
 	tr := ratelimit.NewTracker()
-	zoneOf := make(map[string]string, clusters)
-	names := make([]string, clusters)
+	zoneOf := make(map[string]string, n)
+	names := make([]string, n)
 	for i := range names {
 		names[i] = fmt.Sprintf("member-%d", i)
 		zoneOf[names[i]] = fmt.Sprintf("zone-%d", i%domains)
@@ -61,39 +101,5 @@ func benchPermitDomains(b *testing.B, clusters, domains int, free bool) {
 	if got := len(st.PendingDomains()); got != domains {
 		b.Fatalf("%d domains with pending items, want %d", got, domains)
 	}
-	if !free { // every domain's permit taken, and time stands still
-		for range domains {
-			if _, _, ok, _ := lim.TakeDomainAt(now, st.PendingDomains()); !ok {
-				break
-			}
-		}
-	}
-	var held, listed time.Duration
-	b.ReportAllocs()
-	for b.Loop() {
-		start := time.Now()
-		ds := st.PendingDomains()
-		listed += time.Since(start)
-		start = time.Now()
-		domain, giveBack, ok, _ := lim.TakeDomainAt(now, ds)
-		held += time.Since(start)
-		if ok != free {
-			b.Fatalf("permit %v, want %v", ok, free)
-		}
-		if !ok {
-			continue
-		}
-		it, ok := st.TakeFrom(domain, now)
-		if !ok {
-			b.Fatal("no item")
-		}
-		st.Done(it, nil, now)
-		st.Add(it, now) // as many pending as before
-		// The bucket stays full, and time still: a clock that moved would
-		// have the Limiter read its source, which it does once a poll,
-		// not once a permit.
-		giveBack()
-	}
-	b.ReportMetric(float64(held.Nanoseconds())/float64(b.N), "held-ns/op")
-	b.ReportMetric(float64(listed.Nanoseconds())/float64(b.N), "queue-ns/op")
+	return lim, st, now
 }
