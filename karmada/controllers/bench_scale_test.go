@@ -451,10 +451,12 @@ func (c *cacheClient) Get(ctx context.Context, key client.ObjectKey, obj client.
 	case !ok:
 		return c.WithWatch.Get(ctx, key, obj, opts...) // its NotFound
 	}
-	if gopts := (&client.GetOptions{}).ApplyOptions(opts); gopts.UnsafeDisableDeepCopy == nil || !*gopts.UnsafeDisableDeepCopy {
-		o = o.(runtime.Object).DeepCopyObject()
+	gopts := (&client.GetOptions{}).ApplyOptions(opts)
+	if unsafe := gopts.UnsafeDisableDeepCopy != nil && *gopts.UnsafeDisableDeepCopy; unsafe {
+		reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(o).Elem())
+		return nil
 	}
-	reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(o).Elem())
+	reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(o.(runtime.Object).DeepCopyObject()).Elem())
 	obj.GetObjectKind().SetGroupVersionKind(c.kinds[reflect.TypeOf(obj)])
 	return nil
 }
