@@ -152,7 +152,7 @@ func (p *pendingSet) move(ci *clusterIndex, domain string) {
 	}
 	var moved []*entry
 	if ci.pending > 0 {
-		for _, e := range ci.keys {
+		for _, e := range ci.keys.all() {
 			if e.state == statePending {
 				p.remove(e)
 				moved = append(moved, e)
