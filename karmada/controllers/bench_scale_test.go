@@ -50,6 +50,14 @@ import (
 // runs every size:
 //
 //	cd karmada && FAILOVER_BENCH_SCALE=full go test -run '^$' -bench 'Scale' -benchtime 1x ./controllers/
+//
+// Measured so on 2 shared cores (issue 28), library against Karmada:
+//
+//	clusters × bindings          100×10k  100×50k  1k×10k  1k×50k  5k×10k  5k×50k
+//	queueing, cache, CPU ratio     1.26     1.33     1.03    1.01    1.64    1.36
+//	heap per queued item ratio     0.92     1.11     0.88    1.04    1.06    0.97
+//	decisions/s, library          1,581    1,055    1,777     771     393     199
+//	decisions/s, Karmada         14,118   15,274   21,665   7,453  11,676  12,418
 
 // scaleSize is a fleet of clusters holding bindings.
 type scaleSize struct{ clusters, bindings int }
