@@ -347,7 +347,7 @@ func clusterLen(t *testing.T, q *Queue, cluster string) int {
 		return 0
 	}
 	pending := 0
-	for k, e := range ci.keys {
+	for k, e := range ci.keys.all() {
 		if e.item.Key != k || e.ci != ci {
 			t.Errorf("cluster %s maps %s to an entry of %s/%s", cluster, k, e.item.Cluster, e.item.Key)
 		}
@@ -358,7 +358,7 @@ func clusterLen(t *testing.T, q *Queue, cluster string) int {
 	if pending != ci.pending {
 		t.Errorf("cluster %s holds %d pending entries, counts %d", cluster, pending, ci.pending)
 	}
-	return len(ci.keys)
+	return ci.keys.len()
 }
 
 // outcomes records OnOutcome calls.

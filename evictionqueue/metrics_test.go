@@ -104,7 +104,7 @@ func TestMetricsBalanceAndNothingIsLostUnderConcurrentUse(t *testing.T) {
 	held := q.s.index.n
 	listed, empty := 0, 0
 	for _, ci := range q.s.index.clusters {
-		listed += len(ci.keys)
+		listed += ci.keys.len()
 		if ci.isEmpty {
 			empty++
 		}

@@ -109,3 +109,70 @@ func TestPendingSetThatNeverDrainsKeepsItsMemory(t *testing.T) {
 		t.Errorf("after 100000 items through a queue holding 2, the line's arrays hold %d slots", c)
 	}
 }
+
+// TestPendingSetListsDomainsByTheirHeads runs random pushes (fresh and
+// returning), removals and pops (of any domain, and of a named one) over
+// 50 domains, and checks after each step that the domains are listed by
+// their first entries (compareOrder), as a sorted model lists them: the
+// order kept as heads change is the order a sort would give.
+func TestPendingSetListsDomainsByTheirHeads(t *testing.T) {
+	for _, prios := range []int{1, 3} {
+		rng := rand.New(rand.NewPCG(2, uint64(prios)))
+		ps := pendingSet{byDomain: make(map[string]*line), domainOf: func(c string) string { return c }}
+		clusters := make([]*clusterIndex, 50)
+		for i := range clusters {
+			clusters[i] = &clusterIndex{name: fmt.Sprintf("d%02d", i)}
+		}
+		var model, out []*entry
+		seq := uint64(0)
+		want := func() []string {
+			slices.SortFunc(model, compareOrder)
+			var ds []string
+			for _, e := range model {
+				if !slices.Contains(ds, e.ci.domain) {
+					ds = append(ds, e.ci.domain)
+				}
+			}
+			return ds
+		}
+		for step := range 20000 {
+			switch op := rng.IntN(10); {
+			case op < 4:
+				seq++
+				e := &entry{seq: seq, item: Item{Priority: int32(rng.IntN(prios))}, ci: clusters[rng.IntN(len(clusters))]}
+				ps.push(e)
+				model = append(model, e)
+			case op < 5 && len(out) > 0:
+				i := rng.IntN(len(out))
+				ps.push(out[i])
+				model = append(model, out[i])
+				out = slices.Delete(out, i, i+1)
+			case op < 7 && len(model) > 0:
+				i := rng.IntN(len(model))
+				ps.remove(model[i])
+				model = slices.Delete(model, i, i+1)
+			case op < 8 && len(model) > 0: // the head of a named domain
+				d := model[rng.IntN(len(model))].ci.domain
+				got := ps.pop(d, false)
+				slices.SortFunc(model, compareOrder)
+				i := slices.IndexFunc(model, func(e *entry) bool { return e.ci.domain == d })
+				if got != model[i] {
+					t.Fatalf("priorities %d, step %d: pop(%s) = seq %d, want seq %d", prios, step, d, got.seq, model[i].seq)
+				}
+				model = slices.Delete(model, i, i+1)
+				out = append(out, got)
+			case len(model) > 0:
+				got := ps.pop("", true)
+				slices.SortFunc(model, compareOrder)
+				if got != model[0] {
+					t.Fatalf("priorities %d, step %d: pop = seq %d, want seq %d", prios, step, got.seq, model[0].seq)
+				}
+				model = model[1:]
+				out = append(out, got)
+			}
+			if got, want := ps.domains(), want(); !slices.Equal(got, want) && (len(got) > 0 || len(want) > 0) {
+				t.Fatalf("priorities %d, step %d: domains %v, want %v", prios, step, got, want)
+			}
+		}
+	}
+}

@@ -125,7 +125,7 @@ func randomRun(t *testing.T, seed uint64) {
 		q.mu.Lock()
 		held := map[Item]bool{}
 		for _, ci := range q.s.index.clusters {
-			for _, e := range ci.keys {
+			for _, e := range ci.keys.all() {
 				held[Item{Cluster: e.item.Cluster, Key: e.item.Key}] = true
 			}
 		}

@@ -173,7 +173,7 @@ func (s *store) init(cfg *Config) {
 // add makes it pending, unless the store holds its identity (see Queue.Add).
 func (s *store) add(it Item, now time.Time) bool {
 	ci := s.index.cluster(it.Cluster, true)
-	if e := ci.keys[it.Key]; e != nil {
+	if e := ci.keys.get(it.Key); e != nil {
 		e.cancelled = false
 		if e.state == stateRunning {
 			e.dirty = true
@@ -201,7 +201,7 @@ func (s *store) add(it Item, now time.Time) bool {
 // the earliest deadline now.
 func (s *store) addInFlight(it Item, now time.Time) (added, earliest bool) {
 	ci := s.index.cluster(it.Cluster, true)
-	if ci.keys[it.Key] != nil {
+	if ci.keys.get(it.Key) != nil {
 		return false, false
 	}
 	s.seq++
@@ -227,7 +227,7 @@ func (s *store) cancelCluster(cluster string) int {
 		return 0
 	}
 	n := 0
-	for _, e := range ci.keys {
+	for _, e := range ci.keys.all() {
 		switch e.state {
 		case statePending:
 			s.pending.remove(e)

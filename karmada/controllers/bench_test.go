@@ -33,10 +33,22 @@ import (
 // own taint manager can run on too (forKarmada).
 func benchWorld(b *testing.B, n int) client.WithWatch {
 	b.Helper()
+	return forKarmada(fake.NewClientBuilder().WithScheme(benchScheme(b)).WithObjects(benchClusters(n)...)).Build()
+}
+
+// benchScheme is a scheme with AddToScheme's kinds.
+func benchScheme(b *testing.B) *runtime.Scheme {
+	b.Helper()
 	s := runtime.NewScheme()
 	if err := AddToScheme(s); err != nil {
 		b.Fatal(err)
 	}
+	return s
+}
+
+// benchClusters are benchWorld's clusters: member-00000 to member-<n-1>,
+// in three regions, every tenth one from member-00000 NoExecute tainted.
+func benchClusters(n int) []client.Object {
 	added := metav1.NewTime(evictNow)
 	objs := make([]client.Object, 0, n)
 	for i := range n {
@@ -52,7 +64,7 @@ func benchWorld(b *testing.B, n int) client.WithWatch {
 		}
 		objs = append(objs, c)
 	}
-	return forKarmada(fake.NewClientBuilder().WithScheme(s).WithObjects(objs...)).Build()
+	return objs
 }
 
 // BenchmarkDecisionCheck is the part of one eviction decision that reads
@@ -146,25 +158,31 @@ func benchBindings(b *testing.B, c client.Client, m int) []evictionqueue.Item {
 	items := make([]evictionqueue.Item, m)
 	for i := range m {
 		name := fmt.Sprintf("web-%05d", i)
-		rb := &workv1alpha2.ResourceBinding{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name,
-				Annotations: map[string]string{karmada.AppliedPlacementAnnotation: `{"clusterAffinity":{"labelSelector":{"matchLabels":{"team":"shop"}}}}`}},
-			Spec: workv1alpha2.ResourceBindingSpec{
-				Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: name},
-				Placement: &policyv1alpha1.Placement{
-					ClusterAffinity:   &policyv1alpha1.ClusterAffinity{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "shop"}}},
-					ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided, ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceAggregated},
-				},
-				Replicas: 3,
-				Clusters: []workv1alpha2.TargetCluster{{Name: "member-00000", Replicas: 3}},
-			},
-		}
+		rb := benchBinding(name, "member-00000")
 		if err := c.Create(context.Background(), rb); err != nil {
 			b.Fatal(err)
 		}
 		items[i] = evictionqueue.Item{Cluster: "member-00000", Key: "shop/" + name}
 	}
 	return items
+}
+
+// benchBinding is the ResourceBinding shop/name with three replicas on
+// cluster and a Divided Aggregated placement over the team's clusters.
+func benchBinding(name, cluster string) *workv1alpha2.ResourceBinding {
+	return &workv1alpha2.ResourceBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name,
+			Annotations: map[string]string{karmada.AppliedPlacementAnnotation: `{"clusterAffinity":{"labelSelector":{"matchLabels":{"team":"shop"}}}}`}},
+		Spec: workv1alpha2.ResourceBindingSpec{
+			Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: name},
+			Placement: &policyv1alpha1.Placement{
+				ClusterAffinity:   &policyv1alpha1.ClusterAffinity{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "shop"}}},
+				ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided, ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceAggregated},
+			},
+			Replicas: 3,
+			Clusters: []workv1alpha2.TargetCluster{{Name: cluster, Replicas: 3}},
+		},
+	}
 }
 
 // BenchmarkEvictions evicts 1,000 bindings from a tainted cluster, the

@@ -2,6 +2,8 @@ package controllers
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
@@ -16,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -29,8 +30,11 @@ import (
 
 // TaintManagerName prefixes the names of the EvictionController's
 // controller-runtime controllers (the controller label of
-// controller-runtime's own series): TaintManagerName for Clusters, and
-// TaintManagerName-resourcebinding and -clusterresourcebinding.
+// controller-runtime's own series): TaintManagerName for Clusters,
+// TaintManagerName-resourcebinding and -clusterresourcebinding for the
+// bindings, and TaintManagerName-resourcebinding-by-cluster and
+// -clusterresourcebinding-by-cluster for the bindings of a Cluster whose
+// taints changed.
 const TaintManagerName = "failover-taint-manager"
 
 // taintsChanged lets a Cluster's update through only when its spec.taints
@@ -102,41 +106,39 @@ func (c *EvictionController) setupRecovery(mgr manager.Manager) error {
 		}))
 }
 
-// setupTaintManager adds the reconciler of one binding kind: it reconciles
-// a binding when it changes and when the taints of a cluster of its
-// schedule result do.
+// setupTaintManager adds the reconcilers of one binding kind: one
+// reconciles a binding when it changes, the other a Cluster's bindings of
+// the kind when its taints change.
 func (c *EvictionController) setupTaintManager(mgr manager.Manager, k *kind) error {
-	byCluster := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-		list := k.list()
-		if err := c.client.List(ctx, list, client.MatchingFields{clusterIndex: o.GetName()}); err != nil {
-			log.FromContext(ctx).Error(err, "listing bindings of a cluster", "cluster", o.GetName())
-			return nil
-		}
-		var out []reconcile.Request
-		_ = meta.EachListItem(list, func(b runtime.Object) error { // fails only on a list without Items
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b.(client.Object))})
-			return nil
-		})
-		return out
-	})
-	return builder.ControllerManagedBy(mgr).
-		Named(TaintManagerName+"-"+k.name).
+	err := builder.ControllerManagedBy(mgr).
+		Named(TaintManagerName + "-" + k.name).
 		For(k.new()).
-		Watches(&clusterv1alpha1.Cluster{}, byCluster, builder.WithPredicates(taintsChanged)).
 		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 			return c.manageTaints(ctx, k, req.NamespacedName)
+		}))
+	if err != nil {
+		return err
+	}
+	return builder.ControllerManagedBy(mgr).
+		Named(TaintManagerName+"-"+k.name+"-by-cluster").
+		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(taintsChanged)).
+		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+			return c.manageClusterTaints(ctx, k, req.Name)
 		}))
 }
 
 // manageTaints decides, for each cluster of the binding's schedule result,
-// whether the binding leaves it: now puts it into the kind's eviction queue,
-// later reconciles the binding again at the earliest deadline, never does
-// nothing. A decision that fails (an applied placement that cannot be read)
-// is retried with the controller's backoff, as Karmada's taint manager
-// retries it, and the binding stays.
+// whether the binding leaves it (judge): now puts it into the kind's
+// eviction queue, later reconciles the binding again at the earliest
+// deadline, never does nothing. A decision that fails (an applied placement
+// that cannot be read) is retried with the controller's backoff, as
+// Karmada's taint manager retries it, and the binding stays.
+//
+// It reads the binding and its clusters as the cache holds them, without
+// copying them (client.UnsafeDisableDeepCopy), and changes neither.
 func (c *EvictionController) manageTaints(ctx context.Context, k *kind, key types.NamespacedName) (reconcile.Result, error) {
 	obj := k.new()
-	if err := c.client.Get(ctx, key, obj); err != nil {
+	if err := c.client.Get(ctx, key, obj, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
 			// Gone: nothing is held for it any more.
 			c.bindingGone(k, itemKey(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}))
@@ -150,26 +152,88 @@ func (c *EvictionController) manageTaints(ctx context.Context, k *kind, key type
 	var after time.Duration
 	for _, target := range spec.Clusters {
 		var cl clusterv1alpha1.Cluster
-		if err := c.client.Get(ctx, types.NamespacedName{Name: target.Name}, &cl); err != nil {
+		if err := c.client.Get(ctx, types.NamespacedName{Name: target.Name}, &cl, client.UnsafeDisableDeepCopy); err != nil {
 			if apierrors.IsNotFound(err) {
 				continue
 			}
 			return reconcile.Result{}, err
 		}
-		d, err := c.decide(obj, spec, &cl)
+		d, err := c.judge(ctx, k, obj, spec, &cl)
 		if err != nil {
 			return reconcile.Result{}, err
 		}
-		switch {
-		case d.Evict:
-			if k.q.Add(evictionqueue.Item{Cluster: target.Name, Key: itemKey(obj), ResourceKind: resourceKind(spec)}) {
-				log.FromContext(ctx).V(1).Info("queued for eviction", "cluster", target.Name, "why", d.Reason)
-			}
-		case d.After > 0 && (after == 0 || d.After < after):
-			after = d.After
-		}
+		after = earlier(after, d)
 	}
 	return reconcile.Result{RequeueAfter: after}, nil
+}
+
+// manageClusterTaints is manageTaints for every binding of kind k on the
+// Cluster named name, after its taints changed, as Karmada's taint manager
+// queues a tainted cluster's bindings from its reconcile of the Cluster:
+// each binding listed is judged on this cluster, and the Cluster is
+// reconciled again at the earliest deadline of a later. A decision that
+// fails does not stop the others, and the Cluster is reconciled again with
+// the controller's backoff.
+//
+// A taint on a cluster hosting thousands of bindings judges each one: a
+// reconcile of each binding instead, through the controller's queue, cost
+// as much again as the decision (BenchmarkReconcileRequest), and copies of
+// the binding and the Cluster for each, more than twice what Karmada's
+// taint manager spends to queue it (BenchmarkScaleQueueing). It reads the
+// cache's own objects (client.UnsafeDisableDeepCopy) and changes none.
+func (c *EvictionController) manageClusterTaints(ctx context.Context, k *kind, name string) (reconcile.Result, error) {
+	var cl clusterv1alpha1.Cluster
+	if err := c.client.Get(ctx, types.NamespacedName{Name: name}, &cl, client.UnsafeDisableDeepCopy); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err) // gone: its bindings have nothing to leave
+	}
+	list := k.list()
+	if err := c.client.List(ctx, list, client.MatchingFields{clusterIndex: name}, client.UnsafeDisableDeepCopy); err != nil {
+		return reconcile.Result{}, err
+	}
+	var after time.Duration
+	var errs []error
+	_ = meta.EachListItem(list, func(o runtime.Object) error { // fails only on a list without Items
+		obj := o.(client.Object)
+		if !obj.GetDeletionTimestamp().IsZero() {
+			return nil
+		}
+		d, err := c.judge(ctx, k, obj, k.spec(obj), &cl)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("binding %s: %w", itemKey(obj), err))
+			return nil
+		}
+		after = earlier(after, d)
+		return nil
+	})
+	return reconcile.Result{RequeueAfter: after}, errors.Join(errs...)
+}
+
+// judge decides whether the binding obj, with spec, leaves cl, and puts it
+// into the kind's eviction queue when now.
+func (c *EvictionController) judge(ctx context.Context, k *kind, obj client.Object, spec *workv1alpha2.ResourceBindingSpec, cl *clusterv1alpha1.Cluster) (failover.EvictionDecision, error) {
+	d, err := c.decide(obj, spec, cl)
+	if err != nil {
+		return d, err
+	}
+	if d.Evict && k.q.Add(queueItem(obj, spec, cl.Name)) {
+		log.FromContext(ctx).V(1).Info("queued for eviction", "binding", itemKey(obj), "cluster", cl.Name, "why", d.Reason)
+	}
+	return d, nil
+}
+
+// earlier returns the earlier of the deadline after (0: none) and d's
+// later, if d is one.
+func earlier(after time.Duration, d failover.EvictionDecision) time.Duration {
+	if !d.Evict && d.After > 0 && (after == 0 || d.After < after) {
+		return d.After
+	}
+	return after
+}
+
+// queueItem is the eviction queue's item for the binding obj, with spec,
+// on cluster.
+func queueItem(obj client.Object, spec *workv1alpha2.ResourceBindingSpec, cluster string) evictionqueue.Item {
+	return evictionqueue.Item{Cluster: cluster, Key: itemKey(obj), ResourceKind: resourceKind(spec)}
 }
 
 // decide is failover.DecideEviction for one binding on one cluster, as

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -11,9 +12,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/karmada"
 )
 
@@ -141,4 +144,50 @@ func TestTaintsChanged(t *testing.T) {
 	assert.True(t, taintsChanged.Create(event.CreateEvent{Object: old}), "a new cluster")
 	assert.True(t, taintsChanged.Delete(event.DeleteEvent{Object: old}), "a cluster gone")
 	assert.True(t, taintsChanged.Generic(event.GenericEvent{Object: old}))
+}
+
+// A Cluster whose taints changed has each of its bindings judged there
+// and queued, as Karmada's taint manager queues them from its reconcile of
+// the Cluster: the binding that does not tolerate the NoExecute taint is
+// queued at once, the one tolerating it for five minutes brings the Cluster
+// back when its toleration ends, a binding elsewhere is left alone, and one
+// whose applied placement cannot be read is an error that does not hold
+// the others back.
+func TestManageClusterTaintsQueuesTheClustersBindings(t *testing.T) {
+	named := func(name string, annotation string, clusters ...string) *workv1alpha2.ResourceBinding {
+		b := newBinding(nil)
+		b.Name, b.Spec.Resource.Name = name, name
+		b.Annotations[karmada.AppliedPlacementAnnotation] = annotation
+		b.Spec.Clusters = nil
+		for _, c := range clusters {
+			b.Spec.Clusters = append(b.Spec.Clusters, workv1alpha2.TargetCluster{Name: c, Replicas: 1})
+		}
+		return b
+	}
+	const plain = `{"clusterAffinity":{"clusterNames":["member1","member2"]}}`
+	c := worldBuilder(t,
+		named("evicted", plain, "member1", "member2"),
+		named("tolerating", `{"clusterTolerations":[{"key":"cluster.karmada.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300}]}`, "member1"),
+		named("elsewhere", plain, "member2"),
+		named("unreadable", "not json", "member1"),
+	).WithIndex(&workv1alpha2.ResourceBinding{}, clusterIndex, func(o client.Object) []string {
+		return clusterNames(&o.(*workv1alpha2.ResourceBinding).Spec)
+	}).Build()
+	ctrl := newController(t, EvictionOptions{}, c, &recorded{})
+	withQueues(t, ctrl)
+	k := ctrl.kinds[0]
+
+	res, err := ctrl.manageClusterTaints(context.Background(), k, "member1")
+	assert.ErrorContains(t, err, "shop/unreadable")
+	assert.Equal(t, 4*time.Minute, res.RequeueAfter, "the toleration of shop/tolerating ends 5m after the taint, added 1m ago")
+	assert.Equal(t, []evictionqueue.Item{{Cluster: "member1", Key: "shop/evicted", ResourceKind: "apps/v1/Deployment"}}, k.q.Pending())
+
+	res, err = ctrl.manageClusterTaints(context.Background(), k, "member2")
+	assert.NoError(t, err, "member2 has no taint: nothing to judge against")
+	assert.Zero(t, res.RequeueAfter)
+	assert.Len(t, k.q.Pending(), 1)
+
+	res, err = ctrl.manageClusterTaints(context.Background(), k, "gone")
+	assert.NoError(t, err)
+	assert.Zero(t, res)
 }
