@@ -63,6 +63,9 @@ type Ledger struct {
 	mu       sync.Mutex
 	byKey    map[string]*holding
 	clusters map[string]*book
+	// due is no later than the first until of byKey: before it, no hold
+	// has run out, and expire looks at none. Zero: none held.
+	due time.Time
 }
 
 // holding is the room held for one approved eviction.
@@ -82,6 +85,12 @@ type book struct {
 	pods int64
 	// order is the holdings on the cluster, oldest first.
 	order []*holding
+	// replicas and requests are what order holds on the cluster in all:
+	// the replicas, and their resource requests summed, so that the room
+	// left is read in one step whatever the number of evictions in
+	// flight.
+	replicas int64
+	requests corev1.ResourceList
 }
 
 // LedgerOption configures a Ledger.
@@ -150,25 +159,32 @@ func (l *Ledger) Admit(now time.Time, key string, r prescheduling.Result, summar
 	if !r.PlacedByRoom {
 		moves = nil // they land there whatever the room
 	}
+	own := l.byKey[key]
 	for _, m := range moves {
 		b := l.clusters[m.Name]
-		others := b.heldExcept(key)
-		if len(others) == 0 {
+		if b == nil {
 			continue // nothing in flight there: the check has judged it
 		}
+		held, requests := b.heldExcept(own, m.Name)
+		if held == 0 {
+			continue
+		}
 		s, _ := summaries(m.Name)
-		room := MaxReplicas(deduct(s, m.Name, others), req)
+		room := MaxReplicas(deduct(s, held, requests), req)
 		if int64(m.Replicas) <= int64(room) {
 			continue
 		}
-		var held int64
-		for _, h := range others {
-			held += h.moves[m.Name]
+		evictions := 0
+		for _, h := range b.order {
+			if h == own {
+				continue
+			}
+			evictions++
 			if retry.IsZero() || h.until.Before(retry) {
 				retry = h.until
 			}
 		}
-		short = append(short, fmt.Sprintf("%s has room for %d of %d after the %d replicas of %s in flight", m.Name, room, m.Replicas, held, pluralWord(len(others), "an eviction", "evictions")))
+		short = append(short, fmt.Sprintf("%s has room for %d of %d after the %d replicas of %s in flight", m.Name, room, m.Replicas, held, pluralWord(evictions, "an eviction", "evictions")))
 	}
 	if len(short) > 0 {
 		out := r
@@ -193,17 +209,28 @@ func (l *Ledger) record(key string, r prescheduling.Result, summaries Summaries,
 		if m.Replicas <= 0 {
 			continue
 		}
-		h.moves[m.Name] += int64(m.Replicas)
 		b := l.clusters[m.Name]
 		if b == nil {
 			s, _ := summaries(m.Name)
 			b = &book{pods: pods(s)}
 			l.clusters[m.Name] = b
 		}
-		b.order = append(b.order, h)
+		if h.moves[m.Name] == 0 {
+			b.order = append(b.order, h)
+		}
+		h.moves[m.Name] += int64(m.Replicas)
+		b.add(h, int64(m.Replicas))
 	}
 	if len(h.moves) > 0 {
 		l.byKey[key] = h
+		l.dueBy(until)
+	}
+}
+
+// dueBy makes expire look again at t at the latest.
+func (l *Ledger) dueBy(t time.Time) {
+	if l.due.IsZero() || t.Before(l.due) {
+		l.due = t
 	}
 }
 
@@ -255,6 +282,7 @@ func (l *Ledger) ReleaseAt(key string, at time.Time) {
 	defer l.mu.Unlock()
 	if h := l.byKey[key]; h != nil && at.Before(h.until) {
 		h.until = at
+		l.dueBy(at)
 	}
 }
 
@@ -295,6 +323,7 @@ func (l *Ledger) settle(now time.Time, summaries Summaries) {
 			h := b.order[0]
 			n := min(h.moves[name], grown)
 			h.moves[name] -= n
+			b.add(h, -n)
 			grown -= n
 			b.pods += n
 			if h.moves[name] == 0 {
@@ -311,10 +340,19 @@ func (l *Ledger) settle(now time.Time, summaries Summaries) {
 	}
 }
 
+// expire drops the holds that have run out by now. It looks at them only
+// once the first may have: each Admit would otherwise cost as many steps as
+// there are evictions in flight.
 func (l *Ledger) expire(now time.Time) {
+	if l.due.IsZero() || now.Before(l.due) {
+		return
+	}
+	l.due = time.Time{}
 	for key, h := range l.byKey {
 		if !now.Before(h.until) {
 			l.remove(key)
+		} else {
+			l.dueBy(h.until)
 		}
 	}
 }
@@ -325,8 +363,9 @@ func (l *Ledger) remove(key string) {
 		return
 	}
 	delete(l.byKey, key)
-	for name := range h.moves {
+	for name, n := range h.moves {
 		b := l.clusters[name]
+		b.add(h, -n)
 		b.order = slices.DeleteFunc(b.order, func(x *holding) bool { return x == h })
 		if len(b.order) == 0 {
 			delete(l.clusters, name)
@@ -334,23 +373,48 @@ func (l *Ledger) remove(key string) {
 	}
 }
 
-// heldExcept returns the holdings on the cluster but key's.
-func (b *book) heldExcept(key string) []*holding {
-	if b == nil {
-		return nil
-	}
-	var out []*holding
-	for _, h := range b.order {
-		if h.key != key {
-			out = append(out, h)
+// add counts n more replicas of h held on the cluster (fewer, negative).
+func (b *book) add(h *holding, n int64) {
+	b.replicas += n
+	for res, q := range h.requests {
+		if b.requests == nil {
+			b.requests = corev1.ResourceList{}
 		}
+		total := q.DeepCopy()
+		total.Mul(n)
+		cur := b.requests[res]
+		cur.Add(total)
+		b.requests[res] = cur
 	}
-	return out
 }
 
-// deduct returns s with the replicas held on cluster name added to what is
-// allocating: a pod each, and their requests.
-func deduct(s *clusterv1alpha1.ResourceSummary, name string, held []*holding) *clusterv1alpha1.ResourceSummary {
+// heldExcept returns what is held on the cluster name, b's, by every
+// holding but own (nil: none of them): the replicas and their requests.
+func (b *book) heldExcept(own *holding, name string) (replicas int64, requests corev1.ResourceList) {
+	n := int64(0)
+	if own != nil {
+		n = own.moves[name]
+	}
+	if n == 0 {
+		return b.replicas, b.requests
+	}
+	requests = make(corev1.ResourceList, len(b.requests))
+	for res, q := range b.requests {
+		requests[res] = q.DeepCopy()
+	}
+	for res, q := range own.requests {
+		total := q.DeepCopy()
+		total.Mul(n)
+		cur := requests[res]
+		cur.Sub(total)
+		requests[res] = cur
+	}
+	return b.replicas - n, requests
+}
+
+// deduct returns s with replicas more pods, and requests more of each
+// resource, allocating: the room held for evictions in flight there.
+func deduct(s *clusterv1alpha1.ResourceSummary, replicas int64, requests corev1.ResourceList) *clusterv1alpha1.ResourceSummary {
 	if s == nil {
 		return nil
 	}
@@ -363,14 +427,9 @@ func deduct(s *clusterv1alpha1.ResourceSummary, name string, held []*holding) *c
 		cur.Add(q)
 		out.Allocating[res] = cur
 	}
-	for _, h := range held {
-		n := h.moves[name]
-		add(corev1.ResourcePods, *resource.NewQuantity(n, resource.DecimalSI))
-		for res, q := range h.requests {
-			total := q.DeepCopy()
-			total.Mul(n)
-			add(res, total)
-		}
+	add(corev1.ResourcePods, *resource.NewQuantity(replicas, resource.DecimalSI))
+	for res, q := range requests {
+		add(res, q)
 	}
 	return out
 }
