@@ -85,6 +85,7 @@ type TransitBudgetError struct {
 	Default int
 }
 
+// Error says which annotation, its value, and the budget that applies.
 func (e *TransitBudgetError) Error() string {
 	return fmt.Sprintf("karmada: annotation %s %q: want a non-negative integer (0: unlimited); the default budget %d applies",
 		MaxClustersInTransitAnnotation, e.Value, e.Default)
@@ -178,9 +179,11 @@ type EvictionStep struct {
 	// Result is the check's answer, once asked, after the Ledger's
 	// (EvictionWaitForRoom, EvictionRefused, EvictionEvict).
 	Result prescheduling.Result
-	// Budget and InTransit are the binding's budget of clusters in transit
-	// and the clusters its open tasks come from, for EvictionWaitForBudget.
-	Budget    int
+	// Budget is the binding's budget of clusters in transit, for
+	// EvictionWaitForBudget.
+	Budget int
+	// InTransit are the clusters its open tasks come from, for
+	// EvictionWaitForBudget.
 	InTransit []string
 	// BudgetErr, whatever the Action, is a *TransitBudgetError when the
 	// binding's MaxClustersInTransitAnnotation cannot be read.
