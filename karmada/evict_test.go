@@ -24,7 +24,7 @@ var evictNow = time.Date(2026, 11, 26, 6, 0, 0, 0, time.UTC)
 
 // evictWorld is a Fleet of the clusters, with lost failed (NoExecute and
 // NoSchedule taints) among them.
-func evictWorld(t *testing.T, clusters ...*clusterv1alpha1.Cluster) (*karmada.Fleet, *clusterv1alpha1.Cluster) {
+func evictWorld(t testing.TB, clusters ...*clusterv1alpha1.Cluster) (*karmada.Fleet, *clusterv1alpha1.Cluster) {
 	t.Helper()
 	lost := survivor("lost", 10, 1)
 	fail(lost)
