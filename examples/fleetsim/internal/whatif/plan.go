@@ -11,6 +11,7 @@ package whatif
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -586,13 +587,13 @@ func (p *player) one(it *item, round int, ledger *karmada.Ledger, s *karmadaSche
 		return true, nil
 	}
 	req.ObservedAffinityName = b.status.SchedulerObservedAffinityName
-	view := p.fleet.View()
-	checker, err := prescheduling.NewChecker(prescheduling.WithCapacity(view.Capacity(b.spec.ReplicaRequirements)))
+	// The eviction controller's check (karmada.Evictor.Check), on the Fleet
+	// the plan holds: no fresh read confirms it.
+	res, err := (&karmada.Evictor{Fleet: p.fleet}).Check(context.Background(), b.spec, req, nil, nil)
 	if err != nil {
 		ev.Outcome, ev.Code, ev.Reason = OutcomeRefused, string(prescheduling.InvalidRequest), err.Error()
 		return true, nil
 	}
-	res := checker.Check(req, view.Clusters)
 	res = ledger.Admit(p.cfg.Now, b.key+"@"+it.cluster, res, p.fleet.Summary, b.spec.ReplicaRequirements)
 	if !res.Feasible {
 		if res.Code == prescheduling.AwaitingCapacity {
