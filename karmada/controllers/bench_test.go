@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
@@ -106,7 +105,7 @@ func BenchmarkDecisionCheck(b *testing.B) {
 			start, ok := cputime.Used()
 			defer reportCPU(b, start, ok)
 			for b.Loop() {
-				res, _, err := ctrl.check(ctx, spec, req, &evicting, logr.Discard())
+				res, err := ctrl.evictor().Check(ctx, spec, req, &evicting, ctrl.confirm)
 				if err != nil || !res.Feasible {
 					b.Fatal(err, res.Reason)
 				}

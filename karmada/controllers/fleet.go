@@ -13,7 +13,6 @@ import (
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/karmada"
-	"github.com/failoverkit/failover/prescheduling"
 	"github.com/failoverkit/failover/ratelimit"
 )
 
@@ -74,90 +73,6 @@ func ClusterDomains(d ratelimit.Domain) func(obj any) []string {
 		}
 		return []string{""}
 	}
-}
-
-// fleetView is the fleet as one check sees it: the Fleet, with the clusters
-// read fresh from the API server over it, which the check takes as
-// overrides (karmada.Fresh) and which nothing copies the fleet for.
-type fleetView struct {
-	fleet *karmada.Fleet
-	// view and clusters are the Fleet's view, for a whole-fleet reader
-	// (predict); nil in a check's, which reads the Fleet's index.
-	view     *karmada.FleetView
-	clusters []failover.Cluster
-	// fresh holds the summaries of the clusters read fresh (nil for one
-	// that is gone), in whether each is in the fleet (read, and it
-	// converts), and overrides what the check takes of them.
-	fresh     map[string]*clusterv1alpha1.ResourceSummary
-	in        map[string]bool
-	overrides []karmada.Fresh
-}
-
-// newFleetView is the Fleet's view, for a reader of the whole fleet.
-func newFleetView(f *karmada.Fleet) *fleetView {
-	v := f.View()
-	fv := checkView(f)
-	fv.view, fv.clusters = v, v.Clusters
-	return fv
-}
-
-// checkView is the Fleet as a check reads it, with no fresh read yet.
-func checkView(f *karmada.Fleet) *fleetView {
-	return &fleetView{fleet: f, fresh: map[string]*clusterv1alpha1.ResourceSummary{}, in: map[string]bool{}}
-}
-
-// capacity is karmada.Capacity over the Fleet's summaries, with the fresh
-// reads' over them.
-func (f *fleetView) capacity(req *workv1alpha2.ReplicaRequirements) func(cluster string) (int32, bool) {
-	viewed := karmada.CapacityFrom(f.fleet.Summary, req)
-	if f.view != nil {
-		viewed = f.view.Capacity(req)
-	}
-	return func(name string) (int32, bool) {
-		if s, ok := f.fresh[name]; ok {
-			return karmada.MaxReplicas(s, req), f.in[name]
-		}
-		return viewed(name)
-	}
-}
-
-// check is the Fleet's check with the fresh reads in place.
-func (f *fleetView) check(req prescheduling.Request, requirements *workv1alpha2.ReplicaRequirements) prescheduling.Result {
-	return f.fleet.Check(req, requirements, f.overrides...)
-}
-
-// put sets cl, read fresh, over the Fleet. One that does not convert is
-// left out, and logged: whose taints cannot be read is no target.
-func (f *fleetView) put(cl *clusterv1alpha1.Cluster, logger logr.Logger) {
-	fr, err := karmada.FreshCluster(cl)
-	if err != nil {
-		logger.Error(err, "cluster left out of the fleet", "cluster", cl.Name)
-	}
-	f.set(cl.Name, fr, cl.Status.ResourceSummary, err == nil)
-}
-
-// drop takes the cluster named name out: it is gone.
-func (f *fleetView) drop(name string) { f.set(name, karmada.GoneCluster(name), nil, false) }
-
-func (f *fleetView) set(name string, fr karmada.Fresh, s *clusterv1alpha1.ResourceSummary, in bool) {
-	if _, ok := f.fresh[name]; !ok {
-		f.overrides = append(f.overrides, fr)
-	} else {
-		for i := range f.overrides {
-			if f.overrides[i].Name() == name {
-				f.overrides[i] = fr
-			}
-		}
-	}
-	f.fresh[name], f.in[name] = s, in
-}
-
-// summary is a karmada.Summaries: a fresh read's, else the Fleet's.
-func (f *fleetView) summary(name string) (*clusterv1alpha1.ResourceSummary, bool) {
-	if s, ok := f.fresh[name]; ok {
-		return s, f.in[name] || s != nil
-	}
-	return f.fleet.Summary(name)
 }
 
 // feedFleet keeps f up to date from a Cluster informer's events.

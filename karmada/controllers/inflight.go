@@ -63,7 +63,6 @@ func (c *EvictionController) takeOver(ctx context.Context, k *kind) error {
 		return err
 	}
 	logger := log.FromContext(ctx).WithValues("queue", k.queue)
-	fleet := newFleetView(c.fleet)
 	inFlight, held := 0, 0
 	err := meta.EachListItem(list, func(o runtime.Object) error {
 		obj := o.(client.Object)
@@ -79,8 +78,8 @@ func (c *EvictionController) takeOver(ctx context.Context, k *kind) error {
 			if c.opts.Ledger == nil || t.CreationTimestamp == nil || scheduledSince(obj, k.status(obj)) {
 				continue
 			}
-			if r := c.predict(spec, k.status(obj), t, fleet); r.Feasible {
-				c.opts.Ledger.Restore(c.opts.Clock.Now(), holdKey(it.Key, it.Cluster), r, fleet.summary, spec.ReplicaRequirements, t.CreationTimestamp.Time)
+			if r := c.predict(ctx, spec, k.status(obj), t); r.Feasible {
+				c.opts.Ledger.Restore(c.opts.Clock.Now(), holdKey(it.Key, it.Cluster), r, c.fleet.Summary, spec.ReplicaRequirements, t.CreationTimestamp.Time)
 				held++
 			}
 		}
@@ -101,9 +100,9 @@ func scheduledSince(obj client.Object, status *workv1alpha2.ResourceBindingStatu
 }
 
 // predict is the check the eviction of task passed, asked again: where the
-// scheduler puts the replicas that left task.FromCluster, on the fleet as
-// it is now.
-func (c *EvictionController) predict(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, task workv1alpha2.GracefulEvictionTask, fleet *fleetView) prescheduling.Result {
+// scheduler puts the replicas that left task.FromCluster, on the Fleet as
+// it is now (karmada.Evictor.Check, with no fresh read).
+func (c *EvictionController) predict(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, task workv1alpha2.GracefulEvictionTask) prescheduling.Result {
 	before := spec.DeepCopy()
 	before.GracefulEvictionTasks = slices.DeleteFunc(before.GracefulEvictionTasks, func(t workv1alpha2.GracefulEvictionTask) bool {
 		return t.FromCluster == task.FromCluster
@@ -121,11 +120,11 @@ func (c *EvictionController) predict(spec *workv1alpha2.ResourceBindingSpec, sta
 		return prescheduling.Result{}
 	}
 	req.ObservedAffinityName = status.SchedulerObservedAffinityName
-	checker, err := prescheduling.NewChecker(prescheduling.WithCapacity(fleet.capacity(before.ReplicaRequirements)))
+	res, err := c.evictor().Check(ctx, before, req, nil, nil)
 	if err != nil {
 		return prescheduling.Result{}
 	}
-	return checker.Check(req, fleet.clusters)
+	return res
 }
 
 // recheckRefusals decides again, every RefusalRecheck until ctx ends, every

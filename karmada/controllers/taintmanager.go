@@ -8,7 +8,6 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
-	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -243,30 +242,5 @@ func queueItem(obj client.Object, spec *workv1alpha2.ResourceBindingSpec, cluste
 // when a NoExecute taint is left to judge. PreferNoExecute taints follow
 // spec.failover.cluster.
 func (c *EvictionController) decide(obj client.Object, spec *workv1alpha2.ResourceBindingSpec, cl *clusterv1alpha1.Cluster) (failover.EvictionDecision, error) {
-	taints := make([]corev1.Taint, 0, len(cl.Spec.Taints))
-	noExecute := false
-	for _, t := range cl.Spec.Taints {
-		if t.Effect == corev1.TaintEffectNoExecute {
-			if !c.opts.EnableNoExecuteTaintEviction {
-				continue
-			}
-			noExecute = true
-		}
-		taints = append(taints, t)
-	}
-	var tols []corev1.Toleration
-	if noExecute {
-		var err error
-		if tols, err = karmada.AppliedTolerations(obj.GetAnnotations()); err != nil {
-			return failover.EvictionDecision{}, err
-		}
-	}
-	var fb *failover.ClusterFailoverBehavior
-	if spec.Failover != nil {
-		var err error
-		if fb, err = karmada.FromClusterFailoverBehavior(spec.Failover.Cluster); err != nil {
-			return failover.EvictionDecision{}, err
-		}
-	}
-	return failover.DecideEviction(taints, tols, fb, c.opts.Clock.Now()), nil
+	return karmada.DecideBindingEviction(obj.GetAnnotations(), spec, cl, c.opts.EnableNoExecuteTaintEviction, c.opts.Clock.Now())
 }

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/failoverkit/failover/gracefulevict"
+	"github.com/failoverkit/failover/karmada"
 )
 
 // MaxClustersInTransitAnnotation on a ResourceBinding or
@@ -16,7 +17,7 @@ import (
 // nor a policy's annotations to the binding, but keeps the binding's own
 // when it updates it, so a fork sets it on the binding (kubectl annotate,
 // or its own code that derives it from its policies).
-const MaxClustersInTransitAnnotation = "failover.karmada.io/max-clusters-in-transit"
+const MaxClustersInTransitAnnotation = karmada.MaxClustersInTransitAnnotation
 
 // EventReasonClustersInTransit is the reason of the Warning Event on a
 // binding whose eviction from a cluster waits for its budget of clusters in

@@ -11,6 +11,7 @@ package whatif
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -377,42 +378,21 @@ func policyOf(policies []taintpolicy.ClusterTaintPolicy, taint corev1.Taint, c f
 }
 
 // decideItem decides, as the eviction controller does
-// (failover.DecideEviction on the cluster's taints, the binding's applied
-// tolerations and its spec.failover.cluster), whether and when the binding
-// leaves the cluster, starting at from, when the cluster's taints are in.
+// (karmada.DecideBindingEviction: the cluster's taints, the binding's
+// applied tolerations and its spec.failover.cluster), whether and when the
+// binding leaves the cluster, starting at from, when the cluster's taints
+// are in.
 func decideItem(it *item, c *clusterv1alpha1.Cluster, from time.Time, noExecute bool) {
-	var taints []corev1.Taint
-	hasNoExecute, dropped := false, false
-	for _, t := range c.Spec.Taints {
-		if t.Effect == corev1.TaintEffectNoExecute {
-			if !noExecute {
-				dropped = true
-				continue
-			}
-			hasNoExecute = true
-		}
-		taints = append(taints, t)
-	}
-	var tols []corev1.Toleration
-	if hasNoExecute {
-		var err error
-		if tols, err = karmada.AppliedTolerations(it.b.annotations); err != nil {
-			it.ev.Outcome, it.ev.Code, it.ev.Reason = OutcomeRefused, string(prescheduling.InvalidRequest), err.Error()
-			return
-		}
-	}
-	var fb *failover.ClusterFailoverBehavior
-	if f := it.b.spec.Failover; f != nil {
-		var err error
-		if fb, err = karmada.FromClusterFailoverBehavior(f.Cluster); err != nil {
-			it.ev.Outcome, it.ev.Code, it.ev.Reason = OutcomeRefused, string(prescheduling.InvalidRequest), err.Error()
-			return
-		}
-	}
+	// A NoExecute taint the controller leaves out: said in the outcome.
+	dropped := !noExecute && slices.ContainsFunc(c.Spec.Taints, func(t corev1.Taint) bool { return t.Effect == corev1.TaintEffectNoExecute })
 	at := from
 	it.due = from
 	for range 8 {
-		d := failover.DecideEviction(taints, tols, fb, at)
+		d, err := karmada.DecideBindingEviction(it.b.annotations, it.b.spec, c, noExecute, at)
+		if err != nil {
+			it.ev.Outcome, it.ev.Code, it.ev.Reason = OutcomeRefused, string(prescheduling.InvalidRequest), err.Error()
+			return
+		}
 		if d.Evict {
 			it.due = at
 			return
@@ -607,13 +587,13 @@ func (p *player) one(it *item, round int, ledger *karmada.Ledger, s *karmadaSche
 		return true, nil
 	}
 	req.ObservedAffinityName = b.status.SchedulerObservedAffinityName
-	view := p.fleet.View()
-	checker, err := prescheduling.NewChecker(prescheduling.WithCapacity(view.Capacity(b.spec.ReplicaRequirements)))
+	// The eviction controller's check (karmada.Evictor.Check), on the Fleet
+	// the plan holds: no fresh read confirms it.
+	res, err := (&karmada.Evictor{Fleet: p.fleet}).Check(context.Background(), b.spec, req, nil, nil)
 	if err != nil {
 		ev.Outcome, ev.Code, ev.Reason = OutcomeRefused, string(prescheduling.InvalidRequest), err.Error()
 		return true, nil
 	}
-	res := checker.Check(req, view.Clusters)
 	res = ledger.Admit(p.cfg.Now, b.key+"@"+it.cluster, res, p.fleet.Summary, b.spec.ReplicaRequirements)
 	if !res.Feasible {
 		if res.Code == prescheduling.AwaitingCapacity {

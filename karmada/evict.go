@@ -1,0 +1,494 @@
+package karmada
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/gracefulevict"
+	"github.com/failoverkit/failover/prescheduling"
+)
+
+// The decision path of one eviction, written once over a Fleet, a Ledger and
+// the binding: the controllers call it on what they read fresh from the API
+// server, a simulation or a what-if planner on what it holds.
+
+// MaxClustersInTransitAnnotation on a ResourceBinding or
+// ClusterResourceBinding is its own budget of clusters in transit, which
+// overrides [Evictor].MaxClustersInTransit: a non-negative integer, 0 for
+// unlimited.
+const MaxClustersInTransitAnnotation = "failover.karmada.io/max-clusters-in-transit"
+
+// MaxConfirmRounds bounds the rounds of fresh reads that confirm the
+// clusters a check's approval relies on ([Evictor.Evict]): each round reads
+// the clusters the check newly picked, so it ends when the fleet holds
+// still that long.
+const MaxConfirmRounds = 8
+
+// DecideBindingEviction is [failover.DecideEviction] for one binding on one
+// cluster at now, as Karmada v1.18's taint manager decides: NoExecute taints
+// count only with enableNoExecute (Karmada's
+// --enable-no-execute-taint-eviction; without, they are left out), judged
+// against the tolerations of the applied placement in the binding's
+// annotations ([AppliedTolerations]), read only when a NoExecute taint is
+// left to judge. PreferNoExecute taints follow spec.failover.cluster. An
+// applied placement or a spec.failover.cluster that cannot be read is an
+// error naming it.
+func DecideBindingEviction(annotations map[string]string, spec *workv1alpha2.ResourceBindingSpec, cluster *clusterv1alpha1.Cluster, enableNoExecute bool, now time.Time) (failover.EvictionDecision, error) {
+	if spec == nil || cluster == nil {
+		return failover.EvictionDecision{}, errors.New("karmada: DecideBindingEviction: the binding's spec and the cluster must not be nil")
+	}
+	taints := make([]corev1.Taint, 0, len(cluster.Spec.Taints))
+	noExecute := false
+	for _, t := range cluster.Spec.Taints {
+		if t.Effect == corev1.TaintEffectNoExecute {
+			if !enableNoExecute {
+				continue
+			}
+			noExecute = true
+		}
+		taints = append(taints, t)
+	}
+	var tols []corev1.Toleration
+	if noExecute {
+		var err error
+		if tols, err = AppliedTolerations(annotations); err != nil {
+			return failover.EvictionDecision{}, err
+		}
+	}
+	var fb *failover.ClusterFailoverBehavior
+	if spec.Failover != nil {
+		var err error
+		if fb, err = FromClusterFailoverBehavior(spec.Failover.Cluster); err != nil {
+			return failover.EvictionDecision{}, err
+		}
+	}
+	return failover.DecideEviction(taints, tols, fb, now), nil
+}
+
+// TransitBudgetError is the error of a [MaxClustersInTransitAnnotation] that
+// is not a non-negative integer: the Evictor's default budget applies
+// instead.
+type TransitBudgetError struct {
+	// Value is the annotation's value.
+	Value string
+	// Default is the budget that applies instead.
+	Default int
+}
+
+// Error says which annotation, its value, and the budget that applies.
+func (e *TransitBudgetError) Error() string {
+	return fmt.Sprintf("karmada: annotation %s %q: want a non-negative integer (0: unlimited); the default budget %d applies",
+		MaxClustersInTransitAnnotation, e.Value, e.Default)
+}
+
+// Evictor decides one eviction at a time on a Fleet: decide again, wait for
+// the binding's budget of clusters in transit, check that the replicas have
+// somewhere to go, hold their room in the Ledger, and write the graceful
+// eviction task into the binding's spec. It writes nothing to an API
+// server: the caller reads the binding and the cluster, calls
+// [Evictor.Evict], and writes the binding back when told to evict.
+//
+// Its fields are its options; an Evictor is safe for concurrent use as far
+// as its Fleet and Ledger are (both are).
+type Evictor struct {
+	// Fleet is the fleet the check runs on. Required.
+	Fleet *Fleet
+	// Ledger holds room for the evictions approved and not placed yet; nil:
+	// none, every eviction the check finds feasible goes ahead.
+	Ledger *Ledger
+	// EnableNoExecuteTaintEviction is Karmada's
+	// --enable-no-execute-taint-eviction (DecideBindingEviction).
+	EnableNoExecuteTaintEviction bool
+	// NoExecuteTaintEvictionPurgeMode is Karmada's
+	// --no-execute-taint-eviction-purge-mode ([EvictionPurgeMode]): empty,
+	// Gracefully or Directly.
+	NoExecuteTaintEvictionPurgeMode failover.PurgeMode
+	// StatefulFailoverInjection is Karmada's feature gate of that name: the
+	// task carries the state spec.failover.cluster preserves
+	// ([PreservedLabelState]).
+	StatefulFailoverInjection bool
+	// MaxClustersInTransit is the budget of clusters in transit of a binding
+	// without a [MaxClustersInTransitAnnotation]: how many of its clusters
+	// may be in open graceful eviction tasks at once. 0: unlimited.
+	MaxClustersInTransit int
+}
+
+// EvictionAction says what [Evictor.Evict] found to do.
+type EvictionAction int
+
+// What Evictor.Evict found to do.
+const (
+	// EvictionSkip: nothing to evict; Why says why (the binding is being
+	// deleted, or no longer scheduled on the cluster).
+	EvictionSkip EvictionAction = iota
+	// EvictionStays: decided again, the binding no longer leaves the
+	// cluster; Decision says why.
+	EvictionStays
+	// EvictionInvalid: the binding cannot be decided or checked; Err says
+	// why, and Result.Code is prescheduling.InvalidRequest when it is the
+	// check's request that is invalid.
+	EvictionInvalid
+	// EvictionWaitForBudget: the binding's budget of clusters in transit
+	// is used up; InTransit and Budget say by which clusters. Try again
+	// when one of its tasks ends.
+	EvictionWaitForBudget
+	// EvictionWaitForRoom: the Ledger holds the room back for evictions
+	// before it (Result.Code prescheduling.AwaitingCapacity, with
+	// Result.RetryAfter). Try again when the summaries catch up.
+	EvictionWaitForRoom
+	// EvictionRefused: the check says no (Result: nowhere to go). Decide
+	// again when the fleet changes.
+	EvictionRefused
+	// EvictionEvict: the binding's spec now holds the graceful eviction
+	// task from the cluster, and Hold names the room held for it in the
+	// Ledger: write the binding, and Release Hold if the write fails.
+	EvictionEvict
+)
+
+var actionNames = [...]string{"Skip", "Stays", "Invalid", "WaitForBudget", "WaitForRoom", "Refused", "Evict"}
+
+// String names a.
+func (a EvictionAction) String() string {
+	if a >= 0 && int(a) < len(actionNames) {
+		return actionNames[a]
+	}
+	return fmt.Sprintf("EvictionAction(%d)", int(a))
+}
+
+// EvictionStep is what [Evictor.Evict] found for one eviction.
+type EvictionStep struct {
+	// Action is what to do.
+	Action EvictionAction
+	// Why says why, for EvictionSkip.
+	Why string
+	// Err is why, for EvictionInvalid.
+	Err error
+	// Decision is the taint decision, once made: its Reason says why the
+	// binding leaves the cluster (EvictionEvict), or stays (EvictionStays).
+	Decision failover.EvictionDecision
+	// Result is the check's answer, once asked, after the Ledger's
+	// (EvictionWaitForRoom, EvictionRefused, EvictionEvict).
+	Result prescheduling.Result
+	// Budget is the binding's budget of clusters in transit, for
+	// EvictionWaitForBudget.
+	Budget int
+	// InTransit are the clusters its open tasks come from, for
+	// EvictionWaitForBudget.
+	InTransit []string
+	// BudgetErr, whatever the Action, is a *TransitBudgetError when the
+	// binding's MaxClustersInTransitAnnotation cannot be read.
+	BudgetErr error
+	// Hold is the Ledger's key of the room held, for EvictionEvict with a
+	// Ledger ([HoldKey]); empty otherwise.
+	Hold string
+}
+
+// Confirm reads the clusters named names afresh, before an eviction relies
+// on them: one per name, in order, nil for one that is gone.
+type Confirm func(ctx context.Context, names []string) ([]*clusterv1alpha1.Cluster, error)
+
+// HoldKey names the room the Ledger holds for the eviction of the binding
+// key from cluster, which the graceful eviction task from cluster gives
+// back. No Kubernetes name holds "@".
+func HoldKey(key, cluster string) string { return key + "@" + cluster }
+
+// Evict decides the eviction of binding (a *workv1alpha2.ResourceBinding or
+// *workv1alpha2.ClusterResourceBinding), named key, from cluster at now,
+// on both as given: the caller reads them fresh. With EvictionEvict, the
+// binding's spec has been changed in place; with any other action, nothing
+// is changed.
+//
+// The check runs on the Fleet with cluster in place of the Fleet's copy.
+// With confirm, the clusters a feasible answer moves replicas to are then
+// read through it and the check run again on them, until every cluster it
+// relies on was read fresh, at most MaxConfirmRounds rounds: so a Fleet that
+// lags never sends replicas to a cluster already tainted. Nil confirm takes
+// the Fleet for the truth, as a simulation or a planner does. A cluster that
+// does not convert is no target and is logged to the logr.Logger in ctx.
+//
+// An error is one to try again later: confirm's, a binding whose tasks
+// cannot be read, a fleet that kept changing, a state to preserve that
+// cannot be read yet; no room is then held, and of the step only BudgetErr
+// is set.
+func (e *Evictor) Evict(ctx context.Context, now time.Time, key string, binding runtime.Object, cluster *clusterv1alpha1.Cluster, confirm Confirm) (EvictionStep, error) {
+	meta, spec, status, toLib, err := bindingParts(binding)
+	if err != nil {
+		return EvictionStep{}, err
+	}
+	if e.Fleet == nil {
+		return EvictionStep{}, errors.New("karmada: Evictor.Fleet is nil")
+	}
+	if cluster == nil {
+		return EvictionStep{}, fmt.Errorf("karmada: Evictor.Evict %s: the cluster is nil", key)
+	}
+	if e.MaxClustersInTransit < 0 {
+		return EvictionStep{}, fmt.Errorf("karmada: Evictor.MaxClustersInTransit %d: want a non-negative integer (0: unlimited)", e.MaxClustersInTransit)
+	}
+	switch e.NoExecuteTaintEvictionPurgeMode {
+	case "", failover.PurgeModeGracefully, failover.PurgeModeDirectly:
+	default:
+		return EvictionStep{}, fmt.Errorf("karmada: Evictor.NoExecuteTaintEvictionPurgeMode %q: want Gracefully or Directly", e.NoExecuteTaintEvictionPurgeMode)
+	}
+
+	if !meta.GetDeletionTimestamp().IsZero() {
+		return EvictionStep{Action: EvictionSkip, Why: fmt.Sprintf("binding %s is being deleted", key)}, nil
+	}
+	if !spec.TargetContains(cluster.Name) {
+		return EvictionStep{Action: EvictionSkip, Why: fmt.Sprintf("binding %s is no longer scheduled on %s", key, cluster.Name)}, nil
+	}
+	d, err := DecideBindingEviction(meta.GetAnnotations(), spec, cluster, e.EnableNoExecuteTaintEviction, now)
+	if err != nil {
+		return EvictionStep{Action: EvictionInvalid, Err: err}, nil
+	}
+	step := EvictionStep{Decision: d}
+	if !d.Evict {
+		step.Action = EvictionStays
+		return step, nil
+	}
+
+	// The binding's budget of clusters in transit, counted on the binding
+	// as given: whoever wrote its open tasks, they are there.
+	var lib *gracefulevict.Binding
+	budget := e.MaxClustersInTransit
+	if v, ok := meta.GetAnnotations()[MaxClustersInTransitAnnotation]; ok {
+		n, err := gracefulevict.ParseTransitBudget(v)
+		if err != nil {
+			step.BudgetErr = &TransitBudgetError{Value: v, Default: e.MaxClustersInTransit}
+		} else {
+			budget = int(n)
+		}
+	}
+	if budget > 0 {
+		b, err := toLib()
+		if err != nil {
+			return EvictionStep{BudgetErr: step.BudgetErr}, err
+		}
+		lib = &b
+		if open := gracefulevict.InTransit(b.Tasks); !gracefulevict.TransitBudget(budget).Allows(open) {
+			step.Action, step.Budget, step.InTransit = EvictionWaitForBudget, budget, open
+			return step, nil
+		}
+	}
+
+	// Is there somewhere to go?
+	req, err := PreschedulingRequest(spec, cluster.Name)
+	var loss *LossError
+	if err != nil && !errors.As(err, &loss) {
+		step.Action, step.Err = EvictionInvalid, err
+		step.Result = prescheduling.Result{Code: prescheduling.InvalidRequest, Reason: err.Error()}
+		return step, nil
+	}
+	// The scheduler resumes at the clusterAffinities term it last
+	// scheduled the binding under, never one before it.
+	req.ObservedAffinityName = status.SchedulerObservedAffinityName
+	view, res, err := e.check(ctx, spec, req, cluster, confirm)
+	if err != nil {
+		return EvictionStep{BudgetErr: step.BudgetErr}, err
+	}
+	// One eviction per graceful eviction task: a binding may leave several
+	// clusters, each with room of its own held.
+	hold := HoldKey(key, cluster.Name)
+	if e.Ledger != nil {
+		res = e.Ledger.Admit(now, hold, res, view.summary, spec.ReplicaRequirements)
+	}
+	step.Result = res
+	if !res.Feasible {
+		step.Action = EvictionRefused
+		if res.Code == prescheduling.AwaitingCapacity {
+			step.Action = EvictionWaitForRoom
+		}
+		return step, nil
+	}
+
+	// Move the cluster into a graceful eviction task.
+	if lib == nil {
+		b, err := toLib()
+		if err != nil {
+			e.release(hold)
+			return EvictionStep{BudgetErr: step.BudgetErr}, err
+		}
+		lib = &b
+	}
+	task, err := e.task(spec, status, cluster.Name, d.Reason, now)
+	if err != nil {
+		e.release(hold)
+		return EvictionStep{BudgetErr: step.BudgetErr}, err
+	}
+	ApplyBinding(spec, gracefulevict.Evict(*lib, cluster.Name, task))
+	step.Action = EvictionEvict
+	if e.Ledger != nil {
+		step.Hold = hold
+	}
+	return step, nil
+}
+
+// release gives back the room held under hold: nothing moves.
+func (e *Evictor) release(hold string) {
+	if e.Ledger != nil {
+		e.Ledger.Release(hold)
+	}
+}
+
+// bindingParts are what Evict reads of a ResourceBinding or a
+// ClusterResourceBinding.
+func bindingParts(o runtime.Object) (metav1.Object, *workv1alpha2.ResourceBindingSpec, *workv1alpha2.ResourceBindingStatus, func() (gracefulevict.Binding, error), error) {
+	switch b := o.(type) {
+	case *workv1alpha2.ResourceBinding:
+		if b != nil {
+			return b, &b.Spec, &b.Status, func() (gracefulevict.Binding, error) { return FromResourceBinding(b) }, nil
+		}
+	case *workv1alpha2.ClusterResourceBinding:
+		if b != nil {
+			return b, &b.Spec, &b.Status, func() (gracefulevict.Binding, error) { return FromClusterResourceBinding(b) }, nil
+		}
+	}
+	return nil, nil, nil, nil, fmt.Errorf("karmada: Evictor.Evict: binding %T: want a *ResourceBinding or a *ClusterResourceBinding, not nil", o)
+}
+
+// Check is the check [Evictor.Evict] runs: the pre-scheduling check for
+// req, the request of a binding with spec (see [PreschedulingRequest]), on
+// the Fleet with evicting, read fresh, in place of the Fleet's copy (nil:
+// the Fleet's copy), and, with confirm, the confirm loop, at most
+// MaxConfirmRounds rounds of fresh reads of the clusters a feasible answer
+// moves replicas to. It holds no room.
+func (e *Evictor) Check(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, req prescheduling.Request, evicting *clusterv1alpha1.Cluster, confirm Confirm) (prescheduling.Result, error) {
+	if e.Fleet == nil {
+		return prescheduling.Result{}, errors.New("karmada: Evictor.Fleet is nil")
+	}
+	if spec == nil {
+		return prescheduling.Result{}, errors.New("karmada: Evictor.Check: the binding's spec is nil")
+	}
+	_, res, err := e.check(ctx, spec, req, evicting, confirm)
+	return res, err
+}
+
+// check runs the pre-scheduling check for req on the Fleet with evicting in
+// place of the Fleet's copy, and, with confirm, the confirm loop: the
+// clusters a feasible answer relies on, those it moves replicas to, are
+// read fresh and the check run again on them, until every cluster it relies
+// on was read fresh: a handful of reads, not the fleet.
+func (e *Evictor) check(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, req prescheduling.Request, evicting *clusterv1alpha1.Cluster, confirm Confirm) (*freshView, prescheduling.Result, error) {
+	logger := logr.FromContextOrDiscard(ctx)
+	view := &freshView{fleet: e.Fleet, fresh: map[string]*clusterv1alpha1.ResourceSummary{}, in: map[string]bool{}}
+	if evicting != nil {
+		view.put(evicting, logger)
+	}
+	for round := 0; ; round++ {
+		res := e.Fleet.Check(req, spec.ReplicaRequirements, view.overrides...)
+		if !res.Feasible || confirm == nil {
+			return view, res, nil
+		}
+		var stale []string
+		for _, m := range res.Moves {
+			if _, ok := view.fresh[m.Name]; !ok {
+				stale = append(stale, m.Name)
+			}
+		}
+		if len(stale) == 0 {
+			return view, res, nil
+		}
+		if round == MaxConfirmRounds {
+			return nil, prescheduling.Result{}, fmt.Errorf("karmada: the clusters the check picks kept changing over %d rounds of fresh reads", round)
+		}
+		read, err := confirm(ctx, stale)
+		if err != nil {
+			return nil, prescheduling.Result{}, err
+		}
+		if len(read) != len(stale) {
+			return nil, prescheduling.Result{}, fmt.Errorf("karmada: confirm read %d clusters for %d names", len(read), len(stale))
+		}
+		for i, name := range stale {
+			switch cl := read[i]; {
+			case cl == nil:
+				view.drop(name)
+			case cl.Name != name:
+				return nil, prescheduling.Result{}, fmt.Errorf("karmada: confirm read cluster %q for %q", cl.Name, name)
+			default:
+				view.put(cl, logger)
+			}
+		}
+	}
+}
+
+// task is the graceful eviction task for cluster, as Karmada v1.18's taint
+// manager writes it: producer TaintManager, reason TaintUntolerated, the
+// purge mode EvictionPurgeMode derives, and with StatefulFailoverInjection
+// the state spec.failover.cluster preserves (an error while it cannot be
+// read: the eviction is retried, as in Karmada). gracefulevict.Evict sets
+// FromCluster and carries the replicas over. Two fields Karmada leaves for
+// later are set at once: the creation time (the grace period counts from
+// the eviction) and, as the message, why.
+func (e *Evictor) task(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, cluster, why string, now time.Time) (gracefulevict.Task, error) {
+	created := metav1.NewTime(now)
+	t := gracefulevict.Task{
+		PurgeMode:         EvictionPurgeMode(spec.Failover, string(e.NoExecuteTaintEvictionPurgeMode)),
+		Reason:            TaintUntoleratedReason,
+		Message:           why,
+		Producer:          TaintManagerProducer,
+		CreationTimestamp: &created,
+	}
+	if e.StatefulFailoverInjection && spec.Failover != nil && spec.Failover.Cluster != nil {
+		state, err := PreservedLabelState(spec.Failover.Cluster, status.AggregatedStatus, cluster)
+		if err != nil {
+			return gracefulevict.Task{}, err
+		}
+		t.PreservedLabelState = state
+	}
+	return t, nil
+}
+
+// freshView is the Fleet as one check sees it, with the clusters read fresh
+// over it, which the check takes as overrides.
+type freshView struct {
+	fleet *Fleet
+	// fresh holds the summaries of the clusters read fresh (nil for one
+	// that is gone), in whether each is in the fleet (read, and it
+	// converts), and overrides what the check takes of them.
+	fresh     map[string]*clusterv1alpha1.ResourceSummary
+	in        map[string]bool
+	overrides []Fresh
+}
+
+// put sets cl, read fresh, over the Fleet. One that does not convert is
+// left out, and logged: whose taints cannot be read is no target.
+func (v *freshView) put(cl *clusterv1alpha1.Cluster, logger logr.Logger) {
+	fr, err := FreshCluster(cl)
+	if err != nil {
+		logger.Error(err, "cluster left out of the fleet", "cluster", cl.Name)
+	}
+	v.set(cl.Name, fr, cl.Status.ResourceSummary, err == nil)
+}
+
+// drop takes the cluster named name out: it is gone.
+func (v *freshView) drop(name string) { v.set(name, GoneCluster(name), nil, false) }
+
+func (v *freshView) set(name string, fr Fresh, s *clusterv1alpha1.ResourceSummary, in bool) {
+	if _, ok := v.fresh[name]; !ok {
+		v.overrides = append(v.overrides, fr)
+	} else {
+		for i := range v.overrides {
+			if v.overrides[i].Name() == name {
+				v.overrides[i] = fr
+			}
+		}
+	}
+	v.fresh[name], v.in[name] = s, in
+}
+
+// summary is a Summaries: a fresh read's, else the Fleet's.
+func (v *freshView) summary(name string) (*clusterv1alpha1.ResourceSummary, bool) {
+	if s, ok := v.fresh[name]; ok {
+		return s, v.in[name] || s != nil
+	}
+	return v.fleet.Summary(name)
+}

@@ -1,0 +1,339 @@
+package karmada_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/prescheduling"
+)
+
+var evictNow = time.Date(2026, 11, 26, 6, 0, 0, 0, time.UTC)
+
+// evictWorld is a Fleet of the clusters, with lost failed (NoExecute and
+// NoSchedule taints) among them.
+func evictWorld(t testing.TB, clusters ...*clusterv1alpha1.Cluster) (*karmada.Fleet, *clusterv1alpha1.Cluster) {
+	t.Helper()
+	lost := survivor("lost", 10, 1)
+	fail(lost)
+	f := &karmada.Fleet{}
+	for _, c := range append(clusters, lost) {
+		_, err := f.Set(c)
+		require.NoError(t, err)
+	}
+	return f, lost
+}
+
+// webBinding is default/name, one replica of one CPU scheduled on lost,
+// whose applied placement tolerates nothing.
+func webBinding(name string) *workv1alpha2.ResourceBinding {
+	rb := &workv1alpha2.ResourceBinding{Spec: *oneReplica(name)}
+	rb.Namespace, rb.Name = "default", name
+	rb.Annotations = map[string]string{karmada.AppliedPlacementAnnotation: "{}"}
+	return rb
+}
+
+// An eviction that goes: the spec holds the task Karmada's taint manager
+// writes, the replicas leave lost, and the Ledger holds their room under
+// Hold until the caller's write fails or the task ends.
+func TestEvictorEvicts(t *testing.T) {
+	fleet, lost := evictWorld(t, survivor("a", 4, 0))
+	ledger, err := karmada.NewLedger()
+	require.NoError(t, err)
+	e := &karmada.Evictor{Fleet: fleet, Ledger: ledger, EnableNoExecuteTaintEviction: true}
+	rb := webBinding("web")
+
+	step, err := e.Evict(context.Background(), evictNow, "default/web", rb, lost, nil)
+	require.NoError(t, err)
+	assert.Equal(t, karmada.EvictionEvict, step.Action)
+	assert.True(t, step.Result.Feasible)
+	assert.Equal(t, []failover.TargetCluster{{Name: "a", Replicas: 1}}, step.Result.Moves)
+	assert.Equal(t, "default/web@lost", step.Hold)
+	assert.Equal(t, []string{"default/web@lost"}, ledger.Keys(evictNow))
+	assert.Empty(t, rb.Spec.Clusters, "the replicas left lost")
+	require.Len(t, rb.Spec.GracefulEvictionTasks, 1)
+	task := rb.Spec.GracefulEvictionTasks[0]
+	assert.Equal(t, "lost", task.FromCluster)
+	assert.Equal(t, karmada.TaintManagerProducer, task.Producer)
+	assert.Equal(t, karmada.TaintUntoleratedReason, task.Reason)
+	assert.Equal(t, step.Decision.Reason, task.Message)
+	assert.NotEmpty(t, task.Message)
+	assert.Equal(t, policyv1alpha1.PurgeModeGracefully, task.PurgeMode)
+	require.NotNil(t, task.CreationTimestamp)
+	assert.True(t, task.CreationTimestamp.Time.Equal(evictNow))
+	require.NotNil(t, task.Replicas)
+	assert.Equal(t, int32(1), *task.Replicas)
+
+	// Without a Ledger nothing is held, and Hold is empty.
+	rb = webBinding("other")
+	e = &karmada.Evictor{Fleet: fleet, EnableNoExecuteTaintEviction: true, NoExecuteTaintEvictionPurgeMode: failover.PurgeModeDirectly}
+	step, err = e.Evict(context.Background(), evictNow, "default/other", rb, lost, nil)
+	require.NoError(t, err)
+	assert.Equal(t, karmada.EvictionEvict, step.Action)
+	assert.Empty(t, step.Hold)
+	assert.Equal(t, policyv1alpha1.PurgeModeDirectly, rb.Spec.GracefulEvictionTasks[0].PurgeMode)
+}
+
+// Nothing to evict: a binding being deleted, or no longer on the cluster,
+// is skipped before anything is decided, and left as it is.
+func TestEvictorSkips(t *testing.T) {
+	fleet, lost := evictWorld(t, survivor("a", 4, 0))
+	e := &karmada.Evictor{Fleet: fleet, EnableNoExecuteTaintEviction: true}
+
+	deleting := webBinding("web")
+	deleting.DeletionTimestamp = &metav1.Time{Time: evictNow}
+	step, err := e.Evict(context.Background(), evictNow, "default/web", deleting, lost, nil)
+	require.NoError(t, err)
+	assert.Equal(t, karmada.EvictionSkip, step.Action)
+	assert.Equal(t, "binding default/web is being deleted", step.Why)
+
+	moved := webBinding("web")
+	moved.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "a", Replicas: 1}}
+	step, err = e.Evict(context.Background(), evictNow, "default/web", moved, lost, nil)
+	require.NoError(t, err)
+	assert.Equal(t, karmada.EvictionSkip, step.Action)
+	assert.Equal(t, "binding default/web is no longer scheduled on lost", step.Why)
+	assert.Empty(t, moved.Spec.GracefulEvictionTasks)
+}
+
+// Decided again, a binding stays: without EnableNoExecuteTaintEviction a
+// NoExecute taint evicts nothing, as in Karmada; a toleration keeps it too.
+func TestEvictorStays(t *testing.T) {
+	fleet, lost := evictWorld(t, survivor("a", 4, 0))
+	rb := webBinding("web")
+	step, err := (&karmada.Evictor{Fleet: fleet}).Evict(context.Background(), evictNow, "default/web", rb, lost, nil)
+	require.NoError(t, err)
+	assert.Equal(t, karmada.EvictionStays, step.Action)
+	assert.False(t, step.Decision.Evict)
+	assert.NotEmpty(t, step.Decision.Reason)
+	assert.Equal(t, []workv1alpha2.TargetCluster{{Name: "lost", Replicas: 1}}, rb.Spec.Clusters)
+
+	rb.Annotations[karmada.AppliedPlacementAnnotation] = `{"clusterTolerations":[{"operator":"Exists"}]}`
+	step, err = (&karmada.Evictor{Fleet: fleet, EnableNoExecuteTaintEviction: true}).Evict(context.Background(), evictNow, "default/web", rb, lost, nil)
+	require.NoError(t, err)
+	assert.Equal(t, karmada.EvictionStays, step.Action)
+	assert.Empty(t, rb.Spec.GracefulEvictionTasks)
+}
+
+// A binding that cannot be decided, or whose placement the check cannot
+// read, is invalid: Err names what, and Result.Code tells the check's
+// request apart.
+func TestEvictorInvalid(t *testing.T) {
+	fleet, lost := evictWorld(t, survivor("a", 4, 0))
+	e := &karmada.Evictor{Fleet: fleet, EnableNoExecuteTaintEviction: true}
+
+	noPlacement := webBinding("web")
+	delete(noPlacement.Annotations, karmada.AppliedPlacementAnnotation)
+	step, err := e.Evict(context.Background(), evictNow, "default/web", noPlacement, lost, nil)
+	require.NoError(t, err)
+	assert.Equal(t, karmada.EvictionInvalid, step.Action)
+	assert.ErrorContains(t, step.Err, karmada.AppliedPlacementAnnotation)
+	assert.Empty(t, step.Result.Code, "not the check's request")
+
+	badAffinity := webBinding("web")
+	badAffinity.Spec.Placement.ClusterAffinity = &policyv1alpha1.ClusterAffinity{LabelSelector: &metav1.LabelSelector{
+		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "x", Operator: "Bogus"}}}}
+	step, err = e.Evict(context.Background(), evictNow, "default/web", badAffinity, lost, nil)
+	require.NoError(t, err)
+	assert.Equal(t, karmada.EvictionInvalid, step.Action)
+	assert.ErrorContains(t, step.Err, "Bogus")
+	assert.Equal(t, prescheduling.InvalidRequest, step.Result.Code)
+	assert.Empty(t, badAffinity.Spec.GracefulEvictionTasks)
+}
+
+// The binding's budget of clusters in transit, its annotation or the
+// Evictor's default, holds an eviction back while its open tasks use it
+// up; an annotation that cannot be read is said, and the default applies.
+func TestEvictorWaitsForTheBudget(t *testing.T) {
+	fleet, lost := evictWorld(t, survivor("a", 4, 0))
+	open := func() *workv1alpha2.ResourceBinding {
+		rb := webBinding("web")
+		rb.Spec.Clusters = append(rb.Spec.Clusters, workv1alpha2.TargetCluster{Name: "a", Replicas: 1})
+		rb.Spec.Replicas = 2
+		rb.Spec.GracefulEvictionTasks = []workv1alpha2.GracefulEvictionTask{{FromCluster: "b", Reason: "x", Producer: "y"}}
+		return rb
+	}
+
+	rb := open()
+	e := &karmada.Evictor{Fleet: fleet, EnableNoExecuteTaintEviction: true, MaxClustersInTransit: 1}
+	step, err := e.Evict(context.Background(), evictNow, "default/web", rb, lost, nil)
+	require.NoError(t, err)
+	assert.Equal(t, karmada.EvictionWaitForBudget, step.Action)
+	assert.Equal(t, 1, step.Budget)
+	assert.Equal(t, []string{"b"}, step.InTransit)
+	assert.NoError(t, step.BudgetErr)
+	assert.Len(t, rb.Spec.GracefulEvictionTasks, 1, "nothing written")
+
+	// Its own annotation overrides the default: 2 allows a second.
+	rb = open()
+	rb.Annotations[karmada.MaxClustersInTransitAnnotation] = "2"
+	step, err = e.Evict(context.Background(), evictNow, "default/web", rb, lost, nil)
+	require.NoError(t, err)
+	assert.Equal(t, karmada.EvictionEvict, step.Action)
+
+	rb = open()
+	rb.Annotations[karmada.MaxClustersInTransitAnnotation] = "two"
+	step, err = e.Evict(context.Background(), evictNow, "default/web", rb, lost, nil)
+	require.NoError(t, err)
+	assert.Equal(t, karmada.EvictionWaitForBudget, step.Action, "the default applies")
+	var bad *karmada.TransitBudgetError
+	require.ErrorAs(t, step.BudgetErr, &bad)
+	assert.Equal(t, "two", bad.Value)
+	assert.Equal(t, 1, bad.Default)
+	assert.ErrorContains(t, step.BudgetErr, karmada.MaxClustersInTransitAnnotation)
+}
+
+// Two evictions to one survivor with room for one: the first holds it, the
+// second waits for the room (AwaitingCapacity) and holds nothing.
+func TestEvictorWaitsForRoom(t *testing.T) {
+	fleet, lost := evictWorld(t, survivor("a", 1, 0))
+	ledger, err := karmada.NewLedger()
+	require.NoError(t, err)
+	e := &karmada.Evictor{Fleet: fleet, Ledger: ledger, EnableNoExecuteTaintEviction: true}
+
+	step, err := e.Evict(context.Background(), evictNow, "default/one", webBinding("one"), lost, nil)
+	require.NoError(t, err)
+	require.Equal(t, karmada.EvictionEvict, step.Action)
+
+	two := webBinding("two")
+	step, err = e.Evict(context.Background(), evictNow, "default/two", two, lost, nil)
+	require.NoError(t, err)
+	assert.Equal(t, karmada.EvictionWaitForRoom, step.Action)
+	assert.Equal(t, prescheduling.AwaitingCapacity, step.Result.Code)
+	assert.Positive(t, step.Result.RetryAfter)
+	assert.Equal(t, []string{"default/one@lost"}, ledger.Keys(evictNow))
+	assert.Empty(t, two.Spec.GracefulEvictionTasks)
+}
+
+// Nowhere to go: the check's refusal, with nothing written and nothing
+// held.
+func TestEvictorRefused(t *testing.T) {
+	fleet, lost := evictWorld(t, survivor("a", 4, 4))
+	ledger, err := karmada.NewLedger()
+	require.NoError(t, err)
+	rb := webBinding("web")
+	step, err := (&karmada.Evictor{Fleet: fleet, Ledger: ledger, EnableNoExecuteTaintEviction: true}).
+		Evict(context.Background(), evictNow, "default/web", rb, lost, nil)
+	require.NoError(t, err)
+	assert.Equal(t, karmada.EvictionRefused, step.Action)
+	assert.False(t, step.Result.Feasible)
+	assert.NotEqual(t, prescheduling.AwaitingCapacity, step.Result.Code)
+	assert.NotEmpty(t, step.Result.Reason)
+	assert.Empty(t, ledger.Keys(evictNow))
+	assert.Empty(t, rb.Spec.GracefulEvictionTasks)
+}
+
+// With confirm, the clusters an approval relies on are read fresh: a
+// cluster the Fleet still holds healthy, already failed in the API server,
+// is no target, and the check picks again and confirms its next choice.
+// Without confirm, the Fleet is the truth.
+func TestEvictorConfirmsOnFreshReads(t *testing.T) {
+	fleet, lost := evictWorld(t, survivor("a", 8, 0), survivor("b", 4, 0))
+	failedA := survivor("a", 8, 0)
+	fail(failedA)
+	var asked [][]string
+	confirm := func(_ context.Context, names []string) ([]*clusterv1alpha1.Cluster, error) {
+		asked = append(asked, names)
+		out := make([]*clusterv1alpha1.Cluster, len(names))
+		for i, n := range names {
+			switch n {
+			case "a":
+				out[i] = failedA
+			case "b":
+				out[i] = survivor("b", 4, 0)
+			}
+		}
+		return out, nil
+	}
+	e := &karmada.Evictor{Fleet: fleet, EnableNoExecuteTaintEviction: true}
+
+	step, err := e.Evict(context.Background(), evictNow, "default/web", webBinding("web"), lost, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []failover.TargetCluster{{Name: "a", Replicas: 1}}, step.Result.Moves, "the Fleet's choice")
+
+	step, err = e.Evict(context.Background(), evictNow, "default/web", webBinding("web"), lost, confirm)
+	require.NoError(t, err)
+	assert.Equal(t, karmada.EvictionEvict, step.Action)
+	assert.Equal(t, []failover.TargetCluster{{Name: "b", Replicas: 1}}, step.Result.Moves)
+	assert.Equal(t, [][]string{{"a"}, {"b"}}, asked)
+
+	// A failed read is the caller's to retry: no room is held.
+	ledger, err := karmada.NewLedger()
+	require.NoError(t, err)
+	e.Ledger = ledger
+	boom := errors.New("boom")
+	_, err = e.Evict(context.Background(), evictNow, "default/web", webBinding("web"), lost,
+		func(context.Context, []string) ([]*clusterv1alpha1.Cluster, error) { return nil, boom })
+	assert.ErrorIs(t, err, boom)
+	assert.Empty(t, ledger.Keys(evictNow))
+
+	// A cluster the read does not find is gone: no target either.
+	step, err = e.Evict(context.Background(), evictNow, "default/web", webBinding("web"), lost,
+		func(_ context.Context, names []string) ([]*clusterv1alpha1.Cluster, error) {
+			return make([]*clusterv1alpha1.Cluster, len(names)), nil
+		})
+	require.NoError(t, err)
+	assert.Equal(t, karmada.EvictionRefused, step.Action)
+}
+
+// Bad input is an error naming the field and its value, never a panic.
+func TestEvictorRejectsBadInput(t *testing.T) {
+	fleet, lost := evictWorld(t)
+	for name, tc := range map[string]struct {
+		e       karmada.Evictor
+		binding runtime.Object
+		cluster *clusterv1alpha1.Cluster
+		want    string
+	}{
+		"no fleet":      {e: karmada.Evictor{}, binding: webBinding("web"), cluster: lost, want: "Evictor.Fleet"},
+		"purge mode":    {e: karmada.Evictor{Fleet: fleet, NoExecuteTaintEvictionPurgeMode: "Never"}, binding: webBinding("web"), cluster: lost, want: `NoExecuteTaintEvictionPurgeMode "Never"`},
+		"budget":        {e: karmada.Evictor{Fleet: fleet, MaxClustersInTransit: -1}, binding: webBinding("web"), cluster: lost, want: "MaxClustersInTransit -1"},
+		"no cluster":    {e: karmada.Evictor{Fleet: fleet}, binding: webBinding("web"), want: "cluster is nil"},
+		"nil binding":   {e: karmada.Evictor{Fleet: fleet}, binding: (*workv1alpha2.ResourceBinding)(nil), cluster: lost, want: "*v1alpha2.ResourceBinding"},
+		"other objects": {e: karmada.Evictor{Fleet: fleet}, binding: &corev1.Pod{}, cluster: lost, want: "*v1.Pod"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			step, err := tc.e.Evict(context.Background(), evictNow, "default/web", tc.binding, tc.cluster, nil)
+			assert.ErrorContains(t, err, tc.want)
+			assert.Equal(t, karmada.EvictionStep{}, step)
+		})
+	}
+}
+
+// DecideBindingEviction is the taint manager's decision: only the taints
+// that count, against the applied placement's tolerations, with
+// spec.failover.cluster for PreferNoExecute.
+func TestDecideBindingEviction(t *testing.T) {
+	lost := survivor("lost", 1, 0)
+	lost.Spec.Taints = []corev1.Taint{{Key: "down", Effect: corev1.TaintEffectNoExecute}}
+	spec := oneReplica("web")
+	untolerated := map[string]string{karmada.AppliedPlacementAnnotation: "{}"}
+
+	d, err := karmada.DecideBindingEviction(untolerated, spec, lost, true, evictNow)
+	require.NoError(t, err)
+	assert.True(t, d.Evict)
+
+	d, err = karmada.DecideBindingEviction(untolerated, spec, lost, false, evictNow)
+	require.NoError(t, err)
+	assert.False(t, d.Evict, "NoExecute counts only when enabled")
+
+	_, err = karmada.DecideBindingEviction(nil, spec, lost, false, evictNow)
+	assert.NoError(t, err, "the applied placement is read only when a NoExecute taint counts")
+	_, err = karmada.DecideBindingEviction(nil, spec, lost, true, evictNow)
+	assert.ErrorContains(t, err, karmada.AppliedPlacementAnnotation)
+
+	_, err = karmada.DecideBindingEviction(untolerated, nil, lost, true, evictNow)
+	assert.ErrorContains(t, err, "must not be nil")
+}
