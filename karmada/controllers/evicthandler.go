@@ -30,10 +30,13 @@ const (
 )
 
 // evictHandler is run by k's eviction queue once the Limiter grants a
-// permit. Each attempt starts from fresh reads and ends in one write at
-// most; a conflict on that write starts a new attempt from the top, so
-// every write is preceded by a decision and a check on exactly what it
-// overwrites.
+// permit. Each attempt reads, decides and ends in one write at most; a
+// conflict on that write starts a new attempt from the top, so every write
+// is preceded by a decision and a check on exactly what it overwrites. The
+// first attempt reads the binding from the cache, as the taint manager
+// that queued it did: the write carries its resourceVersion, so a stale
+// copy is a conflict and the next attempt reads the binding from the API
+// server. The Cluster is read from the API server each time.
 func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 	return func(ctx context.Context, it evictionqueue.Item) error {
 		key, err := objectKey(it.Key)
@@ -42,8 +45,10 @@ func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 		}
 		logger := log.FromContext(ctx).WithValues("queue", k.queue, "binding", it.Key, "cluster", it.Cluster)
 		var result error
+		var src client.Reader = c.client
 		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			result = c.attempt(ctx, k, it, key, logger)
+			result = c.attempt(ctx, k, it, key, src, logger)
+			src = c.reader
 			return result
 		})
 		if apierrors.IsConflict(err) {
@@ -53,7 +58,7 @@ func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 	}
 }
 
-// attempt is one pass of the handler: decide again on fresh reads, check,
+// attempt is one pass of the handler: decide again on current reads, check,
 // hold room, write (karmada.Evictor.Evict decides, checks and holds; this
 // reads, records and writes). It returns the handler's result: ErrInProgress
 // once the task is written (the eviction is in flight until the task ends),
@@ -62,7 +67,10 @@ func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 // the binding's budget of clusters in transit is used up
 // (EvictionOptions.MaxClustersInTransit), a conflict for another attempt,
 // another error to retry with backoff.
-func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqueue.Item, key types.NamespacedName, logger logr.Logger) error {
+//
+// The binding is read from bindings: the cache first, the API server after
+// a conflict.
+func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqueue.Item, key types.NamespacedName, bindings client.Reader, logger logr.Logger) error {
 	// Waiting for its binding's budget, it is decided again now, or waits
 	// for the thaw: either way it no longer waits for the budget, and
 	// eviction_waiting_for_transit_budget stops counting it.
@@ -77,9 +85,13 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 	}
 	// Waiting for a thaw, it is decided again now.
 	k.frozen.forget(it)
-	// The item may have waited long, and the cache may lag: decide on what
-	// the API server holds now. A cluster that recovered meanwhile, or a
-	// binding that moved or now tolerates the taint, is left alone.
+	// The item may have waited long, and the cache may lag: decide on the
+	// Cluster as the API server holds it now, and on a binding the write
+	// confirms (its resourceVersion) or reads fresh after a conflict. A
+	// cluster that recovered meanwhile, or a binding that moved or now
+	// tolerates the taint, is left alone; a binding the cache shows moved
+	// or tolerating too early is queued again by the taint manager when the
+	// cache catches up.
 	var cl clusterv1alpha1.Cluster
 	if err := c.reader.Get(ctx, types.NamespacedName{Name: it.Cluster}, &cl); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -89,7 +101,7 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 		return err
 	}
 	obj := k.new()
-	if err := c.reader.Get(ctx, key, obj); err != nil {
+	if err := bindings.Get(ctx, key, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			c.bindingGone(k, it.Key)
 			return evictionqueue.Skip(fmt.Errorf("binding %s is gone", it.Key))
