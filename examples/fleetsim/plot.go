@@ -168,11 +168,17 @@ func textStyle(f font.Font, size vg.Length) text.Style {
 
 // writeFigure draws f into path, as SVG or PNG by its extension.
 func writeFigure(f *figure, path string) error {
+	return writePlot(path, func(ext string, w io.Writer) error { return renderFigure(f, ext, w) })
+}
+
+// writePlot creates path and has render draw into it, by the path's
+// extension (.svg or .png); a failed drawing leaves no file behind.
+func writePlot(path string, render func(ext string, w io.Writer) error) error {
 	out, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("fleetsim: --plot: %w", err)
 	}
-	if err := renderFigure(f, strings.ToLower(filepath.Ext(path)), out); err != nil {
+	if err := render(strings.ToLower(filepath.Ext(path)), out); err != nil {
 		out.Close()
 		os.Remove(path)
 		return err

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"image/color"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -35,19 +33,7 @@ var (
 // the surviving clusters' room before and after, with the replicas
 // arriving, and the evictions over time at the rate.
 func writeWhatIfFigure(r *whatif.Report, path string) error {
-	out, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("fleetsim: --plot: %w", err)
-	}
-	if err := renderWhatIf(r, strings.ToLower(filepath.Ext(path)), out); err != nil {
-		out.Close()
-		os.Remove(path)
-		return err
-	}
-	if err := out.Close(); err != nil {
-		return fmt.Errorf("fleetsim: --plot: %w", err)
-	}
-	return nil
+	return writePlot(path, func(ext string, w io.Writer) error { return renderWhatIf(r, ext, w) })
 }
 
 func renderWhatIf(r *whatif.Report, ext string, w io.Writer) error {
