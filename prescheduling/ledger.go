@@ -91,10 +91,19 @@ type Rooms interface {
 type holding struct {
 	key   string
 	until time.Time
-	// moves are the replicas held on each cluster; requests, what one of
-	// them requests.
-	moves    map[string]int64
+	// at is what is held on each cluster, by name; requests, what one
+	// replica requests.
+	at       map[string]*place
 	requests corev1.ResourceList
+}
+
+// place is the replicas one holding holds on one cluster, linked in the
+// order of that cluster's book, so that a holding leaves it in one step
+// whatever the number of evictions in flight there.
+type place struct {
+	h          *holding
+	replicas   int64
+	prev, next *place
 }
 
 // book is what is held on one cluster.
@@ -102,8 +111,8 @@ type book struct {
 	// pods is the cluster's pods when the pods held there now were held:
 	// growth beyond it shows them placed.
 	pods int64
-	// order is the holdings on the cluster, oldest first.
-	order []*holding
+	// first and last are the places held on the cluster, oldest first.
+	first, last *place
 	// replicas and requests are what order holds on the cluster in all:
 	// the replicas, and their resource requests summed, so that the room
 	// left is read in one step whatever the number of evictions in
@@ -198,13 +207,13 @@ func (l *Ledger) Admit(now time.Time, key string, r Result, rooms Rooms, request
 			continue
 		}
 		evictions := 0
-		for _, h := range b.order {
-			if h == own {
+		for p := b.first; p != nil; p = p.next {
+			if p.h == own {
 				continue
 			}
 			evictions++
-			if retry.IsZero() || h.until.Before(retry) {
-				retry = h.until
+			if retry.IsZero() || p.h.until.Before(retry) {
+				retry = p.h.until
 			}
 		}
 		word := "evictions"
@@ -297,7 +306,7 @@ func (l *Ledger) Held(now time.Time) map[string]int64 {
 // it.
 func (l *Ledger) record(key string, r Result, rooms Rooms, requests corev1.ResourceList, until time.Time) {
 	l.remove(key)
-	h := &holding{key: key, until: until, moves: map[string]int64{}, requests: requests.DeepCopy()}
+	h := &holding{key: key, until: until, at: map[string]*place{}, requests: requests.DeepCopy()}
 	for _, m := range r.Moves {
 		if m.Replicas <= 0 {
 			continue
@@ -308,13 +317,16 @@ func (l *Ledger) record(key string, r Result, rooms Rooms, requests corev1.Resou
 			b = &book{pods: pods}
 			l.clusters[m.Name] = b
 		}
-		if h.moves[m.Name] == 0 {
-			b.order = append(b.order, h)
+		p := h.at[m.Name]
+		if p == nil {
+			p = &place{h: h}
+			h.at[m.Name] = p
+			b.push(p)
 		}
-		h.moves[m.Name] += int64(m.Replicas)
+		p.replicas += int64(m.Replicas)
 		b.add(h, int64(m.Replicas))
 	}
-	if len(h.moves) > 0 {
+	if len(h.at) > 0 {
 		l.byKey[key] = h
 		l.dueBy(until)
 	}
@@ -344,22 +356,22 @@ func (l *Ledger) settle(now time.Time, rooms Rooms) {
 			b.pods = pods
 		}
 		grown := pods - b.pods
-		for len(b.order) > 0 && grown > 0 {
-			h := b.order[0]
-			n := min(h.moves[name], grown)
-			h.moves[name] -= n
-			b.add(h, -n)
+		for b.first != nil && grown > 0 {
+			p := b.first
+			n := min(p.replicas, grown)
+			p.replicas -= n
+			b.add(p.h, -n)
 			grown -= n
 			b.pods += n
-			if h.moves[name] == 0 {
-				delete(h.moves, name)
-				b.order = b.order[1:]
-				if len(h.moves) == 0 {
-					delete(l.byKey, h.key)
+			if p.replicas == 0 {
+				delete(p.h.at, name)
+				b.unlink(p)
+				if len(p.h.at) == 0 {
+					delete(l.byKey, p.h.key)
 				}
 			}
 		}
-		if len(b.order) == 0 {
+		if b.first == nil {
 			delete(l.clusters, name)
 		}
 	}
@@ -388,14 +400,40 @@ func (l *Ledger) remove(key string) {
 		return
 	}
 	delete(l.byKey, key)
-	for name, n := range h.moves {
+	for name, p := range h.at {
 		b := l.clusters[name]
-		b.add(h, -n)
-		b.order = slices.DeleteFunc(b.order, func(x *holding) bool { return x == h })
-		if len(b.order) == 0 {
+		b.add(h, -p.replicas)
+		b.unlink(p)
+		if b.first == nil {
 			delete(l.clusters, name)
 		}
 	}
+}
+
+// push puts p last in b's order.
+func (b *book) push(p *place) {
+	p.prev, p.next = b.last, nil
+	if b.last != nil {
+		b.last.next = p
+	} else {
+		b.first = p
+	}
+	b.last = p
+}
+
+// unlink takes p out of b's order.
+func (b *book) unlink(p *place) {
+	if p.prev != nil {
+		p.prev.next = p.next
+	} else {
+		b.first = p.next
+	}
+	if p.next != nil {
+		p.next.prev = p.prev
+	} else {
+		b.last = p.prev
+	}
+	p.prev, p.next = nil, nil
 }
 
 // add counts n more replicas of h held on the cluster (fewer, negative).
@@ -417,8 +455,8 @@ func (b *book) add(h *holding, n int64) {
 // holding but own (nil: none of them): the replicas and their requests.
 func (b *book) heldExcept(own *holding, name string) (replicas int64, requests corev1.ResourceList) {
 	n := int64(0)
-	if own != nil {
-		n = own.moves[name]
+	if own != nil && own.at[name] != nil {
+		n = own.at[name].replicas
 	}
 	if n == 0 {
 		return b.replicas, b.requests
