@@ -1,6 +1,7 @@
 package prescheduling
 
 import (
+	"container/heap"
 	"errors"
 	"fmt"
 	"maps"
@@ -104,6 +105,8 @@ type place struct {
 	h          *holding
 	replicas   int64
 	prev, next *place
+	// index is the place's position in its book's byUntil.
+	index int
 }
 
 // book is what is held on one cluster.
@@ -113,6 +116,10 @@ type book struct {
 	pods int64
 	// first and last are the places held on the cluster, oldest first.
 	first, last *place
+	// byUntil are the same places as a heap by when their hold ends, so
+	// that an Admit held back finds the first to end in one step whatever
+	// the number of evictions in flight.
+	byUntil untilHeap
 	// replicas and requests are what order holds on the cluster in all:
 	// the replicas, and their resource requests summed, so that the room
 	// left is read in one step whatever the number of evictions in
@@ -206,15 +213,9 @@ func (l *Ledger) Admit(now time.Time, key string, r Result, rooms Rooms, request
 		if int64(m.Replicas) <= int64(room) {
 			continue
 		}
-		evictions := 0
-		for p := b.first; p != nil; p = p.next {
-			if p.h == own {
-				continue
-			}
-			evictions++
-			if retry.IsZero() || p.h.until.Before(retry) {
-				retry = p.h.until
-			}
+		evictions, first := b.othersThan(own, m.Name)
+		if retry.IsZero() || first.Before(retry) {
+			retry = first
 		}
 		word := "evictions"
 		if evictions == 1 {
@@ -286,6 +287,9 @@ func (l *Ledger) ReleaseAt(key string, at time.Time) {
 	if h := l.byKey[key]; h != nil && at.Before(h.until) {
 		h.until = at
 		l.dueBy(at)
+		for name, p := range h.at {
+			heap.Fix(&l.clusters[name].byUntil, p.index)
+		}
 	}
 }
 
@@ -419,6 +423,7 @@ func (b *book) push(p *place) {
 		b.first = p
 	}
 	b.last = p
+	heap.Push(&b.byUntil, p)
 }
 
 // unlink takes p out of b's order.
@@ -434,6 +439,54 @@ func (b *book) unlink(p *place) {
 		b.last = p.prev
 	}
 	p.prev, p.next = nil, nil
+	heap.Remove(&b.byUntil, p.index)
+}
+
+// othersThan returns how many evictions hold room on the cluster name,
+// b's, but own (nil: none of them), and when the first of their holds
+// ends. There is one at least.
+func (b *book) othersThan(own *holding, name string) (evictions int, first time.Time) {
+	evictions = len(b.byUntil)
+	if own != nil && own.at[name] != nil {
+		evictions--
+	}
+	top := b.byUntil[0]
+	if top.h != own {
+		return evictions, top.h.until
+	}
+	// own's hold ends first: the next to end is a child of the top.
+	for _, i := range []int{1, 2} {
+		if i < len(b.byUntil) && (first.IsZero() || b.byUntil[i].h.until.Before(first)) {
+			first = b.byUntil[i].h.until
+		}
+	}
+	return evictions, first
+}
+
+// untilHeap orders places by when their hold ends (container/heap).
+type untilHeap []*place
+
+func (u untilHeap) Len() int           { return len(u) }
+func (u untilHeap) Less(i, j int) bool { return u[i].h.until.Before(u[j].h.until) }
+func (u untilHeap) Swap(i, j int) {
+	u[i], u[j] = u[j], u[i]
+	u[i].index, u[j].index = i, j
+}
+
+// Push appends x, a *place, as container/heap asks.
+func (u *untilHeap) Push(x any) {
+	p := x.(*place)
+	p.index = len(*u)
+	*u = append(*u, p)
+}
+
+// Pop takes the last place off, as container/heap asks.
+func (u *untilHeap) Pop() any {
+	old := *u
+	p := old[len(old)-1]
+	old[len(old)-1] = nil
+	*u = old[:len(old)-1]
+	return p
 }
 
 // add counts n more replicas of h held on the cluster (fewer, negative).

@@ -308,3 +308,51 @@ func BenchmarkLedgerAdmit(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLedgerAdmitHeldBack is one Admit held back by a cluster full
+// of held evictions in flight: 10, 1,000 and 10,000 of them.
+func BenchmarkLedgerAdmitHeldBack(b *testing.B) {
+	for _, inFlight := range []int{10, 1000, 10000} {
+		b.Run(fmt.Sprint(inFlight), func(b *testing.B) {
+			rooms := podsOnly("big", node{maxPods: int64(inFlight)})
+			r := to("big", 1)
+			l := newLedger(b)
+			for i := range inFlight {
+				if !l.Admit(t0, fmt.Sprintf("default/w%d", i), r, rooms, nil).Feasible {
+					b.Fatal("not admitted")
+				}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if l.Admit(t0, "default/web", r, rooms, nil).Code != prescheduling.AwaitingCapacity {
+					b.Fatal("not held back")
+				}
+			}
+		})
+	}
+}
+
+// RetryAfter is when the first hold of another eviction in the way ends:
+// not the eviction's own, which an Admit again replaces, and sooner once
+// ReleaseAt brings one forward.
+func TestLedgerRetryAfterIsTheFirstOtherHoldToEnd(t *testing.T) {
+	l := newLedger(t, prescheduling.WithHold(time.Minute))
+	rooms := podsOnly("big", node{maxPods: 3})
+	require.True(t, l.Admit(t0, "a", to("big", 1), rooms, nil).Feasible)
+	require.True(t, l.Admit(t0.Add(10*time.Second), "b", to("big", 1), rooms, nil).Feasible)
+	require.True(t, l.Admit(t0.Add(20*time.Second), "c", to("big", 1), rooms, nil).Feasible)
+
+	got := l.Admit(t0.Add(30*time.Second), "a", to("big", 2), rooms, nil)
+	assert.Equal(t, "waiting for room: big has room for 1 of 2 after the 2 replicas of evictions in flight", got.Reason)
+	assert.Equal(t, 40*time.Second, got.RetryAfter, "b's hold ends at 01:10; a's own, at 01:00, is not in the way")
+
+	l.ReleaseAt("c", t0.Add(45*time.Second))
+	got = l.Admit(t0.Add(30*time.Second), "a", to("big", 2), rooms, nil)
+	assert.Equal(t, 15*time.Second, got.RetryAfter, "c's is released at 00:45")
+	got = l.Admit(t0.Add(30*time.Second), "d", to("big", 1), rooms, nil)
+	assert.Equal(t, "waiting for room: big has room for 0 of 1 after the 3 replicas of evictions in flight", got.Reason)
+	assert.Equal(t, 15*time.Second, got.RetryAfter)
+
+	assert.Equal(t, map[string]int64{"big": 2}, l.Held(t0.Add(45*time.Second)))
+	assert.True(t, l.Admit(t0.Add(45*time.Second), "a", to("big", 2), rooms, nil).Feasible)
+}
