@@ -356,3 +356,32 @@ func TestLedgerRetryAfterIsTheFirstOtherHoldToEnd(t *testing.T) {
 	assert.Equal(t, map[string]int64{"big": 2}, l.Held(t0.Add(45*time.Second)))
 	assert.True(t, l.Admit(t0.Add(45*time.Second), "a", to("big", 2), rooms, nil).Feasible)
 }
+
+// BenchmarkLedgerAdmitClustersHeld is one Admit while evictions in flight
+// hold room on 10, 1,000 and 5,000 clusters, one each: an Admit settles
+// every cluster room is held on, asking Rooms.Pods of each, so its cost
+// grows with them.
+func BenchmarkLedgerAdmitClustersHeld(b *testing.B) {
+	for _, clusters := range []int{10, 1000, 5000} {
+		b.Run(fmt.Sprint(clusters), func(b *testing.B) {
+			rooms := nodes{fleet: map[string]node{}}
+			for i := range clusters {
+				rooms.fleet[fmt.Sprintf("member%d", i)] = node{maxPods: 100}
+			}
+			l := newLedger(b)
+			for i := range clusters {
+				if !l.Admit(t0, fmt.Sprintf("default/w%d", i), to(fmt.Sprintf("member%d", i), 1), rooms, nil).Feasible {
+					b.Fatal("not admitted")
+				}
+			}
+			r := to("member0", 1)
+			b.ReportAllocs()
+			for b.Loop() {
+				if !l.Admit(t0, "default/web", r, rooms, nil).Feasible {
+					b.Fatal("not admitted")
+				}
+				l.Release("default/web")
+			}
+		})
+	}
+}
