@@ -90,7 +90,9 @@ type Rooms interface {
 
 // holding is the room held for one approved eviction.
 type holding struct {
-	key   string
+	key string
+	// until is when the hold ends; a change to it fixes the heaps of its
+	// places (byUntil).
 	until time.Time
 	// at is what is held on each cluster, by name; requests, what one
 	// replica requests.
@@ -120,7 +122,7 @@ type book struct {
 	// that an Admit held back finds the first to end in one step whatever
 	// the number of evictions in flight.
 	byUntil untilHeap
-	// replicas and requests are what order holds on the cluster in all:
+	// replicas and requests are what the places hold on the cluster in all:
 	// the replicas, and their resource requests summed, so that the room
 	// left is read in one step whatever the number of evictions in
 	// flight.
