@@ -3,10 +3,6 @@ package karmada
 import (
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
-	"sync"
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
@@ -20,12 +16,22 @@ import (
 // DefaultHold is how long a Ledger holds room for an approved eviction at
 // most: Karmada's scheduler keeps its own assumptions of in-flight workloads
 // (SchedulingOvercommitProtection) as long.
-const DefaultHold = 5 * time.Minute
+const DefaultHold = prescheduling.DefaultHold
 
 // Ledger holds room for the evictions a pre-scheduling check approved until
 // the clusters' resource summaries show their replicas placed, their
 // graceful eviction task ends ([Ledger.ReleaseAt] the summaries' next
 // report), or a hold passes ([WithHold], default [DefaultHold]).
+//
+// It is prescheduling.Ledger, which holds the room with no Karmada types
+// and which a controller that is not Karmada's uses with its own record of
+// the clusters' room, read through Karmada's resource summaries: a
+// cluster's pods are its allocated and allocating pods, and its room once
+// evictions in flight are held there is [MaxReplicas] of its summary with
+// their replicas and requests added to allocating, as Karmada's own
+// scheduler deducts its in-flight assumptions from a summary
+// (deductAssumedWorkloadsFromSummary). See prescheduling.Ledger for how
+// room is held and released; in short:
 //
 // Resource summaries lag behind the scheduler, so checks run one after
 // another all see the same room, and so does the scheduler: Karmada issue
@@ -36,61 +42,17 @@ const DefaultHold = 5 * time.Minute
 // them; [Ledger.Admit] then holds an eviction back, with Code
 // prescheduling.AwaitingCapacity, when the room those clusters have left
 // after the evictions in flight is short, and otherwise records the moves
-// against that room. Against unchanged summaries, a run of admissions
-// approves at most what the clusters the scheduler picks can take; the rest
-// wait until the summaries catch up, when the scheduler (and the check)
-// pick other clusters. A cluster nothing is held on is left to the check:
-// the ledger holds back only for room taken by evictions in flight. Only
-// evictions the scheduler places by room are held back
-// (prescheduling.Result.PlacedByRoom): a Duplicated or static weight
-// placement lands on the same clusters whatever their room, so waiting
-// would only delay it; its moves are held all the same, as they take room
-// from the evictions placed by it.
-//
-// The room held is the moves' replicas and their resource requests, as
-// Karmada's own scheduler deducts its in-flight assumptions from a summary
-// (deductAssumedWorkloadsFromSummary). The summaries show replicas placed
-// when a cluster's allocated and allocating pods have grown by them since
-// the room was held, oldest first; pods of other workloads starting there
-// at the same time count too, and so may release room early, never beyond
-// the hold.
+// against that room. Only evictions the scheduler places by room are held
+// back (prescheduling.Result.PlacedByRoom); the moves of the others are
+// held all the same, as they take room from the evictions placed by it. The
+// summaries show replicas placed when a cluster's pods have grown by them
+// since the room was held, oldest first.
 //
 // A Ledger is safe for concurrent use, and reads no clock: every method that
 // depends on time takes now. Its zero value is not usable; use [NewLedger].
 type Ledger struct {
 	hold time.Duration
-
-	mu       sync.Mutex
-	byKey    map[string]*holding
-	clusters map[string]*book
-	// due is no later than the first until of byKey: before it, no hold
-	// has run out, and expire looks at none. Zero: none held.
-	due time.Time
-}
-
-// holding is the room held for one approved eviction.
-type holding struct {
-	key   string
-	until time.Time
-	// moves are the replicas held on each cluster; requests, what one of
-	// them requests.
-	moves    map[string]int64
-	requests corev1.ResourceList
-}
-
-// book is what is held on one cluster.
-type book struct {
-	// pods is the cluster's allocated and allocating pods when the pods
-	// held there now were held: growth beyond it shows them placed.
-	pods int64
-	// order is the holdings on the cluster, oldest first.
-	order []*holding
-	// replicas and requests are what order holds on the cluster in all:
-	// the replicas, and their resource requests summed, so that the room
-	// left is read in one step whatever the number of evictions in
-	// flight.
-	replicas int64
-	requests corev1.ResourceList
+	core *prescheduling.Ledger
 }
 
 // LedgerOption configures a Ledger.
@@ -111,7 +73,7 @@ func WithHold(d time.Duration) LedgerOption {
 // NewLedger returns an empty Ledger configured by opts; an option given a
 // value it cannot take is an error naming it. Nil options are skipped.
 func NewLedger(opts ...LedgerOption) (*Ledger, error) {
-	l := &Ledger{hold: DefaultHold, byKey: map[string]*holding{}, clusters: map[string]*book{}}
+	l := &Ledger{hold: DefaultHold}
 	var errs []error
 	for _, o := range opts {
 		if o != nil {
@@ -121,6 +83,11 @@ func NewLedger(opts ...LedgerOption) (*Ledger, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	core, err := prescheduling.NewLedger(prescheduling.WithHold(l.hold))
+	if err != nil {
+		return nil, err
+	}
+	l.core = core
 	return l, nil
 }
 
@@ -144,132 +111,34 @@ func NewLedger(opts ...LedgerOption) (*Ledger, error) {
 // sees. In an eviction queue's handler, return
 // evictionqueue.RetryAfter(min(RetryAfter, how often the summaries are
 // reported), err) for it and evictionqueue.Abandon for the other infeasible
-// codes; call Release when the eviction then fails.
+// codes; call Release when the eviction then fails. Nil summaries make a
+// feasible r infeasible with Code prescheduling.InvalidRequest.
 func (l *Ledger) Admit(now time.Time, key string, r prescheduling.Result, summaries Summaries, req *workv1alpha2.ReplicaRequirements) prescheduling.Result {
-	if !r.Feasible {
-		return r
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.settle(now, summaries)
-
-	var short []string
-	var retry time.Time
-	moves := r.Moves
-	if !r.PlacedByRoom {
-		moves = nil // they land there whatever the room
-	}
-	own := l.byKey[key]
-	for _, m := range moves {
-		b := l.clusters[m.Name]
-		if b == nil {
-			continue // nothing in flight there: the check has judged it
-		}
-		held, requests := b.heldExcept(own, m.Name)
-		if held == 0 {
-			continue
-		}
-		s, _ := summaries(m.Name)
-		room := MaxReplicas(deduct(s, held, requests), req)
-		if int64(m.Replicas) <= int64(room) {
-			continue
-		}
-		evictions := 0
-		for _, h := range b.order {
-			if h == own {
-				continue
-			}
-			evictions++
-			if retry.IsZero() || h.until.Before(retry) {
-				retry = h.until
-			}
-		}
-		short = append(short, fmt.Sprintf("%s has room for %d of %d after the %d replicas of %s in flight", m.Name, room, m.Replicas, held, pluralWord(evictions, "an eviction", "evictions")))
-	}
-	if len(short) > 0 {
-		out := r
-		out.Feasible, out.Code, out.Moves = false, prescheduling.AwaitingCapacity, nil
-		out.Reason = "waiting for room: " + strings.Join(short, "; ")
-		out.RetryAfter = max(retry.Sub(now), 0)
-		return out
-	}
-	l.record(key, r, summaries, req, now.Add(l.hold))
-	return r
-}
-
-// record holds r's moves for key until until, replacing what was held for
-// it.
-func (l *Ledger) record(key string, r prescheduling.Result, summaries Summaries, req *workv1alpha2.ReplicaRequirements, until time.Time) {
-	l.remove(key)
-	h := &holding{key: key, until: until, moves: map[string]int64{}}
-	if req != nil {
-		h.requests = req.ResourceRequest.DeepCopy()
-	}
-	for _, m := range r.Moves {
-		if m.Replicas <= 0 {
-			continue
-		}
-		b := l.clusters[m.Name]
-		if b == nil {
-			s, _ := summaries(m.Name)
-			b = &book{pods: pods(s)}
-			l.clusters[m.Name] = b
-		}
-		if h.moves[m.Name] == 0 {
-			b.order = append(b.order, h)
-		}
-		h.moves[m.Name] += int64(m.Replicas)
-		b.add(h, int64(m.Replicas))
-	}
-	if len(h.moves) > 0 {
-		l.byKey[key] = h
-		l.dueBy(until)
-	}
-}
-
-// dueBy makes expire look again at t at the latest.
-func (l *Ledger) dueBy(t time.Time) {
-	if l.due.IsZero() || t.Before(l.due) {
-		l.due = t
-	}
+	return l.core.Admit(now, key, r, roomsOf(summaries, req), requestsOf(req))
 }
 
 // Restore holds the room of r's moves for key as Admit would have at since,
 // without asking whether they fit: for an eviction approved before this
 // Ledger existed (a predecessor's, found as an open graceful eviction task,
 // created at since, when a controller starts or a new leader is elected).
-// The hold ends when it would have; one that has ended by now, or an
-// infeasible r, holds nothing. Like Admit it replaces what was held for
-// key; summaries and req are as for Admit.
+// The hold ends when it would have; one that has ended by now, an
+// infeasible r, or nil summaries hold nothing. Like Admit it replaces what
+// was held for key; summaries and req are as for Admit.
 func (l *Ledger) Restore(now time.Time, key string, r prescheduling.Result, summaries Summaries, req *workv1alpha2.ReplicaRequirements, since time.Time) {
-	until := since.Add(l.hold)
-	if !r.Feasible || !until.After(now) {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.settle(now, summaries)
-	l.record(key, r, summaries, req, until)
+	// The only error is nil summaries, which the doc above says hold
+	// nothing.
+	_ = l.core.Restore(now, key, r, roomsOf(summaries, req), requestsOf(req), since)
 }
 
 // Keys lists the keys room is held for at now, in no order: for a caller
 // that releases by its own grouping (every cluster of a binding that was
 // deleted, say).
-func (l *Ledger) Keys(now time.Time) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.expire(now)
-	return slices.Collect(maps.Keys(l.byKey))
-}
+func (l *Ledger) Keys(now time.Time) []string { return l.core.Keys(now) }
 
 // Release gives back the room held for key: its eviction failed, or its
 // graceful eviction task ended (the replicas run where they went). Releasing
 // a key nothing is held for does nothing.
-func (l *Ledger) Release(key string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.remove(key)
-}
+func (l *Ledger) Release(key string) { l.core.Release(key) }
 
 // ReleaseAt gives back the room held for key at at, if the hold would not
 // end sooner: for an eviction whose graceful eviction task ended, at the
@@ -277,139 +146,47 @@ func (l *Ledger) Release(key string) {
 // summaries may not show them yet; released at once, their room would be
 // counted again by the evictions checked meanwhile. ReleaseAt of a key
 // nothing is held for does nothing.
-func (l *Ledger) ReleaseAt(key string, at time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if h := l.byKey[key]; h != nil && at.Before(h.until) {
-		h.until = at
-		l.dueBy(at)
-	}
-}
+func (l *Ledger) ReleaseAt(key string, at time.Time) { l.core.ReleaseAt(key, at) }
 
 // Held returns the replicas held on each cluster at now, by name: for a
 // metric, or a test.
-func (l *Ledger) Held(now time.Time) map[string]int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.expire(now)
-	out := map[string]int64{}
-	for name, b := range l.clusters {
-		for _, h := range b.order {
-			out[name] += h.moves[name]
-		}
-	}
-	return out
+func (l *Ledger) Held(now time.Time) map[string]int64 { return l.core.Held(now) }
+
+// summaryRooms reads the room of clusters from their resource summaries,
+// for the workload whose replicas require req.
+type summaryRooms struct {
+	summaries Summaries
+	req       *workv1alpha2.ReplicaRequirements
 }
 
-// settle drops what the hold has run out for, then what the summaries show
-// placed.
-func (l *Ledger) settle(now time.Time, summaries Summaries) {
-	l.expire(now)
-	for name, b := range l.clusters {
-		s, ok := summaries(name)
-		if !ok {
-			continue // not listed now: nothing to tell
-		}
-		now := pods(s)
-		if now < b.pods {
-			// Pods ended there (other workloads left): what is held has
-			// not shown yet. Growth from here on shows it; kept at the old
-			// count, the baseline would hide every placement until the
-			// pods grew back.
-			b.pods = now
-		}
-		grown := now - b.pods
-		for len(b.order) > 0 && grown > 0 {
-			h := b.order[0]
-			n := min(h.moves[name], grown)
-			h.moves[name] -= n
-			b.add(h, -n)
-			grown -= n
-			b.pods += n
-			if h.moves[name] == 0 {
-				delete(h.moves, name)
-				b.order = b.order[1:]
-				if len(h.moves) == 0 {
-					delete(l.byKey, h.key)
-				}
-			}
-		}
-		if len(b.order) == 0 {
-			delete(l.clusters, name)
-		}
+var _ prescheduling.Rooms = summaryRooms{}
+
+// roomsOf is summaries as prescheduling.Rooms; nil without summaries.
+func roomsOf(summaries Summaries, req *workv1alpha2.ReplicaRequirements) prescheduling.Rooms {
+	if summaries == nil {
+		return nil
 	}
+	return summaryRooms{summaries: summaries, req: req}
 }
 
-// expire drops the holds that have run out by now. It looks at them only
-// once the first may have: each Admit would otherwise cost as many steps as
-// there are evictions in flight.
-func (l *Ledger) expire(now time.Time) {
-	if l.due.IsZero() || now.Before(l.due) {
-		return
+func requestsOf(req *workv1alpha2.ReplicaRequirements) corev1.ResourceList {
+	if req == nil {
+		return nil
 	}
-	l.due = time.Time{}
-	for key, h := range l.byKey {
-		if !now.Before(h.until) {
-			l.remove(key)
-		} else {
-			l.dueBy(h.until)
-		}
-	}
+	return req.ResourceRequest
 }
 
-func (l *Ledger) remove(key string) {
-	h := l.byKey[key]
-	if h == nil {
-		return
-	}
-	delete(l.byKey, key)
-	for name, n := range h.moves {
-		b := l.clusters[name]
-		b.add(h, -n)
-		b.order = slices.DeleteFunc(b.order, func(x *holding) bool { return x == h })
-		if len(b.order) == 0 {
-			delete(l.clusters, name)
-		}
-	}
+// Pods is the cluster's allocated and allocating pods.
+func (s summaryRooms) Pods(cluster string) (int64, bool) {
+	summary, ok := s.summaries(cluster)
+	return pods(summary), ok
 }
 
-// add counts n more replicas of h held on the cluster (fewer, negative).
-func (b *book) add(h *holding, n int64) {
-	b.replicas += n
-	for res, q := range h.requests {
-		if b.requests == nil {
-			b.requests = corev1.ResourceList{}
-		}
-		total := q.DeepCopy()
-		total.Mul(n)
-		cur := b.requests[res]
-		cur.Add(total)
-		b.requests[res] = cur
-	}
-}
-
-// heldExcept returns what is held on the cluster name, b's, by every
-// holding but own (nil: none of them): the replicas and their requests.
-func (b *book) heldExcept(own *holding, name string) (replicas int64, requests corev1.ResourceList) {
-	n := int64(0)
-	if own != nil {
-		n = own.moves[name]
-	}
-	if n == 0 {
-		return b.replicas, b.requests
-	}
-	requests = make(corev1.ResourceList, len(b.requests))
-	for res, q := range b.requests {
-		requests[res] = q.DeepCopy()
-	}
-	for res, q := range own.requests {
-		total := q.DeepCopy()
-		total.Mul(n)
-		cur := requests[res]
-		cur.Sub(total)
-		requests[res] = cur
-	}
-	return b.replicas - n, requests
+// Fit is the room the cluster's summary shows for the workload with the
+// replicas held there added to what it allocates.
+func (s summaryRooms) Fit(cluster string, replicas int64, requests corev1.ResourceList) int32 {
+	summary, _ := s.summaries(cluster)
+	return MaxReplicas(deduct(summary, replicas, requests), s.req)
 }
 
 // deduct returns s with replicas more pods, and requests more of each
@@ -447,11 +224,4 @@ func pods(s *clusterv1alpha1.ResourceSummary) int64 {
 		n.Add(q)
 	}
 	return value(n, false)
-}
-
-func pluralWord(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

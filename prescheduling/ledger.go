@@ -1,0 +1,531 @@
+package prescheduling
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// DefaultHold is how long a [Ledger] holds room for an approved eviction at
+// most: Karmada's scheduler keeps its own assumptions of in-flight workloads
+// (SchedulingOvercommitProtection) as long.
+const DefaultHold = 5 * time.Minute
+
+// Ledger holds room for the evictions a check approved until the clusters
+// show their replicas placed, the caller releases it ([Ledger.Release],
+// [Ledger.ReleaseAt]), or a hold passes ([WithHold], default
+// [DefaultHold]). It reads the clusters through [Rooms], which the caller
+// builds from its own record of their room, so that any controller that
+// runs the check can use it; karmada.Ledger is this Ledger over Karmada's
+// resource summaries.
+//
+// What a cluster reports of its room lags behind the scheduler, so checks
+// run one after another all see the same room, and so does the scheduler:
+// Karmada issue 6518 has 15 one-replica workloads failed over from one
+// cluster all placed on a survivor with room for 10, while another with
+// room for 5 stays empty. The check predicts where the scheduler puts what
+// an eviction removes ([Result.Moves]); [Ledger.Admit] then holds an
+// eviction back, with Code [AwaitingCapacity], when the room those clusters
+// have left after the evictions in flight is short, and otherwise records
+// the moves against that room. Against unchanged reports, a run of
+// admissions approves at most what the clusters the scheduler picks can
+// take; the rest wait until the reports catch up, when the scheduler (and
+// the check) pick other clusters. A cluster nothing is held on is left to
+// the check: the Ledger holds back only for room taken by evictions in
+// flight. Only evictions the scheduler places by room are held back
+// ([Result.PlacedByRoom]): a Duplicated or static weight placement lands on
+// the same clusters whatever their room, so waiting would only delay it;
+// its moves are held all the same, as they take room from the evictions
+// placed by it.
+//
+// The room held is the moves' replicas and their resource requests, which
+// [Rooms.Fit] deducts from a cluster's room as Karmada's own scheduler
+// deducts its in-flight assumptions (deductAssumedWorkloadsFromSummary).
+// What is held is summed per cluster as holds change, and lapsed holds are
+// looked for only once one may have lapsed, so that an Admit costs the
+// same with 10,000 evictions in flight as with 10 (BenchmarkLedgerAdmit). A
+// cluster shows replicas placed when its pods ([Rooms.Pods]) have grown by
+// them since the room was held, oldest first; pods of other workloads
+// starting there at the same time count too, and so may release room
+// early, never beyond the hold. When its pods fall (other workloads
+// leaving), growth is counted from the lower number.
+//
+// A Ledger is safe for concurrent use, and reads no clock: every method that
+// depends on time takes now. Its zero value is not usable; use [NewLedger].
+type Ledger struct {
+	hold time.Duration
+
+	mu       sync.Mutex
+	byKey    map[string]*holding
+	clusters map[string]*book
+	// due is no later than the first until of byKey: before it, no hold
+	// has run out, and expire looks at none. Zero: none held.
+	due time.Time
+}
+
+// Rooms is what a [Ledger] reads of the clusters, as they are at the call
+// it is given to, for the workload that call is about: for Karmada, the
+// clusters' resource summaries and the workload's replica requirements.
+// Its methods are called with the Ledger's lock held, and must not call
+// the Ledger.
+type Rooms interface {
+	// Pods returns the pods running and starting on cluster now (for
+	// Karmada, allocated and allocating), and whether the cluster is
+	// known now: nothing held on one that is not is settled.
+	Pods(cluster string) (pods int64, known bool)
+	// Fit returns how many replicas of the workload cluster can take once
+	// replicas more replicas, requesting requests in all, are held there:
+	// its room as the check sees it, less what evictions in flight will
+	// take. A cluster not known has room for none. requests belongs to
+	// the Ledger: Fit reads it and keeps nothing of it.
+	Fit(cluster string, replicas int64, requests corev1.ResourceList) int32
+}
+
+// holding is the room held for one approved eviction.
+type holding struct {
+	key string
+	// until is when the hold ends; a change to it fixes the heaps of its
+	// places (byUntil).
+	until time.Time
+	// at is what is held on each cluster, by name; requests, what one
+	// replica requests.
+	at       map[string]*place
+	requests corev1.ResourceList
+}
+
+// place is the replicas one holding holds on one cluster, linked in the
+// order of that cluster's book, so that a holding leaves it in one step
+// whatever the number of evictions in flight there.
+type place struct {
+	h          *holding
+	replicas   int64
+	prev, next *place
+	// index is the place's position in its book's byUntil.
+	index int
+}
+
+// book is what is held on one cluster.
+type book struct {
+	// pods is the cluster's pods when the pods held there now were held:
+	// growth beyond it shows them placed.
+	pods int64
+	// first and last are the places held on the cluster, oldest first.
+	first, last *place
+	// byUntil are the same places as a heap by when their hold ends, so
+	// that an Admit held back finds the first to end in one step whatever
+	// the number of evictions in flight.
+	byUntil untilHeap
+	// replicas and requests are what the places hold on the cluster in all:
+	// the replicas, and their resource requests summed, so that the room
+	// left is read in one step whatever the number of evictions in
+	// flight.
+	replicas int64
+	requests corev1.ResourceList
+}
+
+// LedgerOption configures a [Ledger]. It returns an error for a value it
+// cannot take, which [NewLedger] reports.
+type LedgerOption func(*Ledger) error
+
+// WithHold sets how long room is held for an approved eviction at most. It
+// must be positive.
+func WithHold(d time.Duration) LedgerOption {
+	return func(l *Ledger) error {
+		if d <= 0 {
+			return fmt.Errorf("prescheduling: WithHold: %v: must be positive", d)
+		}
+		l.hold = d
+		return nil
+	}
+}
+
+// NewLedger returns an empty Ledger configured by opts; an option given a
+// value it cannot take is an error naming it. Nil options are skipped.
+func NewLedger(opts ...LedgerOption) (*Ledger, error) {
+	l := &Ledger{hold: DefaultHold, byKey: map[string]*holding{}, clusters: map[string]*book{}}
+	var errs []error
+	for _, o := range opts {
+		if o != nil {
+			errs = append(errs, o(l))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// errNoRooms is what Admit and Restore answer without a Rooms to read.
+var errNoRooms = errors.New("prescheduling: Ledger: rooms: nil: the clusters' room is needed")
+
+// Admit decides, at now, whether the eviction key that the check answered
+// r may go ahead, given the room the evictions in flight will take. key
+// names the eviction: the workload's key, as an eviction queue names it,
+// and, where one workload may leave several clusters at once, the cluster.
+// rooms reads the clusters as they are now, for this workload; requests is
+// what one of its replicas requests (nil: nothing but a pod), copied.
+//
+// An infeasible r comes back as it is. A feasible r whose moves fit in the
+// room left on each cluster they go to comes back as it is, and the room is
+// held for key (replacing what was held for it before). Otherwise the answer
+// is infeasible with Code [AwaitingCapacity], a Reason naming the clusters
+// short of room, and RetryAfter, when the hold of the first eviction in the
+// way passes: the eviction should be tried again, not abandoned, and sooner
+// than that, since the room frees as soon as the clusters show the replicas
+// in flight placed, which only a later Admit sees. In an eviction queue's
+// handler, return evictionqueue.RetryAfter(min(RetryAfter, how often the
+// clusters report their room), err) for it and evictionqueue.Abandon for the
+// other infeasible codes; call Release when the eviction then fails. A
+// feasible r with nil rooms is infeasible with Code [InvalidRequest].
+func (l *Ledger) Admit(now time.Time, key string, r Result, rooms Rooms, requests corev1.ResourceList) Result {
+	if !r.Feasible {
+		return r
+	}
+	if rooms == nil {
+		return Result{Code: InvalidRequest, Reason: errNoRooms.Error(), Err: errNoRooms}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.settle(now, rooms)
+
+	var short []string
+	var retry time.Time
+	moves := r.Moves
+	if !r.PlacedByRoom {
+		moves = nil // they land there whatever the room
+	}
+	own := l.byKey[key]
+	for _, m := range moves {
+		b := l.clusters[m.Name]
+		if b == nil {
+			continue // nothing in flight there: the check has judged it
+		}
+		held, heldRequests := b.heldExcept(own, m.Name)
+		if held == 0 {
+			continue
+		}
+		room := rooms.Fit(m.Name, held, heldRequests)
+		if int64(m.Replicas) <= int64(room) {
+			continue
+		}
+		evictions, first := b.othersThan(own, m.Name)
+		if retry.IsZero() || first.Before(retry) {
+			retry = first
+		}
+		word := "evictions"
+		if evictions == 1 {
+			word = "an eviction"
+		}
+		short = append(short, fmt.Sprintf("%s has room for %d of %d after the %d replicas of %s in flight",
+			m.Name, room, m.Replicas, held, word))
+	}
+	if len(short) > 0 {
+		out := r
+		out.Feasible, out.Code, out.Moves = false, AwaitingCapacity, nil
+		out.Reason = "waiting for room: " + strings.Join(short, "; ")
+		out.RetryAfter = max(retry.Sub(now), 0)
+		return out
+	}
+	l.record(key, r, rooms, requests, now.Add(l.hold))
+	return r
+}
+
+// Restore holds the room of r's moves for key as Admit would have at since,
+// without asking whether they fit: for an eviction approved before this
+// Ledger existed (a predecessor's, found as an open graceful eviction task,
+// created at since, when a controller starts or a new leader is elected).
+// The hold ends when it would have; one that has ended by now, or an
+// infeasible r, holds nothing. Like Admit it replaces what was held for
+// key; rooms and requests are as for Admit, and nil rooms is an error.
+func (l *Ledger) Restore(now time.Time, key string, r Result, rooms Rooms, requests corev1.ResourceList, since time.Time) error {
+	until := since.Add(l.hold)
+	if !r.Feasible || !until.After(now) {
+		return nil
+	}
+	if rooms == nil {
+		return errNoRooms
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.settle(now, rooms)
+	l.record(key, r, rooms, requests, until)
+	return nil
+}
+
+// Keys lists the keys room is held for at now, in no order: for a caller
+// that releases by its own grouping (every cluster of a workload that was
+// deleted, say).
+func (l *Ledger) Keys(now time.Time) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.expire(now)
+	return slices.Collect(maps.Keys(l.byKey))
+}
+
+// Release gives back the room held for key: its eviction failed, or its
+// replicas run where they went and the clusters' reports show them.
+// Releasing a key nothing is held for does nothing.
+func (l *Ledger) Release(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.remove(key)
+}
+
+// ReleaseAt gives back the room held for key at at, if the hold would not
+// end sooner: for an eviction whose replicas run where they went, at the
+// clusters' next report. The reports may not show them yet; released at
+// once, their room would be counted again by the evictions checked
+// meanwhile. ReleaseAt of a key nothing is held for does nothing.
+func (l *Ledger) ReleaseAt(key string, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if h := l.byKey[key]; h != nil && at.Before(h.until) {
+		h.until = at
+		l.dueBy(at)
+		for name, p := range h.at {
+			heap.Fix(&l.clusters[name].byUntil, p.index)
+		}
+	}
+}
+
+// Held returns the replicas held on each cluster at now, by name: for a
+// metric, or a test.
+func (l *Ledger) Held(now time.Time) map[string]int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.expire(now)
+	out := map[string]int64{}
+	for name, b := range l.clusters {
+		out[name] = b.replicas
+	}
+	return out
+}
+
+// record holds r's moves for key until until, replacing what was held for
+// it.
+func (l *Ledger) record(key string, r Result, rooms Rooms, requests corev1.ResourceList, until time.Time) {
+	l.remove(key)
+	h := &holding{key: key, until: until, at: map[string]*place{}, requests: requests.DeepCopy()}
+	for _, m := range r.Moves {
+		if m.Replicas <= 0 {
+			continue
+		}
+		b := l.clusters[m.Name]
+		if b == nil {
+			pods, _ := rooms.Pods(m.Name)
+			b = &book{pods: pods}
+			l.clusters[m.Name] = b
+		}
+		p := h.at[m.Name]
+		if p == nil {
+			p = &place{h: h}
+			h.at[m.Name] = p
+			b.push(p)
+		}
+		p.replicas += int64(m.Replicas)
+		b.add(h, int64(m.Replicas))
+	}
+	if len(h.at) > 0 {
+		l.byKey[key] = h
+		l.dueBy(until)
+	}
+}
+
+// dueBy makes expire look again at t at the latest.
+func (l *Ledger) dueBy(t time.Time) {
+	if l.due.IsZero() || t.Before(l.due) {
+		l.due = t
+	}
+}
+
+// settle drops what the hold has run out for, then what the clusters show
+// placed.
+func (l *Ledger) settle(now time.Time, rooms Rooms) {
+	l.expire(now)
+	for name, b := range l.clusters {
+		pods, ok := rooms.Pods(name)
+		if !ok {
+			continue // not known now: nothing to tell
+		}
+		if pods < b.pods {
+			// Pods ended there (other workloads left): what is held has
+			// not shown yet. Growth from here on shows it; kept at the old
+			// count, the baseline would hide every placement until the
+			// pods grew back.
+			b.pods = pods
+		}
+		grown := pods - b.pods
+		for b.first != nil && grown > 0 {
+			p := b.first
+			n := min(p.replicas, grown)
+			p.replicas -= n
+			b.add(p.h, -n)
+			grown -= n
+			b.pods += n
+			if p.replicas == 0 {
+				delete(p.h.at, name)
+				b.unlink(p)
+				if len(p.h.at) == 0 {
+					delete(l.byKey, p.h.key)
+				}
+			}
+		}
+		if b.first == nil {
+			delete(l.clusters, name)
+		}
+	}
+}
+
+// expire drops the holds that have run out by now. It looks at them only
+// once the first may have: each Admit would otherwise cost as many steps as
+// there are evictions in flight.
+func (l *Ledger) expire(now time.Time) {
+	if l.due.IsZero() || now.Before(l.due) {
+		return
+	}
+	l.due = time.Time{}
+	for key, h := range l.byKey {
+		if !now.Before(h.until) {
+			l.remove(key)
+		} else {
+			l.dueBy(h.until)
+		}
+	}
+}
+
+func (l *Ledger) remove(key string) {
+	h := l.byKey[key]
+	if h == nil {
+		return
+	}
+	delete(l.byKey, key)
+	for name, p := range h.at {
+		b := l.clusters[name]
+		b.add(h, -p.replicas)
+		b.unlink(p)
+		if b.first == nil {
+			delete(l.clusters, name)
+		}
+	}
+}
+
+// push puts p last in b's order.
+func (b *book) push(p *place) {
+	p.prev, p.next = b.last, nil
+	if b.last != nil {
+		b.last.next = p
+	} else {
+		b.first = p
+	}
+	b.last = p
+	heap.Push(&b.byUntil, p)
+}
+
+// unlink takes p out of b's order.
+func (b *book) unlink(p *place) {
+	if p.prev != nil {
+		p.prev.next = p.next
+	} else {
+		b.first = p.next
+	}
+	if p.next != nil {
+		p.next.prev = p.prev
+	} else {
+		b.last = p.prev
+	}
+	p.prev, p.next = nil, nil
+	heap.Remove(&b.byUntil, p.index)
+}
+
+// othersThan returns how many evictions hold room on the cluster name,
+// b's, but own (nil: none of them), and when the first of their holds
+// ends. There is one at least.
+func (b *book) othersThan(own *holding, name string) (evictions int, first time.Time) {
+	evictions = len(b.byUntil)
+	if own != nil && own.at[name] != nil {
+		evictions--
+	}
+	top := b.byUntil[0]
+	if top.h != own {
+		return evictions, top.h.until
+	}
+	// own's hold ends first: the next to end is a child of the top.
+	for _, i := range []int{1, 2} {
+		if i < len(b.byUntil) && (first.IsZero() || b.byUntil[i].h.until.Before(first)) {
+			first = b.byUntil[i].h.until
+		}
+	}
+	return evictions, first
+}
+
+// untilHeap orders places by when their hold ends (container/heap).
+type untilHeap []*place
+
+func (u untilHeap) Len() int           { return len(u) }
+func (u untilHeap) Less(i, j int) bool { return u[i].h.until.Before(u[j].h.until) }
+func (u untilHeap) Swap(i, j int) {
+	u[i], u[j] = u[j], u[i]
+	u[i].index, u[j].index = i, j
+}
+
+// Push appends x, a *place, as container/heap asks.
+func (u *untilHeap) Push(x any) {
+	p := x.(*place)
+	p.index = len(*u)
+	*u = append(*u, p)
+}
+
+// Pop takes the last place off, as container/heap asks.
+func (u *untilHeap) Pop() any {
+	old := *u
+	p := old[len(old)-1]
+	old[len(old)-1] = nil
+	*u = old[:len(old)-1]
+	return p
+}
+
+// add counts n more replicas of h held on the cluster (fewer, negative).
+func (b *book) add(h *holding, n int64) {
+	b.replicas += n
+	for res, q := range h.requests {
+		if b.requests == nil {
+			b.requests = corev1.ResourceList{}
+		}
+		total := q.DeepCopy()
+		total.Mul(n)
+		cur := b.requests[res]
+		cur.Add(total)
+		b.requests[res] = cur
+	}
+}
+
+// heldExcept returns what is held on the cluster name, b's, by every
+// holding but own (nil: none of them): the replicas and their requests.
+func (b *book) heldExcept(own *holding, name string) (replicas int64, requests corev1.ResourceList) {
+	n := int64(0)
+	if own != nil && own.at[name] != nil {
+		n = own.at[name].replicas
+	}
+	if n == 0 {
+		return b.replicas, b.requests
+	}
+	requests = make(corev1.ResourceList, len(b.requests))
+	for res, q := range b.requests {
+		requests[res] = q.DeepCopy()
+	}
+	for res, q := range own.requests {
+		total := q.DeepCopy()
+		total.Mul(n)
+		cur := requests[res]
+		cur.Sub(total)
+		requests[res] = cur
+	}
+	return b.replicas - n, requests
+}
