@@ -510,10 +510,7 @@ type placed struct {
 }
 
 func (p *player) play(items []*item) error {
-	s, err := schedulerOnce()
-	if err != nil {
-		return err
-	}
+	s := placements
 	clusters := p.clusters()
 	version := nextVersion()
 	p.rescheduleDuplicated(items, s, version, clusters)

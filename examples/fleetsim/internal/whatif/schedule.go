@@ -1,39 +1,28 @@
 package whatif
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"slices"
 	"sync"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
-	clusterlister "github.com/karmada-io/karmada/pkg/generated/listers/cluster/v1alpha1"
-	"github.com/karmada-io/karmada/pkg/scheduler/cache"
-	"github.com/karmada-io/karmada/pkg/scheduler/core"
-	"github.com/karmada-io/karmada/pkg/scheduler/framework/plugins"
-	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/failoverkit/failover/karmada/scheduling"
 )
 
-// karmadaScheduler runs Karmada v1.18's scheduling algorithm in process, as
-// karmada-scheduler runs it for one binding: pkg/scheduler/core's generic
-// scheduler with the in-tree plugins (the registry karmada-scheduler starts
-// with, feature gates at their defaults) over a cache of the clusters, with
-// Karmada's general estimator over their resource summaries (the only one
-// registered when no karmada-scheduler-estimator runs). The karmada
-// module's differential test runs it the same way.
+// karmadaScheduler places bindings by Karmada v1.18's own scheduling
+// algorithm, run in process (the karmada module's package scheduling, which
+// its differential test runs too), remembering its answers for the clusters
+// of one plan.
 type karmadaScheduler struct {
-	mu        sync.Mutex
-	clusters  toolscache.Indexer
-	algorithm core.ScheduleAlgorithm
-	version   int // of the clusters loaded; 0: none
-	// memo holds, for the clusters loaded, the answers by what the
-	// algorithm reads of a binding (memoKey): bindings of one policy on
-	// the same clusters get the same answer, and each run of the
-	// algorithm copies the whole fleet.
+	mu      sync.Mutex
+	version int // of the clusters the memo is for; 0: none
+	// memo holds, for those clusters, the answers by what the algorithm
+	// reads of a binding (memoKey): bindings of one policy on the same
+	// clusters get the same answer, and each run of the algorithm copies
+	// the whole fleet.
 	memo map[string]memoized
 }
 
@@ -70,18 +59,9 @@ func memoKey(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.Resour
 	return string(b)
 }
 
-// schedulerOnce is built once per process: Karmada's framework starts a
-// metrics goroutine that never ends, so one per plan would pile them up.
-var schedulerOnce = sync.OnceValues(func() (*karmadaScheduler, error) {
-	s := &karmadaScheduler{clusters: toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})}
-	bindings := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})
-	var err error
-	s.algorithm, err = core.NewGenericScheduler(cache.NewCache(clusterlister.NewClusterLister(s.clusters), bindings, 0), plugins.NewInTreeRegistry())
-	if err != nil {
-		return nil, fmt.Errorf("whatif: Karmada's scheduler: %w", err)
-	}
-	return s, nil
-})
+// placements is the process's one memo of the algorithm's answers, one
+// plan's at a time (by version).
+var placements = &karmadaScheduler{}
 
 // planVersion tells the plans of one process apart, so that one plan never
 // schedules on clusters another loaded.
@@ -97,22 +77,15 @@ func nextVersion() int {
 	return planVersion
 }
 
-// schedule schedules spec on clusters (loaded again only when version
-// differs from the last call's) as karmada-scheduler would, with
+// schedule schedules spec on clusters as karmada-scheduler would, with
 // clusterAffinities tried from status.schedulerObservedAffinityName on, the
-// first that schedules winning. It returns the result and the term used.
+// first that schedules winning (scheduling.Schedule), remembering the
+// answer until version changes. It returns the result and the term used.
 func (s *karmadaScheduler) schedule(version int, clusters []*clusterv1alpha1.Cluster, spec *workv1alpha2.ResourceBindingSpec,
 	status *workv1alpha2.ResourceBindingStatus) ([]workv1alpha2.TargetCluster, string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if version != s.version {
-		items := make([]any, len(clusters))
-		for i, c := range clusters {
-			items[i] = c
-		}
-		if err := s.clusters.Replace(items, ""); err != nil {
-			return nil, "", err
-		}
 		s.version = version
 		s.memo = map[string]memoized{}
 	}
@@ -120,47 +93,9 @@ func (s *karmadaScheduler) schedule(version int, clusters []*clusterv1alpha1.Clu
 	if m, ok := s.memo[key]; ok && key != "" {
 		return slices.Clone(m.result), m.term, m.err
 	}
-	result, term, err := s.run(spec, status)
+	result, term, err := scheduling.Schedule(clusters, spec, status)
 	if key != "" {
 		s.memo[key] = memoized{slices.Clone(result), term, err}
 	}
 	return result, term, err
-}
-
-// run is the algorithm on one binding, with clusterAffinities tried as
-// karmada-scheduler tries them.
-func (s *karmadaScheduler) run(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) ([]workv1alpha2.TargetCluster, string, error) {
-	// The algorithm may fill in defaults (static weights): work on copies.
-	spec = spec.DeepCopy()
-	st := status.DeepCopy()
-	opts := &core.ScheduleAlgorithmOption{}
-	ctx := context.Background()
-	terms := spec.Placement.ClusterAffinities
-	if terms == nil {
-		r, err := s.algorithm.Schedule(ctx, spec, st, opts)
-		return r.SuggestedClusters, "", err
-	}
-	i := 0
-	for j := range terms {
-		if terms[j].AffinityName == status.SchedulerObservedAffinityName {
-			i = j
-			break
-		}
-	}
-	var first error
-	for ; i < len(terms); i++ {
-		st.SchedulerObservedAffinityName = terms[i].AffinityName
-		r, err := s.algorithm.Schedule(ctx, spec, st, opts)
-		if err == nil {
-			return r.SuggestedClusters, terms[i].AffinityName, nil
-		}
-		if first == nil {
-			first = err
-		}
-	}
-	if first == nil {
-		first = errors.New("no clusterAffinities term")
-	}
-	return nil, status.SchedulerObservedAffinityName, fmt.Errorf("every clusterAffinities term from %q on fails, the first with: %w",
-		status.SchedulerObservedAffinityName, first)
 }

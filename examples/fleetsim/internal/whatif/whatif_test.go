@@ -27,14 +27,15 @@ import (
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/scheduling"
 	"github.com/failoverkit/failover/ratelimit"
 	"github.com/failoverkit/failover/taintpolicy"
 )
 
 func TestMain(m *testing.M) {
 	// Karmada's scheduling framework starts a metrics goroutine that never
-	// ends (one per process: schedulerOnce).
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/karmada-io/karmada/pkg/scheduler/framework/runtime.(*metricsRecorder).run"))
+	// ends (one per process: package scheduling).
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction(scheduling.LeakedGoroutine))
 }
 
 const notReadyNoExecute = "cluster.karmada.io/not-ready"
