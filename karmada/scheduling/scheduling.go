@@ -117,5 +117,5 @@ func Schedule(clusters []*clusterv1alpha1.Cluster, spec *workv1alpha2.ResourceBi
 	if first == nil {
 		first = errors.New("no clusterAffinities term")
 	}
-	return nil, observed, fmt.Errorf("every clusterAffinities term from %q on fails, the first with: %w", observed, first)
+	return nil, observed, fmt.Errorf("every clusterAffinities term from %q on failed, the first with: %w", observed, first)
 }

@@ -87,7 +87,7 @@ func TestScheduleClusterAffinities(t *testing.T) {
 		t.Fatalf("resumed at us, Schedule = %v, %q, %v; want us1 under us", got, name, err)
 	}
 	spec = configMap(&policyv1alpha1.Placement{ClusterAffinities: []policyv1alpha1.ClusterAffinityTerm{term("ap", "ap")}})
-	if _, _, err := scheduling.Schedule(clusters, spec, nil); err == nil || !strings.Contains(err.Error(), `every clusterAffinities term from "" on fails`) {
+	if _, _, err := scheduling.Schedule(clusters, spec, nil); err == nil || !strings.Contains(err.Error(), `every clusterAffinities term from "" on failed`) {
 		t.Fatalf("no term schedules: err = %v", err)
 	}
 }
