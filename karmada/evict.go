@@ -204,7 +204,10 @@ func HoldKey(key, cluster string) string { return key + "@" + cluster }
 
 // Evict decides the eviction of binding (a *workv1alpha2.ResourceBinding or
 // *workv1alpha2.ClusterResourceBinding), named key, from cluster at now,
-// on both as given: the caller reads them fresh. With EvictionEvict, the
+// on both as given: the caller reads them as current as it must (the
+// fork's handler reads the cluster from the API server, and the binding
+// from its cache, which its write's resourceVersion confirms). With
+// EvictionEvict, the
 // binding's spec has been changed in place; with any other action, nothing
 // is changed.
 //
