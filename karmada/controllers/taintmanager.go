@@ -129,9 +129,12 @@ func (c *EvictionController) setupTaintManager(mgr manager.Manager, k *kind) err
 // manageTaints decides, for each cluster of the binding's schedule result,
 // whether the binding leaves it (judge): now puts it into the kind's
 // eviction queue, later reconciles the binding again at the earliest
-// deadline, never does nothing. A decision that fails (an applied placement
-// that cannot be read) is retried with the controller's backoff, as
-// Karmada's taint manager retries it, and the binding stays.
+// deadline, never does nothing. Before, the binding's evictions in flight
+// whose graceful eviction tasks another writer removed end (endRemoved), and
+// a binding gone ends all of its own (bindingGone). A decision that fails
+// (an applied placement that cannot be read) is retried with the
+// controller's backoff, as Karmada's taint manager retries it, and the
+// binding stays.
 //
 // It reads the binding and its clusters as the cache holds them, without
 // copying them (client.UnsafeDisableDeepCopy), and changes neither.
@@ -144,10 +147,13 @@ func (c *EvictionController) manageTaints(ctx context.Context, k *kind, key type
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
+	spec := k.spec(obj)
+	if err := c.endRemoved(ctx, k, obj, spec); err != nil {
+		return reconcile.Result{}, err
+	}
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return reconcile.Result{}, nil
 	}
-	spec := k.spec(obj)
 	var after time.Duration
 	for _, target := range spec.Clusters {
 		var cl clusterv1alpha1.Cluster
