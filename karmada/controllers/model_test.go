@@ -72,7 +72,7 @@ var (
 	modelDuration = flag.Duration("model.duration", 0, "model test: run random seeds for this long (wall time)")
 	modelSteps    = flag.Int("model.steps", 150, "model test: steps per sequence")
 	modelVerbose  = flag.Bool("model.v", false, "model test: log every step and the controllers' logs")
-	modelCheck    = flag.String("model.invariants", "abcdef", "model test: the invariants checked, by letter")
+	modelCheck    = flag.String("model.invariants", "abcdefg", "model test: the invariants checked, by letter")
 )
 
 var modelLogOnce sync.Once
@@ -90,6 +90,7 @@ var modelInvariants = map[string]string{
 	"d": "the Ledger holds no more than the open graceful eviction tasks (and those ended within ClusterStatusUpdateFrequency) account for, each at most its replicas on every other cluster: nothing once no task is open",
 	"e": "every graceful eviction task ends within GracefulEvictionOptions.Timeout",
 	"f": "a new leader holds the room of the evictions in flight (DESIGN, fourth round: rebuilt from the open tasks)",
+	"g": "at quiescence the queue counts in flight exactly the open graceful eviction tasks of a taint manager, whoever ended the others (the GracefulEvictionController, another writer, a deletion)",
 }
 
 const (
@@ -162,6 +163,7 @@ type model struct {
 	mu         sync.Mutex // held by every write through the interceptor
 	crnd       *rand.Rand // the injected conflicts'
 	lrnd       *rand.Rand // the cache lag's and the API latency's
+	ornd       *rand.Rand // another writer's removals of open tasks: the steps' sequence stays the seed's
 	conflictP  float64
 	lagMax     time.Duration
 	lagPrev    time.Duration // lagMax before the last step, for the events still on their way
@@ -196,7 +198,7 @@ type modelViolation struct{ inv, kind, msg string }
 func runModel(t *testing.T, seed int64, steps int) {
 	m := &model{
 		t: t, seed: seed, rnd: rand.New(rand.NewSource(seed)),
-		crnd: rand.New(rand.NewSource(seed + 1)), lrnd: rand.New(rand.NewSource(seed + 2)),
+		crnd: rand.New(rand.NewSource(seed + 1)), lrnd: rand.New(rand.NewSource(seed + 2)), ornd: rand.New(rand.NewSource(seed + 3)),
 		events: &eventLog{}, injected: map[string]time.Time{}, capacity: map[string]int64{}, desired: map[string]int{}, reported: map[string]int{},
 		logger: logr.Discard(),
 	}
@@ -259,6 +261,13 @@ func runModel(t *testing.T, seed int64, steps int) {
 	m.check(0)
 	for i := 1; i <= steps; i++ {
 		what := m.step()
+		// Now and then another writer removes an open task too, on a
+		// random source of its own: each seed's steps stay as they were.
+		if m.ornd.Intn(4) == 0 {
+			if w, ok := m.removeTask(); ok {
+				what += "; " + w
+			}
+		}
 		m.note(fmt.Sprintf("step %d at %s: %s", i, m.since(), what))
 		m.settle()
 		m.check(i)
@@ -879,6 +888,31 @@ func (m *model) rewrite() string {
 	return fmt.Sprintf("binding %s %s", b.Name, what)
 }
 
+// removeTask is another writer (an operator's kubectl edit, another
+// controller) taking an open graceful eviction task off its binding: the
+// GracefulEvictionController does not end it, and nobody calls Ended.
+func (m *model) removeTask() (string, bool) {
+	var open []workv1alpha2.ResourceBinding
+	for _, b := range m.bindings() {
+		if len(b.Spec.GracefulEvictionTasks) > 0 {
+			open = append(open, b)
+		}
+	}
+	if len(open) == 0 {
+		return "", false
+	}
+	b := open[m.ornd.Intn(len(open))]
+	from := b.Spec.GracefulEvictionTasks[m.ornd.Intn(len(b.Spec.GracefulEvictionTasks))].FromCluster
+	m.mutateBinding(client.ObjectKeyFromObject(&b), func(rb *workv1alpha2.ResourceBinding) bool {
+		n := len(rb.Spec.GracefulEvictionTasks)
+		rb.Spec.GracefulEvictionTasks = slices.DeleteFunc(rb.Spec.GracefulEvictionTasks, func(t workv1alpha2.GracefulEvictionTask) bool {
+			return t.FromCluster == from
+		})
+		return len(rb.Spec.GracefulEvictionTasks) < n
+	})
+	return fmt.Sprintf("another writer removes the task of %s from %s", b.Name, from), true
+}
+
 // blip is another writer making a binding tolerate the taint of its faulty
 // cluster for a moment, as an operator's edit reverted; the cluster fails
 // just before when it has not. An eviction handler that reads the binding
@@ -1324,6 +1358,27 @@ func (m *model) check(step int) {
 		if before > 0 && after == 0 && len(open) > 0 {
 			found = append(found, modelViolation{"f", "new leader forgets", fmt.Sprintf("at %s the new leader's Ledger holds nothing where the old one held %v, and tasks are open: %v",
 				m.since(), held, open)})
+		}
+	}
+
+	// (g): the evictions in flight are the open tasks, once the events of
+	// their ends have reached the controllers (settle waits the lag out).
+	if m.ctrl != nil && !retrying && !starting {
+		var open []string
+		for i := range bindings {
+			for _, t := range bindings[i].Spec.GracefulEvictionTasks {
+				if t.Producer == karmada.TaintManagerProducer {
+					open = append(open, fmt.Sprintf("%s from %s", itemKey(&bindings[i]), t.FromCluster))
+				}
+			}
+		}
+		if n := m.ctrl.Queue(ResourceBindingQueue).InFlight(); n != len(open) {
+			kind := "in flight without a task"
+			if n < len(open) {
+				kind = "a task not in flight"
+			}
+			found = append(found, modelViolation{"g", kind, fmt.Sprintf("at %s the queue counts %d evictions in flight where %d tasks are open: %v",
+				m.since(), n, len(open), open)})
 		}
 	}
 
