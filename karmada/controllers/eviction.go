@@ -275,6 +275,7 @@ type EvictionController struct {
 	mu              sync.Mutex
 	lastRoomRecheck time.Time       // see recheckOnRoom
 	faulty          map[string]bool // clusters seen faulty, for setFaulty
+	unschedulable   map[string]bool // clusters seen with a NoSchedule taint, for setUnschedulable
 }
 
 // NewEvictionController checks opts and fills in their defaults. It touches

@@ -278,6 +278,24 @@ func (c *EvictionController) setFaulty(cluster string, faulty bool) (was bool) {
 	return was
 }
 
+// setUnschedulable records whether cluster was seen with a NoSchedule
+// taint, and reports whether it was before: false after true makes it a
+// target again for the evictions refused for want of one.
+func (c *EvictionController) setUnschedulable(cluster string, tainted bool) (was bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	was = c.unschedulable[cluster]
+	if tainted {
+		if c.unschedulable == nil {
+			c.unschedulable = map[string]bool{}
+		}
+		c.unschedulable[cluster] = true
+	} else {
+		delete(c.unschedulable, cluster)
+	}
+	return was
+}
+
 // thawed tries again at once every eviction an operator's freeze held
 // back: each waits out a RetryAfter of up to freezeRecheck otherwise. Only
 // the items backing off move (evictionqueue.Queue.Retry); one whose

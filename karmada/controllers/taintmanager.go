@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -91,6 +93,11 @@ func (c *EvictionController) setupRecovery(mgr manager.Manager) error {
 				k.inTransit.forgetCluster(req.Name)
 			}
 			recovered := c.setFaulty(req.Name, false)
+			// A cluster that loses its last NoSchedule taint is a target
+			// again too, though it was never faulty.
+			if c.setUnschedulable(req.Name, err == nil && unschedulable(&cl)) && (err != nil || !unschedulable(&cl)) {
+				recovered = true
+			}
 			switch {
 			case err != nil: // gone: no target
 			case recovered:
@@ -103,6 +110,12 @@ func (c *EvictionController) setupRecovery(mgr manager.Manager) error {
 			}
 			return reconcile.Result{}, nil
 		}))
+}
+
+// unschedulable reports whether cl has a NoSchedule taint: the scheduler
+// puts nothing new there unless tolerated.
+func unschedulable(cl *clusterv1alpha1.Cluster) bool {
+	return slices.ContainsFunc(cl.Spec.Taints, func(t corev1.Taint) bool { return t.Effect == corev1.TaintEffectNoSchedule })
 }
 
 // setupTaintManager adds the reconcilers of one binding kind: one
