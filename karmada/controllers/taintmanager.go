@@ -76,40 +76,45 @@ func (c *EvictionController) setupRecovery(mgr manager.Manager) error {
 		Named(TaintManagerName).
 		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(predicate.Or(taintsChanged, roomChanged))).
 		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-			var cl clusterv1alpha1.Cluster
-			err := c.client.Get(ctx, req.NamespacedName, &cl)
-			switch {
-			case err != nil && !apierrors.IsNotFound(err):
-				return reconcile.Result{}, err
-			case err == nil && ClusterFaulty(&cl):
-				c.setFaulty(req.Name, true)
-				return reconcile.Result{}, nil
-			}
-			for _, k := range c.kinds {
-				if n := k.q.CancelCluster(req.Name); n > 0 {
-					log.FromContext(ctx).Info("cluster recovered: queued evictions cancelled", "queue", k.queue, "cancelled", n)
-				}
-				k.refused.forgetCluster(req.Name)
-				k.inTransit.forgetCluster(req.Name)
-			}
-			recovered := c.setFaulty(req.Name, false)
-			// A cluster that loses its last NoSchedule taint is a target
-			// again too, though it was never faulty.
-			if c.setUnschedulable(req.Name, err == nil && unschedulable(&cl)) && (err != nil || !unschedulable(&cl)) {
-				recovered = true
-			}
-			switch {
-			case err != nil: // gone: no target
-			case recovered:
-				// A target again for what was refused: decide now.
-				c.recheck()
-			default:
-				// New, or with room it may have lacked: every cluster
-				// reports its summary often, so at most once a report.
-				c.recheckOnRoom()
-			}
-			return reconcile.Result{}, nil
+			return c.clusterChanged(ctx, req.Name)
 		}))
+}
+
+// clusterChanged is setupRecovery's reconcile of the Cluster named name.
+func (c *EvictionController) clusterChanged(ctx context.Context, name string) (reconcile.Result, error) {
+	var cl clusterv1alpha1.Cluster
+	err := c.client.Get(ctx, types.NamespacedName{Name: name}, &cl)
+	switch {
+	case err != nil && !apierrors.IsNotFound(err):
+		return reconcile.Result{}, err
+	case err == nil && ClusterFaulty(&cl):
+		c.setFaulty(name, true)
+		return reconcile.Result{}, nil
+	}
+	for _, k := range c.kinds {
+		if n := k.q.CancelCluster(name); n > 0 {
+			log.FromContext(ctx).Info("cluster recovered: queued evictions cancelled", "queue", k.queue, "cancelled", n)
+		}
+		k.refused.forgetCluster(name)
+		k.inTransit.forgetCluster(name)
+	}
+	recovered := c.setFaulty(name, false)
+	// A cluster that loses its last NoSchedule taint is a target
+	// again too, though it was never faulty.
+	if c.setUnschedulable(name, err == nil && unschedulable(&cl)) && (err != nil || !unschedulable(&cl)) {
+		recovered = true
+	}
+	switch {
+	case err != nil: // gone: no target
+	case recovered:
+		// A target again for what was refused: decide now.
+		c.recheck()
+	default:
+		// New, or with room it may have lacked: every cluster
+		// reports its summary often, so at most once a report.
+		c.recheckOnRoom()
+	}
+	return reconcile.Result{}, nil
 }
 
 // unschedulable reports whether cl has a NoSchedule taint: the scheduler
