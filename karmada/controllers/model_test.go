@@ -158,6 +158,9 @@ type model struct {
 	newLeader  bool             // the last step changed the leader, which starts from nothing
 	heldBefore map[string]int64 // what the last leader's Ledger held when it stopped
 	reported   map[string]int   // violations by invariant and cause
+	// feasibleSince is when each refusal (binding@cluster@its Event's time)
+	// was first seen feasible by the check, for (b).
+	feasibleSince map[string]time.Time
 
 	// The controllers' goroutines reach these through the API server.
 	mu         sync.Mutex // held by every write through the interceptor
@@ -199,7 +202,7 @@ func runModel(t *testing.T, seed int64, steps int) {
 	m := &model{
 		t: t, seed: seed, rnd: rand.New(rand.NewSource(seed)),
 		crnd: rand.New(rand.NewSource(seed + 1)), lrnd: rand.New(rand.NewSource(seed + 2)), ornd: rand.New(rand.NewSource(seed + 3)),
-		events: &eventLog{}, injected: map[string]time.Time{}, capacity: map[string]int64{}, desired: map[string]int{}, reported: map[string]int{},
+		events: &eventLog{}, injected: map[string]time.Time{}, capacity: map[string]int64{}, desired: map[string]int{}, reported: map[string]int{}, feasibleSince: map[string]time.Time{},
 		logger: logr.Discard(),
 	}
 	if *modelVerbose {
@@ -1288,9 +1291,22 @@ func (m *model) check(step int) {
 				if err != nil || !res.Feasible {
 					continue // refused, and the reason still holds
 				}
+				// What made it feasible reaches the eviction controller
+				// through two lagging caches (a Ready condition, then the
+				// taint the policy controller writes from it), and its
+				// decision waits for a permit: flagged only once it has
+				// been feasible longer than that (refusalWindow).
+				id := fmt.Sprintf("%s@%s@%s", key, tc.Name, ev.at)
+				since, seen := m.feasibleSince[id]
+				if !seen {
+					m.feasibleSince[id] = now
+				}
+				if !seen || now.Sub(since) <= refusalWindow(grace) {
+					continue
+				}
 				kind = "refusal never decided again"
-				why = fmt.Sprintf("refused at %s (%s: %s), never decided again though the check now finds it feasible: %s",
-					ev.at.Sub(modelEpoch), ev.reason, ev.note, res.Reason)
+				why = fmt.Sprintf("refused at %s (%s: %s), never decided again though the check finds it feasible since %s: %s",
+					ev.at.Sub(modelEpoch), ev.reason, ev.note, since.Sub(modelEpoch), res.Reason)
 			} else if ok {
 				why = fmt.Sprintf("the last Event (%s at %s) says %s", ev.reason, ev.at.Sub(modelEpoch), ev.note)
 			}
@@ -1395,6 +1411,15 @@ func (m *model) check(step int) {
 	for _, v := range found {
 		m.report(step, v)
 	}
+}
+
+// refusalWindow is how long a refusal the check would now approve may wait
+// to be decided again: the change that made it feasible crosses two cache
+// lags (grace each), the room rechecks run at most once per report, and a
+// permit at the slowest rate (SecondaryResourceEvictionRate 0.1/s) comes
+// 10s after the last.
+func refusalWindow(grace time.Duration) time.Duration {
+	return 2*grace + modelReport + 10*time.Second
 }
 
 // checkRate is invariant (c) on the evictions written since the last
