@@ -192,6 +192,10 @@ type endedTask struct {
 	at       time.Time
 	replicas int64
 	what     string
+	// lag is the cache's lag when it ended: a task another writer removed
+	// reaches the eviction controller that much later, and its room is
+	// given back a report after that.
+	lag time.Duration
 }
 
 // modelViolation is one violation of invariant inv; kind names the cause
@@ -1028,9 +1032,11 @@ func endedTasks(cur, next *workv1alpha2.ResourceBindingSpec) []workv1alpha2.Grac
 	return out
 }
 
+// endTasks records the tasks ts of key as ended, for (d). m.mu is held.
 func (m *model) endTasks(key string, ts []workv1alpha2.GracefulEvictionTask, why string) {
 	for _, t := range ts {
-		m.ended = append(m.ended, endedTask{at: time.Now(), replicas: int64(ptr.Deref(t.Replicas, 0)), what: fmt.Sprintf("%s from %s (%s)", key, t.FromCluster, why)})
+		m.ended = append(m.ended, endedTask{at: time.Now(), replicas: int64(ptr.Deref(t.Replicas, 0)), lag: max(m.lagMax, m.lagPrev),
+			what: fmt.Sprintf("%s from %s (%s)", key, t.FromCluster, why)})
 	}
 }
 
@@ -1336,7 +1342,7 @@ func (m *model) check(step int) {
 		var recent []string
 		m.mu.Lock()
 		for _, e := range m.ended {
-			if now.Sub(e.at) <= modelReport+grace {
+			if now.Sub(e.at) <= modelReport+grace+e.lag {
 				budget += spread * e.replicas
 				recent = append(recent, fmt.Sprintf("%s at %s: %d", e.what, e.at.Sub(modelEpoch), e.replicas))
 			}
