@@ -205,8 +205,13 @@ func (c *informerCache) Get(_ context.Context, key client.ObjectKey, obj client.
 
 // toUnstructured sets u to o, of kind gvk, as a real cache's unstructured
 // informer holds it (the ClusterTaintPolicy controller reads its policies
-// so): one informer per kind here serves typed and unstructured reads.
+// so): one informer per kind here serves typed and unstructured reads. Only
+// with -model.policies: without, the read fails, the policy controller
+// taints no cluster and nothing is evicted, as before the flag.
 func toUnstructured(o runtime.Object, gvk schema.GroupVersionKind, u *unstructured.Unstructured) error {
+	if !*modelPolicies {
+		return fmt.Errorf("model: unstructured %s read: off without -model.policies", gvk.Kind)
+	}
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
 	if err != nil {
 		return err

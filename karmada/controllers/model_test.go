@@ -65,6 +65,7 @@ import (
 //	go test ./controllers/ -run TestModelControllers -model.seeds=200       # 200 random seeds
 //	go test ./controllers/ -run TestModelControllers -model.duration=10m    # random seeds for ten minutes
 //	go test ./controllers/ -run TestModelControllers -model.invariants=ce   # report only (c) and (e)
+//	go test ./controllers/ -run TestModelControllers -model.policies        # taint clusters: see modelPolicies
 
 var (
 	modelSeed     = flag.Int64("model.seed", 0, "model test: replay this one seed")
@@ -73,6 +74,12 @@ var (
 	modelSteps    = flag.Int("model.steps", 150, "model test: steps per sequence")
 	modelVerbose  = flag.Bool("model.v", false, "model test: log every step and the controllers' logs")
 	modelCheck    = flag.String("model.invariants", "abcdefg", "model test: the invariants checked, by letter")
+	// modelPolicies off keeps the model as CI has run it since the
+	// ClusterTaintPolicy controller read its policies as unstructured: no
+	// cluster is tainted, nothing is evicted, every invariant holds. On,
+	// the model evicts, and the default seeds meet (a) and (b) on seed 4
+	// about one run in three: turn it on by default once those are fixed.
+	modelPolicies = flag.Bool("model.policies", false, "model test: serve the ClusterTaintPolicy controller's unstructured reads, so that clusters are tainted and bindings evicted")
 )
 
 var modelLogOnce sync.Once
