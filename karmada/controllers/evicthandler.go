@@ -44,6 +44,9 @@ func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 			return evictionqueue.Abandon(err)
 		}
 		logger := log.FromContext(ctx).WithValues("queue", k.queue, "binding", it.Key, "cluster", it.Cluster)
+		// Handled again (its in-flight time passed, or a new eviction): no
+		// longer in flight until this call writes its task.
+		k.inFlight.forget(it.Key, it.Cluster)
 		var result error
 		var src client.Reader = c.client
 		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -53,6 +56,10 @@ func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 		})
 		if apierrors.IsConflict(err) {
 			return err // every attempt conflicted: retried with backoff
+		}
+		if errors.Is(result, evictionqueue.ErrInProgress) {
+			// In flight until its task is seen to end or to be gone.
+			k.inFlight.add(it.Key, it.Cluster)
 		}
 		return result
 	}
@@ -211,10 +218,16 @@ func (c *EvictionController) confirm(ctx context.Context, names []string) ([]*cl
 }
 
 // bindingGone gives back what is held for the binding key of kind k, which
-// is gone: the room held for its evictions in flight, and its refusals.
+// is gone: its evictions in flight end (their slots in the queue and the
+// room held for them), and its refusals are forgotten.
 func (c *EvictionController) bindingGone(k *kind, key string) {
 	k.refused.forgetBinding(key)
 	k.inTransit.forgetBinding(key)
+	for _, cl := range k.inFlight.takeBinding(key) {
+		if k.q != nil {
+			k.q.Complete(evictionqueue.Item{Cluster: cl, Key: key})
+		}
+	}
 	if l := c.opts.Ledger; l != nil {
 		for _, h := range l.Keys(c.opts.Clock.Now()) {
 			if b, _, ok := splitHoldKey(h); ok && b == key {

@@ -113,8 +113,9 @@ type EvictionOptions struct {
 	// Karmada.
 	MaxInFlight int
 	// InFlightTTL is how long an eviction counts in flight at most when its
-	// task is not seen to end (evictionqueue.Config.InFlightTTL): then it
-	// is decided again, and found done. Default Karmada's
+	// task is not seen to end nor seen removed from its binding by another
+	// writer (evictionqueue.Config.InFlightTTL): then it is decided again,
+	// and found done. Default Karmada's
 	// --graceful-eviction-timeout default, 10m: the Assessor ends a task
 	// without its own grace period then.
 	InFlightTTL time.Duration
@@ -247,7 +248,8 @@ func (o EvictionOptions) withDefaults() (EvictionOptions, error) {
 // Limiter), a Warning Event on the binding says why, and the eviction is
 // decided again when a cluster recovers or reports room, and at least every
 // RefusalRecheck. Written, the eviction counts in flight in its queue until
-// the GracefulEvictionController sees its task end (Ended) or InFlightTTL
+// the GracefulEvictionController sees its task end (Ended), the binding is
+// seen without it (another writer removed it) or gone, or InFlightTTL
 // passes.
 //
 // The queues run as manager Runnables that need leader election, as the
@@ -273,6 +275,7 @@ type EvictionController struct {
 	mu              sync.Mutex
 	lastRoomRecheck time.Time       // see recheckOnRoom
 	faulty          map[string]bool // clusters seen faulty, for setFaulty
+	unschedulable   map[string]bool // clusters seen with a NoSchedule taint, for setUnschedulable
 }
 
 // NewEvictionController checks opts and fills in their defaults. It touches

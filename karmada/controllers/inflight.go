@@ -7,6 +7,7 @@ import (
 	"time"
 
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
@@ -39,11 +40,95 @@ func (c *EvictionController) Ended(queue, key, cluster string) {
 		if k.queue != queue || k.q == nil {
 			continue
 		}
-		k.q.Complete(evictionqueue.Item{Cluster: cluster, Key: key})
-		for _, it := range k.inTransit.takeBinding(key) {
-			k.q.Retry(it)
+		k.inFlight.forget(key, cluster)
+		c.ended(k, key, cluster)
+	}
+}
+
+// ended ends the eviction of binding key from cluster in k's queue: it no
+// longer counts in flight, and the evictions of the binding waiting for its
+// budget of clusters in transit are tried again at once.
+func (c *EvictionController) ended(k *kind, key, cluster string) {
+	if k.q == nil {
+		return
+	}
+	k.q.Complete(evictionqueue.Item{Cluster: cluster, Key: key})
+	for _, it := range k.inTransit.takeBinding(key) {
+		k.q.Retry(it)
+	}
+}
+
+// endRemoved ends, as if their tasks had ended, the evictions of the
+// binding obj (with spec, as the cache holds it) that k's queue counts in
+// flight and whose graceful eviction task another writer removed (Karmada's
+// scheduler, an operator's edit, another controller): nobody calls Ended for
+// them, and each would otherwise hold its slot (EvictionOptions.MaxInFlight),
+// the Ledger's room and its binding's budget of clusters in transit until
+// InFlightTTL. The room is given back at the summaries' next report, as the
+// GracefulEvictionController gives it back (karmada.Ledger.ReleaseAt). It
+// costs a look at the binding's own evictions in flight; only when one of
+// them has no task in the cache's copy is the binding read from the API
+// server, so that a cache that has not yet seen the task written ends
+// nothing.
+func (c *EvictionController) endRemoved(ctx context.Context, k *kind, obj client.Object, spec *workv1alpha2.ResourceBindingSpec) error {
+	key := itemKey(obj)
+	recorded := k.inFlight.of(key)
+	if len(recorded) == 0 || !withoutTask(recorded, spec) {
+		return nil
+	}
+	fresh := k.new()
+	if err := c.reader.Get(ctx, client.ObjectKeyFromObject(obj), fresh); err != nil {
+		if apierrors.IsNotFound(err) {
+			c.bindingGone(k, key)
+			return nil
+		}
+		return err
+	}
+	spec = k.spec(fresh)
+	var ended []string
+	for cl, serial := range recorded {
+		if !hasTaintManagerTask(spec, cl) && k.inFlight.take(key, cl, serial) {
+			ended = append(ended, cl)
 		}
 	}
+	if len(ended) == 0 {
+		return nil
+	}
+	if l := c.opts.Ledger; l != nil {
+		at := c.opts.Clock.Now().Add(c.opts.ClusterStatusUpdateFrequency)
+		for _, cl := range ended {
+			l.ReleaseAt(holdKey(key, cl), at)
+		}
+	}
+	for _, cl := range ended {
+		c.ended(k, key, cl)
+	}
+	log.FromContext(ctx).Info("evictions in flight ended: their graceful eviction tasks were removed by another writer",
+		"queue", k.queue, "binding", key, "clusters", ended)
+	return nil
+}
+
+// withoutTask reports whether one of the clusters recorded has no open
+// graceful eviction task of a taint manager in spec.
+func withoutTask(recorded map[string]uint64, spec *workv1alpha2.ResourceBindingSpec) bool {
+	for cl := range recorded {
+		if !hasTaintManagerTask(spec, cl) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasTaintManagerTask reports whether spec has a graceful eviction task
+// from cluster written by a taint manager (producer TaintManager).
+func hasTaintManagerTask(spec *workv1alpha2.ResourceBindingSpec, cluster string) bool {
+	for i := range spec.GracefulEvictionTasks {
+		t := &spec.GracefulEvictionTasks[i]
+		if t.FromCluster == cluster && t.Producer == karmada.TaintManagerProducer {
+			return true
+		}
+	}
+	return false
 }
 
 // takeOver rebuilds, before k's queue evicts anything, what the evictions
@@ -73,6 +158,7 @@ func (c *EvictionController) takeOver(ctx context.Context, k *kind) error {
 			}
 			it := evictionqueue.Item{Cluster: t.FromCluster, Key: itemKey(obj), ResourceKind: resourceKind(spec)}
 			if k.q.AddInFlight(it) {
+				k.inFlight.add(it.Key, it.Cluster)
 				inFlight++
 			}
 			if c.opts.Ledger == nil || t.CreationTimestamp == nil || scheduledSince(obj, k.status(obj)) {
@@ -188,6 +274,24 @@ func (c *EvictionController) setFaulty(cluster string, faulty bool) (was bool) {
 		c.faulty[cluster] = true
 	} else {
 		delete(c.faulty, cluster)
+	}
+	return was
+}
+
+// setUnschedulable records whether cluster was seen with a NoSchedule
+// taint, and reports whether it was before: false after true makes it a
+// target again for the evictions refused for want of one.
+func (c *EvictionController) setUnschedulable(cluster string, tainted bool) (was bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	was = c.unschedulable[cluster]
+	if tainted {
+		if c.unschedulable == nil {
+			c.unschedulable = map[string]bool{}
+		}
+		c.unschedulable[cluster] = true
+	} else {
+		delete(c.unschedulable, cluster)
 	}
 	return was
 }

@@ -46,6 +46,10 @@ type kind struct {
 	// frozen are the items an operator's freeze held back, to try again
 	// as soon as it thaws (EvictionController.thawed).
 	frozen refusals
+	// inFlight are the evictions of the queue counted in flight that this
+	// controller wrote or took over, by binding, to end when their task is
+	// seen gone (EvictionController.endRemoved).
+	inFlight flights
 }
 
 func resourceBindings() *kind {

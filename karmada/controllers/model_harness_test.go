@@ -21,6 +21,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -195,7 +196,28 @@ func (c *informerCache) Get(_ context.Context, key client.ObjectKey, obj client.
 		gvr, _ := meta.UnsafeGuessKindToResource(gvk)
 		return apierrors.NewNotFound(gvr.GroupResource(), key.Name)
 	}
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return toUnstructured(item.(runtime.Object), gvk, u)
+	}
 	reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(item.(runtime.Object).DeepCopyObject()).Elem())
+	return nil
+}
+
+// toUnstructured sets u to o, of kind gvk, as a real cache's unstructured
+// informer holds it (the ClusterTaintPolicy controller reads its policies
+// so): one informer per kind here serves typed and unstructured reads. Only
+// with -model.policies: without, the read fails, the policy controller
+// taints no cluster and nothing is evicted, as before the flag.
+func toUnstructured(o runtime.Object, gvk schema.GroupVersionKind, u *unstructured.Unstructured) error {
+	if !*modelPolicies {
+		return fmt.Errorf("model: unstructured %s read: off without -model.policies", gvk.Kind)
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+	if err != nil {
+		return err
+	}
+	u.Object = m
+	u.SetGroupVersionKind(gvk)
 	return nil
 }
 
@@ -232,6 +254,15 @@ func (c *informerCache) List(_ context.Context, list client.ObjectList, opts ...
 			continue
 		}
 		out = append(out, o.DeepCopyObject())
+	}
+	if ul, ok := list.(*unstructured.UnstructuredList); ok {
+		ul.Items = make([]unstructured.Unstructured, len(out))
+		for i, o := range out {
+			if err := toUnstructured(o, gvk, &ul.Items[i]); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	return meta.SetList(list, out)
 }

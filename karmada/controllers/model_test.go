@@ -65,6 +65,7 @@ import (
 //	go test ./controllers/ -run TestModelControllers -model.seeds=200       # 200 random seeds
 //	go test ./controllers/ -run TestModelControllers -model.duration=10m    # random seeds for ten minutes
 //	go test ./controllers/ -run TestModelControllers -model.invariants=ce   # report only (c) and (e)
+//	go test ./controllers/ -run TestModelControllers -model.policies        # taint clusters: see modelPolicies
 
 var (
 	modelSeed     = flag.Int64("model.seed", 0, "model test: replay this one seed")
@@ -72,7 +73,13 @@ var (
 	modelDuration = flag.Duration("model.duration", 0, "model test: run random seeds for this long (wall time)")
 	modelSteps    = flag.Int("model.steps", 150, "model test: steps per sequence")
 	modelVerbose  = flag.Bool("model.v", false, "model test: log every step and the controllers' logs")
-	modelCheck    = flag.String("model.invariants", "abcdef", "model test: the invariants checked, by letter")
+	modelCheck    = flag.String("model.invariants", "abcdefg", "model test: the invariants checked, by letter")
+	// modelPolicies off keeps the model as CI has run it since the
+	// ClusterTaintPolicy controller read its policies as unstructured: no
+	// cluster is tainted, nothing is evicted, every invariant holds. On,
+	// the model evicts, and the default seeds meet (a) and (b) on seed 4
+	// about one run in three: turn it on by default once those are fixed.
+	modelPolicies = flag.Bool("model.policies", false, "model test: serve the ClusterTaintPolicy controller's unstructured reads, so that clusters are tainted and bindings evicted")
 )
 
 var modelLogOnce sync.Once
@@ -90,6 +97,7 @@ var modelInvariants = map[string]string{
 	"d": "the Ledger holds no more than the open graceful eviction tasks (and those ended within ClusterStatusUpdateFrequency) account for, each at most its replicas on every other cluster: nothing once no task is open",
 	"e": "every graceful eviction task ends within GracefulEvictionOptions.Timeout",
 	"f": "a new leader holds the room of the evictions in flight (DESIGN, fourth round: rebuilt from the open tasks)",
+	"g": "at quiescence the queue counts in flight exactly the open graceful eviction tasks of a taint manager, whoever ended the others (the GracefulEvictionController, another writer, a deletion)",
 }
 
 const (
@@ -157,11 +165,15 @@ type model struct {
 	newLeader  bool             // the last step changed the leader, which starts from nothing
 	heldBefore map[string]int64 // what the last leader's Ledger held when it stopped
 	reported   map[string]int   // violations by invariant and cause
+	// feasibleSince is when each refusal (binding@cluster@its Event's time)
+	// was first seen feasible by the check, for (b).
+	feasibleSince map[string]time.Time
 
 	// The controllers' goroutines reach these through the API server.
 	mu         sync.Mutex // held by every write through the interceptor
 	crnd       *rand.Rand // the injected conflicts'
 	lrnd       *rand.Rand // the cache lag's and the API latency's
+	ornd       *rand.Rand // another writer's removals of open tasks: the steps' sequence stays the seed's
 	conflictP  float64
 	lagMax     time.Duration
 	lagPrev    time.Duration // lagMax before the last step, for the events still on their way
@@ -187,6 +199,10 @@ type endedTask struct {
 	at       time.Time
 	replicas int64
 	what     string
+	// lag is the cache's lag when it ended: a task another writer removed
+	// reaches the eviction controller that much later, and its room is
+	// given back a report after that.
+	lag time.Duration
 }
 
 // modelViolation is one violation of invariant inv; kind names the cause
@@ -196,8 +212,8 @@ type modelViolation struct{ inv, kind, msg string }
 func runModel(t *testing.T, seed int64, steps int) {
 	m := &model{
 		t: t, seed: seed, rnd: rand.New(rand.NewSource(seed)),
-		crnd: rand.New(rand.NewSource(seed + 1)), lrnd: rand.New(rand.NewSource(seed + 2)),
-		events: &eventLog{}, injected: map[string]time.Time{}, capacity: map[string]int64{}, desired: map[string]int{}, reported: map[string]int{},
+		crnd: rand.New(rand.NewSource(seed + 1)), lrnd: rand.New(rand.NewSource(seed + 2)), ornd: rand.New(rand.NewSource(seed + 3)),
+		events: &eventLog{}, injected: map[string]time.Time{}, capacity: map[string]int64{}, desired: map[string]int{}, reported: map[string]int{}, feasibleSince: map[string]time.Time{},
 		logger: logr.Discard(),
 	}
 	if *modelVerbose {
@@ -259,6 +275,13 @@ func runModel(t *testing.T, seed int64, steps int) {
 	m.check(0)
 	for i := 1; i <= steps; i++ {
 		what := m.step()
+		// Now and then another writer removes an open task too, on a
+		// random source of its own: each seed's steps stay as they were.
+		if m.ornd.Intn(4) == 0 {
+			if w, ok := m.removeTask(); ok {
+				what += "; " + w
+			}
+		}
 		m.note(fmt.Sprintf("step %d at %s: %s", i, m.since(), what))
 		m.settle()
 		m.check(i)
@@ -879,6 +902,31 @@ func (m *model) rewrite() string {
 	return fmt.Sprintf("binding %s %s", b.Name, what)
 }
 
+// removeTask is another writer (an operator's kubectl edit, another
+// controller) taking an open graceful eviction task off its binding: the
+// GracefulEvictionController does not end it, and nobody calls Ended.
+func (m *model) removeTask() (string, bool) {
+	var open []workv1alpha2.ResourceBinding
+	for _, b := range m.bindings() {
+		if len(b.Spec.GracefulEvictionTasks) > 0 {
+			open = append(open, b)
+		}
+	}
+	if len(open) == 0 {
+		return "", false
+	}
+	b := open[m.ornd.Intn(len(open))]
+	from := b.Spec.GracefulEvictionTasks[m.ornd.Intn(len(b.Spec.GracefulEvictionTasks))].FromCluster
+	m.mutateBinding(client.ObjectKeyFromObject(&b), func(rb *workv1alpha2.ResourceBinding) bool {
+		n := len(rb.Spec.GracefulEvictionTasks)
+		rb.Spec.GracefulEvictionTasks = slices.DeleteFunc(rb.Spec.GracefulEvictionTasks, func(t workv1alpha2.GracefulEvictionTask) bool {
+			return t.FromCluster == from
+		})
+		return len(rb.Spec.GracefulEvictionTasks) < n
+	})
+	return fmt.Sprintf("another writer removes the task of %s from %s", b.Name, from), true
+}
+
 // blip is another writer making a binding tolerate the taint of its faulty
 // cluster for a moment, as an operator's edit reverted; the cluster fails
 // just before when it has not. An eviction handler that reads the binding
@@ -991,9 +1039,11 @@ func endedTasks(cur, next *workv1alpha2.ResourceBindingSpec) []workv1alpha2.Grac
 	return out
 }
 
+// endTasks records the tasks ts of key as ended, for (d). m.mu is held.
 func (m *model) endTasks(key string, ts []workv1alpha2.GracefulEvictionTask, why string) {
 	for _, t := range ts {
-		m.ended = append(m.ended, endedTask{at: time.Now(), replicas: int64(ptr.Deref(t.Replicas, 0)), what: fmt.Sprintf("%s from %s (%s)", key, t.FromCluster, why)})
+		m.ended = append(m.ended, endedTask{at: time.Now(), replicas: int64(ptr.Deref(t.Replicas, 0)), lag: max(m.lagMax, m.lagPrev),
+			what: fmt.Sprintf("%s from %s (%s)", key, t.FromCluster, why)})
 	}
 }
 
@@ -1254,9 +1304,22 @@ func (m *model) check(step int) {
 				if err != nil || !res.Feasible {
 					continue // refused, and the reason still holds
 				}
+				// What made it feasible reaches the eviction controller
+				// through two lagging caches (a Ready condition, then the
+				// taint the policy controller writes from it), and its
+				// decision waits for a permit: flagged only once it has
+				// been feasible longer than that (refusalWindow).
+				id := fmt.Sprintf("%s@%s@%s", key, tc.Name, ev.at)
+				since, seen := m.feasibleSince[id]
+				if !seen {
+					m.feasibleSince[id] = now
+				}
+				if !seen || now.Sub(since) <= refusalWindow(grace) {
+					continue
+				}
 				kind = "refusal never decided again"
-				why = fmt.Sprintf("refused at %s (%s: %s), never decided again though the check now finds it feasible: %s",
-					ev.at.Sub(modelEpoch), ev.reason, ev.note, res.Reason)
+				why = fmt.Sprintf("refused at %s (%s: %s), never decided again though the check finds it feasible since %s: %s",
+					ev.at.Sub(modelEpoch), ev.reason, ev.note, since.Sub(modelEpoch), res.Reason)
 			} else if ok {
 				why = fmt.Sprintf("the last Event (%s at %s) says %s", ev.reason, ev.at.Sub(modelEpoch), ev.note)
 			}
@@ -1286,7 +1349,7 @@ func (m *model) check(step int) {
 		var recent []string
 		m.mu.Lock()
 		for _, e := range m.ended {
-			if now.Sub(e.at) <= modelReport+grace {
+			if now.Sub(e.at) <= modelReport+grace+e.lag {
 				budget += spread * e.replicas
 				recent = append(recent, fmt.Sprintf("%s at %s: %d", e.what, e.at.Sub(modelEpoch), e.replicas))
 			}
@@ -1327,6 +1390,27 @@ func (m *model) check(step int) {
 		}
 	}
 
+	// (g): the evictions in flight are the open tasks, once the events of
+	// their ends have reached the controllers (settle waits the lag out).
+	if m.ctrl != nil && !retrying && !starting {
+		var open []string
+		for i := range bindings {
+			for _, t := range bindings[i].Spec.GracefulEvictionTasks {
+				if t.Producer == karmada.TaintManagerProducer {
+					open = append(open, fmt.Sprintf("%s from %s", itemKey(&bindings[i]), t.FromCluster))
+				}
+			}
+		}
+		if n := m.ctrl.Queue(ResourceBindingQueue).InFlight(); n != len(open) {
+			kind := "in flight without a task"
+			if n < len(open) {
+				kind = "a task not in flight"
+			}
+			found = append(found, modelViolation{"g", kind, fmt.Sprintf("at %s the queue counts %d evictions in flight where %d tasks are open: %v",
+				m.since(), n, len(open), open)})
+		}
+	}
+
 	// (e)
 	for i := range bindings {
 		for _, t := range bindings[i].Spec.GracefulEvictionTasks {
@@ -1340,6 +1424,15 @@ func (m *model) check(step int) {
 	for _, v := range found {
 		m.report(step, v)
 	}
+}
+
+// refusalWindow is how long a refusal the check would now approve may wait
+// to be decided again: the change that made it feasible crosses two cache
+// lags (grace each), the room rechecks run at most once per report, and a
+// permit at the slowest rate (SecondaryResourceEvictionRate 0.1/s) comes
+// 10s after the last.
+func refusalWindow(grace time.Duration) time.Duration {
+	return 2*grace + modelReport + 10*time.Second
 }
 
 // checkRate is invariant (c) on the evictions written since the last

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -74,35 +76,51 @@ func (c *EvictionController) setupRecovery(mgr manager.Manager) error {
 		Named(TaintManagerName).
 		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(predicate.Or(taintsChanged, roomChanged))).
 		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-			var cl clusterv1alpha1.Cluster
-			err := c.client.Get(ctx, req.NamespacedName, &cl)
-			switch {
-			case err != nil && !apierrors.IsNotFound(err):
-				return reconcile.Result{}, err
-			case err == nil && ClusterFaulty(&cl):
-				c.setFaulty(req.Name, true)
-				return reconcile.Result{}, nil
-			}
-			for _, k := range c.kinds {
-				if n := k.q.CancelCluster(req.Name); n > 0 {
-					log.FromContext(ctx).Info("cluster recovered: queued evictions cancelled", "queue", k.queue, "cancelled", n)
-				}
-				k.refused.forgetCluster(req.Name)
-				k.inTransit.forgetCluster(req.Name)
-			}
-			recovered := c.setFaulty(req.Name, false)
-			switch {
-			case err != nil: // gone: no target
-			case recovered:
-				// A target again for what was refused: decide now.
-				c.recheck()
-			default:
-				// New, or with room it may have lacked: every cluster
-				// reports its summary often, so at most once a report.
-				c.recheckOnRoom()
-			}
-			return reconcile.Result{}, nil
+			return c.clusterChanged(ctx, req.Name)
 		}))
+}
+
+// clusterChanged is setupRecovery's reconcile of the Cluster named name.
+func (c *EvictionController) clusterChanged(ctx context.Context, name string) (reconcile.Result, error) {
+	var cl clusterv1alpha1.Cluster
+	err := c.client.Get(ctx, types.NamespacedName{Name: name}, &cl)
+	switch {
+	case err != nil && !apierrors.IsNotFound(err):
+		return reconcile.Result{}, err
+	case err == nil && ClusterFaulty(&cl):
+		c.setFaulty(name, true)
+		return reconcile.Result{}, nil
+	}
+	for _, k := range c.kinds {
+		if n := k.q.CancelCluster(name); n > 0 {
+			log.FromContext(ctx).Info("cluster recovered: queued evictions cancelled", "queue", k.queue, "cancelled", n)
+		}
+		k.refused.forgetCluster(name)
+		k.inTransit.forgetCluster(name)
+	}
+	recovered := c.setFaulty(name, false)
+	// A cluster that loses its last NoSchedule taint is a target
+	// again too, though it was never faulty.
+	if c.setUnschedulable(name, err == nil && unschedulable(&cl)) && (err != nil || !unschedulable(&cl)) {
+		recovered = true
+	}
+	switch {
+	case err != nil: // gone: no target
+	case recovered:
+		// A target again for what was refused: decide now.
+		c.recheck()
+	default:
+		// New, or with room it may have lacked: every cluster
+		// reports its summary often, so at most once a report.
+		c.recheckOnRoom()
+	}
+	return reconcile.Result{}, nil
+}
+
+// unschedulable reports whether cl has a NoSchedule taint: the scheduler
+// puts nothing new there unless tolerated.
+func unschedulable(cl *clusterv1alpha1.Cluster) bool {
+	return slices.ContainsFunc(cl.Spec.Taints, func(t corev1.Taint) bool { return t.Effect == corev1.TaintEffectNoSchedule })
 }
 
 // setupTaintManager adds the reconcilers of one binding kind: one
@@ -129,9 +147,12 @@ func (c *EvictionController) setupTaintManager(mgr manager.Manager, k *kind) err
 // manageTaints decides, for each cluster of the binding's schedule result,
 // whether the binding leaves it (judge): now puts it into the kind's
 // eviction queue, later reconciles the binding again at the earliest
-// deadline, never does nothing. A decision that fails (an applied placement
-// that cannot be read) is retried with the controller's backoff, as
-// Karmada's taint manager retries it, and the binding stays.
+// deadline, never does nothing. Before, the binding's evictions in flight
+// whose graceful eviction tasks another writer removed end (endRemoved), and
+// a binding gone ends all of its own (bindingGone). A decision that fails
+// (an applied placement that cannot be read) is retried with the
+// controller's backoff, as Karmada's taint manager retries it, and the
+// binding stays.
 //
 // It reads the binding and its clusters as the cache holds them, without
 // copying them (client.UnsafeDisableDeepCopy), and changes neither.
@@ -144,10 +165,13 @@ func (c *EvictionController) manageTaints(ctx context.Context, k *kind, key type
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
+	spec := k.spec(obj)
+	if err := c.endRemoved(ctx, k, obj, spec); err != nil {
+		return reconcile.Result{}, err
+	}
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return reconcile.Result{}, nil
 	}
-	spec := k.spec(obj)
 	var after time.Duration
 	for _, target := range spec.Clusters {
 		var cl clusterv1alpha1.Cluster

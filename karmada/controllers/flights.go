@@ -1,0 +1,88 @@
+package controllers
+
+import "sync"
+
+// flights are the evictions of one queue this controller counts in flight
+// (it wrote their task, or took them over from open tasks), by binding key
+// and cluster, so that a binding seen without the task of one of them ends
+// it in time proportional to the binding's clusters, not to every eviction
+// in flight. An eviction leaves when it ends: its task is seen to end
+// (EvictionController.Ended) or to be gone (endRemoved), its binding is
+// gone, or its queue decides it again (an expiry of InFlightTTL).
+type flights struct {
+	mu    sync.Mutex
+	next  uint64
+	byKey map[string]map[string]uint64 // binding key -> cluster -> the record's serial
+}
+
+// add records the eviction of key from cluster as in flight. A record made
+// again replaces the one before, with a new serial.
+func (f *flights) add(key, cluster string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.byKey == nil {
+		f.byKey = map[string]map[string]uint64{}
+	}
+	m := f.byKey[key]
+	if m == nil {
+		m = map[string]uint64{}
+		f.byKey[key] = m
+	}
+	f.next++
+	m[cluster] = f.next
+}
+
+// forget drops the record of the eviction of key from cluster.
+func (f *flights) forget(key, cluster string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.dropLocked(key, cluster)
+}
+
+func (f *flights) dropLocked(key, cluster string) {
+	m := f.byKey[key]
+	delete(m, cluster)
+	if len(m) == 0 {
+		delete(f.byKey, key)
+	}
+}
+
+// of returns the records of key: cluster and serial. Nil when none.
+func (f *flights) of(key string) map[string]uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m := f.byKey[key]
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]uint64, len(m))
+	for cl, s := range m {
+		out[cl] = s
+	}
+	return out
+}
+
+// take drops the record of key from cluster and reports true if it is
+// still the one of serial: not made again, nor dropped, since it was read.
+func (f *flights) take(key, cluster string, serial uint64) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s, ok := f.byKey[key][cluster]; !ok || s != serial {
+		return false
+	}
+	f.dropLocked(key, cluster)
+	return true
+}
+
+// takeBinding drops every record of key and returns their clusters.
+func (f *flights) takeBinding(key string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m := f.byKey[key]
+	delete(f.byKey, key)
+	out := make([]string, 0, len(m))
+	for cl := range m {
+		out = append(out, cl)
+	}
+	return out
+}

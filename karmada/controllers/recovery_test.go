@@ -1,0 +1,48 @@
+package controllers
+
+import (
+	"context"
+	"testing"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/failoverkit/failover/evictionqueue"
+)
+
+// An eviction refused because its only other cluster has a NoSchedule
+// taint is decided again as soon as that cluster loses it, though the
+// cluster was never faulty: not at the next room recheck (at most one per
+// ClusterStatusUpdateFrequency) nor RefusalRecheck later. Found by the
+// model test, seed 21.
+func TestLosingANoScheduleTaintDecidesTheRefusalsAgain(t *testing.T) {
+	b := newBinding(nil)
+	b.Spec.Placement = &policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}}}
+	c := world(t, b)
+	ctx := context.Background()
+	var m2 clusterv1alpha1.Cluster
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Name: "member2"}, &m2))
+	m2.Spec.Taints = []corev1.Taint{{Key: "example.com/maintenance", Effect: corev1.TaintEffectNoSchedule}}
+	require.NoError(t, c.Update(ctx, &m2))
+
+	ctrl := newController(t, EvictionOptions{}, c, &recorded{})
+	withQueues(t, ctrl)
+	rb := ctrl.kinds[0]
+	_, err := ctrl.clusterChanged(ctx, "member2") // tainted: its room recheck is used up
+	require.NoError(t, err)
+	err = ctrl.evictHandler(rb)(ctx, webItem)
+	require.True(t, evictionqueue.IsAbandoned(err), "%v: member2 takes nothing new", err)
+	require.Equal(t, []evictionqueue.Item{webItem}, rb.refused.list())
+
+	m2.Spec.Taints = nil
+	require.NoError(t, c.Update(ctx, &m2))
+	syncFleet(t, ctrl, c)
+	_, err = ctrl.clusterChanged(ctx, "member2")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"shop/web"}, keysOf(rb.q.Pending()), "the refusal waits for the next room recheck")
+	requireEvicted(t, ctrl.evictHandler(rb)(ctx, webItem))
+}
