@@ -71,7 +71,7 @@ var (
 	modelSeed     = flag.Int64("model.seed", 0, "model test: replay this one seed")
 	modelSeeds    = flag.Int("model.seeds", 0, "model test: run this many random seeds instead of the fixed list")
 	modelDuration = flag.Duration("model.duration", 0, "model test: run random seeds for this long (wall time)")
-	modelSteps    = flag.Int("model.steps", 150, "model test: steps per sequence")
+	modelSteps    = flag.Int("model.steps", modelDefaultSteps, "model test: steps per sequence")
 	modelVerbose  = flag.Bool("model.v", false, "model test: log every step and the controllers' logs")
 	modelCheck    = flag.String("model.invariants", "abcdefg", "model test: the invariants checked, by letter")
 	// modelPolicies off keeps the model as CI has run it since the
@@ -81,6 +81,9 @@ var (
 	// about one run in three: turn it on by default once those are fixed.
 	modelPolicies = flag.Bool("model.policies", false, "model test: serve the ClusterTaintPolicy controller's unstructured reads, so that clusters are tainted and bindings evicted")
 )
+
+// modelDefaultSteps is the length of a sequence unless -model.steps says.
+const modelDefaultSteps = 150
 
 var modelLogOnce sync.Once
 
@@ -124,9 +127,12 @@ func TestModelControllers(t *testing.T) {
 			seeds = append(seeds, r.Int63n(1<<40)+1)
 		}
 	}
+	// evicted counts, by seed, the evictions the controllers wrote.
+	evicted := map[int64]int{}
 	run := func(seed int64) bool {
 		return t.Run("seed="+strconv.FormatInt(seed, 10), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) { runModel(t, seed, *modelSteps) })
+			synctest.Test(t, func(t *testing.T) { evicted[seed] = runModel(t, seed, *modelSteps) })
+			t.Logf("seed %d: %d evictions written", seed, evicted[seed])
 		})
 	}
 	if *modelDuration > 0 {
@@ -134,11 +140,37 @@ func TestModelControllers(t *testing.T) {
 		for end := time.Now().Add(*modelDuration); time.Now().Before(end); {
 			run(r.Int63n(1<<40) + 1)
 		}
+		logEvicted(t, evicted)
 		return
 	}
 	for _, s := range seeds {
 		run(s)
 	}
+	logEvicted(t, evicted)
+	// Non-vacuity: a harness that stops tainting clusters (as one did
+	// when the policy controller began to read its policies as
+	// unstructured) makes every invariant hold by evicting nothing. Each
+	// fixed seed fails clusters within its first steps and evicts, so one
+	// that evicts nothing says the model stopped biting, not that the
+	// controllers are right. Random seeds may never fail a cluster a
+	// binding is on, and shorter sequences may end before the first
+	// eviction: only the fixed ones, at the default length, are held to it.
+	if *modelPolicies && *modelSeed == 0 && *modelSeeds == 0 && *modelSteps == modelDefaultSteps {
+		for _, s := range seeds {
+			if n, ran := evicted[s]; ran && n == 0 {
+				t.Errorf("seed %d: the controllers wrote no eviction: the model no longer taints clusters or evicts, and its invariants hold vacuously", s)
+			}
+		}
+	}
+}
+
+// logEvicted logs how many evictions the seeds run wrote, in all.
+func logEvicted(t *testing.T, evicted map[int64]int) {
+	total := 0
+	for _, n := range evicted {
+		total += n
+	}
+	t.Logf("%d seeds run, %d evictions written", len(evicted), total)
 }
 
 // model is one sequence: the world, the manager running the controllers
@@ -193,6 +225,7 @@ type model struct {
 type modelEviction struct {
 	at           time.Time
 	key, cluster string
+	by           string // the writer's field manager
 }
 
 type endedTask struct {
@@ -209,7 +242,9 @@ type endedTask struct {
 // as the harness sees it, so that each cause is reported once a sequence.
 type modelViolation struct{ inv, kind, msg string }
 
-func runModel(t *testing.T, seed int64, steps int) {
+// runModel runs the sequence of seed and returns how many evictions the
+// controllers wrote.
+func runModel(t *testing.T, seed int64, steps int) int {
 	m := &model{
 		t: t, seed: seed, rnd: rand.New(rand.NewSource(seed)),
 		crnd: rand.New(rand.NewSource(seed + 1)), lrnd: rand.New(rand.NewSource(seed + 2)), ornd: rand.New(rand.NewSource(seed + 3)),
@@ -296,6 +331,15 @@ func runModel(t *testing.T, seed int64, steps int) {
 	for _, inv := range slices.Sorted(maps.Keys(m.reported)) {
 		t.Logf("seed %d: invariant (%s) violated %d times", seed, inv, m.reported[inv])
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, e := range m.evictions {
+		if e.by == FieldManager {
+			n++
+		}
+	}
+	return n
 }
 
 var modelEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC) // the bubble's start
@@ -1089,7 +1133,7 @@ func (m *model) update(ctx context.Context, c client.WithWatch, obj client.Objec
 		return err
 	}
 	for _, cl := range out {
-		m.evictions = append(m.evictions, modelEviction{at: time.Now(), key: key, cluster: cl})
+		m.evictions = append(m.evictions, modelEviction{at: time.Now(), key: key, cluster: cl, by: uo.FieldManager})
 		m.traceLocked(fmt.Sprintf("  at %s: %s evicted from %s by %q", m.since(), key, cl, uo.FieldManager))
 	}
 	m.endTasks(key, ended, "ended")
