@@ -205,12 +205,12 @@ func (c *informerCache) Get(_ context.Context, key client.ObjectKey, obj client.
 
 // toUnstructured sets u to o, of kind gvk, as a real cache's unstructured
 // informer holds it (the ClusterTaintPolicy controller reads its policies
-// so): one informer per kind here serves typed and unstructured reads. Only
-// with -model.policies: without, the read fails, the policy controller
-// taints no cluster and nothing is evicted, as before the flag.
+// so): one informer per kind here serves typed and unstructured reads. With
+// -model.policies=false the read fails, the policy controller taints no
+// cluster and nothing is evicted, as when the harness could not serve it.
 func toUnstructured(o runtime.Object, gvk schema.GroupVersionKind, u *unstructured.Unstructured) error {
 	if !*modelPolicies {
-		return fmt.Errorf("model: unstructured %s read: off without -model.policies", gvk.Kind)
+		return fmt.Errorf("model: unstructured %s read: off with -model.policies=false", gvk.Kind)
 	}
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
 	if err != nil {
