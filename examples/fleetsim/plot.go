@@ -199,16 +199,22 @@ func figureFormat(path string) error {
 	return fmt.Errorf("fleetsim: --plot %q: the file name must end in .svg or .png", path)
 }
 
-// renderFigure draws f as ext (".svg" or ".png") to w.
-func renderFigure(f *figure, ext string, w io.Writer) error {
-	var c vg.CanvasWriterTo
+// newCanvas is a figure's canvas for ext: ".svg" or ".png".
+func newCanvas(ext string) (vg.CanvasWriterTo, error) {
 	switch ext {
 	case ".svg":
-		c = vgsvg.New(figureWidth, figureHeight)
+		return vgsvg.New(figureWidth, figureHeight), nil
 	case ".png":
-		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(figureWidth, figureHeight), vgimg.UseDPI(figureDPI), vgimg.UseBackgroundColor(color.White))}
-	default:
-		return fmt.Errorf("fleetsim: --plot: unknown format %q: use .svg or .png", ext)
+		return vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(figureWidth, figureHeight), vgimg.UseDPI(figureDPI), vgimg.UseBackgroundColor(color.White))}, nil
+	}
+	return nil, fmt.Errorf("fleetsim: --plot: unknown format %q: use .svg or .png", ext)
+}
+
+// renderFigure draws f as ext (".svg" or ".png") to w.
+func renderFigure(f *figure, ext string, w io.Writer) error {
+	c, err := newCanvas(ext)
+	if err != nil {
+		return err
 	}
 	if err := f.draw(draw.New(c)); err != nil {
 		return err

@@ -12,8 +12,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/failoverkit/failover/examples/fleetsim/internal/whatif"
 )
@@ -37,14 +35,9 @@ func writeWhatIfFigure(r *whatif.Report, path string) error {
 }
 
 func renderWhatIf(r *whatif.Report, ext string, w io.Writer) error {
-	var c vg.CanvasWriterTo
-	switch ext {
-	case ".svg":
-		c = vgsvg.New(figureWidth, figureHeight)
-	case ".png":
-		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(figureWidth, figureHeight), vgimg.UseDPI(figureDPI), vgimg.UseBackgroundColor(color.White))}
-	default:
-		return fmt.Errorf("fleetsim: --plot: unknown format %q: use .svg or .png", ext)
+	c, err := newCanvas(ext)
+	if err != nil {
+		return err
 	}
 	if err := drawWhatIf(r, draw.New(c)); err != nil {
 		return err
