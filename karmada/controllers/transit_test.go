@@ -3,18 +3,14 @@ package controllers
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -260,31 +256,4 @@ func TestWaitingForTransitBudgetCountsTheWaitingEvictions(t *testing.T) {
 	assert.ErrorContains(t, err, "frozen by ConfigMap")
 	assert.Equal(t, 0, waiting(), "held back by the freeze, not the budget")
 	assert.Equal(t, 0, gauge[ClusterResourceBindingQueue], "the other queue never had one")
-}
-
-// SetupWithManager wires both queues' sets to the controller's metrics:
-// eviction_waiting_for_transit_budget is served at 0 for each queue before
-// anything waits, on every replica (standbys included: their queues never
-// run, so 0 is what they wait for).
-func TestSetupServesTheTransitGauge(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	c := transitWorld(t, "1")
-	mgr, err := newModelManager(c.Scheme(), c, func() time.Duration { return 0 }, &eventLog{}, logr.Discard())
-	require.NoError(t, err)
-	reg := prometheus.NewRegistry()
-	ctrl, err := NewEvictionController(EvictionOptions{EnableNoExecuteTaintEviction: true, Registerer: reg})
-	require.NoError(t, err)
-	require.NoError(t, ctrl.SetupWithManager(mgr))
-
-	want := `
-# HELP eviction_waiting_for_transit_budget Number of evictions waiting because their binding's budget of clusters in transit is used up.
-# TYPE eviction_waiting_for_transit_budget gauge
-eviction_waiting_for_transit_budget{queue_name="binding-eviction"} 0
-eviction_waiting_for_transit_budget{queue_name="cluster-binding-eviction"} 0
-`
-	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), "eviction_waiting_for_transit_budget"))
-
-	ctrl.kinds[0].inTransit.add(item("member3"))
-	want = strings.Replace(want, `"binding-eviction"} 0`, `"binding-eviction"} 1`, 1)
-	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), "eviction_waiting_for_transit_budget"))
 }
