@@ -45,8 +45,9 @@
 //   - Nothing is evicted where the pre-scheduling check finds no target,
 //     and the clusters the check sends the replicas to are read fresh
 //     before the write; the binding gets a Warning Event saying why. A
-//     refusal is decided again when a cluster recovers or reports room,
-//     and at least every EvictionOptions.RefusalRecheck.
+//     refusal is decided again when a cluster recovers, within one
+//     ClusterStatusUpdateFrequency of a cluster reporting room, and at
+//     least every EvictionOptions.RefusalRecheck.
 //   - Permits pay for evictions written: a call that finds nothing to do,
 //     or nowhere to go, gives its permit back.
 //   - An eviction counts in flight until its graceful eviction task ends

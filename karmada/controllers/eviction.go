@@ -102,8 +102,9 @@ type EvictionOptions struct {
 	// refused (nowhere to go) waits at most before it is decided again. It
 	// is decided again sooner when the fleet changes in a way that may
 	// change the answer: a cluster loses its evicting taints or appears,
-	// or a resource summary changes (at most once per
-	// ClusterStatusUpdateFrequency). Default DefaultRefusalRecheck.
+	// or a resource summary changes (all the changes of one
+	// ClusterStatusUpdateFrequency decided together, within that period).
+	// Default DefaultRefusalRecheck.
 	RefusalRecheck time.Duration
 	// MaxInFlight caps the evictions of each queue in flight at once: a
 	// handler call, and an eviction whose graceful eviction task is open
@@ -274,6 +275,7 @@ type EvictionController struct {
 
 	mu              sync.Mutex
 	lastRoomRecheck time.Time       // see recheckOnRoom
+	roomLetPass     bool            // recheckOnRoom let a change pass since lastRoomRecheck
 	faulty          map[string]bool // clusters seen faulty, for setFaulty
 	unschedulable   map[string]bool // clusters seen with a NoSchedule taint, for setUnschedulable
 }

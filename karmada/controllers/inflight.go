@@ -214,11 +214,24 @@ func (c *EvictionController) predict(ctx context.Context, spec *workv1alpha2.Res
 }
 
 // recheckRefusals decides again, every RefusalRecheck until ctx ends, every
-// eviction the check refused. It runs under leader election, as the queues
-// do.
+// eviction the check refused, and at the end of each
+// ClusterStatusUpdateFrequency in which recheckOnRoom let a change of room
+// pass (recheckLetPass). It runs under leader election, as the queues do.
 func (c *EvictionController) recheckRefusals(ctx context.Context) error {
-	every(ctx, c.opts.Clock, c.opts.RefusalRecheck, c.recheck)
-	return nil
+	all := c.opts.Clock.NewTicker(c.opts.RefusalRecheck)
+	defer all.Stop()
+	room := c.opts.Clock.NewTicker(c.opts.ClusterStatusUpdateFrequency)
+	defer room.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-all.C():
+			c.recheck()
+		case <-room.C():
+			c.recheckLetPass()
+		}
+	}
 }
 
 // every calls f every d of clk until ctx ends.
@@ -247,13 +260,32 @@ func (c *EvictionController) recheck() {
 
 // recheckOnRoom is recheck after a resource summary changed, at most once
 // per ClusterStatusUpdateFrequency: every cluster reports that often, and
-// each report would otherwise queue every refusal again.
+// each report would otherwise queue every refusal again. A change it lets
+// pass is not dropped: recheckLetPass decides again at the end of the
+// period, so a refusal waits at most one period for the room it lacked.
 func (c *EvictionController) recheckOnRoom() {
 	now := c.opts.Clock.Now()
 	c.mu.Lock()
 	due := !now.Before(c.lastRoomRecheck.Add(c.opts.ClusterStatusUpdateFrequency))
 	if due {
-		c.lastRoomRecheck = now
+		c.lastRoomRecheck, c.roomLetPass = now, false
+	} else {
+		c.roomLetPass = true
+	}
+	c.mu.Unlock()
+	if due {
+		c.recheck()
+	}
+}
+
+// recheckLetPass is recheck when recheckOnRoom let a change of room pass
+// since it last rechecked.
+func (c *EvictionController) recheckLetPass() {
+	now := c.opts.Clock.Now()
+	c.mu.Lock()
+	due := c.roomLetPass
+	if due {
+		c.lastRoomRecheck, c.roomLetPass = now, false
 	}
 	c.mu.Unlock()
 	if due {

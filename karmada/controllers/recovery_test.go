@@ -2,13 +2,17 @@ package controllers
 
 import (
 	"context"
+	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/failoverkit/failover/evictionqueue"
@@ -45,4 +49,43 @@ func TestLosingANoScheduleTaintDecidesTheRefusalsAgain(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"shop/web"}, keysOf(rb.q.Pending()), "the refusal waits for the next room recheck")
 	requireEvicted(t, ctrl.evictHandler(rb)(ctx, webItem))
+}
+
+// A change of room that the once-per-report throttle lets pass is not
+// dropped: the refusals are decided again at the end of that
+// ClusterStatusUpdateFrequency, not RefusalRecheck (a minute) later. Before,
+// a summary that brought the room a refusal lacked, arriving within the
+// period of an earlier recheck, went unseen until RefusalRecheck. Found by
+// the model test, seed 407114763643 (after a leader change, whose first
+// reconciles use the period up).
+func TestARoomChangeLetPassIsDecidedAtThePeriodsEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := world(t, newBinding(nil))
+		ctrl := newController(t, EvictionOptions{RefusalRecheck: time.Hour}, c, &recorded{})
+		withQueues(t, ctrl)
+		rb := ctrl.kinds[0]
+		clk := ctrl.opts.Clock.(*clocktesting.FakeClock)
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		wg.Go(func() { _ = ctrl.recheckRefusals(ctx) })
+		defer func() { cancel(); wg.Wait() }()
+
+		_, err := ctrl.clusterChanged(ctx, "member2") // uses the period up
+		require.NoError(t, err)
+		rb.refused.add(webItem) // refused for want of room
+		_, err = ctrl.clusterChanged(ctx, "member2")
+		require.NoError(t, err)
+		synctest.Wait()
+		require.Zero(t, rb.q.Len(), "a second report within the period queues the refusals again")
+
+		clk.Step(ctrl.opts.ClusterStatusUpdateFrequency)
+		synctest.Wait()
+		assert.Equal(t, []evictionqueue.Item{webItem}, rb.q.Pending(), "the change let pass is never decided")
+
+		// No change let pass: the period's end queues nothing.
+		rb.q.CancelCluster(webItem.Cluster)
+		clk.Step(ctrl.opts.ClusterStatusUpdateFrequency)
+		synctest.Wait()
+		assert.Zero(t, rb.q.Len(), "the period's end rechecks with no change let pass")
+	})
 }
