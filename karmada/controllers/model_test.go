@@ -103,15 +103,11 @@ var modelFixedSeeds = []int64{1, 2, 3, 4, 5, 6, 7, 8, 21, 29}
 // diagnosed, with what is known: the fixed list skips them, saying so, so
 // that CI stays a signal; -model.seed replays them. Remove a seed once its
 // cause is fixed.
-var modelKnownFailures = map[int64]string{
-	4: "invariant (b) \"decision lost\" about one run in 18 since the model evicts again: after a leader change, " +
-		"a binding the scheduler put back on a cluster that then fails keeps no queued item and no Warning; " +
-		"replay: go test -race ./controllers/ -run TestModelControllers -model.seed=4 -model.v (repeat)",
-}
+var modelKnownFailures = map[int64]string{}
 
 // modelInvariants, by letter, as the report names them.
 var modelInvariants = map[string]string{
-	"a": "an eviction is written only when the pre-scheduling check finds it feasible on the very object overwritten and the API server's clusters as they were within a cache lag of the write, and DecideEviction says leave on the evicted cluster as it was within the time a write may follow its permit",
+	"a": "an eviction is written only when the pre-scheduling check finds it feasible on the very object overwritten and the API server's clusters as they were at some moment since the handler's confirm read (within the time a write may follow its permit), and DecideEviction says leave on the evicted cluster as it was within the time a write may follow its permit",
 	"b": "at quiescence no binding stays on a cluster whose NoExecute taint it does not tolerate unless its item is queued or a Warning Event says why and still holds",
 	"c": "evictions written over any window are at most 1 + rate × (window + the time a write may follow its permit), +1 per new leader in the window",
 	"d": "the Ledger holds no more than the open graceful eviction tasks (and those ended within ClusterStatusUpdateFrequency) account for, each at most its replicas on every other cluster: nothing once no task is open",
@@ -1291,18 +1287,19 @@ func (m *model) checkEviction(ctx context.Context, c client.Reader, cur *workv1a
 		if time.Since(m.injected[itemKey(cur)]) <= m.writeDelayLocked() {
 			kind = "nowhere to go after a conflict"
 		}
-		// The check runs on the controller's fleet snapshot, which its
-		// informer keeps from the API server's watch: the API server's
-		// clusters as they were up to a cache lag ago, in order (DESIGN,
-		// fourth round: one decision costs the same at 5,000 clusters,
-		// so no eviction reads the whole fleet). Only the evicted
-		// Cluster is read fresh. A destination that failed or filled up
-		// within that lag and the time the write follows its permit is
-		// not seen, as Karmada's own scheduler would not see it either;
-		// the eviction the fleet as it was then allowed is the promise.
-		if at, ok := m.feasibleWithin(cur, out, max(m.lagMax, m.lagPrev)+m.writeDelayLocked()); ok {
-			m.excused["a: "+kind+", feasible on the fleet as it was within a cache lag"]++
-			m.traceLocked(fmt.Sprintf("  at %s: (a) not flagged: %s evicted from %v with nowhere to go now, feasible on the clusters as they were at %s, within a cache lag",
+		// The check runs on the controller's fleet snapshot, which lags
+		// the API server by up to a cache lag, but the clusters it moves
+		// the replicas to are read fresh after the permit and before the
+		// write (karmada.Evictor.Evict's confirm loop), and the evicted
+		// Cluster too. What the promise lets pass is only a destination
+		// that failed or filled up between that read and the write: no
+		// write can be conditioned on another object. So the check must
+		// find it feasible on the API server's clusters as they were at
+		// some moment within the time a write may follow its permit, not
+		// within a cache lag.
+		if at, ok := m.feasibleWithin(cur, out, m.writeDelayLocked()); ok {
+			m.excused["a: "+kind+", feasible on the fleet as it was since the confirm read"]++
+			m.traceLocked(fmt.Sprintf("  at %s: (a) not flagged: %s evicted from %v with nowhere to go now, feasible on the clusters as they were at %s, since the confirm read",
 				m.since(), itemKey(cur), out, at.Sub(modelEpoch)))
 		} else {
 			m.found = append(m.found, modelViolation{"a", kind, fmt.Sprintf("at %s %s is evicted from %v though the check on the API server's clusters says %s: %s\n  the binding overwritten: clusters %v, tasks %v, placement %s\n  clusters: %s",
