@@ -12,7 +12,6 @@ package whatif
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -25,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/karmada"
@@ -78,12 +78,15 @@ const (
 )
 
 // CodeTolerated and CodeNoExecuteDisabled are the codes of an eviction
-// that stays; CodePaused, of one the rate rule holds.
+// that stays; CodePaused, of one the rate rule holds; CodeRescheduled, of
+// one Karmada's scheduler moves on its own; CodeTransitBudget, of one
+// waiting for its binding's budget of clusters in transit.
 const (
 	CodeTolerated         = "Tolerated"
 	CodeNoExecuteDisabled = "NoExecuteEvictionDisabled"
 	CodePaused            = "Paused"
 	CodeRescheduled       = "Rescheduled"
+	CodeTransitBudget     = "TransitBudget"
 )
 
 // binding is one binding as the plan changes it: each eviction moves a
@@ -93,6 +96,18 @@ type binding struct {
 	annotations map[string]string
 	spec        *workv1alpha2.ResourceBindingSpec
 	status      *workv1alpha2.ResourceBindingStatus
+}
+
+// object is the binding as a Karmada object, on copies of its spec and
+// status, and the copy's spec, which karmada.Evictor.Evict changes in place.
+func (b *binding) object() (runtime.Object, *workv1alpha2.ResourceBindingSpec) {
+	meta := metav1.ObjectMeta{Annotations: b.annotations}
+	if b.kind == KindClusterResourceBinding {
+		o := &workv1alpha2.ClusterResourceBinding{ObjectMeta: meta, Spec: *b.spec.DeepCopy(), Status: *b.status.DeepCopy()}
+		return o, &o.Spec
+	}
+	o := &workv1alpha2.ResourceBinding{ObjectMeta: meta, Spec: *b.spec.DeepCopy(), Status: *b.status.DeepCopy()}
+	return o, &o.Spec
 }
 
 // item is one binding on one failed cluster.
@@ -259,6 +274,8 @@ func Plan(in *Input, cfg Config) (*Report, error) {
 			r.Totals.Paused++
 		case OutcomeRescheduled:
 			r.Totals.Rescheduled++
+		case OutcomeWaitsForBudget:
+			r.Totals.WaitsForBudget++
 		}
 	}
 	return r, nil
@@ -502,6 +519,10 @@ func (p *player) rescheduleDuplicated(items []*item, s *karmadaScheduler, versio
 	}
 }
 
+// roundHold is how long the Ledger of one round holds room: longer than
+// any round, whose evictions are decided at the moments they are due.
+const roundHold = 365 * 24 * time.Hour
+
 // placed is replicas a round put on a cluster.
 type placed struct {
 	cluster  string
@@ -524,7 +545,9 @@ func (p *player) play(items []*item) error {
 		if round > 1 {
 			version, clusters = nextVersion(), p.clusters()
 		}
-		ledger, err := karmada.NewLedger()
+		// Each round starts a Ledger afresh, once the summaries show the
+		// round before placed: no hold needs to lapse within a round.
+		ledger, err := karmada.NewLedger(karmada.WithHold(roundHold))
 		if err != nil {
 			return err
 		}
@@ -577,49 +600,45 @@ func (p *player) one(it *item, round int, ledger *karmada.Ledger, s *karmadaSche
 		ev.Outcome, ev.Code, ev.Reason = OutcomeStays, string(prescheduling.NothingToEvict), "an earlier eviction of the binding already moved it off "+it.cluster
 		return true, nil
 	}
-	req, err := karmada.PreschedulingRequest(b.spec, it.cluster)
-	var loss *karmada.LossError
-	if err != nil && !errors.As(err, &loss) {
+	// The eviction controller's decision path (karmada.Evictor.Evict): the
+	// decision at the moment it is due, the binding's budget of clusters in
+	// transit, the check on the Fleet the plan holds (no fresh read
+	// confirms it), the Ledger, and the graceful eviction task applied to
+	// a copy of the spec.
+	obj, evicted := b.object()
+	evictor := &karmada.Evictor{Fleet: p.fleet, Ledger: ledger, EnableNoExecuteTaintEviction: p.cfg.EnableNoExecuteTaintEviction}
+	step, err := evictor.Evict(context.Background(), it.due, b.key, obj, p.after[it.cluster], nil)
+	res := step.Result
+	switch {
+	case err != nil:
 		ev.Outcome, ev.Code, ev.Reason = OutcomeRefused, string(prescheduling.InvalidRequest), err.Error()
 		return true, nil
-	}
-	req.ObservedAffinityName = b.status.SchedulerObservedAffinityName
-	// The eviction controller's check (karmada.Evictor.Check), on the Fleet
-	// the plan holds: no fresh read confirms it.
-	res, err := (&karmada.Evictor{Fleet: p.fleet}).Check(context.Background(), b.spec, req, nil, nil)
-	if err != nil {
-		ev.Outcome, ev.Code, ev.Reason = OutcomeRefused, string(prescheduling.InvalidRequest), err.Error()
+	case step.Action == karmada.EvictionSkip || step.Action == karmada.EvictionStays:
+		ev.Outcome, ev.Code, ev.Reason = OutcomeStays, string(prescheduling.NothingToEvict), step.Why+step.Decision.Reason
 		return true, nil
-	}
-	res = ledger.Admit(p.cfg.Now, b.key+"@"+it.cluster, res, p.fleet.Summary, b.spec.ReplicaRequirements)
-	if !res.Feasible {
-		if res.Code == prescheduling.AwaitingCapacity {
-			if ev.Reason == "" {
-				ev.Reason = res.Reason
-			}
-			ev.Code = string(res.Code)
-			return false, nil
+	case step.Action == karmada.EvictionInvalid:
+		ev.Outcome, ev.Code, ev.Reason = OutcomeRefused, string(prescheduling.InvalidRequest), step.Err.Error()
+		return true, nil
+	case step.Action == karmada.EvictionWaitForBudget:
+		ev.Outcome, ev.Code = OutcomeWaitsForBudget, CodeTransitBudget
+		ev.Reason = fmt.Sprintf("%d of at most %d clusters of the binding in transit (%s): it goes once one of their graceful eviction tasks ends",
+			len(step.InTransit), step.Budget, strings.Join(step.InTransit, ", "))
+		return true, nil
+	case step.Action == karmada.EvictionWaitForRoom:
+		if ev.Reason == "" {
+			ev.Reason = res.Reason
 		}
+		ev.Code = string(res.Code)
+		return false, nil
+	case step.Action == karmada.EvictionRefused:
 		ev.Outcome, ev.Code = OutcomeRefused, string(res.Code)
 		ev.Reason = joinReason(ev.Reason, res.Reason, round)
 		return true, nil
 	}
 
-	// The eviction: the cluster moves into a graceful eviction task, and
-	// the scheduler places what it removed.
-	evicted := b.spec.DeepCopy()
-	var kept []workv1alpha2.TargetCluster
-	var gone workv1alpha2.TargetCluster
-	for _, tc := range evicted.Clusters {
-		if tc.Name == it.cluster {
-			gone = tc
-		} else {
-			kept = append(kept, tc)
-		}
-	}
-	evicted.Clusters = kept
-	evicted.GracefulEvictionTasks = append(evicted.GracefulEvictionTasks, workv1alpha2.GracefulEvictionTask{
-		FromCluster: it.cluster, Replicas: &gone.Replicas, Reason: workv1alpha2.EvictionReasonTaintUntolerated, Producer: workv1alpha2.EvictionProducerTaintManager})
+	// Evicted: the cluster moved into a graceful eviction task, and the
+	// scheduler places what it removed.
+	kept := slices.Clone(evicted.Clusters)
 	result, term, err := s.schedule(version, clusters, evicted, b.status)
 	ev.Round = round
 	if ev.Code == string(prescheduling.AwaitingCapacity) {

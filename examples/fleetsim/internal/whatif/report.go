@@ -17,6 +17,11 @@ const (
 	// resource summaries show those placed, in a later round, and To says
 	// where it then lands, or it stays refused (Code, Reason of that round).
 	OutcomeWaits = "waits"
+	// OutcomeWaitsForBudget: the binding's budget of clusters in transit
+	// (karmada.MaxClustersInTransitAnnotation) is used up by its evictions
+	// before it, whose graceful eviction tasks the plan does not see end:
+	// it goes once one ends (Reason names them).
+	OutcomeWaitsForBudget = "waits-for-budget"
 	// OutcomeStays: the binding tolerates the failure's taints for good
 	// (or a PreferNoExecute taint without spec.failover.cluster): nothing
 	// moves.
@@ -227,4 +232,7 @@ type Totals struct {
 	Paused   int `json:"paused"`
 	// Rescheduled counts those Karmada's scheduler moves on its own.
 	Rescheduled int `json:"rescheduled"`
+	// WaitsForBudget counts those waiting for their binding's budget of
+	// clusters in transit.
+	WaitsForBudget int `json:"waitsForBudget"`
 }

@@ -586,3 +586,38 @@ func TestQueueOrder(t *testing.T) {
 		t.Errorf("order %v, want %s", got, want)
 	}
 }
+
+// A binding on two failed clusters with a budget of one cluster in transit
+// (karmada.MaxClustersInTransitAnnotation) moves off the first; the second
+// waits for the first's graceful eviction task to end, as the eviction
+// controller's decision path (karmada.Evictor.Evict) has it, and counts in
+// no drain.
+func TestPlanHonoursTheTransitBudget(t *testing.T) {
+	all := &policyv1alpha1.ClusterAffinity{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "test"}}}
+	spread := policyv1alpha1.Placement{ClusterAffinity: all, ReplicaScheduling: aggregated()}
+	budgeted := rb("budgeted", 2, spread, on("e1", 1), on("e2", 1))
+	budgeted.Annotations[karmada.MaxClustersInTransitAnnotation] = "1"
+	free := rb("free", 2, spread, on("e1", 1), on("e2", 1))
+	// A fleet large enough that two failed clusters slow nothing.
+	objs := []client.Object{member("e1", "east", 50), member("e2", "east", 50), releasedPolicy(), budgeted, free}
+	for i := range 10 {
+		objs = append(objs, member(fmt.Sprintf("w%d", i), "west", 50))
+	}
+	r := readAndPlan(t, newFake(t, objs...), "region=east")
+	ev := byBinding(r)
+	t.Logf("\n%s", table(t, r))
+	if e := ev["default/budgeted@e1"]; e.Outcome != OutcomeMoves {
+		t.Errorf("budgeted from e1: %s (%s), want moves", e.Outcome, e.Reason)
+	}
+	if e := ev["default/budgeted@e2"]; e.Outcome != OutcomeWaitsForBudget || e.Code != CodeTransitBudget || !strings.Contains(e.Reason, "1 of at most 1 clusters") {
+		t.Errorf("budgeted from e2: %s %s (%s), want waits-for-budget: e1 is in transit", e.Outcome, e.Code, e.Reason)
+	}
+	for _, k := range []string{"default/free@e1", "default/free@e2"} {
+		if e := ev[k]; e.Outcome != OutcomeMoves {
+			t.Errorf("%s: %s (%s), want moves: no budget", k, e.Outcome, e.Reason)
+		}
+	}
+	if r.Totals.WaitsForBudget != 1 || r.Drain.Evictions != 3 {
+		t.Errorf("totals %+v, drain of %d: want 1 waiting for its budget, 3 evictions drained", r.Totals, r.Drain.Evictions)
+	}
+}
