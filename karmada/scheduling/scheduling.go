@@ -89,6 +89,10 @@ var shared = sync.OnceValues(func() (*engine, error) {
 // reports it. An error is the scheduler's (no cluster fits, say). Neither
 // spec nor status is changed: the algorithm fills in defaults (static
 // weights) on copies.
+//
+// Each call loads the clusters anew and Karmada's cache copies every one of
+// them: to schedule many bindings on one fleet, a Scheduler is cheaper and
+// answers the same.
 func Schedule(clusters []*clusterv1alpha1.Cluster, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) ([]workv1alpha2.TargetCluster, string, error) {
 	if spec == nil || spec.Placement == nil {
 		return nil, "", errNoPlacement
