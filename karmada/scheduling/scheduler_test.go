@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -380,4 +381,34 @@ func TestSchedulerCallerChangesSpec(t *testing.T) {
 			t.Fatalf("Scheduler.Schedule = %v, %v; Schedule = %v, %v", got, err, want, wantErr)
 		}
 	}
+}
+
+// A Scheduler may be called and told of changes from several goroutines at
+// once (the race detector watches), and Schedule alongside it.
+func TestSchedulerConcurrent(t *testing.T) {
+	fleet := scaleFleet(40)
+	s := scheduling.NewScheduler(fleet)
+	spec := scalePlacements()[0].spec
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Go(func() {
+			for i := range 20 {
+				c := fleet[(w*20+i)%len(fleet)].DeepCopy()
+				c.Spec.Taints = []corev1.Taint{{Key: "dedicated", Effect: corev1.TaintEffectNoSchedule}}
+				switch w {
+				case 0:
+					s.Set(c)
+				case 1:
+					if _, _, err := s.Schedule(spec, nil); err != nil {
+						t.Error(err)
+					}
+				case 2:
+					if _, _, err := scheduling.Schedule(fleet, spec, nil); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

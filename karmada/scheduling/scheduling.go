@@ -12,9 +12,14 @@
 // bindings with (fleetsim's what-if planner): the scheduler's answer, not a
 // second implementation of it.
 //
+// Schedule takes the fleet at each call. A Scheduler holds one fleet, told
+// of its changes one cluster at a time, and answers the same, cheaper: it
+// has Karmada copy the fleet once per change rather than once per call,
+// and remembers its answers until the fleet changes.
+//
 // Karmada's framework starts a metrics goroutine that never ends when a
 // scheduler is built, so the package builds one, at the first call, for the
-// whole process; calls are serialized. Tests that check for leaked
+// whole process; calls are serialized, a Scheduler's too. Tests that check for leaked
 // goroutines ignore
 // github.com/karmada-io/karmada/pkg/scheduler/framework/runtime.(*metricsRecorder).run.
 package scheduling
