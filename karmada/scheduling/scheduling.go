@@ -12,9 +12,14 @@
 // bindings with (fleetsim's what-if planner): the scheduler's answer, not a
 // second implementation of it.
 //
+// Schedule takes the fleet at each call. A Scheduler holds one fleet, told
+// of its changes one cluster at a time, and answers the same, cheaper: it
+// has Karmada copy the fleet once per change rather than once per call,
+// and remembers its answers until the fleet changes.
+//
 // Karmada's framework starts a metrics goroutine that never ends when a
 // scheduler is built, so the package builds one, at the first call, for the
-// whole process; calls are serialized. Tests that check for leaked
+// whole process; calls are serialized, a Scheduler's too. Tests that check for leaked
 // goroutines ignore
 // github.com/karmada-io/karmada/pkg/scheduler/framework/runtime.(*metricsRecorder).run.
 package scheduling
@@ -38,23 +43,46 @@ import (
 // starts once per process and never ends: for goleak.IgnoreAnyFunction.
 const LeakedGoroutine = "github.com/karmada-io/karmada/pkg/scheduler/framework/runtime.(*metricsRecorder).run"
 
-// inProcess is the one generic scheduler, over a cluster store that each
-// call refills.
-type inProcess struct {
-	mu        sync.Mutex
-	clusters  toolscache.Indexer
+// engine is the process's one generic scheduler. The algorithm takes its
+// snapshot of the clusters from the engine's cache: a new one of the
+// clusters store, which Schedule refills per call, deep-copied by Karmada's
+// cache; or, for a call of a Scheduler's, the snapshot the Scheduler keeps
+// (snapshot). Either way the bindings the algorithm may consult (Karmada's
+// binding indexer and assigning cache) are the engine's, and stay empty.
+type engine struct {
+	mu       sync.Mutex
+	clusters toolscache.Indexer
+	// snapshot, when not nil, is the snapshot the call in progress
+	// schedules on instead of one of clusters.
+	snapshot  *cache.Snapshot
 	algorithm core.ScheduleAlgorithm
 }
 
-var shared = sync.OnceValues(func() (*inProcess, error) {
-	s := &inProcess{clusters: toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})}
+// engineCache is Karmada's scheduler cache but for whose snapshot it
+// hands out (engine.snapshot).
+type engineCache struct {
+	cache.Cache
+	e *engine
+}
+
+// Snapshot is the snapshot of the call in progress: the Scheduler's, or else
+// Karmada's of the clusters store.
+func (c engineCache) Snapshot() cache.Snapshot {
+	if c.e.snapshot != nil {
+		return *c.e.snapshot
+	}
+	return c.Cache.Snapshot()
+}
+
+var shared = sync.OnceValues(func() (*engine, error) {
+	e := &engine{clusters: toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})}
 	bindings := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})
 	var err error
-	s.algorithm, err = core.NewGenericScheduler(cache.NewCache(clusterlister.NewClusterLister(s.clusters), bindings, 0), plugins.NewInTreeRegistry())
+	e.algorithm, err = core.NewGenericScheduler(engineCache{cache.NewCache(clusterlister.NewClusterLister(e.clusters), bindings, 0), e}, plugins.NewInTreeRegistry())
 	if err != nil {
 		return nil, fmt.Errorf("scheduling: Karmada's generic scheduler: %w", err)
 	}
-	return s, nil
+	return e, nil
 })
 
 // Schedule schedules the binding with spec and status on clusters as
@@ -66,23 +94,37 @@ var shared = sync.OnceValues(func() (*inProcess, error) {
 // reports it. An error is the scheduler's (no cluster fits, say). Neither
 // spec nor status is changed: the algorithm fills in defaults (static
 // weights) on copies.
+//
+// Each call loads the clusters anew and Karmada's cache copies every one of
+// them: to schedule many bindings on one fleet, a Scheduler is cheaper and
+// answers the same.
 func Schedule(clusters []*clusterv1alpha1.Cluster, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) ([]workv1alpha2.TargetCluster, string, error) {
 	if spec == nil || spec.Placement == nil {
-		return nil, "", errors.New("scheduling: the binding has no spec.placement")
+		return nil, "", errNoPlacement
 	}
-	s, err := shared()
+	e, err := shared()
 	if err != nil {
 		return nil, "", err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	items := make([]any, len(clusters))
 	for i, c := range clusters {
 		items[i] = c
 	}
-	if err := s.clusters.Replace(items, ""); err != nil {
+	if err := e.clusters.Replace(items, ""); err != nil {
 		return nil, "", fmt.Errorf("scheduling: loading the clusters: %w", err)
 	}
+	return e.schedule(nil, spec, status)
+}
+
+var errNoPlacement = errors.New("scheduling: the binding has no spec.placement")
+
+// schedule runs the algorithm on snapshot (nil: on the clusters store), as
+// Schedule documents, with e.mu held.
+func (e *engine) schedule(snapshot *cache.Snapshot, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) ([]workv1alpha2.TargetCluster, string, error) {
+	e.snapshot = snapshot
+	defer func() { e.snapshot = nil }()
 	spec = spec.DeepCopy()
 	st := &workv1alpha2.ResourceBindingStatus{}
 	if status != nil {
@@ -93,7 +135,7 @@ func Schedule(clusters []*clusterv1alpha1.Cluster, spec *workv1alpha2.ResourceBi
 	ctx := context.Background()
 	terms := spec.Placement.ClusterAffinities
 	if terms == nil {
-		r, err := s.algorithm.Schedule(ctx, spec, st, opts)
+		r, err := e.algorithm.Schedule(ctx, spec, st, opts)
 		return r.SuggestedClusters, "", err
 	}
 	i := 0
@@ -106,7 +148,7 @@ func Schedule(clusters []*clusterv1alpha1.Cluster, spec *workv1alpha2.ResourceBi
 	var first error
 	for ; i < len(terms); i++ {
 		st.SchedulerObservedAffinityName = terms[i].AffinityName
-		r, err := s.algorithm.Schedule(ctx, spec, st, opts)
+		r, err := e.algorithm.Schedule(ctx, spec, st, opts)
 		if err == nil {
 			return r.SuggestedClusters, terms[i].AffinityName, nil
 		}
