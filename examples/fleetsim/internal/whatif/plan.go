@@ -28,6 +28,7 @@ import (
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/scheduling"
 	"github.com/failoverkit/failover/prescheduling"
 	"github.com/failoverkit/failover/ratelimit"
 	"github.com/failoverkit/failover/taintpolicy"
@@ -462,7 +463,7 @@ func (p *player) clusters() []*clusterv1alpha1.Cluster {
 // tolerating the taint or not: those items are rescheduled, and the
 // eviction controller later finds nothing to evict. A binding it cannot
 // schedule keeps its result, as the scheduler leaves it.
-func (p *player) rescheduleDuplicated(items []*item, s *karmadaScheduler, version int, clusters []*clusterv1alpha1.Cluster) {
+func (p *player) rescheduleDuplicated(items []*item, s *scheduling.Scheduler) {
 	done := map[*binding]bool{}
 	for _, it := range items {
 		b := it.b
@@ -470,7 +471,7 @@ func (p *player) rescheduleDuplicated(items []*item, s *karmadaScheduler, versio
 			continue
 		}
 		done[b] = true
-		result, term, err := s.schedule(version, clusters, b.spec, b.status)
+		result, term, err := s.Schedule(b.spec, b.status)
 		if err != nil {
 			continue
 		}
@@ -531,10 +532,10 @@ type placed struct {
 }
 
 func (p *player) play(items []*item) error {
-	s := placements
-	clusters := p.clusters()
-	version := nextVersion()
-	p.rescheduleDuplicated(items, s, version, clusters)
+	// Karmada's scheduler on the fleet after the failure, told of each
+	// cluster whose summary catches up after a round.
+	s := scheduling.NewScheduler(p.clusters())
+	p.rescheduleDuplicated(items, s)
 	var pending []*item
 	for _, it := range items {
 		if it.ev.Outcome == "" {
@@ -542,9 +543,6 @@ func (p *player) play(items []*item) error {
 		}
 	}
 	for round := 1; len(pending) > 0; round++ {
-		if round > 1 {
-			version, clusters = nextVersion(), p.clusters()
-		}
 		// Each round starts a Ledger afresh, once the summaries show the
 		// round before placed: no hold needs to lapse within a round.
 		ledger, err := karmada.NewLedger(karmada.WithHold(roundHold))
@@ -557,7 +555,7 @@ func (p *player) play(items []*item) error {
 			round_ = p.rescheduled
 		}
 		for _, it := range pending {
-			ok, moved := p.one(it, round, ledger, s, version, clusters)
+			ok, moved := p.one(it, round, ledger, s)
 			if !ok {
 				waiting = append(waiting, it)
 				continue
@@ -586,6 +584,7 @@ func (p *player) play(items []*item) error {
 			if _, err := p.fleet.Set(c); err != nil {
 				return err
 			}
+			s.Set(c)
 		}
 		pending = waiting
 	}
@@ -594,7 +593,7 @@ func (p *player) play(items []*item) error {
 
 // one plays one item in round. It returns false when the item waits for
 // room, and otherwise what the eviction placed.
-func (p *player) one(it *item, round int, ledger *karmada.Ledger, s *karmadaScheduler, version int, clusters []*clusterv1alpha1.Cluster) (bool, []placed) {
+func (p *player) one(it *item, round int, ledger *karmada.Ledger, s *scheduling.Scheduler) (bool, []placed) {
 	b, ev := it.b, it.ev
 	if !b.spec.TargetContains(it.cluster) {
 		ev.Outcome, ev.Code, ev.Reason = OutcomeStays, string(prescheduling.NothingToEvict), "an earlier eviction of the binding already moved it off "+it.cluster
@@ -639,7 +638,7 @@ func (p *player) one(it *item, round int, ledger *karmada.Ledger, s *karmadaSche
 	// Evicted: the cluster moved into a graceful eviction task, and the
 	// scheduler places what it removed.
 	kept := slices.Clone(evicted.Clusters)
-	result, term, err := s.schedule(version, clusters, evicted, b.status)
+	result, term, err := s.Schedule(evicted, b.status)
 	ev.Round = round
 	if ev.Code == string(prescheduling.AwaitingCapacity) {
 		ev.Outcome = OutcomeWaits

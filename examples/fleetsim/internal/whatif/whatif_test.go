@@ -533,40 +533,6 @@ func TestPlanWindowsAndTolerationSeconds(t *testing.T) {
 	}
 }
 
-// TestMemoKey: bindings that Karmada's algorithm cannot tell apart share an
-// answer; a Divided one's UID (a tie-break) and its tasks' clusters keep
-// them apart.
-func TestMemoKey(t *testing.T) {
-	all := &policyv1alpha1.ClusterAffinity{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "test"}}}
-	dup := func(name string) *workv1alpha2.ResourceBinding {
-		return rb(name, 1, policyv1alpha1.Placement{ClusterAffinity: all}, on("e1", 1))
-	}
-	agg := func(name string) *workv1alpha2.ResourceBinding {
-		return rb(name, 2, policyv1alpha1.Placement{ClusterAffinity: all, ReplicaScheduling: aggregated()}, on("e1", 2))
-	}
-	key := func(b *workv1alpha2.ResourceBinding) string { return memoKey(&b.Spec, &b.Status) }
-	if key(dup("a")) != key(dup("b")) {
-		t.Error("two Duplicated bindings alike but for their names have different keys")
-	}
-	if key(agg("a")) == key(agg("b")) {
-		t.Error("two Divided bindings with different UIDs share a key: a weighted tie falls by the UID")
-	}
-	x, y := dup("a"), dup("a")
-	y.Spec.GracefulEvictionTasks = []workv1alpha2.GracefulEvictionTask{{FromCluster: "w1"}}
-	if key(x) == key(y) {
-		t.Error("a task's cluster does not change the key: the ClusterEviction filter rules it out")
-	}
-	y.Spec.GracefulEvictionTasks[0].Reason = "other"
-	z := dup("a")
-	z.Spec.GracefulEvictionTasks = []workv1alpha2.GracefulEvictionTask{{FromCluster: "w1", Reason: "TaintUntolerated"}}
-	if key(y) != key(z) {
-		t.Error("a task's reason changes the key")
-	}
-	if key(x) == "" {
-		t.Error("no key")
-	}
-}
-
 // TestQueueOrder: items due together go by key, the two kinds' queues
 // taking turns; an item due later waits its turn.
 func TestQueueOrder(t *testing.T) {
