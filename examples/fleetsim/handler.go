@@ -185,7 +185,7 @@ func (w *world) unhold(queue int, it evictionqueue.Item) {
 }
 
 // unholdCluster lets go of the items of cluster, which recovered: the
-// queue cancelled them (Store.CancelCluster), nothing will try them again.
+// queue cancelled them (Queue.CancelCluster), nothing will try them again.
 func (w *world) unholdCluster(queue int, cluster string) {
 	for it := range w.held[queue] {
 		if it.Cluster == cluster {
@@ -195,7 +195,7 @@ func (w *world) unholdCluster(queue int, cluster string) {
 }
 
 // wake tries again at once, in the order they were held back, the items of
-// queue for which pick says so (evictionqueue.Store.Retry), as the fork's
+// queue for which pick says so (evictionqueue.Queue.Retry), as the fork's
 // controllers do at a thaw (every item the freeze held) and at a task's end
 // (the items of that binding waiting for its budget).
 func (w *world) wake(queue int, pick func(it evictionqueue.Item, frozen bool) bool) {
@@ -208,6 +208,6 @@ func (w *world) wake(queue int, pick func(it evictionqueue.Item, frozen bool) bo
 	slices.SortFunc(due, func(a, b evictionqueue.Item) int { return w.held[queue][a].seq - w.held[queue][b].seq })
 	for _, it := range due {
 		w.unhold(queue, it)
-		w.queues[queue].Retry(it)
+		w.engine.retry(queue, it)
 	}
 }

@@ -27,9 +27,9 @@ import (
 // sim drives one run: it owns the simulated clock and plays the parts of a
 // control plane that the library leaves to its user (cluster status, the
 // taint controller, the taint manager, the scheduler, the graceful eviction
-// controller), around the real Limiter, eviction stores, Checker and
-// Assessor. It runs on one goroutine and steps the library through its
-// time-taking methods (Limiter.TakeAt, Store.Take, Done, Advance), jumping
+// controller), around the real Limiter, Checker and Assessor, and the real
+// eviction queues, whose goroutine workers it lets
+// go only at the simulated instant it is at (engine, in queues.go), jumping
 // from one event to the next.
 type sim struct {
 	sc    *scenario
@@ -38,7 +38,6 @@ type sim struct {
 	clk   *clocktesting.FakeClock // the simulated time; only run moves it
 	out   io.Writer               // progress; nil: none
 	speed float64                 // simulated seconds per wall second; 0: as fast as possible
-	line  workerLine
 
 	phases []phaseMark
 	faulty []faultyMark
@@ -152,23 +151,18 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 	}
 	// The queues read a cluster's domain once (DomainOf), when they first
 	// hold an item of it: a scenario's clusters never change domain, so no
-	// Store.DomainChanged is needed.
+	// Queue.DomainChanged is needed.
 	var domainOf func(string) string
 	if w.perDomain() {
 		domainOf = w.domainOf
 	}
+	w.engine = newEngine(clk, limiter, sc.Workers, sc.MaxInFlight)
 	for i := range 2 {
-		q, err := evictionqueue.NewStore(evictionqueue.Config{
-			Name:        queueNames[i],
-			MaxInFlight: sc.MaxInFlight,
-			Metrics:     m,
-			OnOutcome:   func(o evictionqueue.Outcome) { w.rec.outcome(i, o) },
-			DomainOf:    domainOf,
-		})
-		if err != nil {
+		cfg := evictionqueue.Config{Name: queueNames[i], MaxInFlight: sc.MaxInFlight, Metrics: m, DomainOf: domainOf}
+		if err := w.engine.newQueue(i, cfg, w.handler(i), func(o evictionqueue.Outcome) { w.rec.outcome(i, o) }); err != nil {
 			return nil, err
 		}
-		w.queues[i] = q
+		w.queues[i] = w.engine.queues[i]
 		m.WaitingForTransitBudget(queueNames[i], 0) // served before the first wait
 	}
 	for _, spec := range sc.Bindings {
@@ -202,7 +196,7 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		names[i] = c.Name
 	}
 	sort.Strings(names)
-	return &sim{sc: sc, cfg: cfg, w: w, clk: clk, out: out, speed: speed, line: workerLine{workers: sc.Workers}, fleetNames: names, notReady0: notReady0}, nil
+	return &sim{sc: sc, cfg: cfg, w: w, clk: clk, out: out, speed: speed, fleetNames: names, notReady0: notReady0}, nil
 }
 
 // run plays the scenario to its end, or until ctx ends. At each instant it
@@ -211,17 +205,14 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 // anything can happen: a permit, a backoff or in-flight TTL ending, a
 // controller's deadline, a timeline event, a progress line. With --speed it
 // sleeps until that moment's wall-clock time first.
-func (s *sim) run(ctx context.Context) error {
+func (s *sim) run(ctx context.Context) (err error) {
 	start, end := s.sc.Start, s.sc.Start.Add(s.sc.Duration)
 	wallStart := time.Now()
 	nextEvent, nextLine := 0, start
-	var err error
+	s.w.engine.start()
+	defer func() { err = errors.Join(err, s.w.engine.shutdown()) }()
 	for {
 		now := s.clk.Now()
-		for i, q := range s.w.queues {
-			q.Advance(now)
-			s.line.join(i, q, s.sc.MaxInFlight)
-		}
 		if err = s.dispatch(ctx, now); err != nil {
 			break
 		}
@@ -242,13 +233,11 @@ func (s *sim) run(ctx context.Context) error {
 		if nextEvent < len(s.sc.Timeline) {
 			next = minTime(next, start.Add(s.sc.Timeline[nextEvent].At.Duration))
 		}
-		if t := s.line.permitAt; !t.IsZero() {
+		if t := s.w.engine.permitAt; !t.IsZero() {
 			next = minTime(next, t)
 		}
-		for _, q := range s.w.queues {
-			if t, ok := q.NextDue(); ok {
-				next = minTime(next, t)
-			}
+		if t, ok := s.w.engine.nextDue(now); ok {
+			next = minTime(next, t)
 		}
 		if t, ok := s.w.nextWake(now); ok {
 			next = minTime(next, t)
@@ -324,9 +313,7 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 	due := w.taintManager(now)
 
 	for _, c := range w.completeDue(now) {
-		q := w.queues[c.queue]
-		q.Complete(c.item)
-		s.line.join(c.queue, q, s.sc.MaxInFlight) // its in-flight slot is free
+		w.engine.complete(c.queue, c.item) // its in-flight slot is free
 		if err := s.dispatch(ctx, now); err != nil {
 			return err
 		}
@@ -336,10 +323,9 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 	// and no worker may find a recovered cluster's items queued.
 	cancelled := 0
 	for _, name := range recovered {
-		for i, q := range w.queues {
-			n := q.CancelCluster(name)
+		for i := range w.queues {
+			n := w.engine.cancelCluster(i, name)
 			w.unholdCluster(i, name)
-			s.line.withdraw(i, q)
 			w.rec.cancelled(i, now, n)
 			cancelled += n
 		}
@@ -376,7 +362,7 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 	queued, retried := 0, 0
 	for i, items := range due {
 		for _, it := range items {
-			if w.queues[i].Add(it, now) {
+			if w.engine.add(i, it) {
 				queued++
 				w.rec.queued(i)
 				if _, ok := abandonedBefore[itemID{it.Cluster, it.Key}]; ok {
@@ -384,7 +370,6 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 				}
 			}
 		}
-		s.line.join(i, w.queues[i], s.sc.MaxInFlight)
 		if err := s.dispatch(ctx, now); err != nil {
 			return err
 		}
@@ -446,6 +431,15 @@ func (s *sim) queuedEvent(queued, retried int, untainted []string) event {
 	}
 	e.Message += " abandoned earlier for want of a target, to try again now that " + why
 	return e
+}
+
+// dispatch lets the queues' workers take the permits free at now and
+// handle their items (engine.dispatch).
+func (s *sim) dispatch(ctx context.Context, now time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.w.engine.dispatch(now)
 }
 
 // pace holds the run back to --speed simulated seconds per wall second.

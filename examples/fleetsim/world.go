@@ -85,7 +85,8 @@ type world struct {
 	evaluator *taintpolicy.Evaluator
 	tracker   *ratelimit.Tracker
 	limiter   *ratelimit.Limiter
-	queues    [2]*evictionqueue.Store
+	queues    [2]*evictionqueue.Queue // the engine's
+	engine    *engine
 	checker   *prescheduling.Checker
 	assessor  *gracefulevict.Assessor
 
@@ -272,7 +273,7 @@ func domainRateInForce(cfg ratelimit.Config, rates map[string]ratelimit.DomainRa
 
 // pendingDomains are the domains with items pending in either queue.
 func (w *world) pendingDomains() []string {
-	d := append(w.queues[qRB].PendingDomains(), w.queues[qCRB].PendingDomains()...)
+	d := append(w.engine.pendingDomains(qRB, w.domainOf), w.engine.pendingDomains(qCRB, w.domainOf)...)
 	slices.Sort(d)
 	return slices.Compact(d)
 }
