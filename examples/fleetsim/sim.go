@@ -18,8 +18,8 @@ import (
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/gracefulevict"
+	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/metrics"
-	"github.com/failoverkit/failover/prescheduling"
 	"github.com/failoverkit/failover/ratelimit"
 	"github.com/failoverkit/failover/taintpolicy"
 )
@@ -134,9 +134,15 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		rec:       newRecorder(),
 		metrics:   m,
 	}
-	if w.checker, err = prescheduling.NewChecker(prescheduling.WithCapacity(w.spare)); err != nil {
+	if w.ledger, err = karmada.NewLedger(); err != nil {
 		return nil, err
 	}
+	w.fleet = &karmada.Fleet{}
+	// The fork's controllers as fleetsim runs them: a NoExecute taint
+	// evicts (--enable-no-execute-taint-eviction), and each binding's
+	// budget of clusters in transit is its annotation's.
+	w.evictor = &karmada.Evictor{Fleet: w.fleet, Ledger: w.ledger, EnableNoExecuteTaintEviction: true}
+	w.apis = apiEnablements(sc.Bindings)
 	for i := range sc.Clusters {
 		c := &clusterState{Cluster: sc.Clusters[i], dirty: true}
 		c.Conditions = append(c.Conditions[:0:0], c.Conditions...)
@@ -166,7 +172,11 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		m.WaitingForTransitBudget(queueNames[i], 0) // served before the first wait
 	}
 	for _, spec := range sc.Bindings {
-		b := &binding{spec: spec, queue: qRB, readyAt: map[string]time.Time{}}
+		obj, err := newObject(spec)
+		if err != nil {
+			return nil, err
+		}
+		b := &binding{spec: spec, queue: qRB, obj: obj, readyAt: map[string]time.Time{}}
 		if spec.Kind == kindClusterResourceBinding {
 			b.queue = qCRB
 		}
@@ -181,6 +191,7 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		}
 		w.setSchedule(b, result, func(string) time.Time { return sc.Start })
 		b.gb.Generation, b.gb.ObservedGeneration = 1, 1
+		b.write()
 		w.bindings = append(w.bindings, b)
 		w.byKey[b.queue][b.key()] = b
 	}
@@ -189,6 +200,12 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 			return nil, fmt.Errorf("fleetsim: %s: the initial placement puts %d replicas on %s, whose capacity is %d: raise it or place fewer",
 				sc.Source, w.used[c.Name], c.Name, sc.Capacity[c.Name])
 		}
+	}
+	for _, c := range w.clusters {
+		w.publish(c)
+	}
+	if w.fleetErr != nil {
+		return nil, fmt.Errorf("fleetsim: %s: %w", sc.Source, w.fleetErr)
 	}
 	notReady0 := w.notReady()
 	names := make([]string, len(w.clusters))
@@ -521,7 +538,7 @@ func (s *sim) accounted() {
 	w := s.w
 	for i, q := range w.queues {
 		o := w.rec.outcomes[i]
-		left := o[evictionqueue.Succeeded] + o[evictionqueue.Completed] + o[evictionqueue.Abandoned] + o[evictionqueue.Failed] + o[evictionqueue.Cancelled]
+		left := o[evictionqueue.Succeeded] + o[evictionqueue.Skipped] + o[evictionqueue.Completed] + o[evictionqueue.Abandoned] + o[evictionqueue.Failed] + o[evictionqueue.Cancelled]
 		if got := left + q.Len(); got != w.rec.c.Queued[i] {
 			w.rec.violations[checkAccounted] = append(w.rec.violations[checkAccounted],
 				fmt.Sprintf("%s: %d queued, %d left with an outcome, %d still queued", queueNames[i], w.rec.c.Queued[i], left, q.Len()))

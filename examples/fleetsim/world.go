@@ -5,14 +5,17 @@ import (
 	"slices"
 	"time"
 
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/gracefulevict"
+	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/metrics"
-	"github.com/failoverkit/failover/prescheduling"
 	"github.com/failoverkit/failover/ratelimit"
 	"github.com/failoverkit/failover/taintpolicy"
 )
@@ -41,6 +44,8 @@ type clusterState struct {
 	// cutOffAt is when a cutOff event made the control plane lose sight of
 	// the cluster; zero once its Ready condition is True again.
 	cutOffAt time.Time
+	// kc is the cluster as the Karmada object last published (publish).
+	kc *clusterv1alpha1.Cluster
 }
 
 // binding is a ResourceBinding or ClusterResourceBinding with its schedule
@@ -48,7 +53,10 @@ type clusterState struct {
 type binding struct {
 	spec  *bindingSpecResolved
 	queue int
-	gb    gracefulevict.Binding
+	// gb is fleetsim's record of the binding; obj is the Karmada object
+	// the engine reads and writes, which write brings up to date.
+	gb  gracefulevict.Binding
+	obj runtime.Object
 	// readyAt is when each scheduled copy turns (or turned) Healthy.
 	readyAt map[string]time.Time
 	// assessAt is when the graceful eviction controller looks again; zero:
@@ -87,8 +95,16 @@ type world struct {
 	limiter   *ratelimit.Limiter
 	queues    [2]*evictionqueue.Queue // the engine's
 	engine    *engine
-	checker   *prescheduling.Checker
 	assessor  *gracefulevict.Assessor
+	// The engine's decision path: the Fleet it checks on (publish keeps
+	// it), the Ledger of the room held for approved evictions, and the
+	// Evictor over both.
+	fleet    *karmada.Fleet
+	ledger   *karmada.Ledger
+	evictor  *karmada.Evictor
+	fleetErr error // the first cluster the Fleet refused
+	// apis are the APIs every cluster serves: the kinds of the bindings.
+	apis []clusterv1alpha1.APIEnablement
 
 	// improvements counts taint removals. An eviction abandoned for want
 	// of a target is queued again only once some cluster has lost a taint
@@ -126,15 +142,6 @@ type world struct {
 
 type itemID struct{ cluster, key string }
 
-// fleet returns a snapshot of the clusters for the pre-scheduling check.
-func (w *world) fleet() []failover.Cluster {
-	out := make([]failover.Cluster, len(w.clusters))
-	for i, c := range w.clusters {
-		out[i] = c.Cluster
-	}
-	return out
-}
-
 func (w *world) addCopy(b *binding, cluster string, readyAt time.Time) {
 	w.load[cluster]++
 	b.readyAt[cluster] = readyAt
@@ -168,6 +175,14 @@ func (w *world) setSchedule(b *binding, result []failover.TargetCluster, readyAt
 	}
 	for _, t := range result {
 		w.used[t.Name] += replicasOn(b, t)
+	}
+	// The clusters report the replicas they run (their resource summaries).
+	for _, ts := range [][]failover.TargetCluster{b.gb.Clusters, result} {
+		for _, t := range ts {
+			if c := w.byName[t.Name]; c != nil && c.kc != nil && !c.kc.Status.ResourceSummary.Allocated.Pods().Equal(*resource.NewQuantity(int64(w.used[t.Name]), resource.DecimalSI)) {
+				w.publish(c)
+			}
+		}
 	}
 	old := map[string]bool{}
 	for _, t := range b.gb.Clusters {
