@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/gracefulevict"
 	"github.com/failoverkit/failover/karmada"
@@ -85,7 +84,6 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 			w.ledger.Release(step.Hold)
 			return err
 		}
-		evicted := replicasOn(b, b.gb.Clusters[slices.IndexFunc(b.gb.Clusters, func(t failover.TargetCluster) bool { return t.Name == it.Cluster })])
 		before := slices.Clone(b.gb.Clusters)
 		gb := b.gb
 		gb.Clusters, gb.Tasks, gb.Generation = written.Clusters, written.Tasks, b.gb.Generation+1
@@ -100,7 +98,13 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 		// eviction of a binding must not pick the target of the first.
 		view := gb
 		view.Clusters = mergeSchedule(gb.Clusters, w.pendingAdditions(b))
-		result := w.reschedule(&binding{spec: b.spec, gb: view}, it.Cluster, evicted, res.Candidates)
+		result, err := w.schedule(b, view)
+		if err != nil {
+			// The check found room the scheduler does not: the binding
+			// keeps what it has, and the verdict says it had no target.
+			w.rec.violation(checkTarget, err.Error())
+			result = view.Clusters
+		}
 		ready := func(cluster string) time.Time {
 			// Going back where an old copy still runs needs no start-up.
 			if slices.ContainsFunc(gb.Tasks, func(t gracefulevict.Task) bool { return t.FromCluster == cluster }) {

@@ -171,6 +171,11 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		w.queues[i] = w.engine.queues[i]
 		m.WaitingForTransitBudget(queueNames[i], 0) // served before the first wait
 	}
+	// The clusters as the scheduler and the check read them; each is
+	// published again when the replicas it runs change.
+	for _, c := range w.clusters {
+		w.publish(c)
+	}
 	for _, spec := range sc.Bindings {
 		obj, err := newObject(spec)
 		if err != nil {
@@ -182,7 +187,9 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		}
 		result := spec.Clusters
 		if len(result) == 0 {
-			result = w.initialSchedule(b)
+			if result, err = w.schedule(b, b.gb); err != nil {
+				return nil, fmt.Errorf("fleetsim: %s: %w", sc.Source, err)
+			}
 		}
 		for _, t := range result {
 			if w.byName[t.Name] == nil {
@@ -200,9 +207,6 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 			return nil, fmt.Errorf("fleetsim: %s: the initial placement puts %d replicas on %s, whose capacity is %d: raise it or place fewer",
 				sc.Source, w.used[c.Name], c.Name, sc.Capacity[c.Name])
 		}
-	}
-	for _, c := range w.clusters {
-		w.publish(c)
 	}
 	if w.fleetErr != nil {
 		return nil, fmt.Errorf("fleetsim: %s: %w", sc.Source, w.fleetErr)

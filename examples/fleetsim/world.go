@@ -147,14 +147,14 @@ func (w *world) addCopy(b *binding, cluster string, readyAt time.Time) {
 	b.readyAt[cluster] = readyAt
 }
 
-// replicasOn is how many replicas b runs on target t: its share when
-// divided, all of them when duplicated (at least one, for kinds without
-// replicas).
+// replicasOn is how many replicas (pods, in the cluster's resource
+// summary) b runs on target t: its share when divided, all of them when
+// duplicated, none for kinds without replicas.
 func replicasOn(b *binding, t failover.TargetCluster) int32 {
 	if b.spec.divided() {
 		return t.Replicas
 	}
-	return max(b.spec.Replicas, 1)
+	return b.spec.Replicas
 }
 
 // spare is how many more replicas cluster can take, and whether its
