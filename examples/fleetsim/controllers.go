@@ -50,10 +50,8 @@ func (w *world) applyEvent(e timelineEvent, now time.Time) []string {
 		}
 	}
 	// Copies' health follows their cluster: every open task may be decided.
-	for _, b := range w.bindings {
-		if len(b.gb.Tasks) > 0 {
-			b.dirty = true
-		}
+	for b := range w.active {
+		b.dirty = true
 	}
 	return names
 }
@@ -123,7 +121,16 @@ func (w *world) taintManager(now time.Time) (due [2][]evictionqueue.Item) {
 		return due
 	}
 	w.scan, w.scanAt = false, time.Time{}
-	for _, b := range w.bindings {
+	// The bindings on faulty clusters, in the order of world.bindings.
+	on := map[*binding]struct{}{}
+	for _, c := range w.clusters {
+		if c.faulty {
+			for b := range w.onCluster[c.Name] {
+				on[b] = struct{}{}
+			}
+		}
+	}
+	for _, b := range byIndex(on) {
 		for _, t := range b.gb.Clusters {
 			c := w.byName[t.Name]
 			if !c.faulty {
@@ -153,9 +160,10 @@ func (w *world) taintManager(now time.Time) (due [2][]evictionqueue.Item) {
 // gracefulEvictionController assesses the tasks of the bindings that
 // changed or whose deadline came, and removes the old copies of done tasks.
 func (w *world) gracefulEvictionController(now time.Time) {
-	for _, b := range w.bindings {
+	for _, b := range byIndex(w.active) {
 		if len(b.gb.Tasks) == 0 {
 			b.dirty, b.assessAt = false, time.Time{}
+			delete(w.active, b)
 			continue
 		}
 		if !b.dirty && (b.assessAt.IsZero() || b.assessAt.After(now)) {
@@ -241,7 +249,7 @@ func (w *world) nextWake(now time.Time) (time.Time, bool) {
 	if len(w.inFlight) > 0 {
 		take(w.inFlight[0].at)
 	}
-	for _, b := range w.bindings {
+	for b := range w.active {
 		take(b.assessAt)
 	}
 	return next, found

@@ -122,7 +122,7 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 			// health check.
 			w.setSchedule(b, gb.Clusters, ready)
 			b.gb.Tasks, b.gb.Generation = gb.Tasks, gb.Generation
-			b.dirty = true
+			w.touch(b)
 			w.inFlight = append(w.inFlight, &completion{
 				at: now.Add(w.sc.CompletesAfter), queue: queue, item: it, b: b, added: scheduleDelta(view.Clusters, result), ready: ready,
 			})
@@ -135,7 +135,7 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 		b.gb.Tasks, b.gb.Generation = gb.Tasks, gb.Generation
 		// The simulated scheduler answers at once.
 		b.gb.ObservedGeneration = b.gb.Generation
-		b.dirty = true
+		w.touch(b)
 		w.rec.evict(queue, b, it.Cluster, before, result, w.byName, true)
 		w.evictedFrom(b, c, now)
 		w.checkCopies(b)

@@ -70,8 +70,9 @@ type engine struct {
 	expected, delivered [2]int
 	// backoff and inFlight are each queue's deadlines, by item: when a
 	// backoff (Retrying) or an in-flight TTL (InProgress) ends.
-	backoff, inFlight [2]map[itemID]time.Time
-	timers            map[*watchedTimer]int // live timers of the queues' schedulers, by queue
+	backoff  [2]*backoffs
+	inFlight [2]map[itemID]time.Time
+	timers   map[*watchedTimer]int // live timers of the queues' schedulers, by queue
 
 	// The driver's own, on its goroutine: the workers in line for a
 	// permit, by queue, in the order they joined; and when the Limiter may
@@ -93,7 +94,7 @@ func newEngine(clk *clocktesting.FakeClock, limiter *ratelimit.Limiter, workers,
 	e := &engine{clk: clk, limiter: limiter, workers: workers, maxInFlight: maxInFlight, perDomain: limiter.PacesByDomain(),
 		changed: make(chan struct{}), timers: map[*watchedTimer]int{}}
 	for i := range 2 {
-		e.backoff[i], e.inFlight[i] = map[itemID]time.Time{}, map[itemID]time.Time{}
+		e.backoff[i], e.inFlight[i] = newBackoffs(), map[itemID]time.Time{}
 	}
 	return e
 }
@@ -169,11 +170,11 @@ func (e *engine) outcome(i int, o evictionqueue.Outcome) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.delivered[i]++
-	delete(e.backoff[i], id)
+	e.backoff[i].drop(id)
 	delete(e.inFlight[i], id)
 	switch o.Kind {
 	case evictionqueue.Retrying:
-		e.backoff[i][id] = o.RetryAt
+		e.backoff[i].set(id, o.RetryAt)
 	case evictionqueue.InProgress:
 		e.inFlight[i][id] = e.clk.Now().Add(evictionqueue.DefaultInFlightTTL)
 	}
@@ -204,7 +205,7 @@ func (e *engine) retry(i int, it evictionqueue.Item) bool {
 	ok := e.queues[i].Retry(it)
 	if ok {
 		e.mu.Lock()
-		delete(e.backoff[i], itemID{it.Cluster, it.Key})
+		e.backoff[i].drop(itemID{it.Cluster, it.Key})
 		e.mu.Unlock()
 	}
 	return ok
@@ -225,7 +226,7 @@ func (e *engine) pendingDomains(i int, domainOf func(string) string) []string {
 	defer e.mu.Unlock()
 	var out []string
 	for _, it := range items {
-		if at, ok := e.backoff[i][itemID{it.Cluster, it.Key}]; ok && at.After(now) {
+		if at, ok := e.backoff[i].until(itemID{it.Cluster, it.Key}); ok && at.After(now) {
 			continue
 		}
 		out = append(out, domainOf(it.Cluster))
@@ -250,13 +251,11 @@ func (e *engine) nextDue(now time.Time) (time.Time, bool) {
 }
 
 func (e *engine) nextDueLocked(i int, now time.Time) (time.Time, bool) {
-	var next time.Time
-	found := false
-	for _, m := range []map[itemID]time.Time{e.backoff[i], e.inFlight[i]} {
-		for _, t := range m {
-			if t.After(now) && (!found || t.Before(next)) {
-				next, found = t, true
-			}
+	e.backoff[i].expire(now)
+	next, found := e.backoff[i].next()
+	for _, t := range e.inFlight[i] {
+		if t.After(now) && (!found || t.Before(next)) {
+			next, found = t, true
 		}
 	}
 	return next, found
@@ -306,12 +305,8 @@ func (e *engine) quiet() bool {
 		if e.delivered[i] != e.expected[i] {
 			return false
 		}
-		pending := queued[i]
-		for _, at := range e.backoff[i] {
-			if at.After(now) {
-				pending--
-			}
-		}
+		e.backoff[i].expire(now)
+		pending := queued[i] - e.backoff[i].len()
 		want := min(e.workers, pending)
 		if e.maxInFlight > 0 {
 			want = min(want, e.maxInFlight-inFlight[i])

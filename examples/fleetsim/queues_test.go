@@ -129,3 +129,30 @@ func (c *cancelOn) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// The driver's record of backoffs: a replaced or dropped deadline no longer
+// counts, and those that ended by now leave.
+func TestBackoffs(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	a, b, c := itemID{"x", "a"}, itemID{"x", "b"}, itemID{"y", "c"}
+	bo := newBackoffs()
+	bo.set(a, t0.Add(10*time.Second))
+	bo.set(b, t0.Add(5*time.Second))
+	bo.set(c, t0.Add(20*time.Second))
+	bo.set(b, t0.Add(30*time.Second)) // backs off again, longer
+	bo.drop(c)
+	if next, ok := bo.next(); !ok || !next.Equal(t0.Add(10*time.Second)) || bo.len() != 2 {
+		t.Fatalf("next %v %v, len %d: want a's 10s and 2", next, ok, bo.len())
+	}
+	bo.expire(t0.Add(10 * time.Second))
+	if _, ok := bo.until(a); ok || bo.len() != 1 {
+		t.Errorf("a's backoff ended at 10s: still %v, len %d", ok, bo.len())
+	}
+	if next, ok := bo.next(); !ok || !next.Equal(t0.Add(30*time.Second)) {
+		t.Errorf("next %v %v: want b's 30s", next, ok)
+	}
+	bo.expire(t0.Add(time.Minute))
+	if _, ok := bo.next(); ok || bo.len() != 0 {
+		t.Errorf("every backoff ended: len %d", bo.len())
+	}
+}

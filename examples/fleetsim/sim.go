@@ -125,6 +125,8 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		byName:    map[string]*clusterState{},
 		byKey:     [2]map[string]*binding{{}, {}},
 		load:      map[string]int{},
+		onCluster: map[string]map[*binding]struct{}{},
+		active:    map[*binding]struct{}{},
 		used:      map[string]int32{},
 		evaluator: evaluator,
 		tracker:   tracker,
@@ -181,7 +183,7 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		if err != nil {
 			return nil, err
 		}
-		b := &binding{spec: spec, queue: qRB, obj: obj, readyAt: map[string]time.Time{}}
+		b := &binding{spec: spec, queue: qRB, obj: obj, idx: len(w.bindings), readyAt: map[string]time.Time{}}
 		if spec.Kind == kindClusterResourceBinding {
 			b.queue = qCRB
 		}
@@ -497,7 +499,7 @@ func (s *sim) progress(now time.Time) {
 		Rate:   w.observeRate(now),
 		Queued: [2]int{w.queues[qRB].Len(), w.queues[qCRB].Len()},
 	}
-	for _, b := range w.bindings {
+	for b := range w.active {
 		l.TasksOpen += len(b.gb.Tasks)
 	}
 	l.InFlight = len(w.inFlight)

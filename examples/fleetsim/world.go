@@ -57,6 +57,7 @@ type binding struct {
 	// the engine reads and writes, which write brings up to date.
 	gb  gracefulevict.Binding
 	obj runtime.Object
+	idx int // its place in world.bindings, which orders every pass over them
 	// readyAt is when each scheduled copy turns (or turned) Healthy.
 	readyAt map[string]time.Time
 	// assessAt is when the graceful eviction controller looks again; zero:
@@ -86,7 +87,12 @@ type world struct {
 	byName   map[string]*clusterState
 	bindings []*binding
 	byKey    [2]map[string]*binding
-	load     map[string]int // copies scheduled per cluster
+	// onCluster indexes the bindings by the clusters of their schedule
+	// results, and active holds those with open graceful eviction tasks:
+	// the controllers look at these, not at every binding.
+	onCluster map[string]map[*binding]struct{}
+	active    map[*binding]struct{}
+	load      map[string]int // copies scheduled per cluster
 	// used is the replicas scheduled per cluster, against sc.Capacity.
 	used map[string]int32
 
@@ -191,13 +197,37 @@ func (w *world) setSchedule(b *binding, result []failover.TargetCluster, readyAt
 	for _, t := range result {
 		if !old[t.Name] {
 			w.addCopy(b, t.Name, readyAt(t.Name))
+			if w.onCluster[t.Name] == nil {
+				w.onCluster[t.Name] = map[*binding]struct{}{}
+			}
+			w.onCluster[t.Name][b] = struct{}{}
 		}
 		delete(old, t.Name)
 	}
 	for name := range old {
 		w.load[name]--
+		delete(w.onCluster[name], b)
 	}
 	b.gb.Clusters = result
+}
+
+// touch tells the graceful eviction controller that b changed: its tasks
+// are assessed again at the next pass.
+func (w *world) touch(b *binding) {
+	b.dirty = true
+	if len(b.gb.Tasks) > 0 {
+		w.active[b] = struct{}{}
+	}
+}
+
+// byIndex returns the bindings of set in the order of world.bindings.
+func byIndex(set map[*binding]struct{}) []*binding {
+	out := make([]*binding, 0, len(set))
+	for b := range set {
+		out = append(out, b)
+	}
+	slices.SortFunc(out, func(a, b *binding) int { return a.idx - b.idx })
+	return out
 }
 
 // readyAfter is how long a new copy of b takes to turn Healthy.
