@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
-	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -178,27 +178,6 @@ type conditionChange struct {
 	Status  metav1.ConditionStatus `json:"status"`
 	Reason  string                 `json:"reason,omitempty"`
 	Message string                 `json:"message,omitempty"`
-}
-
-// clusterDoc is a Karmada Cluster (cluster.karmada.io/v1alpha1), the parts
-// the simulation reads.
-type clusterDoc struct {
-	APIVersion string            `json:"apiVersion"`
-	Kind       string            `json:"kind"`
-	Metadata   metav1.ObjectMeta `json:"metadata"`
-	Spec       struct {
-		ID          string         `json:"id,omitempty"`
-		SyncMode    string         `json:"syncMode,omitempty"`
-		APIEndpoint string         `json:"apiEndpoint,omitempty"`
-		Provider    string         `json:"provider,omitempty"`
-		Region      string         `json:"region,omitempty"`
-		Zone        string         `json:"zone,omitempty"`
-		Zones       []string       `json:"zones,omitempty"`
-		Taints      []corev1.Taint `json:"taints,omitempty"`
-	} `json:"spec"`
-	Status struct {
-		Conditions []metav1.Condition `json:"conditions,omitempty"`
-	} `json:"status,omitempty"`
 }
 
 // A binding document is a Karmada ResourceBinding or ClusterResourceBinding
@@ -602,38 +581,42 @@ func generateFleet(groups []fleetGroup) []failover.Cluster {
 	return out
 }
 
+// decodeCluster decodes a Cluster document strictly into Karmada's own
+// Cluster type, and converts it as the library reads it
+// (karmada.FromCluster).
 func decodeCluster(d strictyaml.Document) (failover.Cluster, int32, error) {
-	var doc clusterDoc
+	var doc clusterv1alpha1.Cluster
 	if err := decode(d, &doc); err != nil {
-		return failover.Cluster{Name: doc.Metadata.Name}, 0, err
+		return failover.Cluster{Name: doc.Name}, 0, err
 	}
-	c := failover.Cluster{
-		Name:       doc.Metadata.Name,
-		Labels:     doc.Metadata.Labels,
-		Provider:   doc.Spec.Provider,
-		Region:     doc.Spec.Region,
-		Zone:       doc.Spec.Zone,
-		Taints:     doc.Spec.Taints,
-		Conditions: doc.Status.Conditions,
-	}
-	if c.Zone == "" && len(doc.Spec.Zones) > 0 {
-		c.Zone = doc.Spec.Zones[0]
-	}
+	named := failover.Cluster{Name: doc.Name}
 	if doc.APIVersion != clusterAPIVersion {
-		return c, 0, fmt.Errorf("apiVersion: %q: want %q", doc.APIVersion, clusterAPIVersion)
+		return named, 0, fmt.Errorf("apiVersion: %q: want %q", doc.APIVersion, clusterAPIVersion)
 	}
-	if c.Name == "" {
-		return c, 0, errors.New("metadata.name: missing")
+	if doc.Name == "" {
+		return named, 0, errors.New("metadata.name: missing")
 	}
-	for i, cond := range c.Conditions {
+	for i, cond := range doc.Status.Conditions {
 		switch cond.Status {
 		case metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown:
 		default:
-			return c, 0, fmt.Errorf("status.conditions[%d].status: %q: want True, False or Unknown", i, cond.Status)
+			return named, 0, fmt.Errorf("status.conditions[%d].status: %q: want True, False or Unknown", i, cond.Status)
 		}
 	}
+	c, err := karmada.FromCluster(&doc)
+	if err != nil {
+		return named, 0, err
+	}
+	// One zone of a multi-zone cluster paces its items (ratelimit.DomainsOf
+	// reads Zones).
+	if c.Zone == "" && len(c.Zones) > 0 {
+		c.Zone = c.Zones[0]
+	}
+	if c.Labels == nil {
+		c.Labels = map[string]string{}
+	}
 	var capacity int32
-	if v, ok := doc.Metadata.Annotations[annotationCapacity]; ok {
+	if v, ok := doc.Annotations[annotationCapacity]; ok {
 		n, err := strconv.ParseInt(v, 10, 32)
 		if err != nil || n < 1 {
 			return c, 0, fmt.Errorf("metadata.annotations[%s]: %q: want a number of replicas ≥ 1", annotationCapacity, v)

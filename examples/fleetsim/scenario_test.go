@@ -250,3 +250,27 @@ func TestScenarioDisruptionDomain(t *testing.T) {
 		}
 	}
 }
+
+// Cluster documents are Karmada's own Cluster, decoded strictly: a field
+// Karmada's type does not have, or a taint the library cannot judge, names
+// the document and the field.
+func TestClusterDocumentsAreKarmadaClusters(t *testing.T) {
+	const cluster = "---\napiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: extra, annotations: {fleetsim.failoverkit.dev/capacity: \"7\"}}\nspec: {provider: kind, region: r9, zones: [r9a, r9b], syncMode: Pull}\n"
+	sc, err := loadScenario("ok.yaml", strings.NewReader(goodScenario+cluster))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := sc.Clusters[len(sc.Clusters)-1]
+	if c.Name != "extra" || c.Region != "r9" || c.Zone != "r9a" || sc.Capacity["extra"] != 7 || c.Condition("Ready") == nil {
+		t.Errorf("cluster %+v, capacity %d", c, sc.Capacity["extra"])
+	}
+	for _, tc := range []struct{ old, new, want string }{
+		{"region: r9", "regions: [r9]", `unknown field "spec.regions"`},
+		{"syncMode: Pull}", "syncMode: Pull, taints: [{key: k, effect: Evict}]}", "Evict"},
+	} {
+		_, err := loadScenario("bad.yaml", strings.NewReader(goodScenario+strings.Replace(cluster, tc.old, tc.new, 1)))
+		if err == nil || !strings.Contains(err.Error(), "Cluster extra") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error naming Cluster extra and %q", tc.new, err, tc.want)
+		}
+	}
+}
