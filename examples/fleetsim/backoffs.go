@@ -11,33 +11,48 @@ import (
 // backoffs that end after now count, which expire drops as the clock moves
 // on, in time proportional to the backoffs that ended.
 type backoffs struct {
-	at     map[itemID]time.Time
-	ending deadlines // every deadline set, some replaced or dropped since
+	at       map[itemID]backoff
+	ending   deadlines      // every deadline set, some replaced or dropped since
+	byDomain map[string]int // how many back off, by their clusters' domain
 }
 
-func newBackoffs() *backoffs { return &backoffs{at: map[itemID]time.Time{}} }
+type backoff struct {
+	at     time.Time
+	domain string
+}
 
-// set records that id backs off until at.
-func (b *backoffs) set(id itemID, at time.Time) {
-	b.at[id] = at
+func newBackoffs() *backoffs {
+	return &backoffs{at: map[itemID]backoff{}, byDomain: map[string]int{}}
+}
+
+// set records that id, of domain, backs off until at.
+func (b *backoffs) set(id itemID, domain string, at time.Time) {
+	b.drop(id)
+	b.at[id] = backoff{at, domain}
+	b.byDomain[domain]++
 	heap.Push(&b.ending, deadline{at, id})
 }
 
 // drop records that id no longer backs off.
-func (b *backoffs) drop(id itemID) { delete(b.at, id) }
+func (b *backoffs) drop(id itemID) {
+	if old, ok := b.at[id]; ok {
+		delete(b.at, id)
+		b.byDomain[old.domain]--
+	}
+}
 
 // until returns when id's backoff ends, and whether it backs off.
 func (b *backoffs) until(id itemID) (time.Time, bool) {
-	at, ok := b.at[id]
-	return at, ok
+	bo, ok := b.at[id]
+	return bo.at, ok
 }
 
 // expire drops the backoffs that ended by now.
 func (b *backoffs) expire(now time.Time) {
 	for len(b.ending) > 0 && !b.ending[0].at.After(now) {
 		d := heap.Pop(&b.ending).(deadline)
-		if at, ok := b.at[d.id]; ok && at.Equal(d.at) {
-			delete(b.at, d.id)
+		if bo, ok := b.at[d.id]; ok && bo.at.Equal(d.at) {
+			b.drop(d.id)
 		}
 	}
 }
@@ -49,7 +64,7 @@ func (b *backoffs) len() int { return len(b.at) }
 func (b *backoffs) next() (time.Time, bool) {
 	for len(b.ending) > 0 {
 		d := b.ending[0]
-		if at, ok := b.at[d.id]; ok && at.Equal(d.at) {
+		if bo, ok := b.at[d.id]; ok && bo.at.Equal(d.at) {
 			return d.at, true
 		}
 		heap.Pop(&b.ending) // replaced or dropped

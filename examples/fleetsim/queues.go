@@ -72,6 +72,13 @@ type engine struct {
 	// backoff (Retrying) or an in-flight TTL (InProgress) ends.
 	backoff  [2]*backoffs
 	inFlight [2]map[itemID]time.Time
+	// queued are each queue's items waiting (pending or backing off), by
+	// the domain of their cluster (domainOf), and how many per domain: the
+	// domains with pending items are those with more waiting than backing
+	// off, known without a pass over the queue.
+	queued   [2]map[itemID]string
+	byDomain [2]map[string]int
+	domainOf func(cluster string) string
 	timers   map[*watchedTimer]int // live timers of the queues' schedulers, by queue
 
 	// The driver's own, on its goroutine: the workers in line for a
@@ -90,13 +97,30 @@ type engine struct {
 // microseconds, so passing it means a bug in the driver's bookkeeping.
 const settleTimeout = time.Minute
 
-func newEngine(clk *clocktesting.FakeClock, limiter *ratelimit.Limiter, workers, maxInFlight int) *engine {
+func newEngine(clk *clocktesting.FakeClock, limiter *ratelimit.Limiter, workers, maxInFlight int, domainOf func(string) string) *engine {
 	e := &engine{clk: clk, limiter: limiter, workers: workers, maxInFlight: maxInFlight, perDomain: limiter.PacesByDomain(),
-		changed: make(chan struct{}), timers: map[*watchedTimer]int{}}
+		domainOf: domainOf, changed: make(chan struct{}), timers: map[*watchedTimer]int{}}
 	for i := range 2 {
 		e.backoff[i], e.inFlight[i] = newBackoffs(), map[itemID]time.Time{}
+		e.queued[i], e.byDomain[i] = map[itemID]string{}, map[string]int{}
 	}
 	return e
+}
+
+// waitLocked records that id waits in queue i (wait true) or no longer
+// does.
+// Called with e.mu held.
+func (e *engine) waitLocked(i int, id itemID, wait bool) {
+	d, ok := e.queued[i][id]
+	switch {
+	case wait && !ok:
+		d = e.domainOf(id.cluster)
+		e.queued[i][id] = d
+		e.byDomain[i][d]++
+	case !wait && ok:
+		delete(e.queued[i], id)
+		e.byDomain[i][d]--
+	}
 }
 
 // newQueue makes queue i with fleetsim's pacer, clock and wrappers of h and
@@ -146,6 +170,9 @@ func (e *engine) notifyLocked() {
 // handler wraps h to count the permit's use: see engine.
 func (e *engine) handler(i int, h evictionqueue.Handler) evictionqueue.Handler {
 	return func(ctx context.Context, it evictionqueue.Item) (err error) {
+		e.mu.Lock()
+		e.waitLocked(i, itemID{it.Cluster, it.Key}, false) // taken
+		e.mu.Unlock()
 		returned := false
 		defer func() {
 			var deferred *evictionqueue.RetryAfterError
@@ -172,9 +199,13 @@ func (e *engine) outcome(i int, o evictionqueue.Outcome) {
 	e.delivered[i]++
 	e.backoff[i].drop(id)
 	delete(e.inFlight[i], id)
+	// Back to waiting, or gone; an item whose call settled was taken
+	// already.
+	back := o.Kind == evictionqueue.Retrying || o.Kind == evictionqueue.Expired || o.Kind == evictionqueue.Requeued
+	e.waitLocked(i, id, back)
 	switch o.Kind {
 	case evictionqueue.Retrying:
-		e.backoff[i].set(id, o.RetryAt)
+		e.backoff[i].set(id, e.queued[i][id], o.RetryAt)
 	case evictionqueue.InProgress:
 		e.inFlight[i][id] = e.clk.Now().Add(evictionqueue.DefaultInFlightTTL)
 	}
@@ -182,22 +213,59 @@ func (e *engine) outcome(i int, o evictionqueue.Outcome) {
 }
 
 // add is Queue.Add.
-func (e *engine) add(i int, it evictionqueue.Item) bool { return e.queues[i].Add(it) }
-
-// cancelCluster is Queue.CancelCluster.
-func (e *engine) cancelCluster(i int, cluster string) int {
-	n := e.queues[i].CancelCluster(cluster)
-	e.expect(i, n)
-	return n
+func (e *engine) add(i int, it evictionqueue.Item) bool {
+	ok := e.queues[i].Add(it)
+	if ok {
+		e.mu.Lock()
+		e.waitLocked(i, itemID{it.Cluster, it.Key}, true)
+		e.mu.Unlock()
+	}
+	return ok
 }
 
-// complete is Queue.Complete.
-func (e *engine) complete(i int, it evictionqueue.Item) bool {
+// cancelCluster is Queue.CancelCluster, its outcomes delivered.
+func (e *engine) cancelCluster(i int, cluster string) (int, error) {
+	n := e.queues[i].CancelCluster(cluster)
+	e.expect(i, n)
+	return n, e.delivery(i)
+}
+
+// complete is Queue.Complete, its outcome delivered.
+func (e *engine) complete(i int, it evictionqueue.Item) (bool, error) {
 	ok := e.queues[i].Complete(it)
 	if ok {
 		e.expect(i, 1)
 	}
-	return ok
+	return ok, e.delivery(i)
+}
+
+// delivery waits until queue i has delivered every outcome expected: a
+// worker still in its delivery loop when the driver calls the queue
+// delivers the call's outcomes itself, a moment later, and the driver must
+// not read the record before.
+func (e *engine) delivery(i int) error {
+	var guard *time.Timer
+	defer func() {
+		if guard != nil {
+			guard.Stop()
+		}
+	}()
+	for {
+		e.mu.Lock()
+		changed, done := e.changed, e.delivered[i] == e.expected[i]
+		e.mu.Unlock()
+		if done {
+			return nil
+		}
+		if guard == nil {
+			guard = time.NewTimer(settleTimeout)
+		}
+		select {
+		case <-changed:
+		case <-guard.C:
+			return fmt.Errorf("fleetsim: queue %s did not deliver its outcomes within %v (a bug in the driver)", queueNames[i], settleTimeout)
+		}
+	}
 }
 
 // retry is Queue.Retry: the item's backoff ends now.
@@ -218,21 +286,20 @@ func (e *engine) expect(i, n int) {
 }
 
 // pendingDomains are the domains of queue i's pending items: those queued
-// and not backing off.
-func (e *engine) pendingDomains(i int, domainOf func(string) string) []string {
-	items := e.queues[i].Pending()
+// and not backing off, in time proportional to the domains.
+func (e *engine) pendingDomains(i int) []string {
 	now := e.clk.Now()
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.backoff[i].expire(now)
 	var out []string
-	for _, it := range items {
-		if at, ok := e.backoff[i].until(itemID{it.Cluster, it.Key}); ok && at.After(now) {
-			continue
+	for d, n := range e.byDomain[i] {
+		if n > e.backoff[i].byDomain[d] {
+			out = append(out, d)
 		}
-		out = append(out, domainOf(it.Cluster))
 	}
 	slices.Sort(out)
-	return slices.Compact(out)
+	return out
 }
 
 // nextDue is when the next backoff or in-flight TTL after now ends, in
@@ -283,7 +350,7 @@ func (e *engine) settle() error {
 		select {
 		case <-changed:
 		case <-guard.C:
-			return fmt.Errorf("fleetsim: the eviction queues did not settle within %v (a bug in the driver)", settleTimeout)
+			return fmt.Errorf("fleetsim: the eviction queues did not settle within %v (a bug in the driver): %s", settleTimeout, e.state())
 		}
 	}
 }
@@ -334,6 +401,31 @@ func (e *engine) quiet() bool {
 		}
 	}
 	return true
+}
+
+// state describes what settle waits on, for the error that says it never
+// came.
+func (e *engine) state() string {
+	now := e.clk.Now()
+	var queued, inFlight [2]int
+	for i, q := range e.queues {
+		queued[i], inFlight[i] = q.Len(), q.InFlight()
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := fmt.Sprintf("at %s, %d permits in use", now.Format(time.TimeOnly), e.granted)
+	for i := range 2 {
+		next, due := e.nextDueLocked(i, now)
+		var timers []string
+		for t, q := range e.timers {
+			if q == i {
+				timers = append(timers, t.at.Format(time.TimeOnly))
+			}
+		}
+		out += fmt.Sprintf("; %s: %d of %d outcomes, %d queued, %d backing off, %d in flight, %d waiting for a permit, next deadline %s (%v), timers %v",
+			queueNames[i], e.delivered[i], e.expected[i], queued[i], e.backoff[i].len(), inFlight[i], e.waiting(i), next.Format(time.TimeOnly), due, timers)
+	}
+	return out
 }
 
 // waiting counts queue i's workers waiting for a permit (not withdrawn).
@@ -401,8 +493,7 @@ func (e *engine) grantNext(now time.Time) bool {
 			continue
 		}
 		tried[i] = true
-		w := e.newestWait(i)
-		domain, giveBack, ok, next := e.limiter.TakeDomainAt(now, w.domains)
+		domain, giveBack, ok, next := e.limiter.TakeDomainAt(now, e.askFor(i, now))
 		if ok {
 			e.line = slices.Delete(e.line, j, j+1)
 			e.grant(i, domain, giveBack)
@@ -416,6 +507,35 @@ func (e *engine) grantNext(now time.Time) bool {
 		}
 	}
 	return false
+}
+
+// askFor is the domains a permit for queue i is asked for: those its
+// workers wait for, the first preferred. The workers' lists hold the same
+// domains, but each in the order of the domains' head items when it was
+// made, which items added since with a higher priority may have changed:
+// which worker waited last is up to the goroutines, so under a domain rule
+// the driver asks in the queue's order now, the domains of its pending
+// items in the order they will be handled (Queue.Pending), in time
+// proportional to the queue's items.
+func (e *engine) askFor(i int, now time.Time) []string {
+	if !e.perDomain {
+		return e.newestWait(i).domains // one bucket: the order does not matter
+	}
+	items := e.queues[i].Pending()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	seen := map[string]bool{}
+	for _, it := range items {
+		if at, ok := e.backoff[i].until(itemID{it.Cluster, it.Key}); ok && at.After(now) {
+			continue
+		}
+		if d := e.queued[i][itemID{it.Cluster, it.Key}]; !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // newestWait is the latest wait of queue i: its domains are the queue's
@@ -510,15 +630,42 @@ func (g *permitGate) WaitDomain(ctx context.Context, domains []string) (string, 
 
 // queueClock is a queue's clock: the simulated one, whose timers it
 // watches until they are stopped.
+//
+// A timer is set for the time the queue meant: the Now it last read plus
+// the duration. The driver moves the clock only when the queue's
+// goroutines have nothing due, but its scheduler goroutine, woken by a
+// handler's result, may still be between reading the time and setting its
+// timer: the FakeClock's own NewTimer would then count from the time the
+// driver moved to, and the deadline would slip.
 type queueClock struct {
 	*clocktesting.FakeClock
 	e     *engine
 	queue int
+
+	mu   sync.Mutex
+	last time.Time // what Now last returned
 }
 
-// NewTimer is the FakeClock's, watched.
+// Now is the FakeClock's, remembered.
+func (c *queueClock) Now() time.Time {
+	t := c.FakeClock.Now()
+	c.mu.Lock()
+	c.last = t
+	c.mu.Unlock()
+	return t
+}
+
+// NewTimer fires d after the time Now last returned, watched.
 func (c *queueClock) NewTimer(d time.Duration) clock.Timer {
-	t := &watchedTimer{Timer: c.FakeClock.NewTimer(d), at: c.Now().Add(d), c: c}
+	c.mu.Lock()
+	at := c.last.Add(d)
+	c.mu.Unlock()
+	t := &watchedTimer{at: at, c: c}
+	if now := c.FakeClock.Now(); at.After(now) {
+		t.Timer = c.FakeClock.NewTimer(at.Sub(now))
+	} else {
+		t.Timer = firedTimer(now) // the clock has passed it already
+	}
 	c.e.mu.Lock()
 	c.e.timers[t] = c.queue
 	c.e.notifyLocked()
@@ -543,14 +690,28 @@ func (t *watchedTimer) Stop() bool {
 	return ok
 }
 
-// Reset resets the timer to d from now.
+// Reset sets the timer again, d from now. The Queue does not call it.
 func (t *watchedTimer) Reset(d time.Duration) bool {
-	ok := t.Timer.Reset(d)
+	ok := t.Timer.Stop()
+	t.Timer = t.c.FakeClock.NewTimer(d)
 	e := t.c.e
 	e.mu.Lock()
-	t.at = t.c.Now().Add(d)
+	t.at = t.c.FakeClock.Now().Add(d)
 	e.timers[t] = t.c.queue
 	e.notifyLocked()
 	e.mu.Unlock()
 	return ok
 }
+
+// firedTimer is a timer that fired at t.
+func firedTimer(t time.Time) clock.Timer {
+	c := make(chan time.Time, 1)
+	c <- t
+	return &fired{c: c}
+}
+
+type fired struct{ c chan time.Time }
+
+func (f *fired) C() <-chan time.Time      { return f.c }
+func (f *fired) Stop() bool               { return false }
+func (f *fired) Reset(time.Duration) bool { return false }

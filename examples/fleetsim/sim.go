@@ -164,7 +164,7 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 	if w.perDomain() {
 		domainOf = w.domainOf
 	}
-	w.engine = newEngine(clk, limiter, sc.Workers, sc.MaxInFlight)
+	w.engine = newEngine(clk, limiter, sc.Workers, sc.MaxInFlight, w.domainOf)
 	for i := range 2 {
 		cfg := evictionqueue.Config{Name: queueNames[i], MaxInFlight: sc.MaxInFlight, Metrics: m, DomainOf: domainOf}
 		if err := w.engine.newQueue(i, cfg, w.handler(i), func(o evictionqueue.Outcome) { w.rec.outcome(i, o) }); err != nil {
@@ -336,7 +336,9 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 	due := w.taintManager(now)
 
 	for _, c := range w.completeDue(now) {
-		w.engine.complete(c.queue, c.item) // its in-flight slot is free
+		if _, err := w.engine.complete(c.queue, c.item); err != nil { // its in-flight slot is free
+			return err
+		}
 		if err := s.dispatch(ctx, now); err != nil {
 			return err
 		}
@@ -347,7 +349,10 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 	cancelled := 0
 	for _, name := range recovered {
 		for i := range w.queues {
-			n := w.engine.cancelCluster(i, name)
+			n, err := w.engine.cancelCluster(i, name)
+			if err != nil {
+				return err
+			}
 			w.unholdCluster(i, name)
 			w.rec.cancelled(i, now, n)
 			cancelled += n

@@ -318,7 +318,7 @@ func domainRateInForce(cfg ratelimit.Config, rates map[string]ratelimit.DomainRa
 
 // pendingDomains are the domains with items pending in either queue.
 func (w *world) pendingDomains() []string {
-	d := append(w.engine.pendingDomains(qRB, w.domainOf), w.engine.pendingDomains(qCRB, w.domainOf)...)
+	d := append(w.engine.pendingDomains(qRB), w.engine.pendingDomains(qCRB)...)
 	slices.Sort(d)
 	return slices.Compact(d)
 }
