@@ -29,7 +29,7 @@ import (
 // taint controller, the taint manager, the scheduler, the graceful eviction
 // controller), around the real Limiter, Checker and Assessor, and the real
 // eviction queues, whose goroutine workers it lets
-// go only at the simulated instant it is at (engine, in queues.go), jumping
+// go only at the simulated instant it is at (engine, in engine.go), jumping
 // from one event to the next.
 type sim struct {
 	sc    *scenario
