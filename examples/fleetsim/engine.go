@@ -77,6 +77,7 @@ type engine struct {
 	// off, known without a pass over the queue.
 	queued   [2]map[itemID]string
 	byDomain [2]map[string]int
+	heads    [2]*heads // each domain's pending items in handling order
 	domainOf func(cluster string) string
 	timers   map[*watchedTimer]int // live timers of the queues' schedulers, by queue
 
@@ -101,7 +102,7 @@ func newEngine(clk *clocktesting.FakeClock, limiter *ratelimit.Limiter, workers,
 		domainOf: domainOf, changed: make(chan struct{}), timers: map[*watchedTimer]int{}}
 	for i := range 2 {
 		e.backoff[i], e.inFlight[i] = newBackoffs(), map[itemID]time.Time{}
-		e.queued[i], e.byDomain[i] = map[itemID]string{}, map[string]int{}
+		e.queued[i], e.byDomain[i], e.heads[i] = map[itemID]string{}, map[string]int{}, newHeads()
 	}
 	return e
 }
@@ -203,6 +204,13 @@ func (e *engine) outcome(i int, o evictionqueue.Outcome) {
 	back := o.Kind == evictionqueue.Retrying || o.Kind == evictionqueue.Expired || o.Kind == evictionqueue.Requeued
 	e.waitLocked(i, id, back)
 	switch o.Kind {
+	case evictionqueue.Expired, evictionqueue.Requeued:
+		e.heads[i].pending(id, e.queued[i][id])
+	case evictionqueue.Succeeded, evictionqueue.Skipped, evictionqueue.Abandoned, evictionqueue.Cancelled,
+		evictionqueue.Completed, evictionqueue.Failed:
+		e.heads[i].left(id)
+	}
+	switch o.Kind {
 	case evictionqueue.Retrying:
 		e.backoff[i].set(id, e.queued[i][id], o.RetryAt)
 	case evictionqueue.InProgress:
@@ -211,12 +219,22 @@ func (e *engine) outcome(i int, o evictionqueue.Outcome) {
 	e.notifyLocked()
 }
 
+// expireLocked ends the backoffs of queue i that ended by now: their items
+// are pending again, in their places. Called with e.mu held.
+func (e *engine) expireLocked(i int, now time.Time) {
+	for _, id := range e.backoff[i].expire(now) {
+		e.heads[i].pending(id, e.queued[i][id])
+	}
+}
+
 // add is Queue.Add.
 func (e *engine) add(i int, it evictionqueue.Item) bool {
 	ok := e.queues[i].Add(it)
 	if ok {
+		id := itemID{it.Cluster, it.Key}
 		e.mu.Lock()
-		e.waitLocked(i, itemID{it.Cluster, it.Key}, true)
+		e.waitLocked(i, id, true)
+		e.heads[i].added(id, it.Priority, e.queued[i][id])
 		e.mu.Unlock()
 	}
 	return ok
@@ -271,8 +289,10 @@ func (e *engine) delivery(i int) error {
 func (e *engine) retry(i int, it evictionqueue.Item) bool {
 	ok := e.queues[i].Retry(it)
 	if ok {
+		id := itemID{it.Cluster, it.Key}
 		e.mu.Lock()
-		e.backoff[i].drop(itemID{it.Cluster, it.Key})
+		e.backoff[i].drop(id)
+		e.heads[i].pending(id, e.queued[i][id])
 		e.mu.Unlock()
 	}
 	return ok
@@ -290,7 +310,7 @@ func (e *engine) pendingDomains(i int) []string {
 	now := e.clk.Now()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.backoff[i].expire(now)
+	e.expireLocked(i, now)
 	var out []string
 	for d, n := range e.byDomain[i] {
 		if n > e.backoff[i].byDomain[d] {
@@ -317,7 +337,7 @@ func (e *engine) nextDue(now time.Time) (time.Time, bool) {
 }
 
 func (e *engine) nextDueLocked(i int, now time.Time) (time.Time, bool) {
-	e.backoff[i].expire(now)
+	e.expireLocked(i, now)
 	next, found := e.backoff[i].next()
 	for _, t := range e.inFlight[i] {
 		if t.After(now) && (!found || t.Before(next)) {

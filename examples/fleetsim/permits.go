@@ -84,27 +84,19 @@ func (e *engine) grantNext(now time.Time) bool {
 // made, which items added since with a higher priority may have changed:
 // which worker waited last is up to the goroutines, so under a domain rule
 // the driver asks in the queue's order now, the domains of its pending
-// items in the order they will be handled (Queue.Pending), in time
-// proportional to the queue's items.
+// items by their head items, as the queue will handle them (heads).
 func (e *engine) askFor(i int, now time.Time) []string {
 	if !e.perDomain {
 		return e.newestWait(i).domains // one bucket: the order does not matter
 	}
-	items := e.queues[i].Pending()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var out []string
-	seen := map[string]bool{}
-	for _, it := range items {
-		if at, ok := e.backoff[i].until(itemID{it.Cluster, it.Key}); ok && at.After(now) {
-			continue
-		}
-		if d := e.queued[i][itemID{it.Cluster, it.Key}]; !seen[d] {
-			seen[d] = true
-			out = append(out, d)
-		}
-	}
-	return out
+	e.expireLocked(i, now)
+	return e.heads[i].domains(func(id itemID) bool {
+		_, queued := e.queued[i][id]
+		_, backingOff := e.backoff[i].until(id)
+		return queued && !backingOff
+	})
 }
 
 // newestWait is the latest wait of queue i: its domains are the queue's

@@ -49,7 +49,7 @@ func (e *engine) quiet() bool {
 		if e.delivered[i] != e.expected[i] {
 			return false
 		}
-		e.backoff[i].expire(now)
+		e.expireLocked(i, now)
 		pending := queued[i] - e.backoff[i].len()
 		want := min(e.workers, pending)
 		if e.maxInFlight > 0 {
