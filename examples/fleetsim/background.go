@@ -88,7 +88,7 @@ func (w *world) completeDue(now time.Time) []*completion {
 		if !slices.ContainsFunc(w.inFlight, func(o *completion) bool { return o.b == b }) {
 			b.gb.ObservedGeneration = b.gb.Generation
 		}
-		b.dirty = true
+		w.touch(b)
 		w.rec.evict(c.queue, b, c.item.Cluster, before, result, w.byName, false)
 		w.checkCopies(b)
 		w.rec.completed(now)

@@ -96,9 +96,9 @@ func TestCompareDomainsPrintsBothRules(t *testing.T) {
 		"verdict                                           PASS",
 		// Two regions lost within a minute are a failure storm under both
 		// rules (the domain rule exempts one domain's outage only): both
-		// hold 5m (--storm-confirm) before evicting, 7m10s+5m against
-		// 35m50s+5m.
-		"region: every evictable workload left 3.4× sooner than under fleet",
+		// hold 5m (--storm-confirm) before evicting, 6m38s+5m against
+		// 33m10s+5m.
+		"region: every evictable workload left 3.3× sooner than under fleet",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())

@@ -9,6 +9,7 @@ import (
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/gracefulevict"
+	"github.com/failoverkit/failover/karmada"
 )
 
 // The controllers of the simulated control plane that run on the driver
@@ -45,13 +46,12 @@ func (w *world) applyEvent(e timelineEvent, now time.Time) []string {
 		if changed {
 			c.dirty = true
 			names = append(names, c.Name)
+			w.publish(c)
 		}
 	}
 	// Copies' health follows their cluster: every open task may be decided.
-	for _, b := range w.bindings {
-		if len(b.gb.Tasks) > 0 {
-			b.dirty = true
-		}
+	for b := range w.active {
+		b.dirty = true
 	}
 	return names
 }
@@ -79,6 +79,7 @@ func (w *world) taintController(now time.Time) (failed, recovered []string, chan
 		}
 		if len(res.Added)+len(res.Removed) > 0 {
 			w.scan = true
+			w.publish(c)
 		}
 		if len(res.Removed) > 0 {
 			w.improvements++
@@ -95,19 +96,15 @@ func (w *world) taintController(now time.Time) (failed, recovered []string, chan
 }
 
 // evictAt says when binding b must leave cluster c because of c's taints,
-// and false when it may stay, as failover.DecideEviction decides at now.
-func evictAt(b *binding, c *clusterState, now time.Time) (time.Time, bool) {
-	var f *failover.ClusterFailoverBehavior
-	if sf := b.spec.Failover; sf != nil {
-		// A scenario's tolerationSeconds defaults to 0 (REFERENCE.md), where
-		// Karmada's API server fills in 300.
-		secs := int32(0)
-		if sf.TolerationSeconds != nil {
-			secs = *sf.TolerationSeconds
-		}
-		f = &failover.ClusterFailoverBehavior{PurgeMode: sf.PurgeMode, TolerationSeconds: &secs}
-	}
-	switch d := failover.DecideEviction(c.Taints, b.spec.Placement.ClusterTolerations, f, now); {
+// and false when it may stay, as the fork's taint manager decides at now
+// (karmada.DecideBindingEviction, NoExecute taints evicting). A decision
+// that fails (a placement annotation that cannot be read) leaves b there.
+func (w *world) evictAt(b *binding, c *clusterState, now time.Time) (time.Time, bool) {
+	meta, spec, _ := b.parts()
+	d, err := karmada.DecideBindingEviction(meta.GetAnnotations(), spec, c.kc, w.evictor.EnableNoExecuteTaintEviction, now)
+	switch {
+	case err != nil:
+		w.rec.violation(checkTarget, fmt.Sprintf("%s on %s: the taint manager cannot decide: %v", b.key(), c.Name, err))
 	case d.Evict:
 		return now, true
 	case d.After > 0:
@@ -124,13 +121,22 @@ func (w *world) taintManager(now time.Time) (due [2][]evictionqueue.Item) {
 		return due
 	}
 	w.scan, w.scanAt = false, time.Time{}
-	for _, b := range w.bindings {
+	// The bindings on faulty clusters, in the order of world.bindings.
+	on := map[*binding]struct{}{}
+	for _, c := range w.clusters {
+		if c.faulty {
+			for b := range w.onCluster[c.Name] {
+				on[b] = struct{}{}
+			}
+		}
+	}
+	for _, b := range byIndex(on) {
 		for _, t := range b.gb.Clusters {
 			c := w.byName[t.Name]
 			if !c.faulty {
 				continue
 			}
-			at, ok := evictAt(b, c, now)
+			at, ok := w.evictAt(b, c, now)
 			if !ok {
 				continue
 			}
@@ -154,9 +160,10 @@ func (w *world) taintManager(now time.Time) (due [2][]evictionqueue.Item) {
 // gracefulEvictionController assesses the tasks of the bindings that
 // changed or whose deadline came, and removes the old copies of done tasks.
 func (w *world) gracefulEvictionController(now time.Time) {
-	for _, b := range w.bindings {
+	for _, b := range byIndex(w.active) {
 		if len(b.gb.Tasks) == 0 {
 			b.dirty, b.assessAt = false, time.Time{}
+			delete(w.active, b)
 			continue
 		}
 		if !b.dirty && (b.assessAt.IsZero() || b.assessAt.After(now)) {
@@ -175,6 +182,16 @@ func (w *world) gracefulEvictionController(now time.Time) {
 			}
 		}
 		b.gb.Tasks = a.Keep
+		// As the fork's graceful eviction controller does, a task that
+		// ends gives back the room held for its eviction at the
+		// summaries' next report; one that ends at once says nothing of
+		// where the replicas are, and its room stays held until the
+		// summaries show them or the hold passes.
+		for _, t := range a.Done {
+			if !t.EndsAtOnce() {
+				w.ledger.ReleaseAt(karmada.HoldKey(b.key(), t.FromCluster), now.Add(clusterStatusUpdateFrequency))
+			}
+		}
 		if len(a.Done) > 0 {
 			// The old copies of the done tasks are deleted now.
 			w.checkCopies(b)
@@ -232,7 +249,7 @@ func (w *world) nextWake(now time.Time) (time.Time, bool) {
 	if len(w.inFlight) > 0 {
 		take(w.inFlight[0].at)
 	}
-	for _, b := range w.bindings {
+	for b := range w.active {
 		take(b.assessAt)
 	}
 	return next, found

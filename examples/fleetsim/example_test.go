@@ -30,7 +30,7 @@ func Example_smallFleetPause() {
 	// Output:
 	//    0s steady state              faulty 0/8  0.50/s  evicted  0  abandoned 0  cancelled  0
 	//   60s five of eight unreachable faulty 5/8  paused  evicted  0  abandoned 0  cancelled  0
-	//  360s two come back             faulty 3/8  0.50/s  evicted 36  abandoned 0  cancelled 24
+	//  360s two come back             faulty 3/8  0.50/s  evicted 41  abandoned 0  cancelled 20
 	//  540s all back                  faulty 0/8  0.50/s  evicted  0  abandoned 0  cancelled  0
 	// all checks passed: true
 }

@@ -7,18 +7,20 @@ import (
 	"slices"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/gracefulevict"
-	"github.com/failoverkit/failover/prescheduling"
+	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/ratelimit"
 )
 
-// handler is the eviction queue's handler: the pre-scheduling check, then
-// the eviction (the cluster leaves the schedule result and becomes a graceful
-// eviction task) and the scheduler's answer.
+// handler is the eviction queue's handler, as the fork's eviction handler
+// runs it: an operator's freeze defers every item; then the engine's
+// decision path (karmada.Evictor.Evict on the Fleet, the Fleet taken for the
+// truth) decides again, waits for the binding's budget of clusters in
+// transit, checks that the replicas have somewhere to go, holds their room
+// in the Ledger and writes the graceful eviction task into the binding's
+// spec; fleetsim then writes the binding and places the replacement, as the
+// API server and the scheduler would.
 func (w *world) handler(queue int) evictionqueue.Handler {
 	return func(ctx context.Context, it evictionqueue.Item) error {
 		now := w.clk.Now()
@@ -41,47 +43,68 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 			w.rec.violation(checkCancelled, fmt.Sprintf("%s on %s handled at %s although the cluster had recovered", it.Key, it.Cluster, now.Format(time.TimeOnly)))
 			return evictionqueue.Abandon(errors.New("cluster recovered"))
 		}
-		idx := slices.IndexFunc(b.gb.Clusters, func(t failover.TargetCluster) bool { return t.Name == it.Cluster })
-		if idx < 0 {
-			return nil // already gone from there
+		b.write()
+		step, err := w.evictor.Evict(ctx, now, it.Key, b.obj, c.kc, nil)
+		if err != nil {
+			return err
 		}
-		// The binding's budget of clusters in transit, the library's rule
-		// the fork's handler applies: over it, the eviction waits without a
-		// permit and without counting a failure.
-		if open := gracefulevict.InTransit(b.gb.Tasks); !b.spec.Budget.Allows(open) {
+		res := step.Result
+		switch step.Action {
+		case karmada.EvictionSkip:
+			return evictionqueue.Skip(errors.New(step.Why)) // already gone from there
+		case karmada.EvictionStays:
+			return evictionqueue.Skip(errors.New(step.Decision.Reason))
+		case karmada.EvictionInvalid:
+			w.rec.abandon(queue, b, it.Cluster, step.Err.Error(), abandonInvalidPlacement)
+			return evictionqueue.Abandon(step.Err)
+		case karmada.EvictionWaitForBudget:
+			// Over its budget the eviction waits, without a permit and
+			// without counting a failure.
 			w.hold(queue, it, false)
 			w.rec.deferred(queue, it, false)
 			return evictionqueue.RetryAfter(transitRetry, fmt.Errorf("fleetsim: %s from %s waits: %d of at most %d clusters in transit",
-				it.Key, it.Cluster, len(open), b.spec.Budget))
-		}
-		res := w.checker.Check(prescheduling.Request{
-			Placement: b.spec.Placement,
-			Scheduled: b.gb.Clusters,
-			Evicting:  []string{it.Cluster},
-		}, w.fleet())
-		if !res.Feasible {
+				it.Key, it.Cluster, len(step.InTransit), step.Budget))
+		case karmada.EvictionWaitForRoom:
+			// The room frees as the summaries catch up, which the Ledger
+			// learns only when asked again.
+			w.rec.setResult("deferred")
+			return evictionqueue.RetryAfter(min(res.RetryAfter, clusterStatusUpdateFrequency), errors.New(res.Reason))
+		case karmada.EvictionRefused:
 			w.abandoned[itemID{it.Cluster, it.Key}] = w.improvements
 			w.rec.abandon(queue, b, it.Cluster, res.Reason, abandonCode(res))
 			return evictionqueue.Abandon(errors.New(res.Reason))
+		case karmada.EvictionEvict:
+		default:
+			return fmt.Errorf("fleetsim: %s from %s: unknown step %v", it.Key, it.Cluster, step.Action)
 		}
-		evicted := b.gb.Clusters[idx].Replicas
-		task := gracefulevict.Task{
-			Reason:            "TaintUntolerated",
-			Producer:          "TaintManager",
-			Message:           "cluster " + it.Cluster + " is faulty",
-			CreationTimestamp: &metav1.Time{Time: now},
-		}
-		if f := b.spec.Failover; f != nil {
-			task.PurgeMode = f.PurgeMode
-			task.GracePeriodSeconds = f.GracePeriodSeconds
+		// The binding's spec now holds the task: the API server takes the
+		// write, a new generation.
+		written, err := b.read()
+		if err != nil {
+			w.ledger.Release(step.Hold)
+			return err
 		}
 		before := slices.Clone(b.gb.Clusters)
-		gb := gracefulevict.Evict(b.gb, it.Cluster, task)
+		gb := b.gb
+		gb.Clusters, gb.Tasks, gb.Generation = written.Clusters, written.Tasks, b.gb.Generation+1
+		if g := b.spec.GracePeriodSeconds; g != nil {
+			for i := range gb.Tasks {
+				if gb.Tasks[i].FromCluster == it.Cluster {
+					gb.Tasks[i].GracePeriodSeconds = g
+				}
+			}
+		}
 		// The scheduler knows the answers it has not written yet: a second
 		// eviction of a binding must not pick the target of the first.
 		view := gb
 		view.Clusters = mergeSchedule(gb.Clusters, w.pendingAdditions(b))
-		result := w.reschedule(&binding{spec: b.spec, gb: view}, it.Cluster, evicted, res.Candidates)
+		result, err := w.schedule(b, view)
+		if err != nil {
+			// The check found room the scheduler does not: the binding
+			// keeps what it has, and the verdict says it had no target.
+			w.rec.violation(checkTarget, err.Error())
+			result = view.Clusters
+		}
 		ready := func(cluster string) time.Time {
 			// Going back where an old copy still runs needs no start-up.
 			if slices.ContainsFunc(gb.Tasks, func(t gracefulevict.Task) bool { return t.FromCluster == cluster }) {
@@ -99,7 +122,7 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 			// health check.
 			w.setSchedule(b, gb.Clusters, ready)
 			b.gb.Tasks, b.gb.Generation = gb.Tasks, gb.Generation
-			b.dirty = true
+			w.touch(b)
 			w.inFlight = append(w.inFlight, &completion{
 				at: now.Add(w.sc.CompletesAfter), queue: queue, item: it, b: b, added: scheduleDelta(view.Clusters, result), ready: ready,
 			})
@@ -112,7 +135,7 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 		b.gb.Tasks, b.gb.Generation = gb.Tasks, gb.Generation
 		// The simulated scheduler answers at once.
 		b.gb.ObservedGeneration = b.gb.Generation
-		b.dirty = true
+		w.touch(b)
 		w.rec.evict(queue, b, it.Cluster, before, result, w.byName, true)
 		w.evictedFrom(b, c, now)
 		w.checkCopies(b)
@@ -124,10 +147,12 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 // if no thaw or task's end wakes it first: the fork's controllers wait
 // freezeRecheck (10s) under a freeze and, for a budget of clusters in
 // transit, --cluster-status-update-frequency (Karmada's default 10s) capped
-// at 10s.
+// at 10s. A deferral for room waits at most --cluster-status-update-frequency,
+// when the summaries report again.
 const (
-	freezeRecheck = 10 * time.Second
-	transitRetry  = 10 * time.Second
+	freezeRecheck                = 10 * time.Second
+	transitRetry                 = 10 * time.Second
+	clusterStatusUpdateFrequency = 10 * time.Second
 )
 
 // evictedFrom records what the safety checks need of an eviction of b from
@@ -185,7 +210,7 @@ func (w *world) unhold(queue int, it evictionqueue.Item) {
 }
 
 // unholdCluster lets go of the items of cluster, which recovered: the
-// queue cancelled them (Store.CancelCluster), nothing will try them again.
+// queue cancelled them (Queue.CancelCluster), nothing will try them again.
 func (w *world) unholdCluster(queue int, cluster string) {
 	for it := range w.held[queue] {
 		if it.Cluster == cluster {
@@ -195,7 +220,7 @@ func (w *world) unholdCluster(queue int, cluster string) {
 }
 
 // wake tries again at once, in the order they were held back, the items of
-// queue for which pick says so (evictionqueue.Store.Retry), as the fork's
+// queue for which pick says so (evictionqueue.Queue.Retry), as the fork's
 // controllers do at a thaw (every item the freeze held) and at a task's end
 // (the items of that binding waiting for its budget).
 func (w *world) wake(queue int, pick func(it evictionqueue.Item, frozen bool) bool) {
@@ -208,6 +233,6 @@ func (w *world) wake(queue int, pick func(it evictionqueue.Item, frozen bool) bo
 	slices.SortFunc(due, func(a, b evictionqueue.Item) int { return w.held[queue][a].seq - w.held[queue][b].seq })
 	for _, it := range due {
 		w.unhold(queue, it)
-		w.queues[queue].Retry(it)
+		w.engine.retry(queue, it)
 	}
 }

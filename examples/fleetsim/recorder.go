@@ -71,6 +71,9 @@ type counts struct {
 	Cancelled [2]int
 	Failed    [2]int
 	TasksDone int
+	// OntoFaulty counts the evictions whose replicas Karmada's scheduler
+	// added to a faulty cluster the workload still ran on (recorder.evict).
+	OntoFaulty int `json:"-"`
 }
 
 func sum2(a [2]int) int { return a[0] + a[1] }
@@ -314,13 +317,25 @@ func (r *recorder) evict(queue int, b *binding, from string, before, after []fai
 	for _, t := range after {
 		newTotal += t.Replicas
 		_, had := old[t.Name]
-		if had && t.Replicas <= old[t.Name] {
+		if had && (!b.spec.divided() || t.Replicas <= old[t.Name]) {
+			continue
+		}
+		gained = true
+		if had {
+			// More replicas where the binding already runs: Karmada's
+			// scheduler keeps a scheduled cluster a candidate whatever its
+			// NoSchedule taints, and no PreferNoExecute taint filters, so
+			// it may add them to a faulty cluster the binding still runs
+			// on, which the check predicts too. They are evicted again from
+			// there in their turn: counted, not a violation.
+			if c := clusters[t.Name]; c.faulty {
+				r.c.OntoFaulty++
+			}
 			continue
 		}
 		if c := clusters[t.Name]; c.faulty || !tolerates(b.spec.Placement.ClusterTolerations, &c.Cluster) {
 			r.violations[checkTarget] = append(r.violations[checkTarget], fmt.Sprintf("%s: evicted from %s onto %s, which is not eligible", b.key(), from, t.Name))
 		}
-		gained = true
 	}
 	if !gained || (b.spec.divided() && newTotal != total) {
 		r.violations[checkTarget] = append(r.violations[checkTarget], fmt.Sprintf("%s: evicted from %s without a replacement (%v → %v)", b.key(), from, before, after))

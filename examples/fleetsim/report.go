@@ -195,6 +195,9 @@ func printSummary(out io.Writer, r *report) {
 	fmt.Fprintf(out, "totals: %d queued (%d rb, %d crb), %d evicted, %d abandoned, %d cancelled, %d failed\n",
 		sum2(t.Queued), t.Queued[qRB], t.Queued[qCRB], sum2(t.Evicted), sum2(t.Abandoned), sum2(t.Cancelled), sum2(t.Failed))
 	fmt.Fprintf(out, "graceful eviction tasks: %d done (%s); %d still open (%s)\n", t.TasksDone, fmtMap(r.TasksDoneBy), r.TasksOpen, fmtMap(r.TasksOpenBy))
+	if t.OntoFaulty > 0 {
+		fmt.Fprintf(out, "evictions whose replicas Karmada's scheduler added to a faulty cluster the workload still ran on (evicted again from there): %d\n", t.OntoFaulty)
+	}
 	if len(r.AbandonedBy) > 0 {
 		fmt.Fprintln(out, "abandoned by the pre-scheduling check (nowhere to go), by workload, with the first reason:")
 		counts := map[string]int{}

@@ -46,8 +46,8 @@ func TestControlPlaneCutOff(t *testing.T) {
 		cutOffEvicted int
 	}{
 		{"scenarios/control-plane-cut-off-43s.yaml", 43 * time.Second, 0},
-		{"scenarios/control-plane-cut-off-10m.yaml", 5 * time.Minute, 29},
-		{"scenarios/control-plane-cut-off-30m.yaml", 5 * time.Minute, 132},
+		{"scenarios/control-plane-cut-off-10m.yaml", 5 * time.Minute, 30},
+		{"scenarios/control-plane-cut-off-30m.yaml", 5 * time.Minute, 140},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			s, r := runSim(t, tc.file)

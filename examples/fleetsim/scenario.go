@@ -11,12 +11,16 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/gracefulevict"
 	"github.com/failoverkit/failover/internal/strictyaml"
+	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/prescheduling"
 	"github.com/failoverkit/failover/ratelimit"
 	"github.com/failoverkit/failover/taintpolicy"
@@ -50,6 +54,13 @@ const (
 	// transit, the annotation the fork's controllers read
 	// (controllers.MaxClustersInTransitAnnotation); 0: unlimited.
 	annotationMaxInTransit = "failover.karmada.io/max-clusters-in-transit"
+	// annotationGracePeriod is the grace period, in seconds, of the
+	// graceful eviction tasks of the binding's evictions: Karmada v1.18's
+	// spec.failover.cluster has no gracePeriodSeconds (the configurable
+	// cluster failover proposal adds one), so fleetsim writes it into the
+	// task the engine wrote, as a fork that adds the field would. Without
+	// it a task lasts spec.gracefulEvictionTimeout.
+	annotationGracePeriod = "fleetsim.failoverkit.dev/grace-period-seconds"
 )
 
 // scenario is a loaded, validated scenario: what the simulation runs.
@@ -169,66 +180,11 @@ type conditionChange struct {
 	Message string                 `json:"message,omitempty"`
 }
 
-// clusterDoc is a Karmada Cluster (cluster.karmada.io/v1alpha1), the parts
-// the simulation reads.
-type clusterDoc struct {
-	APIVersion string            `json:"apiVersion"`
-	Kind       string            `json:"kind"`
-	Metadata   metav1.ObjectMeta `json:"metadata"`
-	Spec       struct {
-		ID          string         `json:"id,omitempty"`
-		SyncMode    string         `json:"syncMode,omitempty"`
-		APIEndpoint string         `json:"apiEndpoint,omitempty"`
-		Provider    string         `json:"provider,omitempty"`
-		Region      string         `json:"region,omitempty"`
-		Zone        string         `json:"zone,omitempty"`
-		Zones       []string       `json:"zones,omitempty"`
-		Taints      []corev1.Taint `json:"taints,omitempty"`
-	} `json:"spec"`
-	Status struct {
-		Conditions []metav1.Condition `json:"conditions,omitempty"`
-	} `json:"status,omitempty"`
-}
-
-// bindingDoc is a Karmada ResourceBinding or ClusterResourceBinding
-// (work.karmada.io/v1alpha2), the parts the simulation reads.
-type bindingDoc struct {
-	APIVersion string            `json:"apiVersion"`
-	Kind       string            `json:"kind"`
-	Metadata   metav1.ObjectMeta `json:"metadata"`
-	Spec       bindingSpec       `json:"spec"`
-}
-
-type bindingSpec struct {
-	Resource         objectReference          `json:"resource"`
-	Replicas         int32                    `json:"replicas,omitempty"`
-	Placement        *prescheduling.Placement `json:"placement,omitempty"`
-	Failover         *failoverBehavior        `json:"failover,omitempty"`
-	Clusters         []failover.TargetCluster `json:"clusters,omitempty"`
-	SchedulePriority *struct {
-		Priority int32 `json:"priority"`
-	} `json:"schedulePriority,omitempty"`
-}
-
-type objectReference struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Namespace  string `json:"namespace,omitempty"`
-	Name       string `json:"name"`
-}
-
-// failoverBehavior is Karmada's spec.failover; only its cluster part, from
-// the configurable cluster failover proposal, is read.
-type failoverBehavior struct {
-	Cluster *clusterFailover `json:"cluster,omitempty"`
-}
-
-type clusterFailover struct {
-	PurgeMode          failover.PurgeMode `json:"purgeMode,omitempty"`
-	GracePeriodSeconds *int32             `json:"gracePeriodSeconds,omitempty"`
-	// TolerationSeconds delays the eviction from a PreferNoExecute cluster.
-	TolerationSeconds *int32 `json:"tolerationSeconds,omitempty"`
-}
+// A binding document is a Karmada ResourceBinding or ClusterResourceBinding
+// (work.karmada.io/v1alpha2), decoded strictly into Karmada's own type: both
+// kinds share ResourceBinding's fields. spec.placement and spec.failover are
+// Karmada's policy.karmada.io/v1alpha1 types; spec.clusters, when given, is
+// the schedule result to start from.
 
 // bindingSpecResolved is one binding of the fleet as the scenario describes
 // it, after count stamping and defaulting.
@@ -238,17 +194,24 @@ type bindingSpecResolved struct {
 	Name      string
 	// Group names the document the binding was stamped from, e.g.
 	// "shop/web" for shop/web-00 ... shop/web-59.
-	Group      string
-	Resource   objectReference
-	Replicas   int32
-	Placement  prescheduling.Placement
-	Failover   *clusterFailover // nil: no cluster failover
+	Group    string
+	Resource workv1alpha2.ObjectReference
+	Replicas int32
+	// Placement is spec.placement as the library's check reads it
+	// (karmada.FromPlacement); Karmada is spec.placement itself.
+	Placement prescheduling.Placement
+	Karmada   *policyv1alpha1.Placement
+	// Failover is spec.failover; nil: no cluster failover.
+	Failover   *policyv1alpha1.FailoverBehavior
 	Clusters   []failover.TargetCluster
 	Priority   int32
 	ReadyAfter *time.Duration // nil: the scenario's
 	// Budget is its budget of clusters in transit (annotationMaxInTransit);
 	// 0: unlimited.
 	Budget gracefulevict.TransitBudget
+	// GracePeriodSeconds is its tasks' grace period (annotationGracePeriod);
+	// nil: spec.gracefulEvictionTimeout.
+	GracePeriodSeconds *int32
 }
 
 // key is the binding's queue key: "namespace/name", or "name" when cluster-scoped.
@@ -618,38 +581,42 @@ func generateFleet(groups []fleetGroup) []failover.Cluster {
 	return out
 }
 
+// decodeCluster decodes a Cluster document strictly into Karmada's own
+// Cluster type, and converts it as the library reads it
+// (karmada.FromCluster).
 func decodeCluster(d strictyaml.Document) (failover.Cluster, int32, error) {
-	var doc clusterDoc
+	var doc clusterv1alpha1.Cluster
 	if err := decode(d, &doc); err != nil {
-		return failover.Cluster{Name: doc.Metadata.Name}, 0, err
+		return failover.Cluster{Name: doc.Name}, 0, err
 	}
-	c := failover.Cluster{
-		Name:       doc.Metadata.Name,
-		Labels:     doc.Metadata.Labels,
-		Provider:   doc.Spec.Provider,
-		Region:     doc.Spec.Region,
-		Zone:       doc.Spec.Zone,
-		Taints:     doc.Spec.Taints,
-		Conditions: doc.Status.Conditions,
-	}
-	if c.Zone == "" && len(doc.Spec.Zones) > 0 {
-		c.Zone = doc.Spec.Zones[0]
-	}
+	named := failover.Cluster{Name: doc.Name}
 	if doc.APIVersion != clusterAPIVersion {
-		return c, 0, fmt.Errorf("apiVersion: %q: want %q", doc.APIVersion, clusterAPIVersion)
+		return named, 0, fmt.Errorf("apiVersion: %q: want %q", doc.APIVersion, clusterAPIVersion)
 	}
-	if c.Name == "" {
-		return c, 0, errors.New("metadata.name: missing")
+	if doc.Name == "" {
+		return named, 0, errors.New("metadata.name: missing")
 	}
-	for i, cond := range c.Conditions {
+	for i, cond := range doc.Status.Conditions {
 		switch cond.Status {
 		case metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown:
 		default:
-			return c, 0, fmt.Errorf("status.conditions[%d].status: %q: want True, False or Unknown", i, cond.Status)
+			return named, 0, fmt.Errorf("status.conditions[%d].status: %q: want True, False or Unknown", i, cond.Status)
 		}
 	}
+	c, err := karmada.FromCluster(&doc)
+	if err != nil {
+		return named, 0, err
+	}
+	// One zone of a multi-zone cluster paces its items (ratelimit.DomainsOf
+	// reads Zones).
+	if c.Zone == "" && len(c.Zones) > 0 {
+		c.Zone = c.Zones[0]
+	}
+	if c.Labels == nil {
+		c.Labels = map[string]string{}
+	}
 	var capacity int32
-	if v, ok := doc.Metadata.Annotations[annotationCapacity]; ok {
+	if v, ok := doc.Annotations[annotationCapacity]; ok {
 		n, err := strconv.ParseInt(v, 10, 32)
 		if err != nil || n < 1 {
 			return c, 0, fmt.Errorf("metadata.annotations[%s]: %q: want a number of replicas ≥ 1", annotationCapacity, v)
@@ -660,11 +627,11 @@ func decodeCluster(d strictyaml.Document) (failover.Cluster, int32, error) {
 }
 
 func decodeBinding(d strictyaml.Document) ([]*bindingSpecResolved, string, error) {
-	var doc bindingDoc
+	var doc workv1alpha2.ResourceBinding // a ClusterResourceBinding's fields are the same
 	err := decode(d, &doc)
 	what := doc.Kind
-	if doc.Metadata.Name != "" {
-		what += " " + strings.TrimPrefix(doc.Metadata.Namespace+"/"+doc.Metadata.Name, "/")
+	if doc.Name != "" {
+		what += " " + strings.TrimPrefix(doc.Namespace+"/"+doc.Name, "/")
 	}
 	if err != nil {
 		return nil, what, err
@@ -672,7 +639,7 @@ func decodeBinding(d strictyaml.Document) ([]*bindingSpecResolved, string, error
 	if doc.APIVersion != workAPIVersion {
 		return nil, what, fmt.Errorf("apiVersion: %q: want %q", doc.APIVersion, workAPIVersion)
 	}
-	m, s := doc.Metadata, doc.Spec
+	m, s := doc.ObjectMeta, doc.Spec
 	if m.Name == "" {
 		return nil, what, errors.New("metadata.name: missing")
 	}
@@ -688,35 +655,30 @@ func decodeBinding(d strictyaml.Document) ([]*bindingSpecResolved, string, error
 	if s.Replicas < 0 {
 		return nil, what, fmt.Errorf("spec.replicas: %d: must not be negative", s.Replicas)
 	}
+	if len(s.GracefulEvictionTasks) > 0 || !apiequality.Semantic.DeepEqual(doc.Status, workv1alpha2.ResourceBindingStatus{}) {
+		return nil, what, errors.New("spec.gracefulEvictionTasks and status: not read: a binding starts with neither")
+	}
 	b := bindingSpecResolved{
 		Kind:      doc.Kind,
 		Namespace: m.Namespace,
 		Resource:  s.Resource,
 		Replicas:  s.Replicas,
-		Clusters:  s.Clusters,
+		Karmada:   s.Placement,
+		Failover:  s.Failover,
 	}
-	if s.Placement != nil {
-		b.Placement = *s.Placement
+	for _, t := range s.Clusters {
+		b.Clusters = append(b.Clusters, failover.TargetCluster{Name: t.Name, Replicas: t.Replicas})
 	}
-	if err := b.Placement.Validate(); err != nil {
+	if b.Placement, err = karmada.FromPlacement(s.Placement); err != nil {
 		return nil, what, fmt.Errorf("spec.placement: %w", err)
 	}
 	if b.divided() && s.Replicas < 1 {
 		return nil, what, fmt.Errorf("spec.replicas: %d: a Divided workload needs at least one replica", s.Replicas)
 	}
-	if s.Failover != nil && s.Failover.Cluster != nil {
-		f := *s.Failover.Cluster
-		if err := f.PurgeMode.Validate(); err != nil {
+	if f := s.Failover; f != nil && f.Cluster != nil {
+		if _, err := karmada.FromClusterFailoverBehavior(f.Cluster); err != nil {
 			return nil, what, fmt.Errorf("spec.failover.cluster.purgeMode: %w", err)
 		}
-		f.PurgeMode = f.PurgeMode.Canonical()
-		if f.GracePeriodSeconds != nil && *f.GracePeriodSeconds <= 0 {
-			return nil, what, fmt.Errorf("spec.failover.cluster.gracePeriodSeconds: %d: must be positive", *f.GracePeriodSeconds)
-		}
-		if f.TolerationSeconds != nil && *f.TolerationSeconds < 0 {
-			return nil, what, fmt.Errorf("spec.failover.cluster.tolerationSeconds: %d: must not be negative", *f.TolerationSeconds)
-		}
-		b.Failover = &f
 	}
 	if s.SchedulePriority != nil {
 		b.Priority = s.SchedulePriority.Priority
@@ -729,6 +691,14 @@ func decodeBinding(d strictyaml.Document) ([]*bindingSpecResolved, string, error
 			}
 		}
 		b.ReadyAfter = &d
+	}
+	if v, ok := m.Annotations[annotationGracePeriod]; ok {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n < 1 {
+			return nil, what, fmt.Errorf("metadata.annotations[%s]: %q: want a number of seconds ≥ 1", annotationGracePeriod, v)
+		}
+		secs := int32(n)
+		b.GracePeriodSeconds = &secs
 	}
 	if v, ok := m.Annotations[annotationMaxInTransit]; ok {
 		if b.Budget, err = gracefulevict.ParseTransitBudget(v); err != nil {

@@ -106,8 +106,10 @@ func TestBadScenariosNameFileDocumentAndField(t *testing.T) {
 			[]string{"document 3", "metadata.namespace: missing"}},
 		{"bad purge mode", "  placement:\n", "  failover: {cluster: {purgeMode: Sometimes}}\n  placement:\n",
 			[]string{"document 3", "spec.failover.cluster.purgeMode", "Sometimes"}},
-		{"bad grace period", "  placement:\n", "  failover: {cluster: {gracePeriodSeconds: 0}}\n  placement:\n",
-			[]string{"document 3", "spec.failover.cluster.gracePeriodSeconds: 0"}},
+		{"bad grace period", "metadata: {name: web, namespace: shop}", "metadata: {name: web, namespace: shop, annotations: {fleetsim.failoverkit.dev/grace-period-seconds: \"0\"}}",
+			[]string{"document 3", "metadata.annotations[fleetsim.failoverkit.dev/grace-period-seconds]: \"0\""}},
+		{"a field Karmada's types do not have", "  placement:\n", "  failover: {cluster: {gracePeriodSeconds: 60}}\n  placement:\n",
+			[]string{"document 3", `unknown field "spec.failover.cluster.gracePeriodSeconds"`}},
 		{"bad count", "metadata: {name: web, namespace: shop}", "metadata: {name: web, namespace: shop, annotations: {fleetsim.failoverkit.dev/count: lots}}",
 			[]string{"document 3", "fleetsim.failoverkit.dev/count", "lots"}},
 		{"divided without replicas", "replicaSchedulingType: Duplicated", "replicaSchedulingType: Divided",
@@ -245,6 +247,30 @@ func TestScenarioDisruptionDomain(t *testing.T) {
 	for _, want := range []string{"DisruptionDomain (--disruption-domain)", `"continent"`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("unknown domain: got %v, want an error containing %q", err, want)
+		}
+	}
+}
+
+// Cluster documents are Karmada's own Cluster, decoded strictly: a field
+// Karmada's type does not have, or a taint the library cannot judge, names
+// the document and the field.
+func TestClusterDocumentsAreKarmadaClusters(t *testing.T) {
+	const cluster = "---\napiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: extra, annotations: {fleetsim.failoverkit.dev/capacity: \"7\"}}\nspec: {provider: kind, region: r9, zones: [r9a, r9b], syncMode: Pull}\n"
+	sc, err := loadScenario("ok.yaml", strings.NewReader(goodScenario+cluster))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := sc.Clusters[len(sc.Clusters)-1]
+	if c.Name != "extra" || c.Region != "r9" || c.Zone != "r9a" || sc.Capacity["extra"] != 7 || c.Condition("Ready") == nil {
+		t.Errorf("cluster %+v, capacity %d", c, sc.Capacity["extra"])
+	}
+	for _, tc := range []struct{ old, new, want string }{
+		{"region: r9", "regions: [r9]", `unknown field "spec.regions"`},
+		{"syncMode: Pull}", "syncMode: Pull, taints: [{key: k, effect: Evict}]}", "Evict"},
+	} {
+		_, err := loadScenario("bad.yaml", strings.NewReader(goodScenario+strings.Replace(cluster, tc.old, tc.new, 1)))
+		if err == nil || !strings.Contains(err.Error(), "Cluster extra") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error naming Cluster extra and %q", tc.new, err, tc.want)
 		}
 	}
 }

@@ -18,8 +18,8 @@ import (
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/gracefulevict"
+	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/metrics"
-	"github.com/failoverkit/failover/prescheduling"
 	"github.com/failoverkit/failover/ratelimit"
 	"github.com/failoverkit/failover/taintpolicy"
 )
@@ -27,9 +27,9 @@ import (
 // sim drives one run: it owns the simulated clock and plays the parts of a
 // control plane that the library leaves to its user (cluster status, the
 // taint controller, the taint manager, the scheduler, the graceful eviction
-// controller), around the real Limiter, eviction stores, Checker and
-// Assessor. It runs on one goroutine and steps the library through its
-// time-taking methods (Limiter.TakeAt, Store.Take, Done, Advance), jumping
+// controller), around the real Limiter, Checker and Assessor, and the real
+// eviction queues, whose goroutine workers it lets
+// go only at the simulated instant it is at (engine, in engine.go), jumping
 // from one event to the next.
 type sim struct {
 	sc    *scenario
@@ -38,7 +38,6 @@ type sim struct {
 	clk   *clocktesting.FakeClock // the simulated time; only run moves it
 	out   io.Writer               // progress; nil: none
 	speed float64                 // simulated seconds per wall second; 0: as fast as possible
-	line  workerLine
 
 	phases []phaseMark
 	faulty []faultyMark
@@ -126,6 +125,8 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		byName:    map[string]*clusterState{},
 		byKey:     [2]map[string]*binding{{}, {}},
 		load:      map[string]int{},
+		onCluster: map[string]map[*binding]struct{}{},
+		active:    map[*binding]struct{}{},
 		used:      map[string]int32{},
 		evaluator: evaluator,
 		tracker:   tracker,
@@ -135,9 +136,15 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		rec:       newRecorder(),
 		metrics:   m,
 	}
-	if w.checker, err = prescheduling.NewChecker(prescheduling.WithCapacity(w.spare)); err != nil {
+	if w.ledger, err = karmada.NewLedger(); err != nil {
 		return nil, err
 	}
+	w.fleet = &karmada.Fleet{}
+	// The fork's controllers as fleetsim runs them: a NoExecute taint
+	// evicts (--enable-no-execute-taint-eviction), and each binding's
+	// budget of clusters in transit is its annotation's.
+	w.evictor = &karmada.Evictor{Fleet: w.fleet, Ledger: w.ledger, EnableNoExecuteTaintEviction: true}
+	w.apis = apiEnablements(sc.Bindings)
 	for i := range sc.Clusters {
 		c := &clusterState{Cluster: sc.Clusters[i], dirty: true}
 		c.Conditions = append(c.Conditions[:0:0], c.Conditions...)
@@ -152,33 +159,39 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 	}
 	// The queues read a cluster's domain once (DomainOf), when they first
 	// hold an item of it: a scenario's clusters never change domain, so no
-	// Store.DomainChanged is needed.
+	// Queue.DomainChanged is needed.
 	var domainOf func(string) string
 	if w.perDomain() {
 		domainOf = w.domainOf
 	}
+	w.engine = newEngine(clk, limiter, sc.Workers, sc.MaxInFlight, w.domainOf)
 	for i := range 2 {
-		q, err := evictionqueue.NewStore(evictionqueue.Config{
-			Name:        queueNames[i],
-			MaxInFlight: sc.MaxInFlight,
-			Metrics:     m,
-			OnOutcome:   func(o evictionqueue.Outcome) { w.rec.outcome(i, o) },
-			DomainOf:    domainOf,
-		})
+		cfg := evictionqueue.Config{Name: queueNames[i], MaxInFlight: sc.MaxInFlight, Metrics: m, DomainOf: domainOf}
+		if err := w.engine.newQueue(i, cfg, w.handler(i), func(o evictionqueue.Outcome) { w.rec.outcome(i, o) }); err != nil {
+			return nil, err
+		}
+		w.queues[i] = w.engine.queues[i]
+		m.WaitingForTransitBudget(queueNames[i], 0) // served before the first wait
+	}
+	// The clusters as the scheduler and the check read them; each is
+	// published again when the replicas it runs change.
+	for _, c := range w.clusters {
+		w.publish(c)
+	}
+	for _, spec := range sc.Bindings {
+		obj, err := newObject(spec)
 		if err != nil {
 			return nil, err
 		}
-		w.queues[i] = q
-		m.WaitingForTransitBudget(queueNames[i], 0) // served before the first wait
-	}
-	for _, spec := range sc.Bindings {
-		b := &binding{spec: spec, queue: qRB, readyAt: map[string]time.Time{}}
+		b := &binding{spec: spec, queue: qRB, obj: obj, idx: len(w.bindings), readyAt: map[string]time.Time{}}
 		if spec.Kind == kindClusterResourceBinding {
 			b.queue = qCRB
 		}
 		result := spec.Clusters
 		if len(result) == 0 {
-			result = w.initialSchedule(b)
+			if result, err = w.schedule(b, b.gb); err != nil {
+				return nil, fmt.Errorf("fleetsim: %s: %w", sc.Source, err)
+			}
 		}
 		for _, t := range result {
 			if w.byName[t.Name] == nil {
@@ -187,6 +200,7 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		}
 		w.setSchedule(b, result, func(string) time.Time { return sc.Start })
 		b.gb.Generation, b.gb.ObservedGeneration = 1, 1
+		b.write()
 		w.bindings = append(w.bindings, b)
 		w.byKey[b.queue][b.key()] = b
 	}
@@ -196,13 +210,16 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 				sc.Source, w.used[c.Name], c.Name, sc.Capacity[c.Name])
 		}
 	}
+	if w.fleetErr != nil {
+		return nil, fmt.Errorf("fleetsim: %s: %w", sc.Source, w.fleetErr)
+	}
 	notReady0 := w.notReady()
 	names := make([]string, len(w.clusters))
 	for i, c := range w.clusters {
 		names[i] = c.Name
 	}
 	sort.Strings(names)
-	return &sim{sc: sc, cfg: cfg, w: w, clk: clk, out: out, speed: speed, line: workerLine{workers: sc.Workers}, fleetNames: names, notReady0: notReady0}, nil
+	return &sim{sc: sc, cfg: cfg, w: w, clk: clk, out: out, speed: speed, fleetNames: names, notReady0: notReady0}, nil
 }
 
 // run plays the scenario to its end, or until ctx ends. At each instant it
@@ -211,17 +228,14 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 // anything can happen: a permit, a backoff or in-flight TTL ending, a
 // controller's deadline, a timeline event, a progress line. With --speed it
 // sleeps until that moment's wall-clock time first.
-func (s *sim) run(ctx context.Context) error {
+func (s *sim) run(ctx context.Context) (err error) {
 	start, end := s.sc.Start, s.sc.Start.Add(s.sc.Duration)
 	wallStart := time.Now()
 	nextEvent, nextLine := 0, start
-	var err error
+	s.w.engine.start()
+	defer func() { err = errors.Join(err, s.w.engine.shutdown()) }()
 	for {
 		now := s.clk.Now()
-		for i, q := range s.w.queues {
-			q.Advance(now)
-			s.line.join(i, q, s.sc.MaxInFlight)
-		}
 		if err = s.dispatch(ctx, now); err != nil {
 			break
 		}
@@ -242,13 +256,11 @@ func (s *sim) run(ctx context.Context) error {
 		if nextEvent < len(s.sc.Timeline) {
 			next = minTime(next, start.Add(s.sc.Timeline[nextEvent].At.Duration))
 		}
-		if t := s.line.permitAt; !t.IsZero() {
+		if t := s.w.engine.permitAt; !t.IsZero() {
 			next = minTime(next, t)
 		}
-		for _, q := range s.w.queues {
-			if t, ok := q.NextDue(); ok {
-				next = minTime(next, t)
-			}
+		if t, ok := s.w.engine.nextDue(now); ok {
+			next = minTime(next, t)
 		}
 		if t, ok := s.w.nextWake(now); ok {
 			next = minTime(next, t)
@@ -324,9 +336,9 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 	due := w.taintManager(now)
 
 	for _, c := range w.completeDue(now) {
-		q := w.queues[c.queue]
-		q.Complete(c.item)
-		s.line.join(c.queue, q, s.sc.MaxInFlight) // its in-flight slot is free
+		if _, err := w.engine.complete(c.queue, c.item); err != nil { // its in-flight slot is free
+			return err
+		}
 		if err := s.dispatch(ctx, now); err != nil {
 			return err
 		}
@@ -336,10 +348,12 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 	// and no worker may find a recovered cluster's items queued.
 	cancelled := 0
 	for _, name := range recovered {
-		for i, q := range w.queues {
-			n := q.CancelCluster(name)
+		for i := range w.queues {
+			n, err := w.engine.cancelCluster(i, name)
+			if err != nil {
+				return err
+			}
 			w.unholdCluster(i, name)
-			s.line.withdraw(i, q)
 			w.rec.cancelled(i, now, n)
 			cancelled += n
 		}
@@ -376,7 +390,7 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 	queued, retried := 0, 0
 	for i, items := range due {
 		for _, it := range items {
-			if w.queues[i].Add(it, now) {
+			if w.engine.add(i, it) {
 				queued++
 				w.rec.queued(i)
 				if _, ok := abandonedBefore[itemID{it.Cluster, it.Key}]; ok {
@@ -384,7 +398,6 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 				}
 			}
 		}
-		s.line.join(i, w.queues[i], s.sc.MaxInFlight)
 		if err := s.dispatch(ctx, now); err != nil {
 			return err
 		}
@@ -448,6 +461,15 @@ func (s *sim) queuedEvent(queued, retried int, untainted []string) event {
 	return e
 }
 
+// dispatch lets the queues' workers take the permits free at now and
+// handle their items (engine.dispatch).
+func (s *sim) dispatch(ctx context.Context, now time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.w.engine.dispatch(now)
+}
+
 // pace holds the run back to --speed simulated seconds per wall second.
 func (s *sim) pace(ctx context.Context, wallStart time.Time, simElapsed time.Duration) error {
 	if err := ctx.Err(); err != nil {
@@ -482,7 +504,7 @@ func (s *sim) progress(now time.Time) {
 		Rate:   w.observeRate(now),
 		Queued: [2]int{w.queues[qRB].Len(), w.queues[qCRB].Len()},
 	}
-	for _, b := range w.bindings {
+	for b := range w.active {
 		l.TasksOpen += len(b.gb.Tasks)
 	}
 	l.InFlight = len(w.inFlight)
@@ -527,7 +549,7 @@ func (s *sim) accounted() {
 	w := s.w
 	for i, q := range w.queues {
 		o := w.rec.outcomes[i]
-		left := o[evictionqueue.Succeeded] + o[evictionqueue.Completed] + o[evictionqueue.Abandoned] + o[evictionqueue.Failed] + o[evictionqueue.Cancelled]
+		left := o[evictionqueue.Succeeded] + o[evictionqueue.Skipped] + o[evictionqueue.Completed] + o[evictionqueue.Abandoned] + o[evictionqueue.Failed] + o[evictionqueue.Cancelled]
 		if got := left + q.Len(); got != w.rec.c.Queued[i] {
 			w.rec.violations[checkAccounted] = append(w.rec.violations[checkAccounted],
 				fmt.Sprintf("%s: %d queued, %d left with an outcome, %d still queued", queueNames[i], w.rec.c.Queued[i], left, q.Len()))

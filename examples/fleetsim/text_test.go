@@ -152,7 +152,7 @@ func TestRecoveryExplainsRequeuedEvictions(t *testing.T) {
 			continue
 		}
 		found = true
-		if fmtClock(e.T) != "00:13:00" || e.Retried != e.Count ||
+		if fmtClock(e.T) != "00:18:00" || e.Retried != e.Count ||
 			!strings.Contains(e.Message, "abandoned earlier for want of a target") || !strings.Contains(e.Message, "use1-01 … use1-06 lost their taints") {
 			t.Errorf("at %s: %+v", fmtClock(e.T), e)
 		}

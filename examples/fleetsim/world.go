@@ -5,14 +5,17 @@ import (
 	"slices"
 	"time"
 
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/gracefulevict"
+	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/metrics"
-	"github.com/failoverkit/failover/prescheduling"
 	"github.com/failoverkit/failover/ratelimit"
 	"github.com/failoverkit/failover/taintpolicy"
 )
@@ -41,6 +44,8 @@ type clusterState struct {
 	// cutOffAt is when a cutOff event made the control plane lose sight of
 	// the cluster; zero once its Ready condition is True again.
 	cutOffAt time.Time
+	// kc is the cluster as the Karmada object last published (publish).
+	kc *clusterv1alpha1.Cluster
 }
 
 // binding is a ResourceBinding or ClusterResourceBinding with its schedule
@@ -48,7 +53,11 @@ type clusterState struct {
 type binding struct {
 	spec  *bindingSpecResolved
 	queue int
-	gb    gracefulevict.Binding
+	// gb is fleetsim's record of the binding; obj is the Karmada object
+	// the engine reads and writes, which write brings up to date.
+	gb  gracefulevict.Binding
+	obj runtime.Object
+	idx int // its place in world.bindings, which orders every pass over them
 	// readyAt is when each scheduled copy turns (or turned) Healthy.
 	readyAt map[string]time.Time
 	// assessAt is when the graceful eviction controller looks again; zero:
@@ -78,16 +87,30 @@ type world struct {
 	byName   map[string]*clusterState
 	bindings []*binding
 	byKey    [2]map[string]*binding
-	load     map[string]int // copies scheduled per cluster
+	// onCluster indexes the bindings by the clusters of their schedule
+	// results, and active holds those with open graceful eviction tasks:
+	// the controllers look at these, not at every binding.
+	onCluster map[string]map[*binding]struct{}
+	active    map[*binding]struct{}
+	load      map[string]int // copies scheduled per cluster
 	// used is the replicas scheduled per cluster, against sc.Capacity.
 	used map[string]int32
 
 	evaluator *taintpolicy.Evaluator
 	tracker   *ratelimit.Tracker
 	limiter   *ratelimit.Limiter
-	queues    [2]*evictionqueue.Store
-	checker   *prescheduling.Checker
+	queues    [2]*evictionqueue.Queue // the engine's
+	engine    *engine
 	assessor  *gracefulevict.Assessor
+	// The engine's decision path: the Fleet it checks on (publish keeps
+	// it), the Ledger of the room held for approved evictions, and the
+	// Evictor over both.
+	fleet    *karmada.Fleet
+	ledger   *karmada.Ledger
+	evictor  *karmada.Evictor
+	fleetErr error // the first cluster the Fleet refused
+	// apis are the APIs every cluster serves: the kinds of the bindings.
+	apis []clusterv1alpha1.APIEnablement
 
 	// improvements counts taint removals. An eviction abandoned for want
 	// of a target is queued again only once some cluster has lost a taint
@@ -125,28 +148,19 @@ type world struct {
 
 type itemID struct{ cluster, key string }
 
-// fleet returns a snapshot of the clusters for the pre-scheduling check.
-func (w *world) fleet() []failover.Cluster {
-	out := make([]failover.Cluster, len(w.clusters))
-	for i, c := range w.clusters {
-		out[i] = c.Cluster
-	}
-	return out
-}
-
 func (w *world) addCopy(b *binding, cluster string, readyAt time.Time) {
 	w.load[cluster]++
 	b.readyAt[cluster] = readyAt
 }
 
-// replicasOn is how many replicas b runs on target t: its share when
-// divided, all of them when duplicated (at least one, for kinds without
-// replicas).
+// replicasOn is how many replicas (pods, in the cluster's resource
+// summary) b runs on target t: its share when divided, all of them when
+// duplicated, none for kinds without replicas.
 func replicasOn(b *binding, t failover.TargetCluster) int32 {
 	if b.spec.divided() {
 		return t.Replicas
 	}
-	return max(b.spec.Replicas, 1)
+	return b.spec.Replicas
 }
 
 // spare is how many more replicas cluster can take, and whether its
@@ -168,6 +182,14 @@ func (w *world) setSchedule(b *binding, result []failover.TargetCluster, readyAt
 	for _, t := range result {
 		w.used[t.Name] += replicasOn(b, t)
 	}
+	// The clusters report the replicas they run (their resource summaries).
+	for _, ts := range [][]failover.TargetCluster{b.gb.Clusters, result} {
+		for _, t := range ts {
+			if c := w.byName[t.Name]; c != nil && c.kc != nil && !c.kc.Status.ResourceSummary.Allocated.Pods().Equal(*resource.NewQuantity(int64(w.used[t.Name]), resource.DecimalSI)) {
+				w.publish(c)
+			}
+		}
+	}
 	old := map[string]bool{}
 	for _, t := range b.gb.Clusters {
 		old[t.Name] = true
@@ -175,13 +197,37 @@ func (w *world) setSchedule(b *binding, result []failover.TargetCluster, readyAt
 	for _, t := range result {
 		if !old[t.Name] {
 			w.addCopy(b, t.Name, readyAt(t.Name))
+			if w.onCluster[t.Name] == nil {
+				w.onCluster[t.Name] = map[*binding]struct{}{}
+			}
+			w.onCluster[t.Name][b] = struct{}{}
 		}
 		delete(old, t.Name)
 	}
 	for name := range old {
 		w.load[name]--
+		delete(w.onCluster[name], b)
 	}
 	b.gb.Clusters = result
+}
+
+// touch tells the graceful eviction controller that b changed: its tasks
+// are assessed again at the next pass.
+func (w *world) touch(b *binding) {
+	b.dirty = true
+	if len(b.gb.Tasks) > 0 {
+		w.active[b] = struct{}{}
+	}
+}
+
+// byIndex returns the bindings of set in the order of world.bindings.
+func byIndex(set map[*binding]struct{}) []*binding {
+	out := make([]*binding, 0, len(set))
+	for b := range set {
+		out = append(out, b)
+	}
+	slices.SortFunc(out, func(a, b *binding) int { return a.idx - b.idx })
+	return out
 }
 
 // readyAfter is how long a new copy of b takes to turn Healthy.
@@ -272,7 +318,7 @@ func domainRateInForce(cfg ratelimit.Config, rates map[string]ratelimit.DomainRa
 
 // pendingDomains are the domains with items pending in either queue.
 func (w *world) pendingDomains() []string {
-	d := append(w.queues[qRB].PendingDomains(), w.queues[qCRB].PendingDomains()...)
+	d := append(w.engine.pendingDomains(qRB), w.engine.pendingDomains(qCRB)...)
 	slices.Sort(d)
 	return slices.Compact(d)
 }
