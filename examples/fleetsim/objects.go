@@ -33,7 +33,8 @@ import (
 // that the check can add up a fleet of them.
 const unknownCapacity = 100000
 
-// publish writes c into a new Cluster object and records it in the Fleet:
+// publish writes c into a new Cluster object and records it in the Fleet
+// and the Scheduler:
 // the object is never changed afterwards, as an informer's are not.
 func (w *world) publish(c *clusterState) {
 	capacity, ok := w.sc.Capacity[c.Name]
@@ -56,6 +57,7 @@ func (w *world) publish(c *clusterState) {
 		},
 	}
 	c.kc = kc
+	w.scheduler.Set(kc)
 	if _, err := w.fleet.Set(kc); err != nil && w.fleetErr == nil {
 		w.fleetErr = fmt.Errorf("fleetsim: cluster %s: %w", c.Name, err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/gracefulevict"
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/scheduling"
 	"github.com/failoverkit/failover/metrics"
 	"github.com/failoverkit/failover/ratelimit"
 	"github.com/failoverkit/failover/taintpolicy"
@@ -140,6 +141,7 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		return nil, err
 	}
 	w.fleet = &karmada.Fleet{}
+	w.scheduler = scheduling.NewScheduler(nil)
 	// The fork's controllers as fleetsim runs them: a NoExecute taint
 	// evicts (--enable-no-execute-taint-eviction), and each binding's
 	// budget of clusters in transit is its annotation's.

@@ -15,6 +15,7 @@ import (
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/gracefulevict"
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/scheduling"
 	"github.com/failoverkit/failover/metrics"
 	"github.com/failoverkit/failover/ratelimit"
 	"github.com/failoverkit/failover/taintpolicy"
@@ -109,6 +110,8 @@ type world struct {
 	ledger   *karmada.Ledger
 	evictor  *karmada.Evictor
 	fleetErr error // the first cluster the Fleet refused
+	// scheduler is Karmada's scheduler over the clusters as published.
+	scheduler *scheduling.Scheduler
 	// apis are the APIs every cluster serves: the kinds of the bindings.
 	apis []clusterv1alpha1.APIEnablement
 
