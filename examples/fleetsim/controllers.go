@@ -246,6 +246,9 @@ func (w *world) nextWake(now time.Time) (time.Time, bool) {
 		take(c.nextEval)
 	}
 	take(w.scanAt)
+	if len(w.stale) > 0 {
+		take(w.reportAt)
+	}
 	if len(w.inFlight) > 0 {
 		take(w.inFlight[0].at)
 	}

@@ -52,7 +52,7 @@ func (w *world) publish(c *clusterState) {
 			APIEnablements: w.apis,
 			ResourceSummary: &clusterv1alpha1.ResourceSummary{
 				Allocatable: corev1.ResourceList{corev1.ResourcePods: *resource.NewQuantity(int64(capacity), resource.DecimalSI)},
-				Allocated:   corev1.ResourceList{corev1.ResourcePods: *resource.NewQuantity(int64(w.used[c.Name]), resource.DecimalSI)},
+				Allocated:   corev1.ResourceList{corev1.ResourcePods: *resource.NewQuantity(int64(c.reported), resource.DecimalSI)},
 			},
 		},
 	}

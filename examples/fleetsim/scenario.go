@@ -77,6 +77,9 @@ type scenario struct {
 	// GracefulEvictionTimeout is the grace period of tasks that carry none.
 	GracefulEvictionTimeout time.Duration
 	Workers                 int
+	// PlacementBatch is how many bindings the scheduler places at the start
+	// between two reports of the clusters' resource summaries.
+	PlacementBatch int
 	// CompletesAfter, when positive, makes evictions finish in the
 	// background: the handler returns ErrInProgress and the scheduler's
 	// answer, then Complete, come this long after.
@@ -109,6 +112,7 @@ type scenarioSpec struct {
 	ReplacementReadyAfter   *metav1.Duration `json:"replacementReadyAfter,omitempty"`
 	GracefulEvictionTimeout *metav1.Duration `json:"gracefulEvictionTimeout,omitempty"`
 	Workers                 *int             `json:"workers,omitempty"`
+	PlacementBatch          *int             `json:"placementBatch,omitempty"`
 	BackgroundEviction      *backgroundSpec  `json:"backgroundEviction,omitempty"`
 	Rates                   rateSpec         `json:"rates,omitempty"`
 	Fleet                   []fleetGroup     `json:"fleet,omitempty"`
@@ -386,6 +390,7 @@ func loadScenario(name string, r io.Reader) (*scenario, error) {
 	sc.ReadyAfter = spec.ReplacementReadyAfter.Duration
 	sc.GracefulEvictionTimeout = spec.GracefulEvictionTimeout.Duration
 	sc.Workers = *spec.Workers
+	sc.PlacementBatch = *spec.PlacementBatch
 	if b := spec.BackgroundEviction; b != nil {
 		sc.CompletesAfter, sc.MaxInFlight = b.CompletesAfter.Duration, b.MaxInFlight
 	}
@@ -448,6 +453,13 @@ func validateSpec(s *scenarioSpec) error {
 	}
 	if *s.Workers < 1 || *s.Workers > 64 {
 		return fmt.Errorf("spec.workers: %d: want 1 to 64 workers per queue", *s.Workers)
+	}
+	if s.PlacementBatch == nil {
+		n := 1
+		s.PlacementBatch = &n
+	}
+	if *s.PlacementBatch < 1 || *s.PlacementBatch > maxBindings {
+		return fmt.Errorf("spec.placementBatch: %d: want 1 to %d bindings placed between two reports of the summaries", *s.PlacementBatch, maxBindings)
 	}
 	if b := s.BackgroundEviction; b != nil {
 		if b.CompletesAfter.Duration <= 0 || b.CompletesAfter.Duration >= 10*time.Minute {

@@ -201,11 +201,16 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 			}
 		}
 		w.setSchedule(b, result, func(string) time.Time { return sc.Start })
+		if (len(w.bindings)+1)%sc.PlacementBatch == 0 {
+			w.reportSummaries()
+		}
 		b.gb.Generation, b.gb.ObservedGeneration = 1, 1
 		b.write()
 		w.bindings = append(w.bindings, b)
 		w.byKey[b.queue][b.key()] = b
 	}
+	w.reportSummaries()
+	w.reportAt = sc.Start.Add(clusterStatusUpdateFrequency)
 	for _, c := range w.clusters {
 		if spare, known := w.spare(c.Name); known && spare < 0 {
 			return nil, fmt.Errorf("fleetsim: %s: the initial placement puts %d replicas on %s, whose capacity is %d: raise it or place fewer",
@@ -284,6 +289,10 @@ func (s *sim) run(ctx context.Context) (err error) {
 func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 	w := s.w
 	t := now.Sub(s.sc.Start)
+	if !now.Before(w.reportAt) {
+		w.reportSummaries()
+		w.reportAt = w.reportAt.Add((now.Sub(w.reportAt)/clusterStatusUpdateFrequency + 1) * clusterStatusUpdateFrequency)
+	}
 	for *nextEvent < len(s.sc.Timeline) && s.sc.Timeline[*nextEvent].At.Duration <= t {
 		e := s.sc.Timeline[*nextEvent]
 		*nextEvent++
