@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,6 +46,7 @@ func (w *world) applyEvent(e timelineEvent, now time.Time) []string {
 		}
 		if changed {
 			c.dirty = true
+			w.watched[c] = struct{}{}
 			names = append(names, c.Name)
 			w.publish(c)
 		}
@@ -60,16 +62,23 @@ func (w *world) applyEvent(e timelineEvent, now time.Time) []string {
 // window has run out, and writes their taints. It returns the clusters that
 // became faulty and those that recovered.
 func (w *world) taintController(now time.Time) (failed, recovered []string, changes []string) {
-	for _, c := range w.clusters {
-		if !c.dirty && (c.nextEval.IsZero() || c.nextEval.After(now)) {
-			continue
+	// The clusters due now, in the order of world.clusters.
+	var due []*clusterState
+	for c := range w.watched {
+		if c.dirty || !c.nextEval.IsZero() && !c.nextEval.After(now) {
+			due = append(due, c)
 		}
+	}
+	slices.SortFunc(due, func(a, b *clusterState) int { return a.idx - b.idx })
+	for _, c := range due {
 		c.dirty = false
 		res := w.evaluator.Evaluate(c.Cluster, now)
 		c.Taints = res.Taints
 		c.nextEval = time.Time{}
 		if res.RequeueAfter > 0 {
 			c.nextEval = now.Add(res.RequeueAfter)
+		} else {
+			delete(w.watched, c)
 		}
 		for _, t := range res.Added {
 			changes = append(changes, "+"+t.Key+":"+string(t.Effect)+" "+c.Name)
@@ -248,7 +257,7 @@ func (w *world) nextWake(now time.Time) (time.Time, bool) {
 			next, found = t, true
 		}
 	}
-	for _, c := range w.clusters {
+	for c := range w.watched {
 		take(c.nextEval)
 	}
 	take(w.scanAt)

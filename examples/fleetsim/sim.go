@@ -124,6 +124,7 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		cfg:       cfg,
 		clk:       clk,
 		byName:    map[string]*clusterState{},
+		watched:   map[*clusterState]struct{}{},
 		byKey:     [2]map[string]*binding{{}, {}},
 		load:      map[string]int{},
 		onCluster: map[string]map[*binding]struct{}{},
@@ -148,7 +149,8 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 	w.evictor = &karmada.Evictor{Fleet: w.fleet, Ledger: w.ledger, EnableNoExecuteTaintEviction: true}
 	w.apis = apiEnablements(sc.Bindings)
 	for i := range sc.Clusters {
-		c := &clusterState{Cluster: sc.Clusters[i], dirty: true}
+		c := &clusterState{Cluster: sc.Clusters[i], dirty: true, idx: i}
+		w.watched[c] = struct{}{}
 		c.Conditions = append(c.Conditions[:0:0], c.Conditions...)
 		w.clusters = append(w.clusters, c)
 		w.byName[c.Name] = c

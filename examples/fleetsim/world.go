@@ -51,6 +51,7 @@ type clusterState struct {
 	// changed since.
 	reported int32
 	stale    bool
+	idx      int // its place in world.clusters
 }
 
 // binding is a ResourceBinding or ClusterResourceBinding with its schedule
@@ -90,6 +91,10 @@ type world struct {
 	clk      clock.PassiveClock
 	clusters []*clusterState
 	byName   map[string]*clusterState
+	// watched are the clusters the taint controller must look at: those
+	// whose conditions changed (dirty) or whose window runs (nextEval),
+	// so that a step does not look at the whole fleet.
+	watched  map[*clusterState]struct{}
 	bindings []*binding
 	byKey    [2]map[string]*binding
 	// onCluster indexes the bindings by the clusters of their schedule
