@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,6 +46,7 @@ func (w *world) applyEvent(e timelineEvent, now time.Time) []string {
 		}
 		if changed {
 			c.dirty = true
+			w.watched[c] = struct{}{}
 			names = append(names, c.Name)
 			w.publish(c)
 		}
@@ -60,16 +62,23 @@ func (w *world) applyEvent(e timelineEvent, now time.Time) []string {
 // window has run out, and writes their taints. It returns the clusters that
 // became faulty and those that recovered.
 func (w *world) taintController(now time.Time) (failed, recovered []string, changes []string) {
-	for _, c := range w.clusters {
-		if !c.dirty && (c.nextEval.IsZero() || c.nextEval.After(now)) {
-			continue
+	// The clusters due now, in the order of world.clusters.
+	var due []*clusterState
+	for c := range w.watched {
+		if c.dirty || !c.nextEval.IsZero() && !c.nextEval.After(now) {
+			due = append(due, c)
 		}
+	}
+	slices.SortFunc(due, func(a, b *clusterState) int { return a.idx - b.idx })
+	for _, c := range due {
 		c.dirty = false
 		res := w.evaluator.Evaluate(c.Cluster, now)
 		c.Taints = res.Taints
 		c.nextEval = time.Time{}
 		if res.RequeueAfter > 0 {
 			c.nextEval = now.Add(res.RequeueAfter)
+		} else {
+			delete(w.watched, c)
 		}
 		for _, t := range res.Added {
 			changes = append(changes, "+"+t.Key+":"+string(t.Effect)+" "+c.Name)
@@ -160,13 +169,19 @@ func (w *world) taintManager(now time.Time) (due [2][]evictionqueue.Item) {
 // gracefulEvictionController assesses the tasks of the bindings that
 // changed or whose deadline came, and removes the old copies of done tasks.
 func (w *world) gracefulEvictionController(now time.Time) {
-	for _, b := range byIndex(w.active) {
+	// Only the bindings due now, in the order of world.bindings: sorting
+	// every active binding at each step costs more than the assessments
+	// at 100,000 bindings.
+	due := map[*binding]struct{}{}
+	for b := range w.active {
+		if len(b.gb.Tasks) == 0 || b.dirty || !b.assessAt.IsZero() && !b.assessAt.After(now) {
+			due[b] = struct{}{}
+		}
+	}
+	for _, b := range byIndex(due) {
 		if len(b.gb.Tasks) == 0 {
 			b.dirty, b.assessAt = false, time.Time{}
 			delete(w.active, b)
-			continue
-		}
-		if !b.dirty && (b.assessAt.IsZero() || b.assessAt.After(now)) {
 			continue
 		}
 		b.dirty = false
@@ -242,10 +257,13 @@ func (w *world) nextWake(now time.Time) (time.Time, bool) {
 			next, found = t, true
 		}
 	}
-	for _, c := range w.clusters {
+	for c := range w.watched {
 		take(c.nextEval)
 	}
 	take(w.scanAt)
+	if len(w.stale) > 0 {
+		take(w.reportAt)
+	}
 	if len(w.inFlight) > 0 {
 		take(w.inFlight[0].at)
 	}

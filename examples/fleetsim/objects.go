@@ -33,7 +33,8 @@ import (
 // that the check can add up a fleet of them.
 const unknownCapacity = 100000
 
-// publish writes c into a new Cluster object and records it in the Fleet:
+// publish writes c into a new Cluster object and records it in the Fleet
+// and the Scheduler:
 // the object is never changed afterwards, as an informer's are not.
 func (w *world) publish(c *clusterState) {
 	capacity, ok := w.sc.Capacity[c.Name]
@@ -51,11 +52,12 @@ func (w *world) publish(c *clusterState) {
 			APIEnablements: w.apis,
 			ResourceSummary: &clusterv1alpha1.ResourceSummary{
 				Allocatable: corev1.ResourceList{corev1.ResourcePods: *resource.NewQuantity(int64(capacity), resource.DecimalSI)},
-				Allocated:   corev1.ResourceList{corev1.ResourcePods: *resource.NewQuantity(int64(w.used[c.Name]), resource.DecimalSI)},
+				Allocated:   corev1.ResourceList{corev1.ResourcePods: *resource.NewQuantity(int64(c.reported), resource.DecimalSI)},
 			},
 		},
 	}
 	c.kc = kc
+	w.scheduler.Set(kc)
 	if _, err := w.fleet.Set(kc); err != nil && w.fleetErr == nil {
 		w.fleetErr = fmt.Errorf("fleetsim: cluster %s: %w", c.Name, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -61,6 +62,16 @@ const (
 	// task the engine wrote, as a fork that adds the field would. Without
 	// it a task lasts spec.gracefulEvictionTimeout.
 	annotationGracePeriod = "fleetsim.failoverkit.dev/grace-period-seconds"
+	// annotationShards spreads a stamped binding's count copies over
+	// shards of the fleet: copy i is placed only on the clusters labelled
+	// labelShard: ⌊i·shards/count⌋ (copies stamped one after another share
+	// a shard, as a team's workloads do), which its
+	// clusterAffinity.clusterNames lists (inShard), as real workloads'
+	// affinities make their placements differ.
+	annotationShards = "fleetsim.failoverkit.dev/shards"
+	// labelShard is the label spec.fleet[].shards gives generated
+	// clusters: the cluster's number in its group, from 0, mod shards.
+	labelShard = "fleetsim.failoverkit.dev/shard"
 )
 
 // scenario is a loaded, validated scenario: what the simulation runs.
@@ -77,6 +88,9 @@ type scenario struct {
 	// GracefulEvictionTimeout is the grace period of tasks that carry none.
 	GracefulEvictionTimeout time.Duration
 	Workers                 int
+	// PlacementBatch is how many bindings the scheduler places at the start
+	// between two reports of the clusters' resource summaries.
+	PlacementBatch int
 	// CompletesAfter, when positive, makes evictions finish in the
 	// background: the handler returns ErrInProgress and the scheduler's
 	// answer, then Complete, come this long after.
@@ -109,6 +123,7 @@ type scenarioSpec struct {
 	ReplacementReadyAfter   *metav1.Duration `json:"replacementReadyAfter,omitempty"`
 	GracefulEvictionTimeout *metav1.Duration `json:"gracefulEvictionTimeout,omitempty"`
 	Workers                 *int             `json:"workers,omitempty"`
+	PlacementBatch          *int             `json:"placementBatch,omitempty"`
 	BackgroundEviction      *backgroundSpec  `json:"backgroundEviction,omitempty"`
 	Rates                   rateSpec         `json:"rates,omitempty"`
 	Fleet                   []fleetGroup     `json:"fleet,omitempty"`
@@ -147,6 +162,9 @@ type fleetGroup struct {
 	// Capacity is how many replicas each cluster can run; 0: unknown, which
 	// the pre-scheduling check assumes is enough.
 	Capacity int32 `json:"capacity,omitempty"`
+	// Shards, when positive, labels the group's i-th cluster (from 0)
+	// labelShard: i mod Shards.
+	Shards int `json:"shards,omitempty"`
 }
 
 // timelineEvent sets conditions on the clusters it selects at time At after
@@ -212,6 +230,10 @@ type bindingSpecResolved struct {
 	// GracePeriodSeconds is its tasks' grace period (annotationGracePeriod);
 	// nil: spec.gracefulEvictionTimeout.
 	GracePeriodSeconds *int32
+	// Shard is the shard of the fleet it may go to (annotationShards),
+	// when Sharded.
+	Shard   int
+	Sharded bool
 }
 
 // key is the binding's queue key: "namespace/name", or "name" when cluster-scoped.
@@ -386,6 +408,7 @@ func loadScenario(name string, r io.Reader) (*scenario, error) {
 	sc.ReadyAfter = spec.ReplacementReadyAfter.Duration
 	sc.GracefulEvictionTimeout = spec.GracefulEvictionTimeout.Duration
 	sc.Workers = *spec.Workers
+	sc.PlacementBatch = *spec.PlacementBatch
 	if b := spec.BackgroundEviction; b != nil {
 		sc.CompletesAfter, sc.MaxInFlight = b.CompletesAfter.Duration, b.MaxInFlight
 	}
@@ -405,6 +428,9 @@ func loadScenario(name string, r io.Reader) (*scenario, error) {
 	}
 	if err := checkTimelineSelectors(name, *specDoc, sc); err != nil {
 		return nil, err
+	}
+	if err := shardBindings(sc); err != nil {
+		return nil, fmt.Errorf("fleetsim: %s: %w", name, err)
 	}
 	return sc, nil
 }
@@ -449,6 +475,13 @@ func validateSpec(s *scenarioSpec) error {
 	if *s.Workers < 1 || *s.Workers > 64 {
 		return fmt.Errorf("spec.workers: %d: want 1 to 64 workers per queue", *s.Workers)
 	}
+	if s.PlacementBatch == nil {
+		n := 1
+		s.PlacementBatch = &n
+	}
+	if *s.PlacementBatch < 1 || *s.PlacementBatch > maxBindings {
+		return fmt.Errorf("spec.placementBatch: %d: want 1 to %d bindings placed between two reports of the summaries", *s.PlacementBatch, maxBindings)
+	}
 	if b := s.BackgroundEviction; b != nil {
 		if b.CompletesAfter.Duration <= 0 || b.CompletesAfter.Duration >= 10*time.Minute {
 			return fmt.Errorf("spec.backgroundEviction.completesAfter: %v: want more than 0 and less than the queue's InFlightTTL (10m)", b.CompletesAfter.Duration)
@@ -483,6 +516,9 @@ func validateSpec(s *scenarioSpec) error {
 		}
 		if g.Capacity < 0 {
 			return fmt.Errorf("%s.capacity: %d: must not be negative (0: unknown)", p, g.Capacity)
+		}
+		if g.Shards < 0 || g.Shards > g.Clusters {
+			return fmt.Errorf("%s.shards: %d: want 0 (none) to the group's %d clusters", p, g.Shards, g.Clusters)
 		}
 	}
 	for i, e := range s.Timeline {
@@ -574,6 +610,9 @@ func generateFleet(groups []fleetGroup) []failover.Cluster {
 			}
 			for k, v := range g.Labels {
 				c.Labels[k] = v
+			}
+			if g.Shards > 0 {
+				c.Labels[labelShard] = strconv.Itoa(i % g.Shards)
 			}
 			out = append(out, c)
 		}
@@ -713,8 +752,19 @@ func decodeBinding(d strictyaml.Document) ([]*bindingSpecResolved, string, error
 		}
 		count = n
 	}
+	shards := 0
+	if v, ok := m.Annotations[annotationShards]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > count {
+			return nil, what, fmt.Errorf("metadata.annotations[%s]: %q: want a number of shards from 1 to the %d copies (%s)", annotationShards, v, count, annotationCount)
+		}
+		if p := s.Placement; p != nil && (len(p.ClusterAffinities) > 0 || p.ClusterAffinity != nil && len(p.ClusterAffinity.ClusterNames) > 0) {
+			return nil, what, fmt.Errorf("metadata.annotations[%s]: a shard is a list of clusterNames: spec.placement may have neither clusterAffinities nor clusterAffinity.clusterNames", annotationShards)
+		}
+		shards = n
+	}
 	b.Group = strings.TrimPrefix(m.Namespace+"/"+m.Name, "/")
-	if count == 1 {
+	if count == 1 && shards == 0 {
 		b.Name = m.Name
 		return []*bindingSpecResolved{&b}, what, nil
 	}
@@ -726,10 +776,71 @@ func decodeBinding(d strictyaml.Document) ([]*bindingSpecResolved, string, error
 	for i := range count {
 		c := b
 		c.Name = fmt.Sprintf("%s-%0*d", m.Name, width, i)
-		if c.Resource.Name != "" {
+		if count == 1 {
+			c.Name = m.Name // a single copy keeps its name
+		} else if c.Resource.Name != "" {
 			c.Resource.Name = fmt.Sprintf("%s-%0*d", c.Resource.Name, width, i)
+		}
+		if shards > 0 {
+			c.Shard, c.Sharded = i*shards/count, true
 		}
 		out[i] = &c
 	}
 	return out, what, nil
+}
+
+// shardBindings restricts each sharded binding (annotationShards) to the
+// clusters of its shard (labelShard), by name. Copies of one document in
+// one shard share their placement.
+func shardBindings(sc *scenario) error {
+	byShard := map[string][]string{}
+	for _, c := range sc.Clusters {
+		if v, ok := c.Labels[labelShard]; ok {
+			byShard[v] = append(byShard[v], c.Name)
+		}
+	}
+	type key struct {
+		group string
+		shard int
+	}
+	done := map[key]*bindingSpecResolved{}
+	for _, b := range sc.Bindings {
+		if !b.Sharded {
+			continue
+		}
+		k := key{b.Kind + " " + b.Group, b.Shard}
+		if d := done[k]; d != nil {
+			b.Karmada, b.Placement = d.Karmada, d.Placement
+			continue
+		}
+		names := byShard[strconv.Itoa(b.Shard)]
+		if len(names) == 0 {
+			return fmt.Errorf("%s %s: metadata.annotations[%s]: no cluster is labelled %s=%d: give spec.fleet[].shards",
+				b.Kind, b.Group, annotationShards, labelShard, b.Shard)
+		}
+		var err error
+		if b.Karmada, b.Placement, err = inShard(b.Karmada, names); err != nil {
+			return fmt.Errorf("%s %s: spec.placement: %w", b.Kind, b.Group, err)
+		}
+		done[k] = b
+	}
+	return nil
+}
+
+// inShard is placement restricted to the clusters named names (a shard),
+// for Karmada and for the library's check. A shard is listed by name, not
+// by a labelSelector: Karmada's ClusterAffinity filter parses a
+// labelSelector again for every cluster it looks at, which at 5,000
+// clusters costs more than the rest of the scheduler.
+func inShard(placement *policyv1alpha1.Placement, names []string) (*policyv1alpha1.Placement, prescheduling.Placement, error) {
+	p := &policyv1alpha1.Placement{}
+	if placement != nil {
+		p = placement.DeepCopy()
+	}
+	if p.ClusterAffinity == nil {
+		p.ClusterAffinity = &policyv1alpha1.ClusterAffinity{}
+	}
+	p.ClusterAffinity.ClusterNames = slices.Clone(names)
+	checked, err := karmada.FromPlacement(p)
+	return p, checked, err
 }

@@ -86,6 +86,10 @@ func TestBadScenariosNameFileDocumentAndField(t *testing.T) {
 			[]string{"document 3", "line 20", `the document: ["a list"]: want a mapping`}},
 		{"bad duration", "duration: 5m", "duration: five minutes",
 			[]string{"document 1", `spec.duration: "five minutes": time: invalid duration`}},
+		{"placementBatch not positive", "  duration: 5m\n", "  duration: 5m\n  placementBatch: 0\n",
+			[]string{"document 1", "spec.placementBatch: 0: want 1 to 100000"}},
+		{"placementBatch not a number", "  duration: 5m\n", "  duration: 5m\n  placementBatch: all\n",
+			[]string{"document 1", `spec.placementBatch: "all": want an integer`}},
 		{"duration not positive", "duration: 5m", "duration: 0s",
 			[]string{"document 1", "spec.duration: 0s: must be positive"}},
 		{"timeline after the end", "  - at: 1m", "  - at: 10m",
@@ -110,6 +114,25 @@ func TestBadScenariosNameFileDocumentAndField(t *testing.T) {
 			[]string{"document 3", "metadata.annotations[fleetsim.failoverkit.dev/grace-period-seconds]: \"0\""}},
 		{"a field Karmada's types do not have", "  placement:\n", "  failover: {cluster: {gracePeriodSeconds: 60}}\n  placement:\n",
 			[]string{"document 3", `unknown field "spec.failover.cluster.gracePeriodSeconds"`}},
+		{"more shards than copies", "metadata: {name: web, namespace: shop}",
+			"metadata: {name: web, namespace: shop, annotations: {fleetsim.failoverkit.dev/count: \"4\", fleetsim.failoverkit.dev/shards: \"5\"}}",
+			[]string{"document 3", "ResourceBinding shop/web", `metadata.annotations[fleetsim.failoverkit.dev/shards]: "5": want a number of shards from 1 to the 4 copies`}},
+		{"shards not a number", "metadata: {name: web, namespace: shop}",
+			"metadata: {name: web, namespace: shop, annotations: {fleetsim.failoverkit.dev/count: \"4\", fleetsim.failoverkit.dev/shards: two}}",
+			[]string{"document 3", `metadata.annotations[fleetsim.failoverkit.dev/shards]: "two"`}},
+		{"shards with clusterNames", "metadata: {name: web, namespace: shop}\nspec:\n  resource: {apiVersion: apps/v1, kind: Deployment, name: web}\n  placement:\n",
+			"metadata: {name: web, namespace: shop, annotations: {fleetsim.failoverkit.dev/count: \"4\", fleetsim.failoverkit.dev/shards: \"2\"}}\n" +
+				"spec:\n  resource: {apiVersion: apps/v1, kind: Deployment, name: web}\n  placement:\n    clusterAffinity: {clusterNames: [r1-01]}\n",
+			[]string{"document 3", "a shard is a list of clusterNames"}},
+		{"shards of no labelled cluster", "metadata: {name: web, namespace: shop}",
+			"metadata: {name: web, namespace: shop, annotations: {fleetsim.failoverkit.dev/count: \"4\", fleetsim.failoverkit.dev/shards: \"2\"}}",
+			[]string{"ResourceBinding shop/web", "no cluster is labelled fleetsim.failoverkit.dev/shard=0: give spec.fleet[].shards"}},
+		{"more fleet shards than clusters", "{provider: aws, region: r1, clusters: 3}", "{provider: aws, region: r1, clusters: 3, shards: 4}",
+			[]string{"document 1", "spec.fleet[0].shards: 4: want 0 (none) to the group's 3 clusters"}},
+		{"negative fleet shards", "{provider: aws, region: r1, clusters: 3}", "{provider: aws, region: r1, clusters: 3, shards: -1}",
+			[]string{"document 1", "spec.fleet[0].shards: -1"}},
+		{"fleet shards not a number", "{provider: aws, region: r1, clusters: 3}", "{provider: aws, region: r1, clusters: 3, shards: all}",
+			[]string{"document 1", `spec.fleet[0].shards: "all": want an integer`}},
 		{"bad count", "metadata: {name: web, namespace: shop}", "metadata: {name: web, namespace: shop, annotations: {fleetsim.failoverkit.dev/count: lots}}",
 			[]string{"document 3", "fleetsim.failoverkit.dev/count", "lots"}},
 		{"divided without replicas", "replicaSchedulingType: Duplicated", "replicaSchedulingType: Divided",
@@ -164,6 +187,32 @@ func TestBadScenariosNameFileDocumentAndField(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestShardsSpreadStampedCopies(t *testing.T) {
+	body := strings.Replace(goodScenario, "{provider: aws, region: r1, clusters: 3}", "{provider: aws, region: r1, clusters: 3, shards: 3}", 1)
+	body = strings.Replace(body, "metadata: {name: web, namespace: shop}",
+		`metadata: {name: web, namespace: shop, annotations: {fleetsim.failoverkit.dev/count: "6", fleetsim.failoverkit.dev/shards: "3"}}`, 1)
+	sc, err := readScenario(writeScenario(t, body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sc.Clusters[1].Labels[labelShard]; got != "1" {
+		t.Errorf("r1-02 in shard %q, want 1", got)
+	}
+	// Copies stamped one after another share a shard: two per shard.
+	for i, want := range []string{"r1-01", "r1-01", "r1-02", "r1-02", "r1-03", "r1-03"} {
+		if got := sc.Bindings[i].Karmada.ClusterAffinity.ClusterNames; len(got) != 1 || got[0] != want {
+			t.Errorf("%s may go to %v, want [%s]", sc.Bindings[i].Name, got, want)
+		}
+	}
+	r, err := runReport(t, "--scenario", writeScenario(t, body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum2(r.Totals.Abandoned) != 2 {
+		t.Errorf("abandoned %v: want the two copies of r1-01's shard, which have nowhere to go", r.Totals.Abandoned)
 	}
 }
 

@@ -5,18 +5,17 @@ import (
 	"slices"
 	"sort"
 
-	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/gracefulevict"
 	"github.com/failoverkit/failover/karmada"
-	"github.com/failoverkit/failover/karmada/scheduling"
 )
 
 // schedule is Karmada's scheduler placing b (karmada/scheduling: Karmada
-// v1.18's own algorithm, in process) on the fleet as it is now, with the
+// v1.18's own algorithm, in process, one Scheduler per run that publish
+// tells of each cluster as published) on the fleet as it is now, with the
 // schedule result and graceful eviction tasks gb gives: at the start, and
 // after each eviction, where the scheduler keeps what runs and places what
 // the eviction removed (never on a cluster a task comes from). It returns
@@ -26,7 +25,7 @@ func (w *world) schedule(b *binding, gb gracefulevict.Binding) ([]failover.Targe
 	_, spec, status := b.parts()
 	s := spec.DeepCopy()
 	karmada.ApplyBinding(s, gb)
-	result, term, err := scheduling.Schedule(w.karmadaClusters(), s, status)
+	result, term, err := w.scheduler.Schedule(s, status)
 	if err != nil {
 		return nil, fmt.Errorf("fleetsim: Karmada's scheduler cannot place %s %s: %w", b.spec.Kind, b.key(), err)
 	}
@@ -37,15 +36,6 @@ func (w *world) schedule(b *binding, gb gracefulevict.Binding) ([]failover.Targe
 	}
 	sortTargets(out)
 	return out, nil
-}
-
-// karmadaClusters are the clusters as last published, for the scheduler.
-func (w *world) karmadaClusters() []*clusterv1alpha1.Cluster {
-	out := make([]*clusterv1alpha1.Cluster, len(w.clusters))
-	for i, c := range w.clusters {
-		out[i] = c.kc
-	}
-	return out
 }
 
 // tolerates reports whether tolerations tolerate every NoSchedule and

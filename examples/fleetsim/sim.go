@@ -19,6 +19,7 @@ import (
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/gracefulevict"
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/scheduling"
 	"github.com/failoverkit/failover/metrics"
 	"github.com/failoverkit/failover/ratelimit"
 	"github.com/failoverkit/failover/taintpolicy"
@@ -123,6 +124,7 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		cfg:       cfg,
 		clk:       clk,
 		byName:    map[string]*clusterState{},
+		watched:   map[*clusterState]struct{}{},
 		byKey:     [2]map[string]*binding{{}, {}},
 		load:      map[string]int{},
 		onCluster: map[string]map[*binding]struct{}{},
@@ -140,13 +142,15 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		return nil, err
 	}
 	w.fleet = &karmada.Fleet{}
+	w.scheduler = scheduling.NewScheduler(nil)
 	// The fork's controllers as fleetsim runs them: a NoExecute taint
 	// evicts (--enable-no-execute-taint-eviction), and each binding's
 	// budget of clusters in transit is its annotation's.
 	w.evictor = &karmada.Evictor{Fleet: w.fleet, Ledger: w.ledger, EnableNoExecuteTaintEviction: true}
 	w.apis = apiEnablements(sc.Bindings)
 	for i := range sc.Clusters {
-		c := &clusterState{Cluster: sc.Clusters[i], dirty: true}
+		c := &clusterState{Cluster: sc.Clusters[i], dirty: true, idx: i}
+		w.watched[c] = struct{}{}
 		c.Conditions = append(c.Conditions[:0:0], c.Conditions...)
 		w.clusters = append(w.clusters, c)
 		w.byName[c.Name] = c
@@ -199,11 +203,16 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 			}
 		}
 		w.setSchedule(b, result, func(string) time.Time { return sc.Start })
+		if (len(w.bindings)+1)%sc.PlacementBatch == 0 {
+			w.reportSummaries()
+		}
 		b.gb.Generation, b.gb.ObservedGeneration = 1, 1
 		b.write()
 		w.bindings = append(w.bindings, b)
 		w.byKey[b.queue][b.key()] = b
 	}
+	w.reportSummaries()
+	w.reportAt = sc.Start.Add(clusterStatusUpdateFrequency)
 	for _, c := range w.clusters {
 		if spare, known := w.spare(c.Name); known && spare < 0 {
 			return nil, fmt.Errorf("fleetsim: %s: the initial placement puts %d replicas on %s, whose capacity is %d: raise it or place fewer",
@@ -282,6 +291,10 @@ func (s *sim) run(ctx context.Context) (err error) {
 func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 	w := s.w
 	t := now.Sub(s.sc.Start)
+	if !now.Before(w.reportAt) {
+		w.reportSummaries()
+		w.reportAt = w.reportAt.Add((now.Sub(w.reportAt)/clusterStatusUpdateFrequency + 1) * clusterStatusUpdateFrequency)
+	}
 	for *nextEvent < len(s.sc.Timeline) && s.sc.Timeline[*nextEvent].At.Duration <= t {
 		e := s.sc.Timeline[*nextEvent]
 		*nextEvent++

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
@@ -15,6 +14,7 @@ import (
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/gracefulevict"
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/scheduling"
 	"github.com/failoverkit/failover/metrics"
 	"github.com/failoverkit/failover/ratelimit"
 	"github.com/failoverkit/failover/taintpolicy"
@@ -46,6 +46,12 @@ type clusterState struct {
 	cutOffAt time.Time
 	// kc is the cluster as the Karmada object last published (publish).
 	kc *clusterv1alpha1.Cluster
+	// reported is the replicas it runs as its resource summary last
+	// reported them (reportSummaries), which publish writes; stale: they
+	// changed since.
+	reported int32
+	stale    bool
+	idx      int // its place in world.clusters
 }
 
 // binding is a ResourceBinding or ClusterResourceBinding with its schedule
@@ -85,6 +91,10 @@ type world struct {
 	clk      clock.PassiveClock
 	clusters []*clusterState
 	byName   map[string]*clusterState
+	// watched are the clusters the taint controller must look at: those
+	// whose conditions changed (dirty) or whose window runs (nextEval),
+	// so that a step does not look at the whole fleet.
+	watched  map[*clusterState]struct{}
 	bindings []*binding
 	byKey    [2]map[string]*binding
 	// onCluster indexes the bindings by the clusters of their schedule
@@ -95,6 +105,11 @@ type world struct {
 	load      map[string]int // copies scheduled per cluster
 	// used is the replicas scheduled per cluster, against sc.Capacity.
 	used map[string]int32
+	// stale are the clusters whose replicas changed since their summaries
+	// last reported them, and reportAt the next report: every
+	// clusterStatusUpdateFrequency from the start (reportSummaries).
+	stale    []*clusterState
+	reportAt time.Time
 
 	evaluator *taintpolicy.Evaluator
 	tracker   *ratelimit.Tracker
@@ -109,6 +124,8 @@ type world struct {
 	ledger   *karmada.Ledger
 	evictor  *karmada.Evictor
 	fleetErr error // the first cluster the Fleet refused
+	// scheduler is Karmada's scheduler over the clusters as published.
+	scheduler *scheduling.Scheduler
 	// apis are the APIs every cluster serves: the kinds of the bindings.
 	apis []clusterv1alpha1.APIEnablement
 
@@ -182,11 +199,13 @@ func (w *world) setSchedule(b *binding, result []failover.TargetCluster, readyAt
 	for _, t := range result {
 		w.used[t.Name] += replicasOn(b, t)
 	}
-	// The clusters report the replicas they run (their resource summaries).
+	// The clusters report the replicas they run (their resource summaries)
+	// at the next report (reportSummaries).
 	for _, ts := range [][]failover.TargetCluster{b.gb.Clusters, result} {
 		for _, t := range ts {
-			if c := w.byName[t.Name]; c != nil && c.kc != nil && !c.kc.Status.ResourceSummary.Allocated.Pods().Equal(*resource.NewQuantity(int64(w.used[t.Name]), resource.DecimalSI)) {
-				w.publish(c)
+			if c := w.byName[t.Name]; c != nil && !c.stale && c.reported != w.used[t.Name] {
+				c.stale = true
+				w.stale = append(w.stale, c)
 			}
 		}
 	}
@@ -209,6 +228,25 @@ func (w *world) setSchedule(b *binding, result []failover.TargetCluster, readyAt
 		delete(w.onCluster[name], b)
 	}
 	b.gb.Clusters = result
+}
+
+// reportSummaries is the member clusters reporting their resource
+// summaries, as each does every --cluster-status-update-frequency: the
+// clusters whose replicas changed since their last report publish the
+// replicas they run now. Between reports, the scheduler and the
+// pre-scheduling check see the summaries of the last report, and the
+// Ledger holds the room of the evictions they do not show yet, as in
+// Karmada (karmada#6518). fleetsim reports every cluster's at once, every
+// clusterStatusUpdateFrequency from the start of the run.
+func (w *world) reportSummaries() {
+	for _, c := range w.stale {
+		c.stale = false
+		if c.reported != w.used[c.Name] {
+			c.reported = w.used[c.Name]
+			w.publish(c)
+		}
+	}
+	w.stale = w.stale[:0]
 }
 
 // touch tells the graceful eviction controller that b changed: its tasks
