@@ -261,28 +261,13 @@ func (e *engine) complete(i int, it evictionqueue.Item) (bool, error) {
 // delivers the call's outcomes itself, a moment later, and the driver must
 // not read the record before.
 func (e *engine) delivery(i int) error {
-	var guard *time.Timer
-	defer func() {
-		if guard != nil {
-			guard.Stop()
-		}
-	}()
-	for {
+	return e.waitFor(func() bool {
 		e.mu.Lock()
-		changed, done := e.changed, e.delivered[i] == e.expected[i]
-		e.mu.Unlock()
-		if done {
-			return nil
-		}
-		if guard == nil {
-			guard = time.NewTimer(settleTimeout)
-		}
-		select {
-		case <-changed:
-		case <-guard.C:
-			return fmt.Errorf("fleetsim: queue %s did not deliver its outcomes within %v (a bug in the driver)", queueNames[i], settleTimeout)
-		}
-	}
+		defer e.mu.Unlock()
+		return e.delivered[i] == e.expected[i]
+	}, func() string {
+		return fmt.Sprintf("queue %s did not deliver its outcomes", queueNames[i])
+	})
 }
 
 // retry is Queue.Retry: the item's backoff ends now.

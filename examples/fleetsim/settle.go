@@ -8,6 +8,15 @@ import (
 // settle waits until the queues' goroutines have done all they can at the
 // clock's time (see engine).
 func (e *engine) settle() error {
+	return e.waitFor(e.quiet, func() string { return "the eviction queues did not settle (" + e.state() + ")" })
+}
+
+// waitFor waits until done reports true, checking it again at every event
+// the driver sees (engine.changed), never on time. The queues settle
+// within microseconds, so settleTimeout of wall time passing means a bug
+// in the driver's bookkeeping: the error says what did not happen
+// (failed).
+func (e *engine) waitFor(done func() bool, failed func() string) error {
 	var guard *time.Timer
 	defer func() {
 		if guard != nil {
@@ -18,7 +27,7 @@ func (e *engine) settle() error {
 		e.mu.Lock()
 		changed := e.changed
 		e.mu.Unlock()
-		if e.quiet() {
+		if done() {
 			return nil
 		}
 		if guard == nil {
@@ -27,7 +36,7 @@ func (e *engine) settle() error {
 		select {
 		case <-changed:
 		case <-guard.C:
-			return fmt.Errorf("fleetsim: the eviction queues did not settle within %v (a bug in the driver): %s", settleTimeout, e.state())
+			return fmt.Errorf("fleetsim: %s within %v (a bug in the driver)", failed(), settleTimeout)
 		}
 	}
 }
