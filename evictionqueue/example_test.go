@@ -63,6 +63,27 @@ func ExampleQueue_CancelCluster() {
 	// pending: [{member2 default/b  0}]
 }
 
+// PendingDomains lists the disruption domains with pending items by their
+// head items, as the workers ask the pacer for permits: a higher priority
+// first, then first in.
+func ExampleQueue_PendingDomains() {
+	region := map[string]string{"use1-a": "us-east-1", "euw1-a": "europe-west1", "sea-a": "southeastasia"}
+	q, err := evictionqueue.New(evictionqueue.Config{Name: "resource-binding", DomainOf: func(c string) string { return region[c] }},
+		func(context.Context, evictionqueue.Item) error { return nil })
+	if err != nil {
+		panic(err)
+	}
+	q.Add(evictionqueue.Item{Cluster: "use1-a", Key: "shop/web"})
+	q.Add(evictionqueue.Item{Cluster: "euw1-a", Key: "shop/web"})
+	q.Add(evictionqueue.Item{Cluster: "sea-a", Key: "kube-system/dns", Priority: 100})
+	fmt.Println(q.PendingDomains())
+	q.CancelCluster("use1-a")
+	fmt.Println(q.PendingDomains())
+	// Output:
+	// [southeastasia us-east-1 europe-west1]
+	// [southeastasia europe-west1]
+}
+
 // A handler abandons an item that no cluster can take (the pre-scheduling
 // check failed), reports an eviction that finishes in the background with
 // ErrInProgress, and Complete confirms it later. OnOutcome sees each step.

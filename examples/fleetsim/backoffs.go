@@ -48,16 +48,13 @@ func (b *backoffs) until(id itemID) (time.Time, bool) {
 }
 
 // expire drops the backoffs that ended by now and returns their items.
-func (b *backoffs) expire(now time.Time) []itemID {
-	var ended []itemID
+func (b *backoffs) expire(now time.Time) {
 	for len(b.ending) > 0 && !b.ending[0].at.After(now) {
 		d := heap.Pop(&b.ending).(deadline)
 		if bo, ok := b.at[d.id]; ok && bo.at.Equal(d.at) {
 			b.drop(d.id)
-			ended = append(ended, d.id)
 		}
 	}
-	return ended
 }
 
 // len is the number of items backing off, after expire.

@@ -77,7 +77,6 @@ type engine struct {
 	// off, known without a pass over the queue.
 	queued   [2]map[itemID]string
 	byDomain [2]map[string]int
-	heads    [2]*heads // each domain's pending items in handling order
 	domainOf func(cluster string) string
 	timers   map[*watchedTimer]int // live timers of the queues' schedulers, by queue
 
@@ -102,7 +101,7 @@ func newEngine(clk *clocktesting.FakeClock, limiter *ratelimit.Limiter, workers,
 		domainOf: domainOf, changed: make(chan struct{}), timers: map[*watchedTimer]int{}}
 	for i := range 2 {
 		e.backoff[i], e.inFlight[i] = newBackoffs(), map[itemID]time.Time{}
-		e.queued[i], e.byDomain[i], e.heads[i] = map[itemID]string{}, map[string]int{}, newHeads()
+		e.queued[i], e.byDomain[i] = map[itemID]string{}, map[string]int{}
 	}
 	return e
 }
@@ -204,13 +203,6 @@ func (e *engine) outcome(i int, o evictionqueue.Outcome) {
 	back := o.Kind == evictionqueue.Retrying || o.Kind == evictionqueue.Expired || o.Kind == evictionqueue.Requeued
 	e.waitLocked(i, id, back)
 	switch o.Kind {
-	case evictionqueue.Expired, evictionqueue.Requeued:
-		e.heads[i].pending(id, e.queued[i][id])
-	case evictionqueue.Succeeded, evictionqueue.Skipped, evictionqueue.Abandoned, evictionqueue.Cancelled,
-		evictionqueue.Completed, evictionqueue.Failed:
-		e.heads[i].left(id)
-	}
-	switch o.Kind {
 	case evictionqueue.Retrying:
 		e.backoff[i].set(id, e.queued[i][id], o.RetryAt)
 	case evictionqueue.InProgress:
@@ -220,11 +212,9 @@ func (e *engine) outcome(i int, o evictionqueue.Outcome) {
 }
 
 // expireLocked ends the backoffs of queue i that ended by now: their items
-// are pending again, in their places. Called with e.mu held.
+// are pending again. Called with e.mu held.
 func (e *engine) expireLocked(i int, now time.Time) {
-	for _, id := range e.backoff[i].expire(now) {
-		e.heads[i].pending(id, e.queued[i][id])
-	}
+	e.backoff[i].expire(now)
 }
 
 // add is Queue.Add.
@@ -234,7 +224,6 @@ func (e *engine) add(i int, it evictionqueue.Item) bool {
 		id := itemID{it.Cluster, it.Key}
 		e.mu.Lock()
 		e.waitLocked(i, id, true)
-		e.heads[i].added(id, it.Priority, e.queued[i][id])
 		e.mu.Unlock()
 	}
 	return ok
@@ -277,7 +266,6 @@ func (e *engine) retry(i int, it evictionqueue.Item) bool {
 		id := itemID{it.Cluster, it.Key}
 		e.mu.Lock()
 		e.backoff[i].drop(id)
-		e.heads[i].pending(id, e.queued[i][id])
 		e.mu.Unlock()
 	}
 	return ok

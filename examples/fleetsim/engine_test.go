@@ -156,30 +156,3 @@ func TestBackoffs(t *testing.T) {
 		t.Errorf("every backoff ended: len %d", bo.len())
 	}
 }
-
-// The domains come in the order of their head items as the queue handles
-// them: a higher priority first, then the first enqueued; an item taken or
-// backing off is no head, and one pending again keeps its place.
-func TestHeadsOrderDomainsByTheirHeadItems(t *testing.T) {
-	h := newHeads()
-	a, b, c, d := itemID{"a1", "x"}, itemID{"b1", "y"}, itemID{"c1", "z"}, itemID{"b1", "w"}
-	h.added(a, 0, "A")
-	h.added(b, 0, "B")
-	h.added(c, 5, "C") // later, but a higher priority
-	h.added(d, 0, "B")
-	pending := map[itemID]bool{a: true, b: true, c: true, d: true}
-	is := func(id itemID) bool { return pending[id] }
-	if got, want := h.domains(is), []string{"C", "A", "B"}; !slices.Equal(got, want) {
-		t.Fatalf("domains %v, want %v", got, want)
-	}
-	pending[c], pending[a] = false, false // c taken, a backing off
-	h.left(c)
-	if got, want := h.domains(is), []string{"B"}; !slices.Equal(got, want) {
-		t.Fatalf("domains %v, want %v", got, want)
-	}
-	pending[a] = true // a's backoff ended: before B's head again
-	h.pending(a, "A")
-	if got, want := h.domains(is), []string{"A", "B"}; !slices.Equal(got, want) {
-		t.Errorf("domains %v, want %v", got, want)
-	}
-}

@@ -62,7 +62,7 @@ func (e *engine) grantNext(now time.Time) bool {
 			continue
 		}
 		tried[i] = true
-		domain, giveBack, ok, next := e.limiter.TakeDomainAt(now, e.askFor(i, now))
+		domain, giveBack, ok, next := e.limiter.TakeDomainAt(now, e.askFor(i))
 		if ok {
 			e.line = slices.Delete(e.line, j, j+1)
 			e.grant(i, domain, giveBack)
@@ -83,20 +83,13 @@ func (e *engine) grantNext(now time.Time) bool {
 // domains, but each in the order of the domains' head items when it was
 // made, which items added since with a higher priority may have changed:
 // which worker waited last is up to the goroutines, so under a domain rule
-// the driver asks in the queue's order now, the domains of its pending
-// items by their head items, as the queue will handle them (heads).
-func (e *engine) askFor(i int, now time.Time) []string {
+// the driver asks in the queue's order now (Queue.PendingDomains, read
+// once the queues have settled).
+func (e *engine) askFor(i int) []string {
 	if !e.perDomain {
 		return e.newestWait(i).domains // one bucket: the order does not matter
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.expireLocked(i, now)
-	return e.heads[i].domains(func(id itemID) bool {
-		_, queued := e.queued[i][id]
-		_, backingOff := e.backoff[i].until(id)
-		return queued && !backingOff
-	})
+	return e.queues[i].PendingDomains()
 }
 
 // newestWait is the latest wait of queue i: its domains are the queue's
