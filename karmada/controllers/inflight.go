@@ -298,16 +298,7 @@ func (c *EvictionController) recheckLetPass() {
 func (c *EvictionController) setFaulty(cluster string, faulty bool) (was bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	was = c.faulty[cluster]
-	if faulty {
-		if c.faulty == nil {
-			c.faulty = map[string]bool{}
-		}
-		c.faulty[cluster] = true
-	} else {
-		delete(c.faulty, cluster)
-	}
-	return was
+	return mark(&c.faulty, cluster, faulty)
 }
 
 // setUnschedulable records whether cluster was seen with a NoSchedule
@@ -316,14 +307,20 @@ func (c *EvictionController) setFaulty(cluster string, faulty bool) (was bool) {
 func (c *EvictionController) setUnschedulable(cluster string, tainted bool) (was bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	was = c.unschedulable[cluster]
-	if tainted {
-		if c.unschedulable == nil {
-			c.unschedulable = map[string]bool{}
-		}
-		c.unschedulable[cluster] = true
-	} else {
-		delete(c.unschedulable, cluster)
+	return mark(&c.unschedulable, cluster, tainted)
+}
+
+// mark records in *set whether cluster is in it, and reports whether it
+// was; the set is made on its first member.
+func mark(set *map[string]bool, cluster string, in bool) (was bool) {
+	was = (*set)[cluster]
+	switch {
+	case in && *set == nil:
+		*set = map[string]bool{cluster: true}
+	case in:
+		(*set)[cluster] = true
+	default:
+		delete(*set, cluster)
 	}
 	return was
 }
