@@ -11,47 +11,34 @@ import (
 // backoffs that end after now count, which expire drops as the clock moves
 // on, in time proportional to the backoffs that ended.
 type backoffs struct {
-	at       map[itemID]backoff
-	ending   deadlines      // every deadline set, some replaced or dropped since
-	byDomain map[string]int // how many back off, by their clusters' domain
-}
-
-type backoff struct {
-	at     time.Time
-	domain string
+	at     map[itemID]time.Time
+	ending deadlines // every deadline set, some replaced or dropped since
 }
 
 func newBackoffs() *backoffs {
-	return &backoffs{at: map[itemID]backoff{}, byDomain: map[string]int{}}
+	return &backoffs{at: map[itemID]time.Time{}}
 }
 
-// set records that id, of domain, backs off until at.
-func (b *backoffs) set(id itemID, domain string, at time.Time) {
-	b.drop(id)
-	b.at[id] = backoff{at, domain}
-	b.byDomain[domain]++
+// set records that id backs off until at.
+func (b *backoffs) set(id itemID, at time.Time) {
+	b.at[id] = at
 	heap.Push(&b.ending, deadline{at, id})
 }
 
 // drop records that id no longer backs off.
-func (b *backoffs) drop(id itemID) {
-	if old, ok := b.at[id]; ok {
-		delete(b.at, id)
-		b.byDomain[old.domain]--
-	}
-}
+func (b *backoffs) drop(id itemID) { delete(b.at, id) }
 
 // until returns when id's backoff ends, and whether it backs off.
 func (b *backoffs) until(id itemID) (time.Time, bool) {
-	bo, ok := b.at[id]
-	return bo.at, ok
+	at, ok := b.at[id]
+	return at, ok
 }
 
-// expire drops the backoffs that ended by now and returns their items.
+// expire drops the backoffs that ended by now.
 func (b *backoffs) expire(now time.Time) {
 	for len(b.ending) > 0 && !b.ending[0].at.After(now) {
 		d := heap.Pop(&b.ending).(deadline)
-		if bo, ok := b.at[d.id]; ok && bo.at.Equal(d.at) {
+		if at, ok := b.at[d.id]; ok && at.Equal(d.at) {
 			b.drop(d.id)
 		}
 	}
@@ -64,7 +51,7 @@ func (b *backoffs) len() int { return len(b.at) }
 func (b *backoffs) next() (time.Time, bool) {
 	for len(b.ending) > 0 {
 		d := b.ending[0]
-		if bo, ok := b.at[d.id]; ok && bo.at.Equal(d.at) {
+		if at, ok := b.at[d.id]; ok && at.Equal(d.at) {
 			return d.at, true
 		}
 		heap.Pop(&b.ending) // replaced or dropped

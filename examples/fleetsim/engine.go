@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -71,13 +70,6 @@ type engine struct {
 	// backoff (Retrying) or an in-flight TTL (InProgress) ends.
 	backoff  [2]*backoffs
 	inFlight [2]map[itemID]time.Time
-	// queued are each queue's items waiting (pending or backing off), by
-	// the domain of their cluster (domainOf), and how many per domain: the
-	// domains with pending items are those with more waiting than backing
-	// off, known without a pass over the queue.
-	queued   [2]map[itemID]string
-	byDomain [2]map[string]int
-	domainOf func(cluster string) string
 	timers   map[*watchedTimer]int // live timers of the queues' schedulers, by queue
 
 	// The driver's own, on its goroutine: the workers in line for a
@@ -96,30 +88,13 @@ type engine struct {
 // microseconds, so passing it means a bug in the driver's bookkeeping.
 const settleTimeout = time.Minute
 
-func newEngine(clk *clocktesting.FakeClock, limiter *ratelimit.Limiter, workers, maxInFlight int, domainOf func(string) string) *engine {
+func newEngine(clk *clocktesting.FakeClock, limiter *ratelimit.Limiter, workers, maxInFlight int) *engine {
 	e := &engine{clk: clk, limiter: limiter, workers: workers, maxInFlight: maxInFlight, perDomain: limiter.PacesByDomain(),
-		domainOf: domainOf, changed: make(chan struct{}), timers: map[*watchedTimer]int{}}
+		changed: make(chan struct{}), timers: map[*watchedTimer]int{}}
 	for i := range 2 {
 		e.backoff[i], e.inFlight[i] = newBackoffs(), map[itemID]time.Time{}
-		e.queued[i], e.byDomain[i] = map[itemID]string{}, map[string]int{}
 	}
 	return e
-}
-
-// waitLocked records that id waits in queue i (wait true) or no longer
-// does.
-// Called with e.mu held.
-func (e *engine) waitLocked(i int, id itemID, wait bool) {
-	d, ok := e.queued[i][id]
-	switch {
-	case wait && !ok:
-		d = e.domainOf(id.cluster)
-		e.queued[i][id] = d
-		e.byDomain[i][d]++
-	case !wait && ok:
-		delete(e.queued[i], id)
-		e.byDomain[i][d]--
-	}
 }
 
 // newQueue makes queue i with fleetsim's pacer, clock and wrappers of h and
@@ -169,9 +144,6 @@ func (e *engine) notifyLocked() {
 // handler wraps h to count the permit's use: see engine.
 func (e *engine) handler(i int, h evictionqueue.Handler) evictionqueue.Handler {
 	return func(ctx context.Context, it evictionqueue.Item) (err error) {
-		e.mu.Lock()
-		e.waitLocked(i, itemID{it.Cluster, it.Key}, false) // taken
-		e.mu.Unlock()
 		returned := false
 		defer func() {
 			var deferred *evictionqueue.RetryAfterError
@@ -198,13 +170,9 @@ func (e *engine) outcome(i int, o evictionqueue.Outcome) {
 	e.delivered[i]++
 	e.backoff[i].drop(id)
 	delete(e.inFlight[i], id)
-	// Back to waiting, or gone; an item whose call settled was taken
-	// already.
-	back := o.Kind == evictionqueue.Retrying || o.Kind == evictionqueue.Expired || o.Kind == evictionqueue.Requeued
-	e.waitLocked(i, id, back)
 	switch o.Kind {
 	case evictionqueue.Retrying:
-		e.backoff[i].set(id, e.queued[i][id], o.RetryAt)
+		e.backoff[i].set(id, o.RetryAt)
 	case evictionqueue.InProgress:
 		e.inFlight[i][id] = e.clk.Now().Add(evictionqueue.DefaultInFlightTTL)
 	}
@@ -219,14 +187,7 @@ func (e *engine) expireLocked(i int, now time.Time) {
 
 // add is Queue.Add.
 func (e *engine) add(i int, it evictionqueue.Item) bool {
-	ok := e.queues[i].Add(it)
-	if ok {
-		id := itemID{it.Cluster, it.Key}
-		e.mu.Lock()
-		e.waitLocked(i, id, true)
-		e.mu.Unlock()
-	}
-	return ok
+	return e.queues[i].Add(it)
 }
 
 // cancelCluster is Queue.CancelCluster, its outcomes delivered.
@@ -275,23 +236,6 @@ func (e *engine) expect(i, n int) {
 	e.mu.Lock()
 	e.expected[i] += n
 	e.mu.Unlock()
-}
-
-// pendingDomains are the domains of queue i's pending items: those queued
-// and not backing off, in time proportional to the domains.
-func (e *engine) pendingDomains(i int) []string {
-	now := e.clk.Now()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.expireLocked(i, now)
-	var out []string
-	for d, n := range e.byDomain[i] {
-		if n > e.backoff[i].byDomain[d] {
-			out = append(out, d)
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // nextDue is when the next backoff or in-flight TTL after now ends, in

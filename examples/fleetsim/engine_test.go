@@ -33,7 +33,7 @@ func engineRun(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEngine(clk, limiter, 2, 0, func(string) string { return "" })
+	e := newEngine(clk, limiter, 2, 0)
 	var calls []string
 	deferred := false
 	for i := range 2 {
@@ -136,17 +136,17 @@ func TestBackoffs(t *testing.T) {
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	a, b, c := itemID{"x", "a"}, itemID{"x", "b"}, itemID{"y", "c"}
 	bo := newBackoffs()
-	bo.set(a, "x", t0.Add(10*time.Second))
-	bo.set(b, "x", t0.Add(5*time.Second))
-	bo.set(c, "y", t0.Add(20*time.Second))
-	bo.set(b, "x", t0.Add(30*time.Second)) // backs off again, longer
+	bo.set(a, t0.Add(10*time.Second))
+	bo.set(b, t0.Add(5*time.Second))
+	bo.set(c, t0.Add(20*time.Second))
+	bo.set(b, t0.Add(30*time.Second)) // backs off again, longer
 	bo.drop(c)
 	if next, ok := bo.next(); !ok || !next.Equal(t0.Add(10*time.Second)) || bo.len() != 2 {
 		t.Fatalf("next %v %v, len %d: want a's 10s and 2", next, ok, bo.len())
 	}
 	bo.expire(t0.Add(10 * time.Second))
-	if _, ok := bo.until(a); ok || bo.len() != 1 || bo.byDomain["x"] != 1 || bo.byDomain["y"] != 0 {
-		t.Errorf("a's backoff ended at 10s: still %v, len %d, by domain %v", ok, bo.len(), bo.byDomain)
+	if _, ok := bo.until(a); ok || bo.len() != 1 {
+		t.Errorf("a's backoff ended at 10s: still %v, len %d", ok, bo.len())
 	}
 	if next, ok := bo.next(); !ok || !next.Equal(t0.Add(30*time.Second)) {
 		t.Errorf("next %v %v: want b's 30s", next, ok)

@@ -168,7 +168,7 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 	if w.perDomain() {
 		domainOf = w.domainOf
 	}
-	w.engine = newEngine(clk, limiter, sc.Workers, sc.MaxInFlight, w.domainOf)
+	w.engine = newEngine(clk, limiter, sc.Workers, sc.MaxInFlight)
 	for i := range 2 {
 		cfg := evictionqueue.Config{Name: queueNames[i], MaxInFlight: sc.MaxInFlight, Metrics: m, DomainOf: domainOf}
 		if err := w.engine.newQueue(i, cfg, w.handler(i), func(o evictionqueue.Outcome) { w.rec.outcome(i, o) }); err != nil {

@@ -356,7 +356,7 @@ func domainRateInForce(cfg ratelimit.Config, rates map[string]ratelimit.DomainRa
 
 // pendingDomains are the domains with items pending in either queue.
 func (w *world) pendingDomains() []string {
-	d := append(w.engine.pendingDomains(qRB), w.engine.pendingDomains(qCRB)...)
+	d := append(w.queues[qRB].PendingDomains(), w.queues[qCRB].PendingDomains()...)
 	slices.Sort(d)
 	return slices.Compact(d)
 }
