@@ -108,6 +108,13 @@ const (
 	// Result.RetryAfter says when the room held for them is released at the
 	// latest. The Checker itself never answers it.
 	AwaitingCapacity Code = "AwaitingCapacity"
+	// Unconfirmed: the check found somewhere to go on the caller's copy
+	// of the fleet, but the clusters the caller read afresh do not confirm
+	// it (karmada.Evictor reads a few): the fleet changed faster than the
+	// copy follows, or the placement needs more clusters read than the
+	// caller reads. Like AwaitingCapacity, it is worth retrying once the
+	// copy has caught up. The Checker itself never answers it.
+	Unconfirmed Code = "Unconfirmed"
 )
 
 // Checker runs pre-scheduling checks. Its zero value and nil are usable and

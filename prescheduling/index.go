@@ -303,6 +303,20 @@ func (x *Index[R]) memo(p *Placement) (*memo[R], error) {
 // fleet. The Result's Candidates may be shared with the Index and with
 // other Results: read them, do not modify them.
 func (x *Index[R]) Check(req Request, capacity Capacity[R], overrides ...Override[R]) Result {
+	return x.check(req, capacity, false, overrides)
+}
+
+// CheckWithin is [Index.Check] on a few of the Index's clusters only: those
+// req names (Scheduled and Evicting) and the overrides, as if the Index held
+// no other. A caller that trusts only the clusters it read afresh asks it
+// whether they, with those the workload runs on, are enough for the
+// scheduler. Its cost follows the clusters named, not the Index.
+func (x *Index[R]) CheckWithin(req Request, capacity Capacity[R], overrides ...Override[R]) Result {
+	return x.check(req, capacity, true, overrides)
+}
+
+// check is Check, or with within CheckWithin.
+func (x *Index[R]) check(req Request, capacity Capacity[R], within bool, overrides []Override[R]) Result {
 	if err := validateRequest(&req); err != nil {
 		return invalid(err)
 	}
@@ -323,12 +337,20 @@ func (x *Index[R]) Check(req Request, capacity Capacity[R], overrides ...Overrid
 		return nothingToEvict(&req)
 	}
 	sp := x.specials(&req, overrides)
+	if within {
+		s.byName = true
+		for ti := range s.terms {
+			s.terms[ti] = x.passing(s, m, ti, sp, capacity, within)
+		}
+		x.tallyWithin(s, sp)
+		return s.answer(nil)
+	}
 	if r, ok := x.aggregated(s, m, s.start(), sp, capacity); ok {
 		return r
 	}
 	s.byName = true
 	for ti := range s.terms {
-		s.terms[ti] = x.passing(s, m, ti, sp, capacity)
+		s.terms[ti] = x.passing(s, m, ti, sp, capacity, within)
 	}
 	x.tally(s, m, sp, overrides)
 	return s.answer(nil)
@@ -387,14 +409,18 @@ func (x *Index[R]) specials(req *Request, overrides []Override[R]) []special[R] 
 }
 
 // passing is term ti's clusters that pass the filters, sorted by name: the
-// memo's, but for the specials, which are decided here.
-func (x *Index[R]) passing(s *scan, m *memo[R], ti int, sp []special[R], capacity Capacity[R]) termScan {
+// memo's, but for the specials, which are decided here; with within, the
+// specials alone.
+func (x *Index[R]) passing(s *scan, m *memo[R], ti int, sp []special[R], capacity Capacity[R], within bool) termScan {
 	base := &m.terms[ti]
 	ts := termScan{passing: make([]*failover.Cluster, 0, len(base.slots)+len(sp))}
 	if capacity.Of != nil {
 		ts.caps = make([]spare, 0, len(base.slots)+len(sp))
 	}
 	copyBase := func(lo, hi int) {
+		if within {
+			return
+		}
 		for _, sl := range base.slots[lo:hi] {
 			ts.passing = append(ts.passing, &sl.c)
 		}

@@ -40,7 +40,8 @@ type member struct {
 // indexCase plays fuzz bytes as a run of cluster changes and checks on an
 // Index, beside the fleet they leave as a plain list: after every step,
 // Index.Check answers as Checker.Check on that list sorted by name, with
-// the overrides in place.
+// the overrides in place, and Index.CheckWithin as Checker.Check on the
+// part of it the request and the overrides name.
 func indexCase(t *testing.T, data []byte) (feasible int) {
 	r := byteReader(data)
 	var reqs []Request
@@ -152,6 +153,16 @@ func indexCase(t *testing.T, data []byte) (feasible int) {
 		want := checker.Check(req, list)
 		got := x.Check(req, capacity, overrides...)
 		sameResult(t, want, got, fmt.Sprintf("step %d, fleet %v, overrides %v", step, names(), overrides))
+		// CheckWithin answers as Check on the clusters the request names
+		// and the overrides alone.
+		within := slices.DeleteFunc(slices.Clone(list), func(c failover.Cluster) bool {
+			named := slices.Contains(req.Evicting, c.Name) ||
+				slices.ContainsFunc(req.Scheduled, func(t failover.TargetCluster) bool { return t.Name == c.Name }) ||
+				slices.ContainsFunc(overrides, func(o Override[indexRoom]) bool { return o.Name == c.Name })
+			return !named
+		})
+		sameResult(t, checker.Check(req, within), x.CheckWithin(req, capacity, overrides...),
+			fmt.Sprintf("within, step %d, fleet %v, overrides %v", step, names(), overrides))
 		if want.Feasible {
 			feasible++
 		}

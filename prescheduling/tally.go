@@ -86,6 +86,35 @@ func (x *Index[R]) tally(s *scan, m *memo[R], sp []special[R], overrides []Overr
 	}
 }
 
+// tallyWithin is tally for CheckWithin: the specials are the fleet.
+func (x *Index[R]) tallyWithin(s *scan, sp []special[R]) {
+	dup := s.p.division == divideDuplicated
+	for i := range sp {
+		c := sp[i].c
+		if c == nil {
+			continue
+		}
+		s.fleetSize++
+		switch {
+		case s.evicting.Has(c.Name):
+			s.beingEvicted.add(c.Name, nil)
+		case dup && s.sched.Has(c.Name):
+			s.alreadyRuns.add(c.Name, nil)
+		}
+		for ti := range s.terms {
+			if s.evicting.Has(c.Name) {
+				continue
+			}
+			keeps := s.sched.Has(c.Name)
+			taint, tolerated := tolerates(s.p.tols, c)
+			if keeps {
+				taint, tolerated = nil, true
+			}
+			s.filter(ti, c, keeps && dup, failover.IsFaulty(*c), tolerated, taint, s.p.missingGroup(c))
+		}
+	}
+}
+
 // tallyKinds tallies the clusters at positions lo to hi of byName, by
 // their kinds: those past the few a Reason names are only counted.
 func (x *Index[R]) tallyKinds(s *scan, ti int, kinds []uint8, lo, hi int) {
