@@ -149,8 +149,18 @@ func (l *Ledger) Release(key string) { l.core.Release(key) }
 func (l *Ledger) ReleaseAt(key string, at time.Time) { l.core.ReleaseAt(key, at) }
 
 // Held returns the replicas held on each cluster at now, by name: for a
-// metric, or a test.
+// metric, or a test. A cluster is as an Admit or Restore last read it, or
+// as Settle found it.
 func (l *Ledger) Held(now time.Time) map[string]int64 { return l.core.Held(now) }
+
+// Settle gives back, on every cluster room is held on, the room of the
+// replicas its summary (summaries) shows placed, and the holds that have
+// run out by now: prescheduling.Ledger.Settle. Admit settles the clusters
+// it reads; call Settle before Held to see every cluster as the summaries
+// show it. Nil summaries settles only the holds that have run out.
+func (l *Ledger) Settle(now time.Time, summaries Summaries) {
+	l.core.Settle(now, roomsOf(summaries, nil))
+}
 
 // summaryRooms reads the room of clusters from their resource summaries,
 // for the workload whose replicas require req.

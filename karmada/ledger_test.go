@@ -285,3 +285,22 @@ func TestNewLedgerRejectsBadOptions(t *testing.T) {
 	_, err = karmada.NewLedger(nil)
 	assert.NoError(t, err)
 }
+
+// Held shows a cluster as the last Admit that read it left it; Settle
+// reads every cluster's summary.
+func TestLedgerSettleReadsEverySummary(t *testing.T) {
+	now := time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
+	fleet := []*clusterv1alpha1.Cluster{member("lost", "R1", 0, failed), survivor("big", 2, 0)}
+	ledger, err := karmada.NewLedger(karmada.WithHold(time.Minute))
+	require.NoError(t, err)
+	spec := oneReplica("a")
+	require.True(t, ledger.Admit(now, "default/a", check(t, spec, fleet), karmada.SummariesOf(values(fleet)), spec.ReplicaRequirements).Feasible)
+
+	// big reports a's replica placed; no Admit reads big again.
+	placed := []*clusterv1alpha1.Cluster{fleet[0], survivor("big", 2, 1)}
+	assert.Equal(t, map[string]int64{"big": 1}, ledger.Held(now))
+	ledger.Settle(now, nil)
+	assert.Equal(t, map[string]int64{"big": 1}, ledger.Held(now), "no summaries: only the holds that ran out")
+	ledger.Settle(now, karmada.SummariesOf(values(placed)))
+	assert.Empty(t, ledger.Held(now))
+}

@@ -105,7 +105,10 @@ func ExampleLedger() {
 	if err := handle("web-4", ok); err != nil {
 		fmt.Println(err)
 	}
+	// An Admit settles the clusters it reads; Settle, every one.
 	fmt.Println("held:", ledger.Held(now))
+	ledger.Settle(now, rooms)
+	fmt.Println("held, settled:", ledger.Held(now))
 	// Output:
 	// web-1: evicted, to [{big 1}]
 	// web-2: the workload changed meanwhile
@@ -113,5 +116,6 @@ func ExampleLedger() {
 	// web-4: waiting for room: big has room for 0 of 1 after the 2 replicas of evictions in flight (retry within 10m0s)
 	// held: map[big:2]
 	// web-4: evicted, to [{small 1}]
-	// held: map[small:1]
+	// held: map[big:2 small:1]
+	// held, settled: map[small:1]
 }

@@ -155,12 +155,20 @@ func TestLedgerSettlesEachCluster(t *testing.T) {
 	require.True(t, l.Admit(t0, "a", r, podsOnly("east", node{maxPods: 9}, "west", node{maxPods: 9}), nil).Feasible)
 	assert.Equal(t, map[string]int64{"east": 2, "west": 1}, l.Held(t0))
 
+	// An Admit settles the clusters it reads, no other.
 	l.Admit(t0, "b", to("north", 1), podsOnly("east", node{pods: 1, maxPods: 9}, "north", node{maxPods: 9}), nil)
-	assert.Equal(t, map[string]int64{"east": 1, "west": 1, "north": 1}, l.Held(t0), "west is not known: nothing settled there")
+	assert.Equal(t, map[string]int64{"east": 2, "west": 1, "north": 1}, l.Held(t0), "an Admit for north reads neither east nor west")
+	l.Admit(t0, "c", to("east", 0), podsOnly("east", node{pods: 1, maxPods: 9}, "north", node{maxPods: 9}), nil)
+	assert.Equal(t, map[string]int64{"east": 1, "west": 1, "north": 1}, l.Held(t0), "an Admit that reads east settles it")
 
-	l.Admit(t0, "b", to("north", 1), podsOnly("east", node{pods: 2, maxPods: 9}, "west", node{pods: 1, maxPods: 9}, "north", node{maxPods: 9}), nil)
+	// Settle settles every cluster rooms knows.
+	l.Settle(t0, podsOnly("east", node{pods: 1, maxPods: 9}, "north", node{maxPods: 9}))
+	assert.Equal(t, map[string]int64{"east": 1, "west": 1, "north": 1}, l.Held(t0), "west is not known: nothing settled there")
+	l.Settle(t0, podsOnly("east", node{pods: 2, maxPods: 9}, "west", node{pods: 1, maxPods: 9}, "north", node{maxPods: 9}))
 	assert.Equal(t, map[string]int64{"north": 1}, l.Held(t0))
 	assert.Equal(t, []string{"b"}, l.Keys(t0))
+	l.Settle(t0.Add(time.Hour), nil)
+	assert.Empty(t, l.Held(t0.Add(time.Hour)), "nil rooms: the holds that ran out")
 }
 
 // Where several clusters are short, Reason names each, and RetryAfter is
@@ -359,8 +367,9 @@ func TestLedgerRetryAfterIsTheFirstOtherHoldToEnd(t *testing.T) {
 
 // BenchmarkLedgerAdmitClustersHeld is one Admit while evictions in flight
 // hold room on 10, 1,000 and 5,000 clusters, one each: an Admit settles
-// every cluster room is held on, asking Rooms.Pods of each, so its cost
-// grows with them.
+// only the clusters its moves name, so its cost does not grow with them
+// (it did when an Admit settled every cluster room is held on: 1.5 µs, 24
+// µs and 169 µs).
 func BenchmarkLedgerAdmitClustersHeld(b *testing.B) {
 	for _, clusters := range []int{10, 1000, 5000} {
 		b.Run(fmt.Sprint(clusters), func(b *testing.B) {

@@ -141,6 +141,10 @@ func TestEvictHandlerLedgerIssue6518(t *testing.T) {
 		requireEvicted(t, h(context.Background(), it))
 		assert.True(t, evicted(t, c, it))
 	}
+	// No decision reads big any more, so nothing settles it but Settle.
+	assert.Equal(t, map[string]int64{"big": 10, "small": 5}, ctrl.Ledger().Held(evictNow))
+	require.NoError(t, c.Get(context.Background(), client.ObjectKey{Name: "big"}, &big))
+	ctrl.Ledger().Settle(evictNow, karmada.SummariesOf([]clusterv1alpha1.Cluster{big}))
 	assert.Equal(t, map[string]int64{"small": 5}, ctrl.Ledger().Held(evictNow))
 }
 
