@@ -17,6 +17,7 @@ const (
 	labelResult  = "result"
 	labelDomain  = "domain"
 	labelState   = "state"
+	labelVerb    = "verb"
 )
 
 // Metrics is the Prometheus implementation of ratelimit.Metrics and
@@ -39,6 +40,7 @@ const (
 //	eviction_frozen                      gauge                              1 while an operator's freeze holds evictions back
 //	eviction_storm_hold                  gauge                              1 while a failure storm holds evictions back
 //	eviction_waiting_for_transit_budget  gauge     queue_name               evictions waiting for their binding's transit budget
+//	eviction_api_requests_total          counter   queue_name, verb         requests an eviction sent the API server, by verb
 //	domain_disruption_state              gauge     domain, state            1 for each disruption domain's state now
 //	domain_eviction_rate                 gauge     domain                   each disruption domain's permits per second
 //
@@ -76,8 +78,10 @@ type Metrics struct {
 	stormHold    prometheus.Gauge
 	// transitWaiting is eviction_waiting_for_transit_budget.
 	transitWaiting *prometheus.GaugeVec
-	domainState    *prometheus.GaugeVec
-	domainRate     *prometheus.GaugeVec
+	// apiRequests is eviction_api_requests_total.
+	apiRequests *prometheus.CounterVec
+	domainState *prometheus.GaugeVec
+	domainRate  *prometheus.GaugeVec
 
 	// healthMu keeps cluster_fault_num and cluster_failure_rate from one
 	// FleetHealth call together when calls race, and a domain's state
@@ -162,6 +166,10 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 			Namespace: ns, Name: "eviction_waiting_for_transit_budget",
 			Help: "Number of evictions waiting because their binding's budget of clusters in transit is used up.",
 		}, []string{labelQueue}),
+		apiRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "eviction_api_requests_total",
+			Help: "Number of requests the eviction handlers sent the API server, by verb (get, update).",
+		}, []string{labelQueue, labelVerb}),
 		domainState: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: ns, Name: "domain_disruption_state",
 			Help: "1 for the disruption state (Normal, PartialDisruption, FullDisruption) each disruption domain is in now.",
@@ -337,6 +345,7 @@ func (m *Metrics) register(reg prometheus.Registerer, ns string, queueSeries []s
 		series{name: "eviction_frozen", Collector: m.frozen},
 		series{name: "eviction_storm_hold", Collector: m.stormHold},
 		series{name: "eviction_waiting_for_transit_budget", Collector: m.transitWaiting},
+		series{name: "eviction_api_requests_total", Collector: m.apiRequests},
 		series{name: "domain_disruption_state", Collector: m.domainState},
 		series{name: "domain_eviction_rate", Collector: m.domainRate},
 	)

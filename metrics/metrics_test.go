@@ -36,6 +36,7 @@ func recordOneOfEach(m *metrics.Metrics) {
 	m.InFlight("resource-binding", 2)
 	m.InFlightExpired("resource-binding")
 	m.WaitingForTransitBudget("resource-binding", 2)
+	m.APIRequests("resource-binding", "get", 3)
 	m.Removed("resource-binding", "member1", "apps/v1/Secret") // unmatched
 }
 
@@ -53,6 +54,9 @@ cluster_fault_num 1
 # HELP evict_kind_total Number of items in the eviction queues now by the cluster evicted from and the resource's APIVersion/Kind.
 # TYPE evict_kind_total gauge
 evict_kind_total{cluster_name="member1",resource_kind="apps/v1/Deployment"} 1
+# HELP eviction_api_requests_total Number of requests the eviction handlers sent the API server, by verb (get, update).
+# TYPE eviction_api_requests_total counter
+eviction_api_requests_total{queue_name="resource-binding",verb="get"} 3
 # HELP eviction_cancelled_total Number of queued items dropped because their cluster recovered.
 # TYPE eviction_cancelled_total counter
 eviction_cancelled_total{queue_name="resource-binding"} 3
@@ -113,7 +117,7 @@ func TestWithNamespacePrefixesEveryName(t *testing.T) {
 		names = append(names, mf.GetName())
 	}
 	assert.ElementsMatch(t, []string{
-		"karmada_cluster_failure_rate", "karmada_cluster_fault_num", "karmada_evict_kind_total",
+		"karmada_cluster_failure_rate", "karmada_cluster_fault_num", "karmada_evict_kind_total", "karmada_eviction_api_requests_total",
 		"karmada_eviction_cancelled_total", "karmada_eviction_frozen", "karmada_eviction_in_flight", "karmada_eviction_in_flight_expired_total",
 		"karmada_eviction_processing_latency_seconds", "karmada_eviction_processing_total",
 		"karmada_eviction_rate", "karmada_eviction_storm_hold", "karmada_eviction_total", "karmada_eviction_unmatched_removals_total",

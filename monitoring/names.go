@@ -14,8 +14,9 @@ package monitoring
 // namings. Every other series (eviction_rate, cluster_fault_num,
 // cluster_failure_rate, eviction_in_flight{queue_name},
 // eviction_in_flight_expired_total{queue_name},
-// eviction_cancelled_total{queue_name}, domain_disruption_state,
-// domain_eviction_rate) is named alike in both.
+// eviction_cancelled_total{queue_name}, eviction_api_requests_total
+// {queue_name, verb}, domain_disruption_state, domain_eviction_rate) is named
+// alike in both.
 type Names struct {
 	// Set names the naming: "library" or "karmada".
 	Set string
