@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -28,11 +31,11 @@ import (
 // unlimited.
 const MaxClustersInTransitAnnotation = "failover.karmada.io/max-clusters-in-transit"
 
-// MaxConfirmRounds bounds the rounds of fresh reads that confirm the
-// clusters a check's approval relies on ([Evictor.Evict]): each round reads
-// the clusters the check newly picked, so it ends when the fleet holds
-// still that long.
-const MaxConfirmRounds = 8
+// MaxConfirmReads bounds the clusters one eviction reads fresh, besides
+// the one it leaves, to confirm the clusters a check's approval relies on
+// ([Evictor.Evict]): whatever the fleet and the placement, an eviction
+// sends the API server at most this many reads more.
+const MaxConfirmReads = 8
 
 // DecideBindingEviction is [failover.DecideEviction] for one binding on one
 // cluster at now, as Karmada v1.18's taint manager decides: NoExecute taints
@@ -153,9 +156,16 @@ const (
 	// task from the cluster, and Hold names the room held for it in the
 	// Ledger: write the binding, and Release Hold if the write fails.
 	EvictionEvict
+	// EvictionUnconfirmed: the check found somewhere to go on the Fleet,
+	// but the clusters read fresh do not confirm it (Result.Code
+	// prescheduling.Unconfirmed; see Evict): the fleet changed faster than
+	// the Fleet follows, or the placement needs more than MaxConfirmReads
+	// clusters read. Nothing is held. Try again once the Fleet has caught
+	// up.
+	EvictionUnconfirmed
 )
 
-var actionNames = [...]string{"Skip", "Stays", "Invalid", "WaitForBudget", "WaitForRoom", "Refused", "Evict"}
+var actionNames = [...]string{"Skip", "Stays", "Invalid", "WaitForBudget", "WaitForRoom", "Refused", "Evict", "Unconfirmed"}
 
 // String names a.
 func (a EvictionAction) String() string {
@@ -191,6 +201,9 @@ type EvictionStep struct {
 	// Hold is the Ledger's key of the room held, for EvictionEvict with a
 	// Ledger ([HoldKey]); empty otherwise.
 	Hold string
+	// Reads counts the clusters read through confirm, at most
+	// MaxConfirmReads, once the check is asked.
+	Reads int
 }
 
 // Confirm reads the clusters named names afresh, before an eviction relies
@@ -212,17 +225,31 @@ func HoldKey(key, cluster string) string { return key + "@" + cluster }
 // is changed.
 //
 // The check runs on the Fleet with cluster in place of the Fleet's copy.
-// With confirm, the clusters a feasible answer moves replicas to are then
-// read through it and the check run again on them, until every cluster it
-// relies on was read fresh, at most MaxConfirmRounds rounds: so a Fleet that
-// lags never sends replicas to a cluster already tainted. Nil confirm takes
-// the Fleet for the truth, as a simulation or a planner does. A cluster that
-// does not convert is no target and is logged to the logr.Logger in ctx.
+// With confirm, a feasible answer is then confirmed on fresh reads, one
+// cluster at a time, so that a Fleet that lags never sends replicas to a
+// cluster already tainted, at a cost that grows with neither the fleet nor
+// the clusters the placement allows: the eviction is approved once the
+// check on the clusters read fresh and those the binding keeps, as the
+// Fleet holds them, alone ([Fleet.CheckWithin]) is feasible and moves
+// replicas only to clusters read fresh. Karmada's scheduler then places on
+// the fleet as it is, whatever the clusters not read have become since the
+// Fleet saw them, but for one choice: a region, which it picks by the room
+// of every cluster of the region (TestEvictorConfirmIsSound holds this
+// path to it against Karmada's own algorithm, on a Fleet that lags far
+// behind). The clusters read are those that answer moves replicas to,
+// else the one the Fleet's answer moves the most replicas to, else its
+// next candidate: one for a Duplicated copy, the few that take a Divided
+// workload's replicas, never every cluster a region-wide placement
+// allows. A read that differs from the Fleet's copy (its resourceVersion)
+// asks the Fleet's check again. When MaxConfirmReads reads do not confirm
+// the answer, or nothing is left to read, the eviction waits
+// (EvictionUnconfirmed). Nil confirm takes the Fleet for the truth, as a
+// simulation or a planner does. A cluster that does not convert is no
+// target and is logged to the logr.Logger in ctx.
 //
 // An error is one to try again later: confirm's, a binding whose tasks
-// cannot be read, a fleet that kept changing, a state to preserve that
-// cannot be read yet; no room is then held, and of the step only BudgetErr
-// is set.
+// cannot be read, a state to preserve that cannot be read yet; no room is
+// then held, and of the step only BudgetErr is set.
 func (e *Evictor) Evict(ctx context.Context, now time.Time, key string, binding runtime.Object, cluster *clusterv1alpha1.Cluster, confirm Confirm) (EvictionStep, error) {
 	meta, spec, status, toLib, err := bindingParts(binding)
 	if err != nil {
@@ -298,6 +325,7 @@ func (e *Evictor) Evict(ctx context.Context, now time.Time, key string, binding 
 	if err != nil {
 		return EvictionStep{BudgetErr: step.BudgetErr}, err
 	}
+	step.Reads = view.reads
 	// One eviction per graceful eviction task: a binding may leave several
 	// clusters, each with room of its own held.
 	hold := HoldKey(key, cluster.Name)
@@ -306,9 +334,13 @@ func (e *Evictor) Evict(ctx context.Context, now time.Time, key string, binding 
 	}
 	step.Result = res
 	if !res.Feasible {
-		step.Action = EvictionRefused
-		if res.Code == prescheduling.AwaitingCapacity {
+		switch res.Code {
+		case prescheduling.AwaitingCapacity:
 			step.Action = EvictionWaitForRoom
+		case prescheduling.Unconfirmed:
+			step.Action = EvictionUnconfirmed
+		default:
+			step.Action = EvictionRefused
 		}
 		return step, nil
 	}
@@ -361,9 +393,9 @@ func bindingParts(o runtime.Object) (metav1.Object, *workv1alpha2.ResourceBindin
 // Check is the check [Evictor.Evict] runs: the pre-scheduling check for
 // req, the request of a binding with spec (see [PreschedulingRequest]), on
 // the Fleet with evicting, read fresh, in place of the Fleet's copy (nil:
-// the Fleet's copy), and, with confirm, the confirm loop, at most
-// MaxConfirmRounds rounds of fresh reads of the clusters a feasible answer
-// moves replicas to. It holds no room.
+// the Fleet's copy), and, with confirm, its confirmation on at most
+// MaxConfirmReads fresh reads: a feasible answer they do not confirm comes
+// back infeasible, with Code prescheduling.Unconfirmed. It holds no room.
 func (e *Evictor) Check(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, req prescheduling.Request, evicting *clusterv1alpha1.Cluster, confirm Confirm) (prescheduling.Result, error) {
 	if e.Fleet == nil {
 		return prescheduling.Result{}, errors.New("karmada: Evictor.Fleet is nil")
@@ -376,49 +408,52 @@ func (e *Evictor) Check(ctx context.Context, spec *workv1alpha2.ResourceBindingS
 }
 
 // check runs the pre-scheduling check for req on the Fleet with evicting in
-// place of the Fleet's copy, and, with confirm, the confirm loop: the
-// clusters a feasible answer relies on, those it moves replicas to, are
-// read fresh and the check run again on them, until every cluster it relies
-// on was read fresh: a handful of reads, not the fleet.
+// place of the Fleet's copy and, with confirm, confirms a feasible answer on
+// fresh reads (see [Evictor.Evict]), or answers prescheduling.Unconfirmed.
 func (e *Evictor) check(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, req prescheduling.Request, evicting *clusterv1alpha1.Cluster, confirm Confirm) (*freshView, prescheduling.Result, error) {
 	logger := logr.FromContextOrDiscard(ctx)
 	view := &freshView{fleet: e.Fleet, fresh: map[string]*clusterv1alpha1.ResourceSummary{}, in: map[string]bool{}}
 	if evicting != nil {
 		view.put(evicting, logger)
 	}
-	for round := 0; ; round++ {
-		res := e.Fleet.Check(req, spec.ReplicaRequirements, view.overrides...)
-		if !res.Feasible || confirm == nil {
-			return view, res, nil
-		}
-		var stale []string
-		for _, m := range res.Moves {
-			if _, ok := view.fresh[m.Name]; !ok {
-				stale = append(stale, m.Name)
+	res := e.Fleet.Check(req, spec.ReplicaRequirements, view.overrides...)
+	if !res.Feasible || confirm == nil {
+		return view, res, nil
+	}
+	for {
+		within := e.Fleet.CheckWithin(req, spec.ReplicaRequirements, view.overrides...)
+		var next string
+		if within.Feasible {
+			if next = view.firstStale(within.Moves); next == "" {
+				return view, res, nil // confirmed
 			}
+		} else if next = view.mostGainingStale(res.Moves); next == "" {
+			next = view.firstStaleName(res.Candidates)
 		}
-		if len(stale) == 0 {
-			return view, res, nil
+		if next == "" || view.reads == MaxConfirmReads {
+			return view, view.unconfirmed(res, within), nil
 		}
-		if round == MaxConfirmRounds {
-			return nil, prescheduling.Result{}, fmt.Errorf("karmada: the clusters the check picks kept changing over %d rounds of fresh reads", round)
-		}
-		read, err := confirm(ctx, stale)
+		read, err := confirm(ctx, []string{next})
 		if err != nil {
 			return nil, prescheduling.Result{}, err
 		}
-		if len(read) != len(stale) {
-			return nil, prescheduling.Result{}, fmt.Errorf("karmada: confirm read %d clusters for %d names", len(read), len(stale))
+		if len(read) != 1 {
+			return nil, prescheduling.Result{}, fmt.Errorf("karmada: confirm read %d clusters for 1 name", len(read))
 		}
-		for i, name := range stale {
-			switch cl := read[i]; {
-			case cl == nil:
-				view.drop(name)
-			case cl.Name != name:
-				return nil, prescheduling.Result{}, fmt.Errorf("karmada: confirm read cluster %q for %q", cl.Name, name)
-			default:
-				view.put(cl, logger)
+		view.reads++
+		switch cl := read[0]; {
+		case cl == nil:
+			view.drop(next)
+		case cl.Name != next:
+			return nil, prescheduling.Result{}, fmt.Errorf("karmada: confirm read cluster %q for %q", cl.Name, next)
+		default:
+			view.put(cl, logger)
+			if cl.ResourceVersion != "" && cl.ResourceVersion == e.Fleet.resourceVersion(next) {
+				continue // as the Fleet holds it: the Fleet's answer stands
 			}
+		}
+		if res = e.Fleet.Check(req, spec.ReplicaRequirements, view.overrides...); !res.Feasible {
+			return view, res, nil
 		}
 	}
 }
@@ -454,6 +489,8 @@ func (e *Evictor) task(spec *workv1alpha2.ResourceBindingSpec, status *workv1alp
 // over it, which the check takes as overrides.
 type freshView struct {
 	fleet *Fleet
+	// reads counts the clusters read through confirm.
+	reads int
 	// fresh holds the summaries of the clusters read fresh (nil for one
 	// that is gone), in whether each is in the fleet (read, and it
 	// converts), and overrides what the check takes of them.
@@ -470,6 +507,57 @@ func (v *freshView) put(cl *clusterv1alpha1.Cluster, logger logr.Logger) {
 		logger.Error(err, "cluster left out of the fleet", "cluster", cl.Name)
 	}
 	v.set(cl.Name, fr, cl.Status.ResourceSummary, err == nil)
+}
+
+// firstStale returns the first of moves not read fresh, "" when every one
+// was.
+func (v *freshView) firstStale(moves []failover.TargetCluster) string {
+	for _, m := range moves {
+		if _, ok := v.fresh[m.Name]; !ok {
+			return m.Name
+		}
+	}
+	return ""
+}
+
+// firstStaleName returns the first of names not read fresh, "" when every
+// one was.
+func (v *freshView) firstStaleName(names []string) string {
+	for _, n := range names {
+		if _, ok := v.fresh[n]; !ok {
+			return n
+		}
+	}
+	return ""
+}
+
+// unconfirmed is res, feasible on the Fleet, which the clusters read fresh
+// do not confirm (within is the check on them alone).
+func (v *freshView) unconfirmed(res, within prescheduling.Result) prescheduling.Result {
+	names := slices.Sorted(maps.Keys(v.fresh))
+	why := within.Reason
+	if within.Feasible {
+		why = fmt.Sprintf("it moves replicas to clusters not read (at most %d are)", MaxConfirmReads)
+	}
+	return prescheduling.Result{
+		Code:       prescheduling.Unconfirmed,
+		Candidates: res.Candidates,
+		Reason: fmt.Sprintf("the clusters read afresh (%s) do not confirm what the fleet as last seen says (%s): %s",
+			strings.Join(names, ", "), res.Reason, why),
+	}
+}
+
+// mostGainingStale returns, of moves not read fresh, the one that gains the
+// most replicas, the first in moves' order among equals; "" when every one
+// was read.
+func (v *freshView) mostGainingStale(moves []failover.TargetCluster) string {
+	best, most := "", int32(-1)
+	for _, m := range moves {
+		if _, ok := v.fresh[m.Name]; !ok && m.Replicas > most {
+			best, most = m.Name, m.Replicas
+		}
+	}
+	return best
 }
 
 // drop takes the cluster named name out: it is gone.

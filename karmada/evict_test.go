@@ -3,6 +3,7 @@ package karmada_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -286,6 +287,80 @@ func TestEvictorConfirmsOnFreshReads(t *testing.T) {
 		})
 	require.NoError(t, err)
 	assert.Equal(t, karmada.EvictionRefused, step.Action)
+}
+
+// The fresh reads do not grow with the clusters a placement allows: a
+// Duplicated copy whose placement allows 200 clusters reads one of them,
+// and a read that is as the Fleet holds it (its resourceVersion) asks the
+// check nothing more. A placement that needs more clusters read than
+// MaxConfirmReads to be confirmed waits (EvictionUnconfirmed), holding
+// nothing.
+func TestEvictorReadsAFewClustersWhateverThePlacementAllows(t *testing.T) {
+	var clusters []*clusterv1alpha1.Cluster
+	byName := map[string]*clusterv1alpha1.Cluster{}
+	for i := range 200 {
+		c := survivor(fmt.Sprintf("m%03d", i), 4, 0)
+		c.ResourceVersion = "7"
+		clusters = append(clusters, c)
+		byName[c.Name] = c
+	}
+	fleet, lost := evictWorld(t, clusters...)
+	var asked []string
+	confirm := func(_ context.Context, names []string) ([]*clusterv1alpha1.Cluster, error) {
+		asked = append(asked, names...)
+		out := make([]*clusterv1alpha1.Cluster, len(names))
+		for i, n := range names {
+			out[i] = byName[n]
+		}
+		return out, nil
+	}
+	ledger, err := karmada.NewLedger()
+	require.NoError(t, err)
+	e := &karmada.Evictor{Fleet: fleet, Ledger: ledger, EnableNoExecuteTaintEviction: true}
+
+	dup := webBinding("dup")
+	dup.Spec.Placement = &policyv1alpha1.Placement{ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{
+		ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDuplicated}}
+	step, err := e.Evict(context.Background(), evictNow, "default/dup", dup, lost, confirm)
+	require.NoError(t, err)
+	assert.Equal(t, karmada.EvictionEvict, step.Action, step.Result.Reason)
+	assert.Len(t, step.Result.Moves, 200, "Karmada's scheduler puts a copy on every cluster")
+	assert.Equal(t, []string{"m000"}, asked, "one copy to replace: one cluster read")
+	assert.Equal(t, 1, step.Reads)
+	ledger.Release(step.Hold)
+
+	// Ten replicas that each cluster has room for four of: the three
+	// clusters that take them are read.
+	asked = nil
+	big := webBinding("big")
+	big.Spec.Replicas, big.Spec.Clusters = 10, []workv1alpha2.TargetCluster{{Name: "lost", Replicas: 10}}
+	step, err = e.Evict(context.Background(), evictNow, "default/big", big, lost, confirm)
+	require.NoError(t, err)
+	assert.Equal(t, karmada.EvictionEvict, step.Action, step.Result.Reason)
+	assert.Len(t, asked, 3)
+	assert.Equal(t, 3, step.Reads)
+	ledger.Release(step.Hold)
+
+	// Forty replicas need ten clusters read: more than MaxConfirmReads.
+	asked = nil
+	huge := webBinding("huge")
+	huge.Spec.Replicas, huge.Spec.Clusters = 40, []workv1alpha2.TargetCluster{{Name: "lost", Replicas: 40}}
+	step, err = e.Evict(context.Background(), evictNow, "default/huge", huge, lost, confirm)
+	require.NoError(t, err)
+	assert.Equal(t, karmada.EvictionUnconfirmed, step.Action)
+	assert.Equal(t, prescheduling.Unconfirmed, step.Result.Code)
+	assert.Contains(t, step.Result.Reason, "do not confirm")
+	assert.Len(t, asked, karmada.MaxConfirmReads)
+	assert.Equal(t, karmada.MaxConfirmReads, step.Reads)
+	assert.NotContains(t, ledger.Keys(evictNow), "default/huge@lost", "nothing held")
+	assert.Len(t, huge.Spec.Clusters, 1, "nothing changed")
+
+	// Without confirm, the Fleet is the truth: nothing is read.
+	asked = nil
+	step, err = e.Evict(context.Background(), evictNow, "default/huge", webBinding("huge"), lost, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 0, step.Reads)
+	assert.Empty(t, asked)
 }
 
 // Bad input is an error naming the field and its value, never a panic.

@@ -161,12 +161,30 @@ func GoneCluster(name string) Fresh { return Fresh{o: prescheduling.Override[roo
 // twice in fresh are invalid input.
 func (f *Fleet) Check(req prescheduling.Request, requirements *workv1alpha2.ReplicaRequirements, fresh ...Fresh) prescheduling.Result {
 	needs := needsOf(requirements)
-	overrides := make([]prescheduling.Override[room], len(fresh))
-	for i := range fresh {
-		overrides[i] = fresh[i].o
-	}
 	capacity := prescheduling.Capacity[room]{Of: func(r room) (int32, bool) { return r.maxReplicas(needs), true }, Key: needsKey(needs)}
-	return f.index.Check(req, capacity, overrides...)
+	return f.index.Check(req, capacity, overrides(fresh)...)
+}
+
+// CheckWithin is [Fleet.Check] on a few clusters only: those req names
+// (req.Scheduled and req.Evicting, as the Fleet holds them) and fresh, as
+// if the Fleet held no other ([prescheduling.Index.CheckWithin]). It
+// answers whether the clusters read fresh, with those the binding runs on,
+// are enough for Karmada's scheduler: a placement it finds there it finds
+// on any fleet that holds them (see [Evictor.Evict]). Its cost follows the
+// clusters named, not the fleet.
+func (f *Fleet) CheckWithin(req prescheduling.Request, requirements *workv1alpha2.ReplicaRequirements, fresh ...Fresh) prescheduling.Result {
+	needs := needsOf(requirements)
+	capacity := prescheduling.Capacity[room]{Of: func(r room) (int32, bool) { return r.maxReplicas(needs), true }, Key: needsKey(needs)}
+	return f.index.CheckWithin(req, capacity, overrides(fresh)...)
+}
+
+// overrides are the Index's overrides of fresh.
+func overrides(fresh []Fresh) []prescheduling.Override[room] {
+	out := make([]prescheduling.Override[room], len(fresh))
+	for i := range fresh {
+		out[i] = fresh[i].o
+	}
+	return out
 }
 
 // View returns the fleet as it is now, built again only if a cluster
@@ -250,3 +268,14 @@ func SummariesOf(clusters []clusterv1alpha1.Cluster) Summaries {
 
 // Name is the name of the cluster f stands for.
 func (f Fresh) Name() string { return f.o.Name }
+
+// resourceVersion returns the resourceVersion of the Cluster last Set
+// under name, "" when there is none.
+func (f *Fleet) resourceVersion(name string) string {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if sl, ok := f.clusters[name]; ok {
+		return sl.entry.Load().cluster.ResourceVersion
+	}
+	return ""
+}
