@@ -43,8 +43,13 @@
 //     cluster that is no longer faulty cancels its queued items. A binding
 //     queued again while its item runs is decided again after that call.
 //   - Nothing is evicted where the pre-scheduling check finds no target,
-//     and the clusters the check sends the replicas to are read fresh
-//     before the write; the binding gets a Warning Event saying why. A
+//     and the check holds on clusters read fresh before the write: those
+//     it sends the replicas to, at most karmada.MaxConfirmReads, whatever
+//     the fleet and the placement (karmada.Evictor.Evict); the binding
+//     gets a Warning Event saying why not. One eviction costs the API
+//     server the Cluster it leaves, those reads (one, for the placements
+//     a benchmark of each shape runs), the binding after a conflict, and
+//     the write (eviction_api_requests_total). A
 //     refusal is decided again when a cluster recovers, within one
 //     ClusterStatusUpdateFrequency of a cluster reporting room, and at
 //     least every EvictionOptions.RefusalRecheck.

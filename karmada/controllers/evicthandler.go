@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
@@ -49,11 +50,15 @@ func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 		k.inFlight.forget(it.Key, it.Cluster)
 		var result error
 		var src client.Reader = c.client
+		var sent requests
 		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			result = c.attempt(ctx, k, it, key, src, logger)
+			result = c.attempt(ctx, k, it, key, src, &sent, logger)
 			src = c.reader
+			sent.readBinding = true // from the API server from now on
 			return result
 		})
+		c.requests.APIRequests(k.queue, "get", sent.gets)
+		c.requests.APIRequests(k.queue, "update", sent.updates)
 		if apierrors.IsConflict(err) {
 			return err // every attempt conflicted: retried with backoff
 		}
@@ -77,7 +82,7 @@ func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 //
 // The binding is read from bindings: the cache first, the API server after
 // a conflict.
-func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqueue.Item, key types.NamespacedName, bindings client.Reader, logger logr.Logger) error {
+func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqueue.Item, key types.NamespacedName, bindings client.Reader, sent *requests, logger logr.Logger) error {
 	// Waiting for its binding's budget, it is decided again now, or waits
 	// for the thaw: either way it no longer waits for the budget, and
 	// eviction_waiting_for_transit_budget stops counting it.
@@ -100,6 +105,7 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 	// or tolerating too early is queued again by the taint manager when the
 	// cache catches up.
 	var cl clusterv1alpha1.Cluster
+	sent.gets++
 	if err := c.reader.Get(ctx, types.NamespacedName{Name: it.Cluster}, &cl); err != nil {
 		if apierrors.IsNotFound(err) {
 			k.refused.forget(it)
@@ -108,6 +114,9 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 		return err
 	}
 	obj := k.new()
+	if sent.readBinding {
+		sent.gets++
+	}
 	if err := bindings.Get(ctx, key, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			c.bindingGone(k, it.Key)
@@ -116,7 +125,7 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 		return err
 	}
 	ev := c.evictor()
-	step, err := ev.Evict(logr.NewContext(ctx, logger), c.opts.Clock.Now(), it.Key, obj, &cl, c.confirm)
+	step, err := ev.Evict(logr.NewContext(ctx, logger), c.opts.Clock.Now(), it.Key, obj, &cl, sent.counting(c.confirm))
 	if step.BudgetErr != nil {
 		_, err := c.transitBudget(obj) // the path's error, in the controller's words
 		c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventReasonInvalidTransitBudget, eventActionEvict, "%v", err)
@@ -160,6 +169,13 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 		// at the latest after RefusalRecheck (EvictionController.recheck).
 		k.refused.add(it)
 		return evictionqueue.Abandon(why)
+	case karmada.EvictionUnconfirmed:
+		// The Fleet lags behind the clusters it relies on, or the
+		// placement needs more read than an eviction reads: decided again
+		// once the informer has caught up, without a failure or a permit.
+		c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(res.Code), eventActionEvict,
+			"not evicted from cluster %s yet: %s", it.Cluster, res.Reason)
+		return evictionqueue.RetryAfter(c.unconfirmedRetry(), fmt.Errorf("controllers: %s from %s: %s", it.Key, it.Cluster, res.Reason))
 	case karmada.EvictionEvict:
 	default:
 		return fmt.Errorf("controllers: %s from %s: unknown step %v", it.Key, it.Cluster, step.Action)
@@ -168,6 +184,7 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 	// The spec now holds the graceful eviction task: write exactly the
 	// object decided and checked on. A conflict means another writer came
 	// between, and the next attempt decides again on what it left.
+	sent.updates++
 	if err := c.client.Update(ctx, obj, client.FieldOwner(FieldManager)); err != nil {
 		if step.Hold != "" {
 			c.opts.Ledger.Release(step.Hold) // nothing moves: the room is free
@@ -217,6 +234,28 @@ func (c *EvictionController) confirm(ctx context.Context, names []string) ([]*cl
 	return out, nil
 }
 
+// requests counts what one handler call sends the API server, for
+// eviction_api_requests_total: the Cluster it leaves, the clusters the
+// check's approval relies on (at most karmada.MaxConfirmReads), the binding
+// after a conflict (the first attempt reads the cache), and the write.
+type requests struct {
+	gets, updates int
+	readBinding   bool // the binding is read from the API server
+}
+
+// counting is confirm, counting its reads.
+func (r *requests) counting(confirm karmada.Confirm) karmada.Confirm {
+	return func(ctx context.Context, names []string) ([]*clusterv1alpha1.Cluster, error) {
+		r.gets += len(names)
+		return confirm(ctx, names)
+	}
+}
+
+// requestMetrics is the metric of the requests sent: *metrics.Metrics.
+type requestMetrics interface {
+	APIRequests(queue, verb string, n int)
+}
+
 // bindingGone gives back what is held for the binding key of kind k, which
 // is gone: its evictions in flight end (their slots in the queue and the
 // room held for them), and its refusals are forgotten.
@@ -250,4 +289,12 @@ func splitHoldKey(h string) (key, cluster string, ok bool) {
 		}
 	}
 	return "", "", false
+}
+
+// unconfirmedRetry is how long an eviction whose check the fresh reads did
+// not confirm waits before it is decided again: the informer's lag is
+// usually gone by then, and a placement that needs more clusters read than
+// an eviction reads costs the API server a few reads that often, no more.
+func (c *EvictionController) unconfirmedRetry() time.Duration {
+	return min(c.opts.ClusterStatusUpdateFrequency, maxTransitRetry)
 }

@@ -272,6 +272,8 @@ type EvictionController struct {
 	// freeze is the operator's freeze (EvictionOptions.Freeze); nil when
 	// no ConfigMap is watched.
 	freeze *freezeGate
+	// requests records what the handlers send the API server.
+	requests requestMetrics
 
 	mu              sync.Mutex
 	lastRoomRecheck time.Time       // see recheckOnRoom
@@ -287,7 +289,7 @@ func NewEvictionController(opts EvictionOptions) (*EvictionController, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &EvictionController{opts: opts, fleet: &karmada.Fleet{}}, nil
+	return &EvictionController{opts: opts, fleet: &karmada.Fleet{}, requests: (*metrics.Metrics)(nil)}, nil
 }
 
 // SetupWithManager adds the controller to mgr, whose scheme must hold
@@ -350,6 +352,7 @@ func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
 	}
 	c.client = mgr.GetClient()
 	c.reader = mgr.GetAPIReader()
+	c.requests = m
 	c.limiter = limiter
 	if c.opts.Freeze != (types.NamespacedName{}) {
 		c.freeze = newFreezeGate(c.opts.Freeze, c.opts.Clock, m, mgr.GetLogger().WithName("eviction-freeze"))
