@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/failoverkit/failover"
 )
@@ -101,7 +102,51 @@ type holding struct {
 	// at is what is held on each cluster, by name; requests, what one
 	// replica requests.
 	at       map[string]*place
-	requests corev1.ResourceList
+	requests requests
+}
+
+// requests are resource requests in milli-units, summed in int64: a
+// Quantity's arithmetic costs more than the rest of an Admit.
+type requests []request
+
+type request struct {
+	name  corev1.ResourceName
+	milli int64
+}
+
+// requestsOf is list in milli-units, by name.
+func requestsOf(list corev1.ResourceList) requests {
+	out := make(requests, 0, len(list))
+	for name, q := range list {
+		out = append(out, request{name, q.MilliValue()})
+	}
+	slices.SortFunc(out, func(a, b request) int { return strings.Compare(string(a.name), string(b.name)) })
+	return out
+}
+
+// add adds n times each of more to rs, each resource once.
+func (rs requests) add(more requests, n int64) requests {
+	for _, m := range more {
+		i := slices.IndexFunc(rs, func(r request) bool { return r.name == m.name })
+		if i < 0 {
+			rs = append(rs, request{m.name, 0})
+			i = len(rs) - 1
+		}
+		rs[i].milli += n * m.milli
+	}
+	return rs
+}
+
+// list is rs as a ResourceList, for Rooms.Fit.
+func (rs requests) list() corev1.ResourceList {
+	if len(rs) == 0 {
+		return nil
+	}
+	out := make(corev1.ResourceList, len(rs))
+	for _, r := range rs {
+		out[r.name] = *resource.NewMilliQuantity(r.milli, resource.DecimalSI)
+	}
+	return out
 }
 
 // place is the replicas one holding holds on one cluster, linked in the
@@ -131,7 +176,7 @@ type book struct {
 	// left is read in one step whatever the number of evictions in
 	// flight.
 	replicas int64
-	requests corev1.ResourceList
+	requests requests
 }
 
 // LedgerOption configures a [Ledger]. It returns an error for a value it
@@ -316,7 +361,7 @@ func (l *Ledger) Held(now time.Time) map[string]int64 {
 // it.
 func (l *Ledger) record(key string, r Result, rooms Rooms, requests corev1.ResourceList, until time.Time) {
 	l.remove(key)
-	h := &holding{key: key, until: until, at: map[string]*place{}, requests: requests.DeepCopy()}
+	h := &holding{key: key, until: until, at: make(map[string]*place, len(r.Moves)), requests: requestsOf(requests)}
 	for _, m := range r.Moves {
 		if m.Replicas <= 0 {
 			continue
@@ -529,16 +574,7 @@ func (u *untilHeap) Pop() any {
 // add counts n more replicas of h held on the cluster (fewer, negative).
 func (b *book) add(h *holding, n int64) {
 	b.replicas += n
-	for res, q := range h.requests {
-		if b.requests == nil {
-			b.requests = corev1.ResourceList{}
-		}
-		total := q.DeepCopy()
-		total.Mul(n)
-		cur := b.requests[res]
-		cur.Add(total)
-		b.requests[res] = cur
-	}
+	b.requests = b.requests.add(h.requests, n)
 }
 
 // heldExcept returns what is held on the cluster name, b's, by every
@@ -549,18 +585,7 @@ func (b *book) heldExcept(own *holding, name string) (replicas int64, requests c
 		n = own.at[name].replicas
 	}
 	if n == 0 {
-		return b.replicas, b.requests
+		return b.replicas, b.requests.list()
 	}
-	requests = make(corev1.ResourceList, len(b.requests))
-	for res, q := range b.requests {
-		requests[res] = q.DeepCopy()
-	}
-	for res, q := range own.requests {
-		total := q.DeepCopy()
-		total.Mul(n)
-		cur := requests[res]
-		cur.Sub(total)
-		requests[res] = cur
-	}
-	return b.replicas - n, requests
+	return b.replicas - n, slices.Clone(b.requests).add(own.requests, -n).list()
 }
