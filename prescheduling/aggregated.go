@@ -1,7 +1,6 @@
 package prescheduling
 
 import (
-	"math"
 	"slices"
 
 	"github.com/failoverkit/failover"
@@ -121,8 +120,9 @@ func (x *Index[R]) aggregated(s *scan, m *memo[R], ti int, sp []special[R], capa
 				sum -= e
 			}
 		}
-		for _, list := range [][]int{rm.top, rm.firstOthers} {
-			for _, i := range list {
+		for _, list := range [][]int32{rm.byRoom[:min(len(rm.byRoom), roomMemoTop)], rm.wild[:min(len(rm.wild), roomMemoTop)]} {
+			for _, i32 := range list {
+				i := int(i32)
 				if slices.Contains(gone, i) {
 					continue
 				}
@@ -221,127 +221,6 @@ func (x *Index[R]) aggregated(s *scan, m *memo[R], ti int, sp []special[R], capa
 	r = s.judgeDivided(ti, mm, receivers, Result{Candidates: cands})
 	r.AffinityName = p.terms[ti].name
 	return r, true
-}
-
-// roomMemo is what a Capacity (by its Key) says of each cluster of a
-// passing list, and what the quick way reads of it: their room summed,
-// and the positions of those with the most.
-type roomMemo[R any] struct {
-	of    func(R) (int32, bool)
-	n     []int32 // Of's answers, by position in the list
-	known []bool
-	// sumKnown is the int32 sum (wrapping, as Karmada sums) of the known
-	// answers other than math.MaxInt32, each at least 0; others counts the
-	// rest, whose room the check takes as the workload's replicas.
-	sumKnown, others int32
-	// top are the positions of the most room among the known answers other
-	// than math.MaxInt32 (then by position), firstOthers those of the
-	// first of the rest: 2*quickRoom of each, enough for a check that
-	// leaves out up to quickRoom of them. valid is false after a change
-	// that may alter them.
-	top, firstOthers []int
-	valid            bool
-}
-
-const roomMemoTop = 2 * quickRoom
-
-// maxRoomMemos bounds the Capacities a passing list remembers.
-const maxRoomMemos = 16
-
-// isOther reports whether an answer counts as the workload's replicas.
-func isOther(n int32, known bool) bool { return !known || n == math.MaxInt32 }
-
-func (rm *roomMemo[R]) add(n int32, known bool, sign int32) {
-	if isOther(n, known) {
-		rm.others += sign
-	} else {
-		rm.sumKnown += sign * max(n, 0)
-	}
-}
-
-// roomMemo returns what the passing list remembers for c, building it on
-// the first question and its top after a change.
-func (ps *passing[R]) roomMemo(c Capacity[R]) roomMemo[R] {
-	ps.capMu.Lock()
-	defer ps.capMu.Unlock()
-	key := c.Key
-	if c.Of == nil {
-		key = "" // every capacity unknown
-	}
-	rm := ps.capMemos[key]
-	if rm == nil {
-		rm = &roomMemo[R]{of: c.Of, n: make([]int32, len(ps.names)), known: make([]bool, len(ps.names))}
-		for i, r := range ps.rooms {
-			if c.Of != nil {
-				rm.n[i], rm.known[i] = c.Of(r)
-			}
-			rm.add(rm.n[i], rm.known[i], 1)
-		}
-		if len(ps.capMemos) >= maxRoomMemos {
-			clear(ps.capMemos)
-		}
-		if ps.capMemos == nil {
-			ps.capMemos = map[string]*roomMemo[R]{}
-		}
-		ps.capMemos[key] = rm
-	}
-	if !rm.valid {
-		rm.top, rm.firstOthers = rm.top[:0], rm.firstOthers[:0]
-		for i, n := range rm.n {
-			if isOther(n, rm.known[i]) {
-				if len(rm.firstOthers) < roomMemoTop {
-					rm.firstOthers = append(rm.firstOthers, i)
-				}
-				continue
-			}
-			n = max(n, 0)
-			if len(rm.top) == roomMemoTop && n <= max(rm.n[rm.top[roomMemoTop-1]], 0) {
-				continue
-			}
-			j := len(rm.top)
-			for j > 0 && max(rm.n[rm.top[j-1]], 0) < n {
-				j--
-			}
-			rm.top = slices.Insert(rm.top, j, i)
-			rm.top = rm.top[:min(len(rm.top), roomMemoTop)]
-		}
-		rm.valid = true
-	}
-	out := *rm
-	out.top, out.firstOthers = slices.Clone(rm.top), slices.Clone(rm.firstOthers)
-	return out
-}
-
-// setRoom is a room report for the cluster at position i: the answers and
-// their sum follow it, and the top is found again when it may change.
-func (rm *roomMemo[R]) setRoom(i int, r R) {
-	var n int32
-	var known bool
-	if rm.of != nil {
-		n, known = rm.of(r)
-	}
-	was, wasKnown := rm.n[i], rm.known[i]
-	rm.add(was, wasKnown, -1)
-	rm.add(n, known, 1)
-	rm.n[i], rm.known[i] = n, known
-	if !rm.valid {
-		return
-	}
-	if slices.Contains(rm.top, i) || slices.Contains(rm.firstOthers, i) {
-		rm.valid = false
-		return
-	}
-	if isOther(n, known) {
-		rm.valid = len(rm.firstOthers) == roomMemoTop && i > rm.firstOthers[roomMemoTop-1]
-		return
-	}
-	if len(rm.top) < roomMemoTop {
-		rm.valid = false
-		return
-	}
-	last := rm.top[roomMemoTop-1]
-	lastRoom := max(rm.n[last], 0)
-	rm.valid = max(n, 0) < lastRoom || max(n, 0) == lastRoom && i > last
 }
 
 // firstNames are the first k names, by name, of the clusters that pass:
