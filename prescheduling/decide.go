@@ -28,7 +28,13 @@ func (s *scan) decide(ti int, c *Checker) (r Result, scheduled bool) {
 		order = sortedOrder(len(ts.passing), func(i int) string { return ts.passing[i].Name })
 	}
 	var cands []string
+	if ts.reduced {
+		cands = ts.cands // an Index's, which lists each cluster once
+	}
 	for k, i := range order {
+		if ts.reduced {
+			break
+		}
 		cl := ts.passing[i]
 		if k > 0 && cl.Name == ts.passing[order[k-1]].Name {
 			return invalid(fmt.Errorf("prescheduling: fleet lists cluster %q more than once", cl.Name)), false
@@ -115,7 +121,7 @@ func (s *scan) selectionLimit(ti int, m *model, selected []*node) string {
 			at = fmt.Sprintf("spreadConstraints[%d] allows at most %s", sel.cluster.index, plural(sel.cluster.max, "cluster", "clusters"))
 		}
 		return fmt.Sprintf("it selects the fewest regions that hold enough clusters for spreadConstraints[%d], %s (%s), and %s", sel.region.index, sel.region.noun(len(names)), list(names, 5), at)
-	case sel.cluster != nil && len(selected) < len(m.nodes):
+	case sel.cluster != nil && len(selected) < m.total:
 		return fmt.Sprintf("spreadConstraints[%d] allows at most %s", sel.cluster.index, plural(sel.cluster.max, "cluster", "clusters"))
 	}
 	return s.why(ti)

@@ -85,6 +85,10 @@ type passing[R any] struct {
 	// room report updates them.
 	capMu    sync.Mutex
 	capMemos map[string]*roomMemo[R]
+	// weights, when the placement has been asked about since the list last
+	// changed, are its static weights of each cluster (capMu guards it as
+	// capMemos).
+	weights *weightMemo
 }
 
 // set puts sl in the list, or takes it out, or updates its room.
@@ -102,7 +106,7 @@ func (ps *passing[R]) set(sl *slot[R], in bool) {
 	}
 	i, found := slices.BinarySearch(ps.names, name)
 	if in || found {
-		ps.capMemos = nil
+		ps.capMemos, ps.weights = nil, nil
 	}
 	switch {
 	case in && found:
@@ -350,7 +354,16 @@ func (x *Index[R]) check(req Request, capacity Capacity[R], within bool, overrid
 	}
 	s.byName = true
 	for ti := range s.terms {
-		s.terms[ti] = x.passing(s, m, ti, sp, capacity, within)
+		ts, ok := x.reduce(s, m, ti, sp, capacity)
+		if !ok {
+			ts = x.passing(s, m, ti, sp, capacity, within)
+		}
+		s.terms[ti] = ts
+	}
+	// A feasible answer counts nothing of the fleet: the tally, a pass
+	// over it, is for the Reason of one that is not, asked again with it.
+	if r := s.answer(nil); r.Feasible {
+		return r
 	}
 	x.tally(s, m, sp, overrides)
 	return s.answer(nil)
@@ -413,9 +426,13 @@ func (x *Index[R]) specials(req *Request, overrides []Override[R]) []special[R] 
 // specials alone.
 func (x *Index[R]) passing(s *scan, m *memo[R], ti int, sp []special[R], capacity Capacity[R], within bool) termScan {
 	base := &m.terms[ti]
-	ts := termScan{passing: make([]*failover.Cluster, 0, len(base.slots)+len(sp))}
+	size := len(sp)
+	if !within {
+		size += len(base.slots)
+	}
+	ts := termScan{passing: make([]*failover.Cluster, 0, size)}
 	if capacity.Of != nil {
-		ts.caps = make([]spare, 0, len(base.slots)+len(sp))
+		ts.caps = make([]spare, 0, size)
 	}
 	copyBase := func(lo, hi int) {
 		if within {

@@ -47,6 +47,18 @@ type termScan struct {
 	// function, are its answers for passing, one for one.
 	caps                                  []spare
 	noMatch, faulty, untolerated, noGroup tally
+	// reduced: passing holds only the clusters the scheduler's choice can
+	// reach (Index.reduce); what the check reads of the whole is then
+	// given: cands, the candidates; total, how many clusters pass; sum,
+	// their room (int32, as Karmada sums); first, the first few of their
+	// names.
+	reduced bool
+	cands   []string
+	total   int
+	sum     int32
+	first   []string
+	// regions, for a selection by region, are each region's totals.
+	regions map[string]regionTotals
 }
 
 func newScan(req *Request, p *compiled) *scan {

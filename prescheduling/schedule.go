@@ -78,12 +78,27 @@ type model struct {
 	r        int32
 	nodes    []*node // sorted byScore
 	capacity bool    // a capacity function was given
+	// total is how many clusters pass: len(nodes), but when nodes are
+	// only those the choice can reach (termScan.reduced), whose room in
+	// all (sum) and first names (first) are then given too.
+	total   int
+	reduced bool
+	sum     int32
+	first   []string
+	// regions, when the nodes are only the first few of each region, are
+	// each region's totals.
+	regions map[string]regionTotals
 }
 
 func (s *scan) model(ti int, c *Checker, byName []int) *model {
 	caps := s.terms[ti].caps
+	ts := &s.terms[ti]
 	m := &model{s: s, p: s.p, r: s.replicas, capacity: caps != nil || c != nil && c.capacity != nil}
-	passing := s.terms[ti].passing
+	passing := ts.passing
+	m.total = len(passing)
+	if ts.reduced {
+		m.total, m.reduced, m.sum, m.first, m.regions = ts.total, true, ts.sum, ts.first, ts.regions
+	}
 	m.nodes = make([]*node, len(passing))
 	all := make([]node, len(passing))
 	for k, i := range byName {
@@ -100,6 +115,11 @@ func (s *scan) model(ti int, c *Checker, byName []int) *model {
 		}
 		n.avail = int64(n.est) + int64(n.kept)
 		m.nodes[k] = n
+	}
+	if m.p.sel.all && m.p.division == divideDuplicated {
+		// Every cluster is selected and given every replica: the order
+		// decides nothing.
+		return m
 	}
 	// In name order already, so that a stable sort needs no name.
 	slices.SortStableFunc(m.nodes, func(a, b *node) int {
@@ -140,7 +160,7 @@ func (m *model) estimated(n int32, known bool) (int32, bool) {
 // clusters and those that may be given replicas they do not have now, each
 // with its gain; or why the scheduler fails.
 func (m *model) schedule() (selected, receivers []*node, f *failure) {
-	if len(m.nodes) == 0 {
+	if m.total == 0 {
 		return nil, nil, &failure{code: NoEligibleCluster}
 	}
 	selected, f = m.selectClusters()
@@ -173,9 +193,9 @@ func (m *model) selectClusters() ([]*node, *failure) {
 // the replicas.
 func (m *model) byCluster() ([]*node, *failure) {
 	k := m.p.sel.cluster
-	if len(m.nodes) < k.min {
+	if m.total < k.min {
 		return nil, &failure{SpreadConstraintUnsatisfiable, fmt.Sprintf("spreadConstraints[%d] needs at least %s, but the remaining and eligible clusters span only %s",
-			k.index, plural(k.min, "cluster", "clusters"), plural(len(m.nodes), "cluster", "clusters"))}
+			k.index, plural(k.min, "cluster", "clusters"), plural(m.total, "cluster", "clusters"))}
 	}
 	n := min(len(m.nodes), k.max)
 	if m.p.division == divideDuplicated {
@@ -224,6 +244,19 @@ type region struct {
 	name  string
 	nodes []*node
 	score int64
+	// size is how many clusters the region has: len(nodes), but when
+	// nodes are only the first few (model.regions gives the whole).
+	size int
+}
+
+// regionTotals is what the score of a region reads of all its clusters,
+// for a model whose regions list only the first few (termScan.reduced).
+type regionTotals struct {
+	size int
+	// avail and score are the room (AvailableReplicas) and the scores of
+	// all its clusters summed; valid counts those with room for every
+	// replica, validScore sums their scores.
+	avail, score, valid, validScore int64
 }
 
 // regionPath is a choice of regions (dfsPath).
@@ -262,6 +295,12 @@ func (m *model) byRegion() ([]*node, *failure) {
 		r := at[n.c.Region]
 		r.nodes = append(r.nodes, n)
 	}
+	for _, r := range regions {
+		r.size = len(r.nodes)
+		if t, ok := m.regions[r.name]; ok {
+			r.size = t.size
+		}
+	}
 	if len(regions) < rk.min {
 		return nil, &failure{SpreadConstraintUnsatisfiable, fmt.Sprintf("spreadConstraints[%d] needs at least %s, but the remaining and eligible clusters span only %s",
 			rk.index, rk.noun(rk.min), rk.noun(len(regions)))}
@@ -270,7 +309,7 @@ func (m *model) byRegion() ([]*node, *failure) {
 		return nil, m.noMaxGroups(rk, "region")
 	}
 	for _, r := range regions {
-		r.score = m.groupScore(r.nodes, rk.min)
+		r.score = m.groupScore(r, rk.min)
 	}
 	paths, ok := findPaths(regions, rk.min, rk.max, cmin)
 	if !ok {
@@ -280,12 +319,12 @@ func (m *model) byRegion() ([]*node, *failure) {
 		return nil, m.noRegions(regions, rk, ck)
 	}
 	best := bestPath(paths)
-	selected, rest := make([]*node, 0, len(best.regions)), make([]*node, 0, best.value)
+	selected, rest := make([]*node, 0, len(best.regions)), make([]*node, 0, len(m.nodes))
 	for _, r := range best.regions {
 		selected = append(selected, r.nodes[0])
 		rest = append(rest, r.nodes[1:]...)
 	}
-	if more := min(len(rest)+len(selected), cmax) - len(selected); more > 0 {
+	if more := min(best.value, cmax) - len(selected); more > 0 {
 		slices.SortFunc(rest, byScore)
 		selected = append(selected, rest[:more]...)
 	}
@@ -297,7 +336,7 @@ func (m *model) byRegion() ([]*node, *failure) {
 func (m *model) noRegions(regions []*region, rk, ck *spreadKey) *failure {
 	sizes := make([]int, len(regions))
 	for i, r := range regions {
-		sizes[i] = len(r.nodes)
+		sizes[i] = r.size
 	}
 	slices.SortFunc(sizes, func(a, b int) int { return b - a })
 	n := min(rk.max, len(sizes))
@@ -325,8 +364,10 @@ func (m *model) noRegions(regions []*region, rk, ck *spreadKey) *failure {
 // have room for every replica, then their mean score; for Divided, how much
 // of its share the group can hold, then the mean score of the clusters that
 // hold it.
-func (m *model) groupScore(ns []*node, minGroups int) int64 {
+func (m *model) groupScore(g *region, minGroups int) int64 {
 	const unit = 1000
+	ns := g.nodes
+	t, whole := m.regions[g.name]
 	if m.p.division == divideDuplicated {
 		var valid, sum int64
 		for _, n := range ns {
@@ -334,6 +375,9 @@ func (m *model) groupScore(ns []*node, minGroups int) int64 {
 				valid++
 				sum += n.score()
 			}
+		}
+		if whole {
+			valid, sum = t.valid, t.validScore
 		}
 		if valid == 0 {
 			return 0
@@ -346,16 +390,23 @@ func (m *model) groupScore(ns []*node, minGroups int) int64 {
 		clusterMin = ck.min
 	}
 	var avail, score, valid int64
+	met := false
 	for _, n := range ns {
 		avail += n.avail
 		score += n.score()
 		valid++
 		if valid >= int64(clusterMin) && avail >= target {
+			met = true
 			break
 		}
 	}
+	if !met && whole && len(ns) < g.size {
+		// The first few are those up to where the scheduler stops, unless
+		// it goes through them all: then it has summed the whole region.
+		avail, score, valid = t.avail, t.score, int64(g.size)
+	}
 	if avail < target {
-		return avail*unit + score/int64(len(ns))
+		return avail*unit + score/int64(g.size)
 	}
 	return target*unit + score/valid
 }
@@ -371,7 +422,7 @@ const pathBudget = 1 << 20
 func findPaths(regions []*region, lo, hi, target int) (paths []*regionPath, ok bool) {
 	groups := slices.Clone(regions)
 	slices.SortFunc(groups, func(a, b *region) int {
-		if c := cmp.Compare(len(a.nodes), len(b.nodes)); c != 0 {
+		if c := cmp.Compare(a.size, b.size); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(b.score, a.score); c != 0 {
@@ -390,7 +441,7 @@ func findPaths(regions []*region, lo, hi, target int) (paths []*regionPath, ok b
 			p := &regionPath{id: len(paths) + 1, regions: slices.Clone(cur)}
 			for _, r := range p.regions {
 				p.score += r.score
-				p.value += len(r.nodes)
+				p.value += r.size
 			}
 			slices.SortFunc(p.regions, func(a, b *region) int {
 				if c := cmp.Compare(b.score, a.score); c != 0 {
@@ -405,7 +456,7 @@ func findPaths(regions []*region, lo, hi, target int) (paths []*regionPath, ok b
 			return true
 		}
 		for i := begin; i < len(groups); i++ {
-			sum += len(groups[i].nodes)
+			sum += groups[i].size
 			cur = append(cur, groups[i])
 			if !dfs(sum, i+1) {
 				return false
@@ -415,7 +466,7 @@ func findPaths(regions []*region, lo, hi, target int) (paths []*regionPath, ok b
 			if len(groups) == lo {
 				break
 			}
-			sum -= len(groups[i].nodes)
+			sum -= groups[i].size
 			cur = cur[:len(cur)-1]
 		}
 		return true
@@ -499,7 +550,14 @@ func (m *model) assign(selected []*node) ([]*node, *failure) {
 	for _, n := range room {
 		sum += n.est
 	}
+	whole := m.reduced && m.p.sel.all // selected is every cluster that passes, cut
+	if whole {
+		sum = m.sum
+	}
 	if sum < target {
+		if whole {
+			return nil, &failure{InsufficientCapacity, m.s.short(m.first, m.total, int64(sum), int64(target))}
+		}
 		return nil, &failure{InsufficientCapacity, m.short(selected, int64(sum), int64(target))}
 	}
 	if m.p.division == divideAggregated {
