@@ -5,14 +5,16 @@
 #
 #  1. record the go directive and the versions of k8s.io/*,
 #     sigs.k8s.io/controller-runtime and github.com/prometheus/client_golang;
-#  2. add the library as the guide's first step does, `go get
+#  2. add the library as the guide's first steps do, running its
+#     "sh fork-steps" block as written (`go get
 #     github.com/failoverkit/failover/karmada@V` with no replace directive,
-#     V being the version the library's modules require of each other,
-#     served from a local module proxy of this checkout (hack/modproxy.sh:
-#     what `git add -A` would commit) that stands in for the release's
-#     tags; a package that imports every package of both modules, and the
-#     fork's diff to cmd/controller-manager/app
-#     (examples/karmadafork/karmada-v1.18.patch); `go mod tidy`;
+#     the fork's diff to cmd/controller-manager/app,
+#     examples/karmadafork/karmada-v1.18.patch, and `go mod tidy`), V being
+#     the version the library's modules require of each other, served from
+#     a local module proxy of this checkout (hack/modproxy.sh: what `git
+#     add -A` would commit) that stands in for the release's tags; fail if
+#     the fork's go.mod then lacks the module; then a package that imports
+#     every package of both modules, and `go mod tidy` again;
 #  3. fail if step 1's versions moved, or if karmada-controller-manager and
 #     that package do not build;
 #  4. run the built karmada-controller-manager --help: its "Failover flags"
@@ -81,8 +83,27 @@ before="$(pinned)"
 # the one Karmada's go directive names, found in the machine's cache.
 PATH="$(go env GOROOT)/bin:$PATH"
 export GOTOOLCHAIN=local GOPROXY="$proxy" GOMODCACHE="$work/modcache"
-echo "forkcheck: go get github.com/failoverkit/failover/karmada@$version (no replace; GOPROXY=file://.../proxy,...)"
-go get "github.com/failoverkit/failover/karmada@$version"
+# The guide's first steps as written (its "sh fork-steps" block): go get,
+# the patch, go mod tidy, with this change's version and the patch's path.
+# In another order, tidy drops the module before anything imports it.
+steps="$(awk '/^```sh fork-steps$/ { on = 1; next } on && /^```$/ { exit } on' "$root/karmada/controller-manager.md")"
+if [[ "$(wc -l <<<"$steps")" -ne 3 ]]; then
+	echo "forkcheck: karmada/controller-manager.md: want three lines in its \`\`\`sh fork-steps block, found:" >&2
+	echo "$steps" >&2
+	exit 1
+fi
+echo "forkcheck: the guide's first steps as written, at $version (no replace; GOPROXY=file://.../proxy,...):"
+while IFS= read -r line; do
+	line="${line%%#*}"
+	line="$(sed -E "s|@v[0-9]+\.[0-9]+\.[0-9]+|@$version|" <<<"$line")"
+	line="${line//karmada-v1.18.patch/$PATCH}"
+	echo "+ $line"
+	eval "$line"
+done <<<"$steps"
+if ! grep -q "github.com/failoverkit/failover/karmada $version" go.mod; then
+	echo "forkcheck: after the guide's first steps, the fork's go.mod does not require github.com/failoverkit/failover/karmada $version" >&2
+	exit 1
+fi
 mkdir failovercheck
 {
 	echo "// Package failovercheck imports every package of the failover library."
@@ -92,7 +113,6 @@ mkdir failovercheck
 	sed 's/.*/\t_ "&"/' <<<"$packages"
 	echo ")"
 } >failovercheck/imports.go
-git apply -p1 "$PATCH"
 go mod tidy
 
 after="$(pinned)"
