@@ -80,7 +80,7 @@ func (a *ClusterAffinity) Compile() (*AffinityMatcher, error) {
 		return &AffinityMatcher{all: true}, nil
 	}
 	// Copies: the matcher must not see later changes to a.
-	m := &AffinityMatcher{exclude: nameset.New(a.ExcludeClusters), names: nameset.New(a.ClusterNames)}
+	m := &AffinityMatcher{exclude: nameset.New(slices.Clone(a.ExcludeClusters)), names: nameset.New(slices.Clone(a.ClusterNames))}
 	if a.LabelSelector != nil {
 		// LabelSelectorAsSelector copies the values it keeps.
 		s, err := metav1.LabelSelectorAsSelector(a.LabelSelector)

@@ -1,6 +1,7 @@
 package prescheduling
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,6 +45,9 @@ type Index[R any] struct {
 	memos  map[string]*memo[R]
 	uses   uint64
 }
+
+// keyBuffers hold a placement's key, its JSON, while an Index looks it up.
+var keyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // MaxPlacements is how many placements an [Index] remembers the filters
 // of; the one asked about least recently is forgotten first.
@@ -247,18 +251,20 @@ func search[R any](list []*slot[R], name string) (int, bool) {
 // memo returns what the Index remembers of p, building it on the first
 // question. The caller holds mu for reading.
 func (x *Index[R]) memo(p *Placement) (*memo[R], error) {
-	raw, err := json.Marshal(p)
-	if err != nil {
+	buf := keyBuffers.Get().(*bytes.Buffer)
+	defer keyBuffers.Put(buf)
+	buf.Reset()
+	if err := json.NewEncoder(buf).Encode(p); err != nil {
 		return nil, fmt.Errorf("prescheduling: placement: %w", err)
 	}
-	key := string(raw)
 	x.memoMu.Lock()
 	defer x.memoMu.Unlock()
 	x.uses++
-	if m, ok := x.memos[key]; ok {
+	if m, ok := x.memos[string(buf.Bytes())]; ok { // no copy of the key to look it up
 		m.used = x.uses
 		return m, nil
 	}
+	key := buf.String()
 	cp, err := compile(p)
 	if err != nil {
 		return nil, err
