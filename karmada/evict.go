@@ -64,7 +64,7 @@ func DecideBindingEviction(annotations map[string]string, spec *workv1alpha2.Res
 	var tols []corev1.Toleration
 	if noExecute {
 		var err error
-		if tols, err = AppliedTolerations(annotations); err != nil {
+		if tols, err = appliedTolerations(annotations); err != nil {
 			return failover.EvictionDecision{}, err
 		}
 	}
@@ -311,7 +311,9 @@ func (e *Evictor) Evict(ctx context.Context, now time.Time, key string, binding 
 	}
 
 	// Is there somewhere to go?
-	req, err := PreschedulingRequest(spec, cluster.Name)
+	// The Fleet's check validates the placement, compiled once for every
+	// binding that has it.
+	req, err := preschedulingRequest(spec, false, cluster.Name)
 	var loss *LossError
 	if err != nil && !errors.As(err, &loss) {
 		step.Action, step.Err = EvictionInvalid, err
@@ -335,6 +337,8 @@ func (e *Evictor) Evict(ctx context.Context, now time.Time, key string, binding 
 	step.Result = res
 	if !res.Feasible {
 		switch res.Code {
+		case prescheduling.InvalidRequest:
+			step.Action, step.Err = EvictionInvalid, fmt.Errorf("karmada: %w", res.Err)
 		case prescheduling.AwaitingCapacity:
 			step.Action = EvictionWaitForRoom
 		case prescheduling.Unconfirmed:

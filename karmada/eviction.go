@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
@@ -46,6 +47,40 @@ func AppliedTolerations(annotations map[string]string) ([]corev1.Toleration, err
 		return nil, fmt.Errorf("karmada: annotation %s: %w", AppliedPlacementAnnotation, err)
 	}
 	return p.ClusterTolerations, nil
+}
+
+// appliedTolerations is AppliedTolerations, parsed once per distinct
+// annotation (the bindings of one policy share it): the taint manager
+// judges every binding of a tainted cluster, and the parse costs more than
+// the judgement. The tolerations returned are shared: read them only.
+func appliedTolerations(annotations map[string]string) ([]corev1.Toleration, error) {
+	s := annotations[AppliedPlacementAnnotation]
+	tolerationCache.mu.Lock()
+	tols, ok := tolerationCache.m[s]
+	tolerationCache.mu.Unlock()
+	if ok {
+		return tols, nil
+	}
+	tols, err := AppliedTolerations(annotations)
+	if err != nil {
+		return nil, err
+	}
+	tolerationCache.mu.Lock()
+	defer tolerationCache.mu.Unlock()
+	if len(tolerationCache.m) >= maxTolerationCache || tolerationCache.m == nil {
+		tolerationCache.m = make(map[string][]corev1.Toleration)
+	}
+	tolerationCache.m[s] = tols
+	return tols, nil
+}
+
+// maxTolerationCache bounds the annotations appliedTolerations remembers;
+// past it, it starts again.
+const maxTolerationCache = 1024
+
+var tolerationCache struct {
+	mu sync.Mutex
+	m  map[string][]corev1.Toleration
 }
 
 // EvictionPurgeMode is the purge mode Karmada v1.18's taint manager gives

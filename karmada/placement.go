@@ -31,6 +31,13 @@ import (
 // use these groups). A check run without them may answer otherwise than the
 // scheduler would.
 func FromPlacement(p *policyv1alpha1.Placement) (prescheduling.Placement, error) {
+	return fromPlacement(p, true)
+}
+
+// fromPlacement is FromPlacement, validating the result only with
+// validate: a caller whose check validates it (an Index, which compiles each
+// placement once) need not pay for it on every eviction.
+func fromPlacement(p *policyv1alpha1.Placement, validate bool) (prescheduling.Placement, error) {
 	var out prescheduling.Placement
 	if p == nil {
 		return out, nil
@@ -72,8 +79,10 @@ func FromPlacement(p *policyv1alpha1.Placement) (prescheduling.Placement, error)
 	if p.WorkloadAffinity != nil {
 		lost.add("placement.workloadAffinity", "the check does not know which clusters run the workload's affinity group")
 	}
-	if err := out.Validate(); err != nil {
-		return prescheduling.Placement{}, fmt.Errorf("karmada: %w", err)
+	if validate {
+		if err := out.Validate(); err != nil {
+			return prescheduling.Placement{}, fmt.Errorf("karmada: %w", err)
+		}
 	}
 	return out, lost.err()
 }
@@ -156,10 +165,16 @@ func FromClusterFailoverBehavior(c *policyv1alpha1.ClusterFailoverBehavior) (*fa
 // the status: set ObservedAffinityName from
 // status.schedulerObservedAffinityName.
 func PreschedulingRequest(spec *workv1alpha2.ResourceBindingSpec, evicting ...string) (prescheduling.Request, error) {
+	return preschedulingRequest(spec, true, evicting...)
+}
+
+// preschedulingRequest is PreschedulingRequest, validating the placement
+// only with validate (see fromPlacement).
+func preschedulingRequest(spec *workv1alpha2.ResourceBindingSpec, validate bool, evicting ...string) (prescheduling.Request, error) {
 	if spec == nil {
 		return prescheduling.Request{}, fmt.Errorf("karmada: binding spec is nil")
 	}
-	p, err := FromPlacement(spec.Placement)
+	p, err := fromPlacement(spec.Placement, validate)
 	if err != nil && !isLoss(err) {
 		return prescheduling.Request{}, err
 	}
