@@ -21,14 +21,13 @@ import (
 	"github.com/failoverkit/failover/prescheduling"
 )
 
-// Event reasons and actions on a binding.
-const (
-	eventActionEvict = "Evict"
-	// EventReasonEvicted is the reason of the Normal Event on a binding
-	// moved off a cluster. Not evicted, the Warning Event's reason is the
-	// prescheduling.Code of the check that said no.
-	EventReasonEvicted = "EvictedFromCluster"
-)
+// eventActionEvict is the action of the Warning Events on a binding not
+// evicted, whose reason is the prescheduling.Code of the check that said
+// no. An eviction written records no Event: its graceful eviction task's
+// message says why, and at a storm's rate an Event each would double the
+// writes the evictions send the API server (Karmada's taint manager records
+// none either).
+const eventActionEvict = "Evict"
 
 // evictHandler is run by k's eviction queue once the Limiter grants a
 // permit. Each attempt reads, decides and ends in one write at most; a
@@ -197,8 +196,6 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 	}
 	k.refused.forget(it)
 	logger.Info("evicted", "why", step.Decision.Reason)
-	c.recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventReasonEvicted, eventActionEvict,
-		"moved off cluster %s into a graceful eviction task: %s", it.Cluster, step.Decision.Reason)
 	// In flight until the task ends (EvictionController.Ended) or
 	// EvictionOptions.InFlightTTL passes.
 	return evictionqueue.ErrInProgress

@@ -125,8 +125,8 @@ func TestEvictHandlerLedgerIssue6518(t *testing.T) {
 	}
 	assert.Len(t, waiting, 5)
 	assert.Equal(t, map[string]int64{"big": 10}, ctrl.Ledger().Held(evictNow))
-	assert.Equal(t, 10, count(*events, EventReasonEvicted))
 	assert.Equal(t, 5, count(*events, string(prescheduling.AwaitingCapacity)))
+	assert.Len(t, *events, 5, "an eviction written records no Event")
 
 	// Still the same summaries: they wait again.
 	for _, it := range waiting {

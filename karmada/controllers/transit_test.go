@@ -87,7 +87,7 @@ func TestBudgetOfClustersInTransit(t *testing.T) {
 	requireEvicted(t, h(ctx, item("member1")))
 	requireWaits(t, h(ctx, item("member3")), c, "member3")
 	requireWaits(t, h(ctx, item("member5")), c, "member5")
-	assert.Equal(t, []string{EventReasonEvicted, EventReasonClustersInTransit, EventReasonClustersInTransit}, []string(*events))
+	assert.Equal(t, []string{EventReasonClustersInTransit, EventReasonClustersInTransit}, []string(*events))
 	assert.Len(t, binding(t, c).Spec.GracefulEvictionTasks, 1)
 
 	endTask(t, c, "member1")
@@ -152,7 +152,7 @@ func TestBadBudgetAnnotation(t *testing.T) {
 			h := ctrl.evictHandler(resourceBindings())
 			requireEvicted(t, h(context.Background(), item("member1")))
 			requireWaits(t, h(context.Background(), item("member3")), c, "member3")
-			assert.Equal(t, []string{EventReasonInvalidTransitBudget, EventReasonEvicted, EventReasonInvalidTransitBudget, EventReasonClustersInTransit}, []string(*events))
+			assert.Equal(t, []string{EventReasonInvalidTransitBudget, EventReasonInvalidTransitBudget, EventReasonClustersInTransit}, []string(*events))
 		})
 	}
 }
