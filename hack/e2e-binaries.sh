@@ -14,7 +14,9 @@
 #
 # karmada-scheduler: Karmada's go.mod has no replace directives, so a scratch
 # module that requires github.com/karmada-io/karmada at the release builds
-# cmd/scheduler at exactly the versions Karmada's release declares.
+# cmd/scheduler at exactly the versions Karmada's release declares; with
+# FAILOVER_E2E_SCALE set, cmd/controller-manager beside it, for the opt-in
+# scale run.
 #
 # K8S_VERSION and KARMADA_VERSION may be overridden to try another release;
 # the e2e module looks for the versions in its k8sVersion and karmadaVersion
@@ -22,9 +24,9 @@
 #
 # Output, under ${FAILOVER_E2E_CACHE:-$HOME/.cache/failover-e2e}:
 # <k8s version>/{kube-apiserver,etcd} and
-# karmada-<karmada version>/karmada-scheduler. A binary already there is not
-# rebuilt, each set on its own. The script prints the Kubernetes directory on
-# its last line; the e2e tests look there.
+# karmada-<karmada version>/karmada-scheduler (and karmada-controller-manager).
+# A binary already there is not rebuilt, each set on its own. The script
+# prints the Kubernetes directory on its last line; the e2e tests look there.
 set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-v1.36.3}"
@@ -38,12 +40,13 @@ REPO="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="$CACHE_ROOT/$K8S_VERSION"
 KARMADA_OUT="$CACHE_ROOT/karmada-$KARMADA_VERSION"
 
-# karmada_scheduler builds karmada-scheduler into $KARMADA_OUT unless it is
+# karmada_binary builds Karmada's cmd/$1 into $KARMADA_OUT/$2 unless it is
 # there: into a directory beside it, then renamed into place, so an
 # interrupted build never leaves a half binary the check would trust.
-karmada_scheduler() {
-	if [[ -x "$KARMADA_OUT/karmada-scheduler" ]]; then
-		echo "e2e-binaries: karmada-scheduler $KARMADA_VERSION already built" >&2
+karmada_binary() {
+	local cmd="$1" name="$2"
+	if [[ -x "$KARMADA_OUT/$name" ]]; then
+		echo "e2e-binaries: $name $KARMADA_VERSION already built" >&2
 		return
 	fi
 	mkdir -p "$KARMADA_OUT"
@@ -71,21 +74,26 @@ karmada_scheduler() {
 	# versions Karmada's go.mod selects, and asks for nothing else.
 	local scratch
 	scratch="$(mktemp -d)"
-	printf 'module failover.local/karmada-scheduler\n\ngo %s\n\nrequire github.com/karmada-io/karmada %s\n' \
-		"$(go env GOVERSION | sed 's/^go//; s/^\([0-9]*\.[0-9]*\).*/\1/')" "$KARMADA_VERSION" >"$scratch/go.mod"
+	printf 'module failover.local/karmada-%s\n\ngo %s\n\nrequire github.com/karmada-io/karmada %s\n' \
+		"$cmd" "$(go env GOVERSION | sed 's/^go//; s/^\([0-9]*\.[0-9]*\).*/\1/')" "$KARMADA_VERSION" >"$scratch/go.mod"
 	local pkg=github.com/karmada-io/karmada/pkg/version
-	echo "e2e-binaries: building karmada-scheduler $KARMADA_VERSION" >&2
+	echo "e2e-binaries: building $name $KARMADA_VERSION" >&2
 	(
 		cd "$scratch"
-		GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -o "$gobin/scheduler" \
+		GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -o "$gobin/$cmd" \
 			-ldflags "-s -w -X $pkg.gitVersion=$KARMADA_VERSION -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z" \
-			github.com/karmada-io/karmada/cmd/scheduler
+			"github.com/karmada-io/karmada/cmd/$cmd"
 	) || { rm -rf "$scratch"; exit 1; }
 	rm -rf "$scratch"
-	mv -f "$gobin/scheduler" "$KARMADA_OUT/karmada-scheduler"
+	mv -f "$gobin/$cmd" "$KARMADA_OUT/$name"
 	rm -rf "$gobin"
 }
-karmada_scheduler
+karmada_binary scheduler karmada-scheduler
+# The opt-in scale run (hack/scale-run.sh) also runs Karmada's own
+# controller-manager, as stock Karmada runs it.
+if [[ -n "${FAILOVER_E2E_SCALE:-}" ]]; then
+	karmada_binary controller-manager karmada-controller-manager
+fi
 
 if [[ -x "$OUT/kube-apiserver" && -x "$OUT/etcd" ]]; then
 	echo "e2e-binaries: kube-apiserver and etcd $K8S_VERSION already built" >&2
