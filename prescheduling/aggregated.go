@@ -42,54 +42,24 @@ func (x *Index[R]) aggregated(s *scan, m *memo[R], ti int, sp []special[R], capa
 	}
 
 	// The specials: where each falls among the memo's clusters, whether it
-	// passes, and whether the memo's candidates are the answer's as they
-	// are (then handed out as they are).
+	// passes, and the candidates with them in place.
 	S := len(sp)
-	at := make([]int, S)
-	in, removed := make([]bool, S), make([]bool, S)
-	share := true
-	for i := range sp {
-		o := &sp[i]
-		at[i], removed[i] = slices.BinarySearch(base.names, o.name)
-		in[i] = o.c != nil && !s.evicting.Has(o.name) && p.passes(ti, o.c, s.sched.Has(o.name))
-		_, healthy := slices.BinarySearch(base.healthy, o.name)
-		share = share && healthy == (in[i] && !failover.IsFaulty(*o.c))
-	}
-	var cands []string
-	if share {
-		cands = base.healthy[:len(base.healthy):len(base.healthy)]
-		base.shared.Store(true)
-	} else {
-		cands = make([]string, 0, len(base.healthy)+S)
-		last := 0
-		for i := range sp {
-			h, found := slices.BinarySearch(base.healthy[last:], sp[i].name)
-			cands = append(cands, base.healthy[last:last+h]...)
-			if last += h; found {
-				last++
-			}
-			if in[i] && !failover.IsFaulty(*sp[i].c) {
-				cands = append(cands, sp[i].name)
-			}
-		}
-		cands = append(cands, base.healthy[last:]...)
-	}
+	v := x.view(s, p, ti, base, sp)
+	at, in, removed, cands := v.at, v.in, v.removed, v.cands
 
 	// The clusters that pass, by rank (their order by name): the memo's at
 	// position i rank i*(S+1)+S, the specials after the memo's before them.
 	var sum int32 // int32, as Karmada sums
-	count := len(base.names)
+	count := v.count
 	var locals, others []*node
 	var gone []int // the positions of the memo's clusters the specials decide
 	for i := range sp {
 		if removed[i] {
-			count--
 			gone = append(gone, at[i])
 		}
 		if !in[i] {
 			continue
 		}
-		count++
 		o := &sp[i]
 		n := &node{c: o.c, name: o.name, rank: at[i]*(S+1) + i, faulty: failover.IsFaulty(*o.c)}
 		n.est, n.known = room(o.room)
@@ -214,9 +184,6 @@ func (x *Index[R]) aggregated(s *scan, m *memo[R], ti int, sp []special[R], capa
 		if n.faulty && !n.local {
 			return Result{}, false
 		}
-	}
-	if len(cands) == 0 {
-		cands = nil // as Check gives none
 	}
 	r = s.judgeDivided(ti, mm, receivers, Result{Candidates: cands})
 	r.AffinityName = p.terms[ti].name
