@@ -9,7 +9,7 @@
 # It builds what it runs first (hack/e2e-binaries.sh with FAILOVER_E2E_SCALE
 # set adds Karmada's controller-manager: minutes the first time). Extra
 # arguments go to go test. FAILOVER_E2E_SCALE_CLUSTERS (1000),
-# FAILOVER_E2E_SCALE_BINDINGS (10000), FAILOVER_E2E_SCALE_RATE (50) and
+# FAILOVER_E2E_SCALE_BINDINGS (10000), FAILOVER_E2E_SCALE_RATE (25) and
 # FAILOVER_E2E_SCALE_ONLY (karmada or fork) shape the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
