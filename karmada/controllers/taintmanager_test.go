@@ -2,6 +2,8 @@ package controllers
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -9,10 +11,12 @@ import (
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/failoverkit/failover"
@@ -190,4 +194,44 @@ func TestManageClusterTaintsQueuesTheClustersBindings(t *testing.T) {
 	res, err = ctrl.manageClusterTaints(context.Background(), k, "gone")
 	assert.NoError(t, err)
 	assert.Zero(t, res)
+}
+
+// TestManageClusterTaintsQueuesInKeyOrder: the bindings a taint queues
+// together are queued in the order of their keys, not the cache's, so that
+// which goes first (and so where the room sends it) is the same on every
+// run, and what fleetsim's what-if planner predicts.
+func TestManageClusterTaintsQueuesInKeyOrder(t *testing.T) {
+	var objs []client.Object
+	var want []string
+	for i := range 24 {
+		b := newBinding(nil)
+		b.Name = fmt.Sprintf("web-%02d", (i*7)%24) // created out of order
+		b.Spec.Resource.Name = b.Name
+		b.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 1}, {Name: "member2", Replicas: 1}}
+		objs = append(objs, b)
+		want = append(want, fmt.Sprintf("shop/web-%02d", i))
+	}
+	// The fake client lists in order of name; a cache lists in its map's
+	// order, played here as the reverse.
+	c := worldBuilder(t, objs...).WithIndex(&workv1alpha2.ResourceBinding{}, clusterIndex, func(o client.Object) []string {
+		return clusterNames(&o.(*workv1alpha2.ResourceBinding).Spec)
+	}).WithInterceptorFuncs(interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+		if err := c.List(ctx, list, opts...); err != nil {
+			return err
+		}
+		if l, ok := list.(*workv1alpha2.ResourceBindingList); ok {
+			slices.Reverse(l.Items)
+		}
+		return nil
+	}}).Build()
+	ctrl := newController(t, EvictionOptions{}, c, &recorded{})
+	withQueues(t, ctrl)
+	k := ctrl.kinds[0]
+	_, err := ctrl.manageClusterTaints(context.Background(), k, "member1")
+	require.NoError(t, err)
+	var got []string
+	for _, it := range k.q.Pending() {
+		got = append(got, it.Key)
+	}
+	assert.Equal(t, want, got)
 }
