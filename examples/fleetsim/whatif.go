@@ -20,7 +20,12 @@ type whatIfOptions struct {
 	kubeconfig string
 	fail       string
 	noExecute  bool
-	failure    whatif.Failure
+	// controllerFlags is --controller-flags: the controller-manager's
+	// flags as one argument, or @FILE.
+	controllerFlags string
+	failure         whatif.Failure
+	// controller is what the controller-manager's flags set.
+	controller *controllerFlags
 }
 
 func (w *whatIfOptions) addFlags(fs *pflag.FlagSet) {
@@ -30,12 +35,16 @@ func (w *whatIfOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&w.fail, "fail", "", "with --what-if: what fails: region=NAME, zone=NAME or clusters=NAME[,NAME…]")
 	fs.BoolVar(&w.noExecute, "enable-no-execute-taint-eviction", false, "with --what-if: as the controller-manager's flag of that name: "+
 		"a NoExecute taint evicts (off, as in Karmada: only PreferNoExecute moves bindings that opted in)")
+	fs.StringVar(&w.controllerFlags, "controller-flags", "", "with --what-if: the fork's karmada-controller-manager flags as one argument "+
+		"(its command line, quoted), or @FILE to read them from a file (one or more per line; a YAML list's \"- \" and # comments are skipped): "+
+		"the plan takes its failover flags (--enable-no-execute-taint-eviction, the rate flags, --cluster-status-update-frequency, "+
+		"--eviction-capacity-hold, --max-clusters-in-transit) and ignores the rest")
 }
 
 // check validates the what-if flags after parsing.
 func (w *whatIfOptions) check(fs *pflag.FlagSet) error {
 	if !w.on {
-		for _, f := range []string{"kubeconfig", "fail", "enable-no-execute-taint-eviction"} {
+		for _, f := range []string{"kubeconfig", "fail", "enable-no-execute-taint-eviction", "controller-flags"} {
 			if fs.Changed(f) {
 				return &whatif.ExitError{Code: whatif.ExitUsage, Err: fmt.Errorf("fleetsim: --%s goes with --what-if", f)}
 			}
@@ -58,6 +67,16 @@ func (w *whatIfOptions) check(fs *pflag.FlagSet) error {
 		return err
 	}
 	w.failure = f
+	w.controller = defaultControllerFlags()
+	if w.controllerFlags != "" {
+		args, err := controllerArgs(w.controllerFlags)
+		if err != nil {
+			return &whatif.ExitError{Code: whatif.ExitUsage, Err: err}
+		}
+		if err := w.controller.parse(args, fs); err != nil {
+			return &whatif.ExitError{Code: whatif.ExitUsage, Err: err}
+		}
+	}
 	return nil
 }
 
@@ -78,7 +97,9 @@ func runWhatIf(ctx context.Context, o *options, stdout, progress io.Writer) erro
 
 // planAndPrint plays the failure on in at now and prints the plan.
 func planAndPrint(in *whatif.Input, o *options, now time.Time, stdout io.Writer) error {
-	r, err := whatif.Plan(in, whatif.Config{Failure: o.whatIf.failure, Rates: o.rates, EnableNoExecuteTaintEviction: o.whatIf.noExecute, Now: now})
+	cfg := whatif.Config{Failure: o.whatIf.failure, Rates: o.rates, EnableNoExecuteTaintEviction: o.whatIf.noExecute, Now: now}
+	o.whatIf.controller.apply(&cfg)
+	r, err := whatif.Plan(in, cfg)
 	if err != nil {
 		return err
 	}

@@ -7,10 +7,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/failoverkit/failover/examples/fleetsim/internal/whatif"
+	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/ratelimit"
 )
 
 // TestWhatIfFlags: bad what-if flags are errors that name the flag and the
@@ -41,6 +45,67 @@ func TestWhatIfFlags(t *testing.T) {
 	}
 	if f := o.whatIf.failure; f.By != whatif.FailClusters || strings.Join(f.Names, ",") != "a,b" || !o.json || o.rates.ResourceEvictionRate != 2 {
 		t.Errorf("parsed %+v, json %v, rate %v: want clusters a,b, JSON, 2/s", f, o.json, o.rates.ResourceEvictionRate)
+	}
+}
+
+// TestWhatIfControllerFlags: --controller-flags takes the fork's
+// controller-manager command line as one argument, or a file of it (a
+// Deployment's args list), keeps the flags a plan depends on and skips the
+// rest; a flag given there and to fleetsim too, or a bad value, is refused.
+func TestWhatIfControllerFlags(t *testing.T) {
+	base := []string{"--what-if", "--kubeconfig", "k", "--fail", "region=a"}
+	config := func(t *testing.T, args ...string) whatif.Config {
+		t.Helper()
+		o, err := parseFlags(append(slices.Clone(base), args...), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := whatif.Config{Rates: o.rates, EnableNoExecuteTaintEviction: o.whatIf.noExecute}
+		o.whatIf.controller.apply(&cfg)
+		return cfg
+	}
+	line := "--kubeconfig=/etc/karmada/karmada.config --controllers=*,failoverEviction --v=4 --bind-address 0.0.0.0 " +
+		"--enable-no-execute-taint-eviction=true --resource-eviction-rate=2 --secondary-resource-eviction-rate 1 " +
+		"--cluster-status-update-frequency=5s --eviction-capacity-hold=0 --max-clusters-in-transit=1"
+	cfg := config(t, "--controller-flags", line)
+	want := ratelimit.DefaultConfig()
+	want.ResourceEvictionRate, want.SecondaryResourceEvictionRate = 2, 1
+	if !cfg.EnableNoExecuteTaintEviction || cfg.Rates != want || cfg.StatusUpdateFrequency != 5*time.Second ||
+		!cfg.DisableLedger || cfg.MaxClustersInTransit != 1 {
+		t.Errorf("from %q: %+v, want NoExecute eviction on, rates 2 and 1, reports every 5s, no Ledger, 1 in transit", line, cfg)
+	}
+	// Without them: Karmada's defaults, and fleetsim's own flags.
+	if cfg := config(t, "--resource-eviction-rate", "3"); cfg.EnableNoExecuteTaintEviction || cfg.Rates.ResourceEvictionRate != 3 ||
+		cfg.StatusUpdateFrequency != 10*time.Second || cfg.DisableLedger || cfg.CapacityHold != karmada.DefaultHold {
+		t.Errorf("defaults: %+v, want NoExecute eviction off, 3/s, reports every 10s, the Ledger holding for %v", cfg, karmada.DefaultHold)
+	}
+	file := filepath.Join(t.TempDir(), "args.yaml")
+	args := "# the container's args\n- --controllers=*,failoverEviction\n- \"--enable-no-execute-taint-eviction\"\n" +
+		"- --resource-eviction-rate=4 \\\n- --eviction-capacity-hold=2m\n"
+	if err := os.WriteFile(file, []byte(args), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if cfg := config(t, "--controller-flags", "@"+file); !cfg.EnableNoExecuteTaintEviction || cfg.Rates.ResourceEvictionRate != 4 ||
+		cfg.CapacityHold != 2*time.Minute || cfg.DisableLedger {
+		t.Errorf("from %s: %+v, want NoExecute eviction on, 4/s, the Ledger holding for 2m", file, cfg)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--resource-eviction-rate", "1", "--controller-flags", "--resource-eviction-rate=2"},
+			"--resource-eviction-rate given both on the command line and in --controller-flags"},
+		{[]string{"--controller-flags", "--cluster-status-update-frequency=0s"}, "--cluster-status-update-frequency 0s: must be positive"},
+		{[]string{"--controller-flags", "--resource-eviction-rate=-1"}, "resource-eviction-rate"},
+		{[]string{"--controller-flags", "--eviction-capacity-hold=soon"}, "eviction-capacity-hold"},
+		{[]string{"--controller-flags", "@" + filepath.Join(t.TempDir(), "missing")}, "no such file"},
+		{[]string{"--controller-flags", " "}, "no flags in"},
+	} {
+		_, err := parseFlags(append(slices.Clone(base), tc.args...), io.Discard)
+		var ec exitCoder
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.As(err, &ec) || ec.ExitCode() != whatif.ExitUsage {
+			t.Errorf("%q: %v, want exit %d and %q", tc.args, err, whatif.ExitUsage, tc.want)
+		}
 	}
 }
 

@@ -61,6 +61,9 @@ func WriteTable(w io.Writer, r *Report) error {
 	fmt.Fprintf(b, "\nbindings on the failed clusters: %d move, %d wait for room then move, %d refused, %d stay, %d paused, %d unplaced; "+
 		"%d rescheduled by Karmada's scheduler on its own\n",
 		r.Totals.Moves, r.Totals.Waits, r.Totals.Refused, r.Totals.Stays, r.Totals.Paused, r.Totals.Unplaced, r.Totals.Rescheduled)
+	if r.Hint != "" {
+		fmt.Fprintf(b, "hint: %s\n", r.Hint)
+	}
 	if r.Totals.WaitsForBudget > 0 {
 		fmt.Fprintf(b, "%d wait for their binding's budget of clusters in transit: each goes once a graceful eviction task of its binding ends\n", r.Totals.WaitsForBudget)
 	}

@@ -11,15 +11,12 @@ package whatif
 
 import (
 	"cmp"
-	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
-	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -28,7 +25,6 @@ import (
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/karmada"
-	"github.com/failoverkit/failover/karmada/scheduling"
 	"github.com/failoverkit/failover/prescheduling"
 	"github.com/failoverkit/failover/ratelimit"
 	"github.com/failoverkit/failover/taintpolicy"
@@ -60,11 +56,21 @@ type Config struct {
 	EnableNoExecuteTaintEviction bool
 	// Now is the moment of the failure.
 	Now time.Time
-	// SummaryLag is how long after an eviction the survivors' resource
-	// summaries show its replicas placed, releasing the room the Ledger
-	// holds for it (Karmada's cluster status update frequency); 0 means
-	// 10s.
-	SummaryLag time.Duration
+	// StatusUpdateFrequency is the controller-manager's
+	// --cluster-status-update-frequency: how often each cluster's resource
+	// summary is reported. The plan has every survivor report one period
+	// after the failure and every period after that, each report showing
+	// the replicas placed on it before it; 0 means 10s. Karmada's
+	// scheduler places by these summaries, and the Ledger holds room until
+	// they show it taken.
+	StatusUpdateFrequency time.Duration
+	// CapacityHold is --eviction-capacity-hold: how long the Ledger holds
+	// the room of an approved eviction at most (karmada.WithHold); 0 means
+	// karmada.DefaultHold. DisableLedger is --eviction-capacity-hold=0.
+	CapacityHold  time.Duration
+	DisableLedger bool
+	// MaxClustersInTransit is --max-clusters-in-transit (0: unlimited).
+	MaxClustersInTransit int
 }
 
 // The taint Karmada v1.18's cluster controller gives a cluster whose Ready
@@ -123,8 +129,11 @@ type item struct {
 // a failure that names nothing the fleet has, or a policy that the
 // Evaluator refuses.
 func Plan(in *Input, cfg Config) (*Report, error) {
-	if cfg.SummaryLag <= 0 {
-		cfg.SummaryLag = 10 * time.Second
+	if cfg.StatusUpdateFrequency <= 0 {
+		cfg.StatusUpdateFrequency = 10 * time.Second
+	}
+	if cfg.CapacityHold <= 0 {
+		cfg.CapacityHold = karmada.DefaultHold
 	}
 	if err := cfg.Rates.Validate(); err != nil {
 		return nil, usageErr("rates: %v", err)
@@ -233,18 +242,17 @@ func Plan(in *Input, cfg Config) (*Report, error) {
 	}
 	items = queueOrder(items)
 
-	p := &player{cfg: cfg, fleet: fleet, after: after, arriving: map[string]int64{}, bindingsTo: map[string]map[string]bool{}}
+	r.Rate = rateOf(cfg.Rates, after, faultyAt, r.Fleet)
+	p := &player{cfg: cfg, now: now, fleet: fleet, after: after, arriving: map[string]int64{}, bindingsTo: map[string]map[string]bool{},
+		pacer: newPacer(cfg.Rates, r.Rate, now, faultyAt)}
 	if err := p.play(items); err != nil {
 		return nil, err
 	}
 	r.Notes = append(r.Notes, p.notes...)
-	dues := make([]time.Time, len(items))
-	for i, it := range items {
+	for _, it := range items {
 		r.Evictions = append(r.Evictions, *it.ev)
-		dues[i] = it.due
 	}
-	r.Rate = rateOf(cfg.Rates, after, faultyAt, r.Fleet)
-	r.Drain = drain(r, cfg, now, dues, faultyAt, after)
+	r.Drain = drain(r, now, p.last)
 
 	for _, name := range sortedKeys(after) {
 		if isFailed[name] {
@@ -279,7 +287,29 @@ func Plan(in *Input, cfg Config) (*Report, error) {
 			r.Totals.WaitsForBudget++
 		}
 	}
+	r.Hint = noExecuteHint(r)
 	return r, nil
+}
+
+// noExecuteHint says when evictions stay only because NoExecute eviction is
+// off: "" when none does.
+func noExecuteHint(r *Report) string {
+	off := 0
+	for _, e := range r.Evictions {
+		if e.Code == CodeNoExecuteDisabled {
+			off++
+		}
+	}
+	if off == 0 {
+		return ""
+	}
+	what := fmt.Sprintf("%d of %d evictions stay", off, len(r.Evictions))
+	if r.Totals.Moves+r.Totals.Waits+r.Totals.Rescheduled+r.Totals.Unplaced+r.Totals.Paused == 0 {
+		what = "nothing moves: " + what
+	}
+	return what + " only because the failure's taints are NoExecute and --enable-no-execute-taint-eviction is off " +
+		"(the default, as in Karmada); if the controller-manager runs with it on, plan with --enable-no-execute-taint-eviction, " +
+		"or give its flags with --controller-flags"
 }
 
 // queueOrder puts items in the order the eviction queues take them: each
@@ -426,279 +456,6 @@ func decideItem(it *item, c *clusterv1alpha1.Cluster, from time.Time, noExecute 
 		at = at.Add(d.After)
 	}
 	it.due = at
-}
-
-// player plays the evictions in rounds: in each, the items in queue order,
-// each checked on the fleet, admitted by a Ledger holding the room of the
-// ones before it, and, if it goes, scheduled by Karmada's algorithm; those
-// that wait for room go in the next round, once the summaries show the
-// round's replicas placed.
-type player struct {
-	cfg        Config
-	fleet      *karmada.Fleet
-	after      map[string]*clusterv1alpha1.Cluster
-	arriving   map[string]int64
-	bindingsTo map[string]map[string]bool
-	// rescheduled are the replicas the scheduler moved on its own, which
-	// the summaries show with the first round's.
-	rescheduled []placed
-	notes       []string
-}
-
-// clusters is the fleet as the scheduler sees it now, sorted by name.
-func (p *player) clusters() []*clusterv1alpha1.Cluster {
-	out := make([]*clusterv1alpha1.Cluster, 0, len(p.after))
-	for _, name := range sortedKeys(p.after) {
-		out = append(out, p.after[name])
-	}
-	return out
-}
-
-// rescheduleDuplicated plays what Karmada's scheduler does on its own when
-// the failed clusters change (their taints, so their generation): it
-// schedules again every Duplicated binding (and every binding of a
-// non-workload) whose affinity matches them (pkg/scheduler's
-// doScheduleBinding: "Duplicated resources should always be scheduled").
-// A binding it moves off a failed cluster leaves it without an eviction,
-// tolerating the taint or not: those items are rescheduled, and the
-// eviction controller later finds nothing to evict. A binding it cannot
-// schedule keeps its result, as the scheduler leaves it.
-func (p *player) rescheduleDuplicated(items []*item, s *scheduling.Scheduler) {
-	done := map[*binding]bool{}
-	for _, it := range items {
-		b := it.b
-		if done[b] || (b.spec.IsWorkload() && b.spec.Placement != nil && b.spec.Placement.ReplicaSchedulingType() != policyv1alpha1.ReplicaSchedulingTypeDuplicated) {
-			continue
-		}
-		done[b] = true
-		result, term, err := s.Schedule(b.spec, b.status)
-		if err != nil {
-			continue
-		}
-		had := map[string]bool{}
-		for _, tc := range b.spec.Clusters {
-			had[tc.Name] = true
-		}
-		var to []Target
-		var moved []placed
-		for _, tc := range result {
-			if !had[tc.Name] {
-				to = append(to, Target{Name: tc.Name, Replicas: tc.Replicas})
-				moved = append(moved, placed{cluster: tc.Name, replicas: int64(tc.Replicas), req: b.spec.ReplicaRequirements})
-			}
-		}
-		kept := func(name string) bool {
-			return slices.ContainsFunc(result, func(tc workv1alpha2.TargetCluster) bool { return tc.Name == name })
-		}
-		left := false
-		for _, other := range items {
-			if other.b != b || kept(other.cluster) {
-				continue
-			}
-			left = true
-			ev := other.ev
-			ev.Outcome, ev.Code, ev.To = OutcomeRescheduled, CodeRescheduled, to
-			if ev.To == nil {
-				ev.To = []Target{}
-			}
-			ev.Reason = fmt.Sprintf("karmada-scheduler places a Duplicated binding again on any change of a cluster it may use: "+
-				"it leaves %s with no eviction", other.cluster)
-		}
-		if !left && len(to) == 0 {
-			continue
-		}
-		for _, m := range moved {
-			p.arriving[m.cluster] += m.replicas
-			if p.bindingsTo[m.cluster] == nil {
-				p.bindingsTo[m.cluster] = map[string]bool{}
-			}
-			p.bindingsTo[m.cluster][b.kind+"/"+b.key] = true
-		}
-		b.spec.Clusters = result
-		b.status.SchedulerObservedAffinityName = term
-		p.rescheduled = append(p.rescheduled, moved...)
-	}
-}
-
-// roundHold is how long the Ledger of one round holds room: longer than
-// any round, whose evictions are decided at the moments they are due.
-const roundHold = 365 * 24 * time.Hour
-
-// placed is replicas a round put on a cluster.
-type placed struct {
-	cluster  string
-	replicas int64
-	req      *workv1alpha2.ReplicaRequirements
-}
-
-func (p *player) play(items []*item) error {
-	// Karmada's scheduler on the fleet after the failure, told of each
-	// cluster whose summary catches up after a round.
-	s := scheduling.NewScheduler(p.clusters())
-	p.rescheduleDuplicated(items, s)
-	var pending []*item
-	for _, it := range items {
-		if it.ev.Outcome == "" {
-			pending = append(pending, it)
-		}
-	}
-	for round := 1; len(pending) > 0; round++ {
-		// Each round starts a Ledger afresh, once the summaries show the
-		// round before placed: no hold needs to lapse within a round.
-		ledger, err := karmada.NewLedger(karmada.WithHold(roundHold))
-		if err != nil {
-			return err
-		}
-		var waiting []*item
-		var round_ []placed
-		if round == 1 {
-			round_ = p.rescheduled
-		}
-		for _, it := range pending {
-			ok, moved := p.one(it, round, ledger, s)
-			if !ok {
-				waiting = append(waiting, it)
-				continue
-			}
-			round_ = append(round_, moved...)
-		}
-		if len(waiting) > 0 {
-			p.notes = append(p.notes, fmt.Sprintf("round %d: %d of %d evictions wait for room held for those before them; "+
-				"which ones wait, and so where each lands, hangs on the order the queues take items due together: "+
-				"the informer's in a controller, by key here", round, len(waiting), len(pending)))
-		}
-		if len(waiting) == len(pending) {
-			// Cannot happen: a fresh Ledger holds nothing back. Stop
-			// rather than loop.
-			for _, it := range waiting {
-				it.ev.Outcome = OutcomeRefused
-			}
-			return nil
-		}
-		// The summaries catch up: the round's replicas now show on the
-		// clusters they went to, and the Ledger's holds end.
-		for _, pl := range round_ {
-			c := p.after[pl.cluster].DeepCopy()
-			c.Status.ResourceSummary = addPlaced(c.Status.ResourceSummary, pl.replicas, pl.req)
-			p.after[pl.cluster] = c
-			if _, err := p.fleet.Set(c); err != nil {
-				return err
-			}
-			s.Set(c)
-		}
-		pending = waiting
-	}
-	return nil
-}
-
-// one plays one item in round. It returns false when the item waits for
-// room, and otherwise what the eviction placed.
-func (p *player) one(it *item, round int, ledger *karmada.Ledger, s *scheduling.Scheduler) (bool, []placed) {
-	b, ev := it.b, it.ev
-	if !b.spec.TargetContains(it.cluster) {
-		ev.Outcome, ev.Code, ev.Reason = OutcomeStays, string(prescheduling.NothingToEvict), "an earlier eviction of the binding already moved it off "+it.cluster
-		return true, nil
-	}
-	// The eviction controller's decision path (karmada.Evictor.Evict): the
-	// decision at the moment it is due, the binding's budget of clusters in
-	// transit, the check on the Fleet the plan holds (no fresh read
-	// confirms it), the Ledger, and the graceful eviction task applied to
-	// a copy of the spec.
-	obj, evicted := b.object()
-	evictor := &karmada.Evictor{Fleet: p.fleet, Ledger: ledger, EnableNoExecuteTaintEviction: p.cfg.EnableNoExecuteTaintEviction}
-	step, err := evictor.Evict(context.Background(), it.due, b.key, obj, p.after[it.cluster], nil)
-	res := step.Result
-	switch {
-	case err != nil:
-		ev.Outcome, ev.Code, ev.Reason = OutcomeRefused, string(prescheduling.InvalidRequest), err.Error()
-		return true, nil
-	case step.Action == karmada.EvictionSkip || step.Action == karmada.EvictionStays:
-		ev.Outcome, ev.Code, ev.Reason = OutcomeStays, string(prescheduling.NothingToEvict), step.Why+step.Decision.Reason
-		return true, nil
-	case step.Action == karmada.EvictionInvalid:
-		ev.Outcome, ev.Code, ev.Reason = OutcomeRefused, string(prescheduling.InvalidRequest), step.Err.Error()
-		return true, nil
-	case step.Action == karmada.EvictionWaitForBudget:
-		ev.Outcome, ev.Code = OutcomeWaitsForBudget, CodeTransitBudget
-		ev.Reason = fmt.Sprintf("%d of at most %d clusters of the binding in transit (%s): it goes once one of their graceful eviction tasks ends",
-			len(step.InTransit), step.Budget, strings.Join(step.InTransit, ", "))
-		return true, nil
-	case step.Action == karmada.EvictionWaitForRoom:
-		if ev.Reason == "" {
-			ev.Reason = res.Reason
-		}
-		ev.Code = string(res.Code)
-		return false, nil
-	case step.Action == karmada.EvictionRefused:
-		ev.Outcome, ev.Code = OutcomeRefused, string(res.Code)
-		ev.Reason = joinReason(ev.Reason, res.Reason, round)
-		return true, nil
-	}
-
-	// Evicted: the cluster moved into a graceful eviction task, and the
-	// scheduler places what it removed.
-	kept := slices.Clone(evicted.Clusters)
-	result, term, err := s.Schedule(evicted, b.status)
-	ev.Round = round
-	if ev.Code == string(prescheduling.AwaitingCapacity) {
-		ev.Outcome = OutcomeWaits
-	} else {
-		ev.Outcome = OutcomeMoves
-	}
-	ev.Code = string(res.Code)
-	ev.Reason = joinReason(ev.Reason, res.Reason, round)
-	duplicated := !b.spec.IsWorkload() || b.spec.Placement == nil || b.spec.Placement.ReplicaSchedulingType() == policyv1alpha1.ReplicaSchedulingTypeDuplicated
-	had := map[string]int32{}
-	for _, tc := range kept {
-		had[tc.Name] = tc.Replicas
-	}
-	var moved []placed
-	if err == nil {
-		for _, tc := range result {
-			old, was := had[tc.Name]
-			gain := tc.Replicas - old
-			if duplicated {
-				if was {
-					continue
-				}
-				gain = tc.Replicas
-			}
-			if gain <= 0 && was {
-				continue
-			}
-			ev.To = append(ev.To, Target{Name: tc.Name, Replicas: max(gain, 0)})
-			if gain > 0 {
-				moved = append(moved, placed{cluster: tc.Name, replicas: int64(gain), req: b.spec.ReplicaRequirements})
-				p.arriving[tc.Name] += int64(gain)
-			}
-			if p.bindingsTo[tc.Name] == nil {
-				p.bindingsTo[tc.Name] = map[string]bool{}
-			}
-			p.bindingsTo[tc.Name][b.kind+"/"+b.key] = true
-		}
-		evicted.Clusters = result
-		b.status.SchedulerObservedAffinityName = term
-	}
-	switch {
-	case err != nil:
-		ev.Outcome = OutcomeUnplaced
-		ev.Reason = fmt.Sprintf("the check approved it (%s), but Karmada's scheduler fails: %v", res.Reason, err)
-	case duplicated && len(result) < len(b.spec.Clusters):
-		ev.Outcome = OutcomeUnplaced
-		ev.Reason = fmt.Sprintf("the check approved it (%s), but Karmada's scheduler replaces the copy on no cluster", res.Reason)
-	case !duplicated && sumReplicas(result) < b.spec.Replicas:
-		ev.Outcome = OutcomeUnplaced
-		ev.Reason = fmt.Sprintf("the check approved it (%s), but Karmada's scheduler places %d of %d replicas", res.Reason, sumReplicas(result), b.spec.Replicas)
-	}
-	b.spec = evicted
-	return true, moved
-}
-
-func joinReason(waited, reason string, round int) string {
-	if round > 1 && waited != "" {
-		return fmt.Sprintf("waited for room (%s), then in round %d: %s", strings.TrimPrefix(waited, "waiting for room: "), round, reason)
-	}
-	return reason
 }
 
 func sumReplicas(ts []workv1alpha2.TargetCluster) int32 {
@@ -861,96 +618,6 @@ func domainsOf(c failover.Cluster, d ratelimit.Domain) []string {
 		return ds
 	}
 	return []string{""}
-}
-
-// drain times the evictions that go, in queue order, at the rate: each
-// bucket (the fleet's, or each domain's and the total) holds one permit
-// and fills at its rate; a round waits for the summaries to show the one
-// before it; a storm holds all.
-func drain(r *Report, cfg Config, now time.Time, dues []time.Time, faultyAt map[string]time.Time, after map[string]*clusterv1alpha1.Cluster) Drain {
-	d := Drain{}
-	rateFor := func(cluster string) (string, float64) {
-		if !cfg.Rates.DisruptionDomain.PerDomain() {
-			return "", r.Rate.PerSecond
-		}
-		conv, err := karmada.FromCluster(after[cluster])
-		if err != nil {
-			return "", 0
-		}
-		dom := domainsOf(conv, cfg.Rates.DisruptionDomain)[0]
-		for _, dr := range r.Rate.Domains {
-			if dr.Name == dom {
-				return dom, dr.PerSecond
-			}
-		}
-		return dom, r.Rate.PerSecond
-	}
-	var start time.Time
-	if r.Rate.StormHoldSeconds > 0 {
-		first := now
-		for _, t := range faultyAt {
-			first = maxTime(first, t)
-		}
-		start = first.Add(seconds(r.Rate.StormHoldSeconds))
-	}
-	next := map[string]time.Time{}
-	var nextTotal, last time.Time
-	roundEnd := map[int]time.Time{}
-	paused := 0
-	// In queue order within each round, rounds one after the other.
-	order := make([]int, 0, len(r.Evictions))
-	for i := range r.Evictions {
-		if r.Evictions[i].Round > 0 {
-			order = append(order, i)
-		}
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(r.Evictions[a].Round, r.Evictions[b].Round) })
-	for _, i := range order {
-		e := &r.Evictions[i]
-		d.Evictions++
-		dom, rate := rateFor(e.Cluster)
-		if rate <= 0 || (cfg.Rates.DisruptionDomain.PerDomain() && r.Rate.PerSecond <= 0) {
-			paused++
-			e.Outcome, e.Code = OutcomePaused, CodePaused
-			e.Reason = fmt.Sprintf("the rate rule pauses evictions (%s); when it resumes: %s", r.Rate.Why, e.Reason)
-			continue
-		}
-		t := maxTime(dues[i], start)
-		if e.Round > 1 {
-			t = maxTime(t, roundEnd[e.Round-1].Add(cfg.SummaryLag))
-		}
-		t = maxTime(t, next[dom])
-		if cfg.Rates.DisruptionDomain.PerDomain() {
-			t = maxTime(t, nextTotal)
-			nextTotal = t.Add(perPermit(r.Rate.PerSecond))
-		}
-		next[dom] = t.Add(perPermit(rate))
-		roundEnd[e.Round] = maxTime(roundEnd[e.Round], t)
-		last = maxTime(last, t)
-		at := t.Sub(now).Seconds()
-		e.AtSeconds = &at
-	}
-	switch {
-	case paused > 0:
-		d.Paused = true
-		d.Why = fmt.Sprintf("%d of %d evictions never go while the rule pauses them (%s)", paused, d.Evictions, r.Rate.Why)
-	case d.Evictions == 0:
-		s := 0.0
-		d.Seconds = &s
-		d.Why = "nothing to evict"
-	default:
-		s := last.Sub(now).Seconds()
-		d.Seconds = &s
-		d.Why = fmt.Sprintf("%d evictions, the last %s after the failure", d.Evictions, fmtSeconds(s))
-		if r.Rate.StormHoldSeconds > 0 {
-			d.Why += fmt.Sprintf(" (after the storm's hold of %s, unless an operator confirms it sooner)", fmtSeconds(r.Rate.StormHoldSeconds))
-		}
-	}
-	return d
-}
-
-func perPermit(rate float64) time.Duration {
-	return time.Duration(math.Round(float64(time.Second) / rate))
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -14,8 +14,9 @@ const (
 	OutcomeRefused = "refused"
 	// OutcomeWaits: the check approves it, but the room it needs is held for
 	// evictions before it (Code AwaitingCapacity); it goes once the clusters'
-	// resource summaries show those placed, in a later round, and To says
-	// where it then lands, or it stays refused (Code, Reason of that round).
+	// resource summaries show those placed or their room is given back, on
+	// a later try, and To says where it then lands, or it stays refused
+	// (Code, Reason of that try).
 	OutcomeWaits = "waits"
 	// OutcomeWaitsForBudget: the binding's budget of clusters in transit
 	// (karmada.MaxClustersInTransitAnnotation) is used up by its evictions
@@ -66,6 +67,10 @@ type Report struct {
 	Totals Totals `json:"totals"`
 	// Notes are what else a reader should know.
 	Notes []string `json:"notes"`
+	// Hint is set when a default flag of the controller-manager decides the
+	// plan: evictions that stay only because NoExecute eviction is off
+	// (Karmada's default), and how to plan with it on.
+	Hint string `json:"hint"`
 }
 
 // Failed is the failure played.
@@ -168,9 +173,8 @@ type Eviction struct {
 	// To is where the replicas go, as Karmada's scheduler places them:
 	// each cluster that gains replicas, with how many.
 	To []Target `json:"to"`
-	// Round is 1 for an eviction that goes at once, n when it waits for the
-	// summaries to show the evictions of round n-1 placed; 0 when it never
-	// goes.
+	// Round is the try on which it goes: 1 at once, n after it was held
+	// back for room n-1 times; 0 when it never goes.
 	Round int `json:"round"`
 	// AtSeconds is when it is evicted, in seconds after the failure, at the
 	// rate; null when it is not.

@@ -237,8 +237,8 @@ func TestPlanRegionalOutage(t *testing.T) {
 	if len(r.Evictions) != len(want)+1 {
 		t.Errorf("%d evictions planned, want %d", len(r.Evictions), len(want))
 	}
-	if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "round 1: 3 of 7 evictions wait for room") }) {
-		t.Errorf("notes %q: want one saying round 1's waits depend on the queue's order", r.Notes)
+	if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "3 evictions wait for room") }) {
+		t.Errorf("notes %q: want one saying the 3 waits depend on the queue's order", r.Notes)
 	}
 	if e := ev["default/agg-b@e3"]; e.Round != 2 || !strings.Contains(e.Reason, "waited for room (w1 has room for 1 of 3") {
 		t.Errorf("agg-b: round %d, %q: want round 2, having waited for w1's room", e.Round, e.Reason)
@@ -260,13 +260,14 @@ func TestPlanRegionalOutage(t *testing.T) {
 		t.Error("a failed cluster is listed among the survivors")
 	}
 	// 3 of 6 faulty: 50% ≤ 55%, the primary rate 0.5/s. Three evictions
-	// go in round 1, two seconds apart; agg-b waits for the summaries
-	// (10s) after the last of them.
+	// go at once, two seconds apart; agg-b, held back at 2s, is tried again
+	// when the room of the first (agg-a, at 0s) is given back, one report
+	// (10s) after its task ended, and the report at 10s shows w1 full.
 	if r.Rate.PerSecond != 0.5 || r.Rate.StormHoldSeconds != 0 {
 		t.Errorf("rate %+v, want 0.5/s and no storm", r.Rate)
 	}
-	if r.Drain.Evictions != 4 || r.Drain.Seconds == nil || *r.Drain.Seconds != 14 {
-		t.Errorf("drain %+v (seconds %v), want 4 evictions, the last at 14s", r.Drain, deref(r.Drain.Seconds))
+	if r.Drain.Evictions != 4 || r.Drain.Seconds == nil || *r.Drain.Seconds != 10 {
+		t.Errorf("drain %+v (seconds %v), want 4 evictions, the last at 10s", r.Drain, deref(r.Drain.Seconds))
 	}
 }
 
@@ -306,6 +307,52 @@ func TestPlanNoExecuteDisabled(t *testing.T) {
 	e := byBinding(r)["default/dup@e1"]
 	if e.Outcome != OutcomeStays || e.Code != CodeNoExecuteDisabled {
 		t.Errorf("dup: %s %s, want stays %s", e.Outcome, e.Code, CodeNoExecuteDisabled)
+	}
+	// Nothing moves from e1 (the ClusterResourceBinding and dup stay), and
+	// the plan says it is the default that decides it, and how to change it.
+	if !strings.HasPrefix(r.Hint, "nothing moves: 2 of 2 evictions stay only because") || !strings.Contains(r.Hint, "--controller-flags") {
+		t.Errorf("hint %q: want one saying nothing moves because NoExecute eviction is off, and how to plan with it on", r.Hint)
+	}
+	if on := readAndPlan(t, newFake(t, fleetObjects()...), "clusters=e1"); on.Hint != "" {
+		t.Errorf("with NoExecute eviction on, hint %q: want none", on.Hint)
+	}
+}
+
+// TestPlanPlacesAsTheSummariesReport: Karmada's scheduler places each
+// eviction by the resource summaries as last reported, so a burst of
+// Aggregated evictions goes to the roomiest survivor until the next report
+// shows it filling, and then to the other, as in a fork; the plan plays
+// the reports every StatusUpdateFrequency and times each eviction at the
+// rate.
+func TestPlanPlacesAsTheSummariesReport(t *testing.T) {
+	all := &policyv1alpha1.ClusterAffinity{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "test"}}}
+	objs := []client.Object{member("e1", "east", 50), member("e2", "east", 0), member("e3", "east", 0),
+		member("w1", "west", 10), member("w2", "west", 9), member("w3", "west", 0), releasedPolicy()}
+	for i := range 6 {
+		objs = append(objs, rb(fmt.Sprintf("agg-%d", i), 2, policyv1alpha1.Placement{ClusterAffinity: all, ReplicaScheduling: aggregated()}, on("e1", 2)))
+	}
+	r := readAndPlan(t, newFake(t, objs...), "clusters=e1", func(c *Config) {
+		c.Rates.ResourceEvictionRate = 1
+		c.StatusUpdateFrequency = 2500 * time.Millisecond
+	})
+	t.Logf("\n%s", table(t, r))
+	// At 0, 1 and 2 s, w1 (room 10) is the roomiest; the report at 2.5 s
+	// shows its 6 pods taken (room 4), so at 3 and 4 s w2 (9); the report
+	// at 5 s shows w2's 4 (room 5), still the roomiest at 5 s.
+	want := []string{"w1", "w1", "w1", "w2", "w2", "w2"}
+	for i, w := range want {
+		e := byBinding(r)[fmt.Sprintf("default/agg-%d@e1", i)]
+		if e.Outcome != OutcomeMoves || len(e.To) != 1 || e.To[0].Name != w || e.To[0].Replicas != 2 || e.AtSeconds == nil || *e.AtSeconds != float64(i) {
+			t.Errorf("agg-%d: %s to %+v at %v s (%s), want moves to %s×2 at %d s", i, e.Outcome, e.To, deref(e.AtSeconds), e.Reason, w, i)
+		}
+	}
+	if r.Drain.Seconds == nil || *r.Drain.Seconds != 5 {
+		t.Errorf("drain %+v, want the last eviction 5 s after the failure", r.Drain)
+	}
+	// Reported all at once at the end (the old model's rounds), the Ledger
+	// would have sent five to w1, one to w2.
+	if r.Totals.Waits != 0 {
+		t.Errorf("totals %+v: want none held back, the reports free the Ledger's room", r.Totals)
 	}
 }
 

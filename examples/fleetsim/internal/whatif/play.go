@@ -1,0 +1,483 @@
+package whatif
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+
+	"github.com/failoverkit/failover/evictionqueue"
+	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/scheduling"
+	"github.com/failoverkit/failover/prescheduling"
+	"github.com/failoverkit/failover/ratelimit"
+)
+
+// player plays the evictions in time, as the controllers and Karmada's
+// scheduler take them: each when it is due and the rate has a permit for
+// it, through the eviction controller's decision path on the fleet as the
+// summaries last reported it, with one Ledger holding room as the
+// controllers' does; the scheduler places what each eviction removes at
+// once, on the same summaries; and every StatusUpdateFrequency the
+// survivors report, showing the replicas placed on them by then, which
+// frees the Ledger's room and changes where the scheduler places the next.
+type player struct {
+	cfg        Config
+	now        time.Time // the failure
+	fleet      *karmada.Fleet
+	after      map[string]*clusterv1alpha1.Cluster
+	arriving   map[string]int64
+	bindingsTo map[string]map[string]bool
+	pacer      *pacer
+	sched      *scheduling.Scheduler
+	// unshown are the replicas placed that no report shows yet, in the
+	// order they were placed; reported is the last report played.
+	unshown  []placed
+	reported time.Time
+	// last is the moment of the last eviction.
+	last  time.Time
+	notes []string
+}
+
+// placed is replicas the scheduler put on a cluster at a moment.
+type placed struct {
+	cluster  string
+	replicas int64
+	req      *workv1alpha2.ReplicaRequirements
+	at       time.Time
+}
+
+// maxAttempts bounds how often one item is tried: a Ledger's hold ends
+// within DefaultHold, so an item held back that often is a bug of the plan.
+const maxAttempts = 1000
+
+// pending is an item waiting in its queue: ready is when it may be tried
+// (due, or its retry), seq its place among those ready together.
+type pending struct {
+	it      *item
+	ready   time.Time
+	seq     int
+	attempt int
+	domain  string
+}
+
+// clusters is the fleet as the scheduler sees it now, sorted by name.
+func (p *player) clusters() []*clusterv1alpha1.Cluster {
+	out := make([]*clusterv1alpha1.Cluster, 0, len(p.after))
+	for _, name := range sortedKeys(p.after) {
+		out = append(out, p.after[name])
+	}
+	return out
+}
+
+func (p *player) play(items []*item) error {
+	p.sched = scheduling.NewScheduler(p.clusters())
+	p.reported = p.now
+	p.rescheduleDuplicated(items)
+	var ledger *karmada.Ledger
+	if !p.cfg.DisableLedger {
+		l, err := karmada.NewLedger(karmada.WithHold(p.cfg.CapacityHold))
+		if err != nil {
+			return err
+		}
+		ledger = l
+	}
+	var queue, paused []*pending
+	for i, it := range items {
+		if it.ev.Outcome != "" {
+			continue
+		}
+		w := &pending{it: it, ready: maxTime(it.due, p.pacer.start), seq: i, attempt: 1, domain: p.domainOf(it.cluster)}
+		if p.pacer.rate(w.domain) <= 0 {
+			paused = append(paused, w)
+			continue
+		}
+		queue = append(queue, w)
+	}
+	waited := 0
+	for len(queue) > 0 {
+		// The next item tried: the first in line (by when it was first
+		// queued: one tried again keeps its place, as in the queue) of
+		// those whose permit comes first.
+		best, bestAt := -1, time.Time{}
+		for i, w := range queue {
+			at := p.pacer.free(w.domain, w.ready)
+			if best < 0 || at.Before(bestAt) || (at.Equal(bestAt) && w.seq < queue[best].seq) {
+				best, bestAt = i, at
+			}
+		}
+		w := queue[best]
+		if err := p.advance(bestAt); err != nil {
+			return err
+		}
+		retry, went, err := p.one(w.it, bestAt, w.attempt, ledger)
+		if err != nil {
+			return err
+		}
+		if retry > 0 && w.attempt < maxAttempts {
+			if w.attempt == 1 {
+				waited++
+			}
+			w.ready, w.attempt = bestAt.Add(retry), w.attempt+1
+			continue
+		}
+		if retry > 0 {
+			w.it.ev.Outcome, w.it.ev.Code = OutcomeRefused, string(prescheduling.AwaitingCapacity)
+			p.notes = append(p.notes, fmt.Sprintf("%s on %s was held back for room %d times: the plan stopped trying it", w.it.b.key, w.it.cluster, maxAttempts))
+		}
+		queue = slices.Delete(queue, best, best+1)
+		if went {
+			p.pacer.take(w.domain, bestAt)
+			p.last = maxTime(p.last, bestAt)
+			at := bestAt.Sub(p.now).Seconds()
+			w.it.ev.AtSeconds = &at
+		}
+	}
+	// The paused go where they would once the rule resumes, after all the
+	// others; they are not timed.
+	for _, w := range paused {
+		if err := p.advance(p.last); err != nil {
+			return err
+		}
+		if _, went, err := p.one(w.it, maxTime(p.last, w.ready), w.attempt, ledger); err != nil {
+			return err
+		} else if went {
+			w.it.ev.Outcome, w.it.ev.Code = OutcomePaused, CodePaused
+		}
+	}
+	if waited > 0 {
+		p.notes = append(p.notes, fmt.Sprintf("%d evictions wait for room held for those before them, until the summaries show it taken "+
+			"(every %v); which ones wait, and so where each lands, hangs on the order the queues take items due together: "+
+			"the informer's in a controller, by key here", waited, p.cfg.StatusUpdateFrequency))
+	}
+	return nil
+}
+
+// advance plays the summaries' reports up to t: each shows the replicas
+// placed before it on the clusters they went to.
+func (p *player) advance(t time.Time) error {
+	for next := p.reported.Add(p.cfg.StatusUpdateFrequency); !next.After(t); next = next.Add(p.cfg.StatusUpdateFrequency) {
+		p.reported = next
+		n := 0
+		for n < len(p.unshown) && p.unshown[n].at.Before(next) {
+			n++
+		}
+		for _, pl := range p.unshown[:n] {
+			c := p.after[pl.cluster].DeepCopy()
+			c.Status.ResourceSummary = addPlaced(c.Status.ResourceSummary, pl.replicas, pl.req)
+			p.after[pl.cluster] = c
+			if _, err := p.fleet.Set(c); err != nil {
+				return err
+			}
+			p.sched.Set(c)
+		}
+		p.unshown = p.unshown[n:]
+	}
+	return nil
+}
+
+// domainOf is the disruption domain whose rate paces evictions from
+// cluster: "" under the fleet rule.
+func (p *player) domainOf(cluster string) string {
+	if !p.cfg.Rates.DisruptionDomain.PerDomain() {
+		return ""
+	}
+	conv, err := karmada.FromCluster(p.after[cluster])
+	if err != nil {
+		return ""
+	}
+	return domainsOf(conv, p.cfg.Rates.DisruptionDomain)[0]
+}
+
+// pacer hands out the rate's permits as the Limiter does: each bucket (the
+// fleet's, or each domain's and the total under a domain rule) holds one
+// permit and fills at its rate; a storm's hold holds all until start.
+type pacer struct {
+	perDomain bool
+	fleet     float64            // the fleet rule's rate, or the total's
+	domains   map[string]float64 // each domain's rate, under a domain rule
+	next      map[string]time.Time
+	nextTotal time.Time
+	start     time.Time
+}
+
+func newPacer(cfg ratelimit.Config, r Rate, now time.Time, faultyAt map[string]time.Time) *pacer {
+	pc := &pacer{perDomain: cfg.DisruptionDomain.PerDomain(), fleet: r.PerSecond, domains: map[string]float64{}, next: map[string]time.Time{}}
+	for _, d := range r.Domains {
+		pc.domains[d.Name] = d.PerSecond
+	}
+	if r.StormHoldSeconds > 0 {
+		first := now
+		for _, t := range faultyAt {
+			first = maxTime(first, t)
+		}
+		pc.start = first.Add(seconds(r.StormHoldSeconds))
+	}
+	return pc
+}
+
+// rate is the rate that paces evictions from domain; 0 is paused.
+func (pc *pacer) rate(domain string) float64 {
+	if !pc.perDomain {
+		return pc.fleet
+	}
+	if pc.fleet <= 0 {
+		return 0
+	}
+	if r, ok := pc.domains[domain]; ok {
+		return r
+	}
+	return pc.fleet
+}
+
+// free is when a permit for domain is free, for an item ready at ready.
+func (pc *pacer) free(domain string, ready time.Time) time.Time {
+	t := maxTime(maxTime(ready, pc.start), pc.next[domain])
+	if pc.perDomain {
+		t = maxTime(t, pc.nextTotal)
+	}
+	return t
+}
+
+// take spends domain's permit at t.
+func (pc *pacer) take(domain string, t time.Time) {
+	pc.next[domain] = t.Add(perPermit(pc.rate(domain)))
+	if pc.perDomain {
+		pc.nextTotal = t.Add(perPermit(pc.fleet))
+	}
+}
+
+// perPermit is the time a bucket filling at rate takes for one permit:
+// rounded up to the nanosecond, as the ratelimit bucket's interval is.
+func perPermit(rate float64) time.Duration {
+	return time.Duration(math.Ceil(float64(time.Second) / rate))
+}
+
+// drain sums up the evictions' times: last is the last eviction's moment.
+func drain(r *Report, now, last time.Time) Drain {
+	d := Drain{}
+	paused := 0
+	for _, e := range r.Evictions {
+		switch {
+		case e.Outcome == OutcomePaused:
+			paused++
+			d.Evictions++
+		case e.AtSeconds != nil:
+			d.Evictions++
+		}
+	}
+	switch {
+	case paused > 0:
+		d.Paused = true
+		d.Why = fmt.Sprintf("%d of %d evictions never go while the rule pauses them (%s)", paused, d.Evictions, r.Rate.Why)
+	case d.Evictions == 0:
+		s := 0.0
+		d.Seconds = &s
+		d.Why = "nothing to evict"
+	default:
+		s := last.Sub(now).Seconds()
+		d.Seconds = &s
+		d.Why = fmt.Sprintf("%d evictions, the last %s after the failure", d.Evictions, fmtSeconds(s))
+		if r.Rate.StormHoldSeconds > 0 {
+			d.Why += fmt.Sprintf(" (after the storm's hold of %s, unless an operator confirms it sooner)", fmtSeconds(r.Rate.StormHoldSeconds))
+		}
+	}
+	return d
+}
+
+// retryOf is when the eviction queue tries an item held back for room
+// again: the controllers ask again after min(RetryAfter, the summaries'
+// period), which the queue keeps within its backoff's bounds.
+func retryOf(after, period time.Duration) time.Duration {
+	return min(max(min(after, period), evictionqueue.DefaultBackoffBase), evictionqueue.DefaultBackoffMax)
+}
+
+// one plays the attempt-th try of one item at now. It returns retry > 0
+// when the item waits for room and is tried again after retry, and went
+// when the eviction is written; what it places waits in p.unshown for the
+// next report.
+func (p *player) one(it *item, now time.Time, attempt int, ledger *karmada.Ledger) (retry time.Duration, went bool, err error) {
+	b, ev := it.b, it.ev
+	if !b.spec.TargetContains(it.cluster) {
+		ev.Outcome, ev.Code, ev.Reason = OutcomeStays, string(prescheduling.NothingToEvict), "an earlier eviction of the binding already moved it off "+it.cluster
+		return 0, false, nil
+	}
+	// The eviction controller's decision path (karmada.Evictor.Evict): the
+	// decision at the moment it is due, the binding's budget of clusters in
+	// transit, the check on the Fleet the plan holds (no fresh read
+	// confirms it), the Ledger, and the graceful eviction task applied to
+	// a copy of the spec.
+	obj, evicted := b.object()
+	evictor := &karmada.Evictor{Fleet: p.fleet, Ledger: ledger, EnableNoExecuteTaintEviction: p.cfg.EnableNoExecuteTaintEviction,
+		MaxClustersInTransit: p.cfg.MaxClustersInTransit}
+	step, err := evictor.Evict(context.Background(), now, b.key, obj, p.after[it.cluster], nil)
+	res := step.Result
+	switch {
+	case err != nil:
+		ev.Outcome, ev.Code, ev.Reason = OutcomeRefused, string(prescheduling.InvalidRequest), err.Error()
+		return 0, false, nil
+	case step.Action == karmada.EvictionSkip || step.Action == karmada.EvictionStays:
+		ev.Outcome, ev.Code, ev.Reason = OutcomeStays, string(prescheduling.NothingToEvict), step.Why+step.Decision.Reason
+		return 0, false, nil
+	case step.Action == karmada.EvictionInvalid:
+		ev.Outcome, ev.Code, ev.Reason = OutcomeRefused, string(prescheduling.InvalidRequest), step.Err.Error()
+		return 0, false, nil
+	case step.Action == karmada.EvictionWaitForBudget:
+		ev.Outcome, ev.Code = OutcomeWaitsForBudget, CodeTransitBudget
+		ev.Reason = fmt.Sprintf("%d of at most %d clusters of the binding in transit (%s): it goes once one of their graceful eviction tasks ends",
+			len(step.InTransit), step.Budget, strings.Join(step.InTransit, ", "))
+		return 0, false, nil
+	case step.Action == karmada.EvictionWaitForRoom:
+		if ev.Reason == "" {
+			ev.Reason = res.Reason
+		}
+		ev.Code = string(res.Code)
+		return retryOf(res.RetryAfter, p.cfg.StatusUpdateFrequency), false, nil
+	case step.Action == karmada.EvictionRefused:
+		ev.Outcome, ev.Code = OutcomeRefused, string(res.Code)
+		ev.Reason = joinReason(ev.Reason, res.Reason, attempt)
+		return 0, false, nil
+	}
+
+	// Evicted: the cluster moved into a graceful eviction task, and the
+	// scheduler places what it removed. The task ends once the new copies
+	// are healthy, taken as at once; the graceful eviction controller then
+	// gives the room held back one report period later, if the summaries
+	// have not shown it taken by then.
+	if ledger != nil && step.Hold != "" {
+		ledger.ReleaseAt(step.Hold, now.Add(p.cfg.StatusUpdateFrequency))
+	}
+	kept := slices.Clone(evicted.Clusters)
+	result, term, serr := p.sched.Schedule(evicted, b.status)
+	ev.Round = attempt
+	if ev.Code == string(prescheduling.AwaitingCapacity) {
+		ev.Outcome = OutcomeWaits
+	} else {
+		ev.Outcome = OutcomeMoves
+	}
+	ev.Code = string(res.Code)
+	ev.Reason = joinReason(ev.Reason, res.Reason, attempt)
+	duplicated := !b.spec.IsWorkload() || b.spec.Placement == nil || b.spec.Placement.ReplicaSchedulingType() == policyv1alpha1.ReplicaSchedulingTypeDuplicated
+	had := map[string]int32{}
+	for _, tc := range kept {
+		had[tc.Name] = tc.Replicas
+	}
+	if serr == nil {
+		for _, tc := range result {
+			old, was := had[tc.Name]
+			gain := tc.Replicas - old
+			if duplicated {
+				if was {
+					continue
+				}
+				gain = tc.Replicas
+			}
+			if gain <= 0 && was {
+				continue
+			}
+			ev.To = append(ev.To, Target{Name: tc.Name, Replicas: max(gain, 0)})
+			if gain > 0 {
+				p.unshown = append(p.unshown, placed{cluster: tc.Name, replicas: int64(gain), req: b.spec.ReplicaRequirements, at: now})
+				p.arriving[tc.Name] += int64(gain)
+			}
+			if p.bindingsTo[tc.Name] == nil {
+				p.bindingsTo[tc.Name] = map[string]bool{}
+			}
+			p.bindingsTo[tc.Name][b.kind+"/"+b.key] = true
+		}
+		evicted.Clusters = result
+		b.status.SchedulerObservedAffinityName = term
+	}
+	switch {
+	case serr != nil:
+		ev.Outcome = OutcomeUnplaced
+		ev.Reason = fmt.Sprintf("the check approved it (%s), but Karmada's scheduler fails: %v", res.Reason, serr)
+	case duplicated && len(result) < len(b.spec.Clusters):
+		ev.Outcome = OutcomeUnplaced
+		ev.Reason = fmt.Sprintf("the check approved it (%s), but Karmada's scheduler replaces the copy on no cluster", res.Reason)
+	case !duplicated && sumReplicas(result) < b.spec.Replicas:
+		ev.Outcome = OutcomeUnplaced
+		ev.Reason = fmt.Sprintf("the check approved it (%s), but Karmada's scheduler places %d of %d replicas", res.Reason, sumReplicas(result), b.spec.Replicas)
+	}
+	b.spec = evicted
+	return 0, true, nil
+}
+
+func joinReason(waited, reason string, attempt int) string {
+	if attempt > 1 && waited != "" {
+		return fmt.Sprintf("waited for room (%s), then at try %d: %s", strings.TrimPrefix(waited, "waiting for room: "), attempt, reason)
+	}
+	return reason
+}
+
+// rescheduleDuplicated plays what Karmada's scheduler does on its own when
+// the failed clusters change (their taints, so their generation): it
+// schedules again every Duplicated binding (and every binding of a
+// non-workload) whose affinity matches them (pkg/scheduler's
+// doScheduleBinding: "Duplicated resources should always be scheduled").
+// A binding it moves off a failed cluster leaves it without an eviction,
+// tolerating the taint or not: those items are rescheduled, and the
+// eviction controller later finds nothing to evict. A binding it cannot
+// schedule keeps its result, as the scheduler leaves it.
+func (p *player) rescheduleDuplicated(items []*item) {
+	done := map[*binding]bool{}
+	for _, it := range items {
+		b := it.b
+		if done[b] || (b.spec.IsWorkload() && b.spec.Placement != nil && b.spec.Placement.ReplicaSchedulingType() != policyv1alpha1.ReplicaSchedulingTypeDuplicated) {
+			continue
+		}
+		done[b] = true
+		result, term, err := p.sched.Schedule(b.spec, b.status)
+		if err != nil {
+			continue
+		}
+		had := map[string]bool{}
+		for _, tc := range b.spec.Clusters {
+			had[tc.Name] = true
+		}
+		var to []Target
+		var moved []placed
+		for _, tc := range result {
+			if !had[tc.Name] {
+				to = append(to, Target{Name: tc.Name, Replicas: tc.Replicas})
+				moved = append(moved, placed{cluster: tc.Name, replicas: int64(tc.Replicas), req: b.spec.ReplicaRequirements, at: p.now})
+			}
+		}
+		kept := func(name string) bool {
+			return slices.ContainsFunc(result, func(tc workv1alpha2.TargetCluster) bool { return tc.Name == name })
+		}
+		left := false
+		for _, other := range items {
+			if other.b != b || kept(other.cluster) {
+				continue
+			}
+			left = true
+			ev := other.ev
+			ev.Outcome, ev.Code, ev.To = OutcomeRescheduled, CodeRescheduled, to
+			if ev.To == nil {
+				ev.To = []Target{}
+			}
+			ev.Reason = fmt.Sprintf("karmada-scheduler places a Duplicated binding again on any change of a cluster it may use: "+
+				"it leaves %s with no eviction", other.cluster)
+		}
+		if !left && len(to) == 0 {
+			continue
+		}
+		for _, m := range moved {
+			p.arriving[m.cluster] += m.replicas
+			if p.bindingsTo[m.cluster] == nil {
+				p.bindingsTo[m.cluster] = map[string]bool{}
+			}
+			p.bindingsTo[m.cluster][b.kind+"/"+b.key] = true
+		}
+		b.spec.Clusters = result
+		b.status.SchedulerObservedAffinityName = term
+		p.unshown = append(p.unshown, moved...)
+	}
+}
