@@ -136,46 +136,10 @@ func TestWhatIf(t *testing.T) {
 	}
 
 	// The prediction, from the built binary, before anything fails.
-	bin := filepath.Join(t.TempDir(), "fleetsim")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = "../examples/fleetsim"
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "building examples/fleetsim: %s", out)
-	var stdout, stderr bytes.Buffer
-	run := exec.Command(bin, "--what-if", "--kubeconfig", filepath.Join(env.dir, "kubeconfig"), "--fail", "region=wi-east",
-		"--json", "--enable-no-execute-taint-eviction", "--resource-eviction-rate", "5", "--secondary-resource-eviction-rate", "5")
-	run.Stdout, run.Stderr = &stdout, &stderr
-	require.NoError(t, run.Run(), "fleetsim --what-if: %s", stderr.String())
-	var plan whatIfPlan
-	require.NoError(t, json.Unmarshal(stdout.Bytes(), &plan), "the plan: %s", stdout.String())
+	bin := buildFleetsim(t)
+	plan := planWhatIf(t, bin, "region=wi-east", "--enable-no-execute-taint-eviction", "--resource-eviction-rate", "5", "--secondary-resource-eviction-rate", "5")
 	require.Equal(t, east, plan.Failure.Clusters)
-	type prediction struct {
-		outcome, code, reason string
-		to                    map[string]int32
-	}
-	predicted := map[string]prediction{}
-	prefix := s.ns + "/"
-	for _, e := range plan.Evictions {
-		name, ok := strings.CutPrefix(e.Binding, prefix)
-		if e.Kind == "ClusterResourceBinding" {
-			name, ok = "crb/"+e.Binding, e.Binding == crbName
-		}
-		if !ok {
-			continue // another suite's
-		}
-		// A binding on several failed clusters has an eviction from each:
-		// it moves if any of them moves.
-		p, seen := predicted[name]
-		if !seen {
-			p = prediction{outcome: e.Outcome, code: e.Code, reason: e.Reason, to: map[string]int32{}}
-		} else if e.Outcome == "moves" || e.Outcome == "waits" || e.Outcome == "rescheduled" {
-			p.outcome, p.code = e.Outcome, e.Code
-		}
-		for _, x := range e.To {
-			p.to[x.Name] += x.Replicas
-		}
-		predicted[name] = p
-	}
+	predicted := plan.predictions(s.ns, crbName)
 	require.ElementsMatch(t, bindings, slices.Collect(maps.Keys(predicted)), "the plan covers every binding on east")
 	if plan.Drain.Seconds != nil {
 		t.Logf("planned: drain in %.0fs: %s", *plan.Drain.Seconds, plan.Drain.Why)
@@ -185,7 +149,7 @@ func TestWhatIf(t *testing.T) {
 	figure := filepath.Join(t.TempDir(), "plan.png")
 	table := exec.Command(bin, "--what-if", "--kubeconfig", filepath.Join(env.dir, "kubeconfig"), "--fail", "region=wi-east",
 		"--enable-no-execute-taint-eviction", "--resource-eviction-rate", "5", "--secondary-resource-eviction-rate", "5", "--plot", figure)
-	out, err = table.CombinedOutput()
+	out, err := table.CombinedOutput()
 	require.NoError(t, err, "fleetsim --what-if: %s", out)
 	t.Logf("fleetsim --what-if --fail region=wi-east:\n%s", out)
 	drawn, err := os.Stat(figure)
@@ -243,7 +207,7 @@ func TestWhatIf(t *testing.T) {
 	// rest a little longer: a refusal is decided within the same queue.
 	var moving []string
 	for _, b := range bindings {
-		if o := predicted[b].outcome; o == "moves" || o == "waits" || o == "rescheduled" {
+		if moves(predicted[b].outcome) {
 			moving = append(moving, b)
 		}
 	}
@@ -256,34 +220,130 @@ func TestWhatIf(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 
-	agree := 0
-	var diffs []string
+	agree, diffs := s.compareWithPlan(bindings, before, predicted, get, onEast)
+	if want, got, n, ok := drainSpans(predicted, bindings, log); ok {
+		t.Logf("measured: time to drain %d evictions of ResourceBindings: planned %s from the first to the last, took %s", n, ms(want), ms(got))
+	}
+
+	share := float64(agree) / float64(len(bindings))
+	t.Logf("measured: what-if agreement %d of %d bindings on the failed region (%.1f%%): landed where predicted or refused as predicted",
+		agree, len(bindings), 100*share)
+	for _, d := range diffs {
+		t.Logf("difference: %s", d)
+	}
+	for _, b := range bindings {
+		t.Logf("predicted %s: %s %s %v", b, predicted[b].outcome, predicted[b].code, predicted[b].to)
+	}
+	require.GreaterOrEqual(t, share, 0.95, "what-if agreement below 95%%")
+}
+
+// buildFleetsim builds examples/fleetsim and returns the binary's path.
+func buildFleetsim(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "fleetsim")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = "../examples/fleetsim"
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "building examples/fleetsim: %s", out)
+	return bin
+}
+
+// planWhatIf asks bin (fleetsim) for the --json plan of fail on the e2e
+// API server, with args added.
+func planWhatIf(t *testing.T, bin, fail string, args ...string) whatIfPlan {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	run := exec.Command(bin, append([]string{"--what-if", "--kubeconfig", filepath.Join(env.dir, "kubeconfig"), "--fail", fail, "--json"}, args...)...)
+	run.Stdout, run.Stderr = &stdout, &stderr
+	require.NoError(t, run.Run(), "fleetsim --what-if: %s", stderr.String())
+	var plan whatIfPlan
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &plan), "the plan: %s", stdout.String())
+	return plan
+}
+
+// prediction is what a plan says of one binding.
+type prediction struct {
+	outcome, code, reason string
+	to                    map[string]int32
+	at                    []float64 // when its evictions go, seconds after the failure
+}
+
+// predictions are the plan's, by binding: the name of a ResourceBinding of
+// namespace ns, crb/ and the name of the ClusterResourceBinding crb.
+func (plan *whatIfPlan) predictions(ns, crb string) map[string]prediction {
+	predicted := map[string]prediction{}
+	for _, e := range plan.Evictions {
+		name, ok := strings.CutPrefix(e.Binding, ns+"/")
+		if e.Kind == "ClusterResourceBinding" {
+			name, ok = "crb/"+e.Binding, e.Binding == crb
+		}
+		if !ok {
+			continue // another suite's
+		}
+		// A binding on several failed clusters has an eviction from each:
+		// it moves if any of them moves.
+		p, seen := predicted[name]
+		if !seen {
+			p = prediction{outcome: e.Outcome, code: e.Code, reason: e.Reason, to: map[string]int32{}}
+		} else if moves(e.Outcome) {
+			p.outcome, p.code = e.Outcome, e.Code
+		}
+		for _, x := range e.To {
+			p.to[x.Name] += x.Replicas
+		}
+		if e.AtSeconds != nil {
+			p.at = append(p.at, *e.AtSeconds)
+		}
+		predicted[name] = p
+	}
+	return predicted
+}
+
+// moves reports whether a plan's outcome leaves the failed clusters.
+func moves(outcome string) bool {
+	return outcome == "moves" || outcome == "waits" || outcome == "rescheduled"
+}
+
+// landed is where a binding's replicas went since before: the clusters it
+// gained, with their replicas, and, when Divided, the replicas each
+// cluster it kept gained.
+func landed(before, now *workv1alpha2.ResourceBinding) map[string]int32 {
+	was := map[string]int32{}
+	for _, tc := range before.Spec.Clusters {
+		was[tc.Name] = tc.Replicas
+	}
+	divided := now.Spec.Placement.ReplicaSchedulingType() == policyv1alpha1.ReplicaSchedulingTypeDivided
+	got := map[string]int32{}
+	for _, tc := range now.Spec.Clusters {
+		old, ok := was[tc.Name]
+		switch {
+		case !ok:
+			got[tc.Name] = tc.Replicas
+		case divided && tc.Replicas > old:
+			got[tc.Name] = tc.Replicas - old
+		}
+	}
+	return got
+}
+
+// compareWithPlan counts the bindings that did what the plan predicted:
+// moved, off every failed cluster (onFailed false), to the clusters and
+// replicas predicted, or left where they were. diffs says how each other
+// one differs.
+func (s *suite) compareWithPlan(bindings []string, before map[string]*workv1alpha2.ResourceBinding, predicted map[string]prediction,
+	get func(string) *workv1alpha2.ResourceBinding, onFailed func(*workv1alpha2.ResourceBinding) bool) (agree int, diffs []string) {
 	for _, b := range bindings {
 		p, rb := predicted[b], get(b)
-		was := map[string]int32{}
-		for _, tc := range before[b].Spec.Clusters {
-			was[tc.Name] = tc.Replicas
-		}
-		divided := rb.Spec.Placement.ReplicaSchedulingType() == policyv1alpha1.ReplicaSchedulingTypeDivided
-		got := map[string]int32{}
-		for _, tc := range rb.Spec.Clusters {
-			old, ok := was[tc.Name]
-			switch {
-			case !ok:
-				got[tc.Name] = tc.Replicas
-			case divided && tc.Replicas > old:
-				got[tc.Name] = tc.Replicas - old
-			}
-		}
+		got := landed(before[b], rb)
 		// Evicted or rescheduled, it has left every failed cluster (its
 		// tasks may have ended since: the test reports the new copies
 		// Healthy); refused or tolerating, it runs where it did.
-		moved := !onEast(rb)
+		moved := !onFailed(rb)
 		var ok bool
-		switch p.outcome {
-		case "moves", "waits", "rescheduled":
+		switch {
+		case moves(p.outcome):
 			ok = moved && maps.Equal(p.to, got)
-		case "refused", "stays":
+		case p.outcome == "refused" || p.outcome == "stays":
 			ok = slices.Equal(slices.Sorted(slices.Values(targets(&rb.Spec))), slices.Sorted(slices.Values(targets(&before[b].Spec))))
 		}
 		if ok {
@@ -300,43 +360,36 @@ func TestWhatIf(t *testing.T) {
 				warn = append(warn, e.Reason+": "+e.Note)
 			}
 		}
-		diffs = append(diffs, fmt.Sprintf("%s: predicted %s %s to %v (%s); really %s; Warning Events: %v",
-			b, p.outcome, p.code, p.to, p.reason, actual, warn))
+		diffs = append(diffs, fmt.Sprintf("%s: predicted %s %s to %v at %v s (%s); really %s; Warning Events: %v",
+			b, p.outcome, p.code, p.to, p.at, p.reason, actual, warn))
 	}
-	// The time to drain: the planned span from the first eviction to the
-	// last, at the rate, against the one the tasks' creation shows.
-	var planned []float64
-	for _, e := range plan.Evictions {
-		if e.AtSeconds != nil && e.Kind == "ResourceBinding" && strings.HasPrefix(e.Binding, prefix) {
-			planned = append(planned, *e.AtSeconds)
-		}
-	}
-	slices.Sort(planned)
+	return agree, diffs
+}
+
+// drainSpans are the planned and the measured time from the first eviction
+// of a ResourceBinding of names to the last, as the plan times them and as
+// the tasks' creation shows them, and how many there are; ok is false when
+// some were not seen evicted.
+func drainSpans(predicted map[string]prediction, names []string, log *failoverLog) (planned, measured time.Duration, n int, ok bool) {
+	var at []float64
 	var evictedNames []string
-	for _, b := range bindings {
+	for _, b := range names {
 		if o := predicted[b].outcome; (o == "moves" || o == "waits") && !strings.HasPrefix(b, "crb/") {
 			evictedNames = append(evictedNames, b)
+			at = append(at, predicted[b].at...)
 		}
+	}
+	if len(at) < 2 {
+		return 0, 0, len(at), false
 	}
 	log.mu.Lock()
 	evicted, ok := log.times(log.evicted, evictedNames)
 	log.mu.Unlock()
-	if ok && len(planned) > 1 {
-		want := time.Duration((planned[len(planned)-1] - planned[0]) * float64(time.Second))
-		got := evicted[len(evicted)-1].Sub(evicted[0])
-		t.Logf("measured: time to drain %d evictions of ResourceBindings: planned %s from the first to the last, took %s", len(planned), ms(want), ms(got))
+	if !ok {
+		return 0, 0, len(at), false
 	}
-
-	share := float64(agree) / float64(len(bindings))
-	t.Logf("measured: what-if agreement %d of %d bindings on the failed region (%.1f%%): landed where predicted or refused as predicted",
-		agree, len(bindings), 100*share)
-	for _, d := range diffs {
-		t.Logf("difference: %s", d)
-	}
-	for _, b := range bindings {
-		t.Logf("predicted %s: %s %s %v", b, predicted[b].outcome, predicted[b].code, predicted[b].to)
-	}
-	require.GreaterOrEqual(t, share, 0.95, "what-if agreement below 95%%")
+	planned = time.Duration((slices.Max(at) - slices.Min(at)) * float64(time.Second))
+	return planned, evicted[len(evicted)-1].Sub(evicted[0]), len(at), true
 }
 
 // ensureForkManifests applies examples/karmadafork/deploy/rbac.yaml, as
