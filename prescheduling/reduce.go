@@ -73,6 +73,8 @@ func (x *Index[R]) reduce(s *scan, m *memo[R], ti int, sp []special[R], capacity
 
 	var keep []int32
 	switch {
+	case !weighted && len(rm.wild) == 0:
+		keep = v.firstByRoom(rm.byRoom, est, k, p.division == divideDynamicWeight)
 	case !weighted:
 		keep = v.first(mergeByRoom(rm.byRoom, rm.wild, est, r), k, p.division == divideDynamicWeight)
 	default:
@@ -414,6 +416,33 @@ func (v *termView) first(order iter.Seq2[int32, int64], k int, ties bool) []int3
 		}
 		run = append(run, pos)
 	}
+	return append(keep, run...)
+}
+
+// firstByRoom is first of byRoom alone, whose room (est) never grows along
+// it: the run that ties with the k-th is found by a binary search instead
+// of a walk, which in a fleet of clusters alike in room would be most of
+// the term.
+func (v *termView) firstByRoom(byRoom []int32, est func(int32) int32, k int, ties bool) []int32 {
+	keep := make([]int32, 0, k)
+	i := 0
+	for ; i < len(byRoom) && len(keep) < k; i++ {
+		if !v.gone[byRoom[i]] {
+			keep = append(keep, byRoom[i])
+		}
+	}
+	if !ties || len(keep) < k {
+		return keep
+	}
+	boundary := est(keep[k-1])
+	end := i + sort.Search(len(byRoom)-i, func(j int) bool { return est(byRoom[i+j]) < boundary })
+	var run []int32
+	for j := end - 1; j >= i && len(run) < k; j-- {
+		if !v.gone[byRoom[j]] {
+			run = append(run, byRoom[j])
+		}
+	}
+	slices.Reverse(run)
 	return append(keep, run...)
 }
 
