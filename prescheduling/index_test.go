@@ -37,6 +37,28 @@ type member struct {
 	room indexRoom
 }
 
+// withOverrides is the fleet a check with overrides sees, as a Checker is
+// given it: its clusters by name, each override in place of the cluster it
+// names (or added; removed when its Cluster is nil), and their rooms.
+func withOverrides(fleet map[string]member, overrides []Override[indexRoom]) ([]failover.Cluster, map[string]indexRoom) {
+	var list []failover.Cluster
+	rooms := map[string]indexRoom{}
+	for _, n := range slices.Sorted(maps.Keys(fleet)) {
+		if !slices.ContainsFunc(overrides, func(o Override[indexRoom]) bool { return o.Name == n }) {
+			list = append(list, fleet[n].c)
+			rooms[n] = fleet[n].room
+		}
+	}
+	for _, o := range overrides {
+		if o.Cluster != nil {
+			list = append(list, *o.Cluster)
+			rooms[o.Name] = o.Room
+		}
+	}
+	slices.SortFunc(list, func(a, b failover.Cluster) int { return cmp.Compare(a.Name, b.Name) })
+	return list, rooms
+}
+
 // indexCase plays fuzz bytes as a run of cluster changes and checks on an
 // Index, beside the fleet they leave as a plain list: after every step,
 // Index.Check answers as Checker.Check on that list sorted by name, with
@@ -120,21 +142,7 @@ func indexCase(t *testing.T, data []byte) (feasible int) {
 			}
 			overrides = append(overrides, o)
 		}
-		var list []failover.Cluster
-		rooms := map[string]indexRoom{}
-		for _, n := range names() {
-			if !slices.ContainsFunc(overrides, func(o Override[indexRoom]) bool { return o.Name == n }) {
-				list = append(list, fleet[n].c)
-				rooms[n] = fleet[n].room
-			}
-		}
-		for _, o := range overrides {
-			if o.Cluster != nil {
-				list = append(list, *o.Cluster)
-				rooms[o.Name] = o.Room
-			}
-		}
-		slices.SortFunc(list, func(a, b failover.Cluster) int { return cmp.Compare(a.Name, b.Name) })
+		list, rooms := withOverrides(fleet, overrides)
 		var capacity Capacity[indexRoom]
 		checker := mustChecker()
 		if r.next()%4 != 0 {

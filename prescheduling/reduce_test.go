@@ -1,9 +1,7 @@
 package prescheduling
 
 import (
-	"cmp"
 	"fmt"
-	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -209,21 +207,7 @@ func cutCase(t *testing.T, rng *rand.Rand) (feasible int, kinds map[string]int) 
 			}
 			overrides = append(overrides, o)
 		}
-		var list []failover.Cluster
-		rooms := map[string]indexRoom{}
-		for _, nm := range slices.Sorted(maps.Keys(fleet)) {
-			if !slices.ContainsFunc(overrides, func(o Override[indexRoom]) bool { return o.Name == nm }) {
-				list = append(list, fleet[nm].c)
-				rooms[nm] = fleet[nm].room
-			}
-		}
-		for _, o := range overrides {
-			if o.Cluster != nil {
-				list = append(list, *o.Cluster)
-				rooms[o.Name] = o.Room
-			}
-		}
-		slices.SortFunc(list, func(a, b failover.Cluster) int { return cmp.Compare(a.Name, b.Name) })
+		list, rooms := withOverrides(fleet, overrides)
 		checker, capacity := mustChecker(), Capacity[indexRoom]{}
 		if rng.IntN(5) != 0 {
 			capacity = byRoom

@@ -132,6 +132,24 @@ func scaleWorld(b *testing.B, s scaleSize, ev *evictionCount) client.WithWatch {
 	for _, rb := range scaleBindings(s) {
 		objs = append(objs, rb)
 	}
+	var evicted func()
+	if ev != nil {
+		evicted = ev.add
+	}
+	return benchAPIServer(b, objs, nil, nil, evicted)
+}
+
+// benchAPIServer is a fake API server holding objs, its bindings indexed by
+// cluster for Karmada's taint manager and for the library's. onRead, when
+// set, is called for each GET and LIST it serves, onWrite for each UPDATE,
+// and onEvicted for each ResourceBinding written off member-00000.
+func benchAPIServer(b *testing.B, objs []client.Object, onRead, onWrite, onEvicted func()) client.WithWatch {
+	b.Helper()
+	call := func(f func()) {
+		if f != nil {
+			f()
+		}
+	}
 	byCluster := func(o client.Object) []string { return clusterNames(&o.(*workv1alpha2.ResourceBinding).Spec) }
 	scheme := benchScheme(b)
 	// The fake client's default tracker manages fields, and builds a REST
@@ -145,20 +163,26 @@ func scaleWorld(b *testing.B, s scaleSize, ev *evictionCount) client.WithWatch {
 		}).
 		WithIndex(&workv1alpha2.ResourceBinding{}, clusterIndex, byCluster).
 		WithInterceptorFuncs(interceptor.Funcs{
+			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, o client.Object, opts ...client.GetOption) error {
+				call(onRead)
+				return c.Get(ctx, key, o, opts...)
+			},
 			// Karmada's taint manager keys what it lists by its kind, which
 			// the manager's cache sets and the fake client leaves empty.
 			List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+				call(onRead)
 				if err := c.List(ctx, list, opts...); err != nil {
 					return err
 				}
 				return setKinds(c.Scheme(), list)
 			},
 			Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+				call(onWrite)
 				if err := c.Update(ctx, o, opts...); err != nil {
 					return err
 				}
-				if rb, ok := o.(*workv1alpha2.ResourceBinding); ok && ev != nil && !rb.Spec.TargetContains("member-00000") {
-					ev.add()
+				if rb, ok := o.(*workv1alpha2.ResourceBinding); ok && !rb.Spec.TargetContains("member-00000") {
+					call(onEvicted)
 				}
 				return nil
 			},

@@ -15,17 +15,12 @@ import (
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
-	"github.com/karmada-io/karmada/pkg/util/indexregistry"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
-	clienttesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/failoverkit/failover/evictionqueue"
@@ -315,38 +310,7 @@ func shapedWorld(b *testing.B, s scaleSize, sh shape, ev *shapeEnds, n *apiCount
 	for _, rb := range shapedBindings(s, sh) {
 		objs = append(objs, rb)
 	}
-	byCluster := func(o client.Object) []string { return clusterNames(&o.(*workv1alpha2.ResourceBinding).Spec) }
-	scheme := benchScheme(b)
-	tracker := clienttesting.NewObjectTracker(scheme, serializer.NewCodecFactory(scheme).UniversalDecoder())
-	return fake.NewClientBuilder().WithScheme(scheme).WithObjectTracker(tracker).WithObjects(objs...).
-		WithIndex(&workv1alpha2.ResourceBinding{}, indexregistry.ResourceBindingIndexByFieldCluster, byCluster).
-		WithIndex(&workv1alpha2.ClusterResourceBinding{}, indexregistry.ClusterResourceBindingIndexByFieldCluster, func(o client.Object) []string {
-			return clusterNames(&o.(*workv1alpha2.ClusterResourceBinding).Spec)
-		}).
-		WithIndex(&workv1alpha2.ResourceBinding{}, clusterIndex, byCluster).
-		WithInterceptorFuncs(interceptor.Funcs{
-			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, o client.Object, opts ...client.GetOption) error {
-				n.reads.Add(1)
-				return c.Get(ctx, key, o, opts...)
-			},
-			List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
-				n.reads.Add(1)
-				if err := c.List(ctx, list, opts...); err != nil {
-					return err
-				}
-				return setKinds(c.Scheme(), list)
-			},
-			Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
-				n.writes.Add(1)
-				if err := c.Update(ctx, o, opts...); err != nil {
-					return err
-				}
-				if rb, ok := o.(*workv1alpha2.ResourceBinding); ok && !rb.Spec.TargetContains("member-00000") {
-					ev.end(&ev.evicted)
-				}
-				return nil
-			},
-		}).Build()
+	return benchAPIServer(b, objs, func() { n.reads.Add(1) }, func() { n.writes.Add(1) }, func() { ev.end(&ev.evicted) })
 }
 
 // BenchmarkShapes is issue 36's eviction decisions per second with the
