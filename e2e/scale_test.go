@@ -133,6 +133,7 @@ type scaleResult struct {
 	rate                   float64
 	requests               map[string]float64 // by verb, per eviction
 	conflicts              float64            // per eviction
+	deferred               float64            // per eviction: tries put off and made again
 	cpu                    time.Duration      // the controller's, over the drain
 	peakRSS                int64              // bytes
 	latencyP50, latencyP99 map[string]time.Duration
@@ -388,6 +389,7 @@ func runOutage(t *testing.T, cfg scaleConfig, side, bin string) scaleResult {
 	}
 	if r.evicted > 0 {
 		r.conflicts = (after.conflicts - before.conflicts) / float64(r.evicted)
+		r.deferred = (after.deferred - before.deferred) / float64(r.evicted)
 	}
 	r.cpu = cpuAfter - cpuBefore
 	r.peakRSS = procPeakRSS(t, proc.cmd.Process.Pid)
@@ -556,14 +558,21 @@ func waitFor(timeout time.Duration, cond func() bool) error {
 type scaleMetrics struct {
 	requests  map[string]float64 // by method
 	conflicts float64
+	// deferred counts the fork's evictions put off and tried again
+	// (eviction_processing_total{result="deferred"}: waiting for room, a
+	// fresh read, a binding's budget); stock Karmada defers none.
+	deferred float64
 }
 
 // scrapeScale reads client-go's rest_client_requests_total{code, method}
-// from a controller's /metrics.
+// and the eviction queues' deferrals from a controller's /metrics.
 func scrapeScale(t *testing.T, url string) scaleMetrics {
 	t.Helper()
 	m := scaleMetrics{requests: map[string]float64{}}
 	for _, s := range scrapeText(t, url, nil) {
+		if s.name == "eviction_processing_total" && s.labels["result"] == "deferred" {
+			m.deferred += s.value
+		}
 		if s.name != "rest_client_requests_total" {
 			continue
 		}
@@ -761,6 +770,7 @@ func scaleTable(cfg scaleConfig, rs []scaleResult) string {
 		row("requests per eviction, "+v, func(r scaleResult) string { return fmt.Sprintf("%.2f", r.requests[v]) })
 	}
 	row("conflicts (409) per eviction", func(r scaleResult) string { return fmt.Sprintf("%.3f", r.conflicts) })
+	row("tries put off and made again, per eviction", func(r scaleResult) string { return fmt.Sprintf("%.3f", r.deferred) })
 	row("controller CPU over the drain", func(r scaleResult) string { return r.cpu.Round(10 * time.Millisecond).String() })
 	row("controller CPU per eviction", func(r scaleResult) string {
 		if r.evicted == 0 {
