@@ -83,6 +83,7 @@ func TestReadmeCommands(t *testing.T) {
 // command quoted in prose, where only go test -run and go run are checked.
 func checkCommand(t *testing.T, doc, cmd, ci string, modules []string, inline bool) {
 	t.Helper()
+	base := "." // where a `cd` earlier in the command moved to
 	for _, part := range strings.Split(cmd, "&&") {
 		f := strings.Fields(part)
 		for len(f) > 0 && regexp.MustCompile(`^[A-Z_]+=`).MatchString(f[0]) {
@@ -98,21 +99,22 @@ func checkCommand(t *testing.T, doc, cmd, ci string, modules []string, inline bo
 				t.Errorf("%s: %q gets no module of this repository (%v)", doc, part, modules)
 			}
 		case f[0] == "go" && f[1] == "run":
-			checkGoRun(t, doc, f[2:])
+			checkGoRun(t, doc, base, f[2:])
 		case f[0] == "go" && f[1] == "test" && slices.Contains(f, "-run"):
 			if inline && !slices.ContainsFunc(f, func(a string) bool { return a == "." || strings.HasPrefix(a, "./") }) {
 				break // prose about go test -run, not a command
 			}
-			checkGoTestRun(t, doc, f[2:])
+			checkGoTestRun(t, doc, base, f[2:])
 		case inline:
 		case f[0] == "bash" && len(f) == 2:
 			if _, err := os.Stat(f[1]); err != nil {
 				t.Errorf("%s: %q: %v", doc, part, err)
 			}
 		case f[0] == "cd":
-			if _, err := os.Stat(f[1]); err != nil {
+			if _, err := os.Stat(filepath.Join(base, f[1])); err != nil {
 				t.Errorf("%s: %q: %v", doc, part, err)
 			}
+			base = filepath.Join(base, f[1])
 		default:
 			if !strings.Contains(ci, strings.TrimSpace(part)) {
 				t.Errorf("%s: %q is not a command .ci/run runs", doc, strings.TrimSpace(part))
@@ -121,15 +123,15 @@ func checkCommand(t *testing.T, doc, cmd, ci string, modules []string, inline bo
 	}
 }
 
-// checkGoRun checks `go run ./dir --flag …`: dir holds a main package that
-// defines every flag given.
-func checkGoRun(t *testing.T, doc string, args []string) {
+// checkGoRun checks `go run ./dir --flag …`, run in base: dir holds a main
+// package that defines every flag given.
+func checkGoRun(t *testing.T, doc, base string, args []string) {
 	t.Helper()
 	if len(args) == 0 || !strings.HasPrefix(args[0], "./") {
 		t.Errorf("%s: go run %v: want a directory ./…", doc, args)
 		return
 	}
-	src := goSource(t, args[0], false)
+	src := goSource(t, filepath.Join(base, args[0]), false)
 	if !strings.Contains(src, "package main\n") {
 		t.Errorf("%s: go run %s: no main package there", doc, args[0])
 	}
@@ -143,19 +145,25 @@ func checkGoRun(t *testing.T, doc string, args []string) {
 	}
 }
 
-// checkGoTestRun checks `go test … -run Pattern ./dir`: the test the
-// pattern's first part names exists in dir, and each later part starts the
-// name of a subtest there (t.Run, spaces as underscores).
-func checkGoTestRun(t *testing.T, doc string, args []string) {
+// checkGoTestRun checks `go test … -run Pattern ./dir`, run in base: the
+// test the pattern's first part names exists in dir, and each later part
+// starts the name of a subtest there (t.Run, spaces as underscores). With
+// -run '^$' (no test) and -bench, each benchmark the -bench pattern names
+// (its |-separated alternatives, up to a /) exists there.
+func checkGoTestRun(t *testing.T, doc, base string, args []string) {
 	t.Helper()
-	var pattern, dir string
+	var pattern, bench, dir string
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
-		case a == "-run" && i+1 < len(args):
-			pattern = strings.Trim(args[i+1], `'"`)
+		case (a == "-run" || a == "-bench") && i+1 < len(args):
+			if a == "-run" {
+				pattern = strings.Trim(args[i+1], `'"`)
+			} else {
+				bench = strings.Trim(args[i+1], `'"`)
+			}
 			i++
 		case a == "." || strings.HasPrefix(a, "./"):
-			dir = strings.TrimSuffix(a, "/...")
+			dir = filepath.Join(base, strings.TrimSuffix(a, "/..."))
 		}
 	}
 	if pattern == "" || dir == "" {
@@ -163,6 +171,18 @@ func checkGoTestRun(t *testing.T, doc string, args []string) {
 		return
 	}
 	src := goSource(t, dir, true)
+	if pattern == "^$" {
+		if bench == "" {
+			t.Errorf("%s: go test -run '^$' runs nothing without -bench", doc)
+		}
+		for _, alt := range strings.Split(bench, "|") {
+			name, _, _ := strings.Cut(strings.Trim(alt, "^$"), "/")
+			if !strings.Contains(src, "\nfunc Benchmark"+name) {
+				t.Errorf("%s: go test -bench %s: no benchmark Benchmark%s… in %s's tests", doc, bench, name, dir)
+			}
+		}
+		return
+	}
 	parts := strings.Split(pattern, "/")
 	name := strings.Trim(parts[0], "^$")
 	if !strings.Contains(src, "\nfunc "+name+"(") {
