@@ -67,7 +67,9 @@ import (
 // controllers' rate limiter, which holds it to some ten evictions a
 // second whatever the rate set); the fork with --eviction-workers 8
 // (FAILOVER_E2E_SCALE_WORKERS), as one worker's three requests a round
-// trip each would hold it below the rate on a loaded API server. On two
+// trip each would hold it below the rate on a loaded API server (16
+// workers write no faster: at a rate of 25, 23.7 a second with 8, 22.6
+// with 16, none of their tries put off; the machine is the bound). On two
 // cores that etcd, the API server, the scheduler and the controller share,
 // the fork writes about 33 evictions a second at most (at a rate of 50):
 // the default rate of the run is what that machine holds, 25.
