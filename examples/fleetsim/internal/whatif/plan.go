@@ -244,7 +244,7 @@ func Plan(in *Input, cfg Config) (*Report, error) {
 
 	r.Rate = rateOf(cfg.Rates, after, faultyAt, r.Fleet)
 	p := &player{cfg: cfg, now: now, fleet: fleet, after: after, arriving: map[string]int64{}, bindingsTo: map[string]map[string]bool{},
-		pacer: newPacer(cfg.Rates, r.Rate, now, faultyAt)}
+		pacer: newPacer(cfg.Rates, r.Rate, now, faultyAt), rateWhy: r.Rate.Why}
 	if err := p.play(items); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -35,6 +36,7 @@ type player struct {
 	arriving   map[string]int64
 	bindingsTo map[string]map[string]bool
 	pacer      *pacer
+	rateWhy    string // the rate rule's reasoning, for the paused
 	sched      *scheduling.Scheduler
 	// unshown are the replicas placed that no report shows yet, in the
 	// order they were placed; reported is the last report played.
@@ -139,16 +141,20 @@ func (p *player) play(items []*item) error {
 			w.it.ev.AtSeconds = &at
 		}
 	}
-	// The paused go where they would once the rule resumes, after all the
-	// others; they are not timed.
+	// The paused would go once the rule resumes, after all the others: the
+	// plan says where (or that they would wait for room then), not when.
 	for _, w := range paused {
-		if err := p.advance(p.last); err != nil {
+		at := maxTime(p.last, w.ready)
+		if err := p.advance(at); err != nil {
 			return err
 		}
-		if _, went, err := p.one(w.it, maxTime(p.last, w.ready), w.attempt, ledger); err != nil {
+		retry, went, err := p.one(w.it, at, w.attempt, ledger)
+		if err != nil {
 			return err
-		} else if went {
-			w.it.ev.Outcome, w.it.ev.Code = OutcomePaused, CodePaused
+		}
+		if ev := w.it.ev; went || retry > 0 {
+			ev.Outcome, ev.Code = OutcomePaused, CodePaused
+			ev.Reason = fmt.Sprintf("the rate rule pauses evictions (%s); when it resumes: %s", p.rateWhy, cmp.Or(ev.Reason, "it goes"))
 		}
 	}
 	if waited > 0 {

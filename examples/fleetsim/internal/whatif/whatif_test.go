@@ -364,8 +364,15 @@ func TestPlanSmallFleetPauses(t *testing.T) {
 	if r.Rate.PerSecond != 0 || !r.Drain.Paused || r.Drain.Seconds != nil {
 		t.Fatalf("rate %+v, drain %+v: want paused, no drain time", r.Rate, r.Drain)
 	}
-	if e := byBinding(r)["default/agg-a@e3"]; e.Outcome != OutcomePaused || e.AtSeconds != nil {
-		t.Errorf("agg-a: %+v, want paused", e)
+	if e := byBinding(r)["default/agg-a@e3"]; e.Outcome != OutcomePaused || e.AtSeconds != nil || !strings.HasPrefix(e.Reason, "the rate rule pauses evictions") {
+		t.Errorf("agg-a: %+v, want paused, saying why", e)
+	}
+	// Every eviction has an outcome, those that would wait for room when the
+	// rule resumes included.
+	for _, e := range r.Evictions {
+		if e.Outcome == "" {
+			t.Errorf("%s@%s: no outcome (%s %s)", e.Binding, e.Cluster, e.Code, e.Reason)
+		}
 	}
 }
 
