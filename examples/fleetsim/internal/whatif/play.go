@@ -60,7 +60,8 @@ type placed struct {
 const maxAttempts = 1000
 
 // pending is an item waiting in its queue: ready is when it may be tried
-// (due, or its retry), seq its place among those ready together.
+// (due, or its retry), seq its place in line (the order it was first
+// queued, which a retry keeps).
 type pending struct {
 	it      *item
 	ready   time.Time
