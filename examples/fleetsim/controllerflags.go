@@ -10,40 +10,48 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/failoverkit/failover/examples/fleetsim/internal/whatif"
-	"github.com/failoverkit/failover/karmada/controllermanager"
+	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/ratelimit"
 )
 
 // controllerFlags are the flags of the fork's karmada-controller-manager
-// that a plan depends on, parsed from --controller-flags by the
-// definitions the fork itself registers (controllermanager.Options, the
-// failover section) and Karmada's own flags of the same names and
-// defaults.
+// that a plan depends on, parsed from --controller-flags: the rate flags by
+// ratelimit.Config.AddFlags, as the fork registers them, and the others
+// with the names and defaults of Karmada v1.18 and of the fork's failover
+// section (karmada/controllermanager.Options.AddFlags, which fleetsim does
+// not import: it would bring Karmada's whole controller context into its
+// module for two flags).
 type controllerFlags struct {
-	fs      *pflag.FlagSet
-	options *controllermanager.Options
+	fs    *pflag.FlagSet
+	rates ratelimit.Config
 	// Karmada's own flags.
 	noExecute             bool
 	statusUpdateFrequency time.Duration
+	// The failover section's.
+	capacityHold         time.Duration
+	maxClustersInTransit int
 }
 
-// The Karmada v1.18 flags a plan reads beside the failover section, with
-// Karmada's defaults.
+// The flags a plan reads beside the rate flags.
 const (
 	flagNoExecute             = "enable-no-execute-taint-eviction"
 	flagStatusUpdateFrequency = "cluster-status-update-frequency"
+	flagCapacityHold          = "eviction-capacity-hold"
+	flagMaxClustersInTransit  = "max-clusters-in-transit"
 )
 
 func defaultControllerFlags() *controllerFlags {
-	c := &controllerFlags{options: controllermanager.NewOptions(), statusUpdateFrequency: 10 * time.Second}
+	c := &controllerFlags{rates: ratelimit.DefaultConfig(), statusUpdateFrequency: 10 * time.Second, capacityHold: karmada.DefaultHold}
 	c.fs = pflag.NewFlagSet("controller-flags", pflag.ContinueOnError)
 	c.fs.SetOutput(new(strings.Builder))
 	// A controller-manager's command line has many flags the plan has no
 	// use for (--kubeconfig, --controllers, …): they are skipped.
 	c.fs.ParseErrorsAllowlist.UnknownFlags = true
-	c.options.AddFlags(c.fs, nil)
+	c.rates.AddFlags(c.fs)
 	c.fs.BoolVar(&c.noExecute, flagNoExecute, false, "")
 	c.fs.DurationVar(&c.statusUpdateFrequency, flagStatusUpdateFrequency, c.statusUpdateFrequency, "")
+	c.fs.DurationVar(&c.capacityHold, flagCapacityHold, c.capacityHold, "")
+	c.fs.IntVar(&c.maxClustersInTransit, flagMaxClustersInTransit, 0, "")
 	return c
 }
 
@@ -65,13 +73,13 @@ func (c *controllerFlags) parse(args []string, own *pflag.FlagSet) error {
 	if c.statusUpdateFrequency <= 0 {
 		return fmt.Errorf("fleetsim: --controller-flags: --%s %v: must be positive", flagStatusUpdateFrequency, c.statusUpdateFrequency)
 	}
-	if c.options.CapacityHold < 0 {
-		return fmt.Errorf("fleetsim: --controller-flags: --eviction-capacity-hold %v: must not be negative (0 turns it off)", c.options.CapacityHold)
+	if c.capacityHold < 0 {
+		return fmt.Errorf("fleetsim: --controller-flags: --%s %v: must not be negative (0 turns it off)", flagCapacityHold, c.capacityHold)
 	}
-	if c.options.MaxClustersInTransit < 0 {
-		return fmt.Errorf("fleetsim: --controller-flags: --max-clusters-in-transit %d: must not be negative (0 is unlimited)", c.options.MaxClustersInTransit)
+	if c.maxClustersInTransit < 0 {
+		return fmt.Errorf("fleetsim: --controller-flags: --%s %d: must not be negative (0 is unlimited)", flagMaxClustersInTransit, c.maxClustersInTransit)
 	}
-	if err := c.options.Rate.Validate(); err != nil {
+	if err := c.rates.Validate(); err != nil {
 		return fmt.Errorf("fleetsim: --controller-flags: %w", err)
 	}
 	return nil
@@ -89,10 +97,10 @@ func (c *controllerFlags) apply(cfg *whatif.Config) {
 		cfg.EnableNoExecuteTaintEviction = c.noExecute
 	}
 	cfg.StatusUpdateFrequency = c.statusUpdateFrequency
-	cfg.CapacityHold = c.options.CapacityHold
-	cfg.DisableLedger = c.options.CapacityHold == 0
-	cfg.MaxClustersInTransit = c.options.MaxClustersInTransit
-	from, to := &c.options.Rate, &cfg.Rates
+	cfg.CapacityHold = c.capacityHold
+	cfg.DisableLedger = c.capacityHold == 0
+	cfg.MaxClustersInTransit = c.maxClustersInTransit
+	from, to := &c.rates, &cfg.Rates
 	for name, set := range map[string]func(){
 		ratelimit.FlagResourceEvictionRate:          func() { to.ResourceEvictionRate = from.ResourceEvictionRate },
 		ratelimit.FlagSecondaryResourceEvictionRate: func() { to.SecondaryResourceEvictionRate = from.SecondaryResourceEvictionRate },
