@@ -1,7 +1,9 @@
 package gracefulevict
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -19,9 +21,14 @@ type TransitBudget int
 
 // ParseTransitBudget reads a budget written as text, such as the annotation
 // a Karmada fork sets on a binding: a non-negative integer, 0 for
-// unlimited. Anything else is an error naming the value.
+// unlimited. Anything else is an error naming the value. A budget too
+// large for an int allows as much as the largest int does, every eviction
+// of any binding: it is a budget, not a mistake, and is not refused.
 func ParseTransitBudget(s string) (TransitBudget, error) {
 	n, err := strconv.Atoi(s)
+	if errors.Is(err, strconv.ErrRange) && s[0] != '-' {
+		n, err = math.MaxInt, nil
+	}
 	if err != nil || n < 0 {
 		return 0, fmt.Errorf("gracefulevict: budget of clusters in transit %q: want a non-negative integer (0: unlimited)", s)
 	}

@@ -2,6 +2,7 @@ package gracefulevict_test
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/failoverkit/failover/gracefulevict"
@@ -17,6 +18,10 @@ func TestParseTransitBudget(t *testing.T) {
 		{name: "zero is unlimited", in: "0", want: 0},
 		{name: "a budget of one", in: "1", want: 1},
 		{name: "a budget of three", in: "3", want: 3},
+		// More than an int holds allows every eviction, as the largest
+		// int does; refused, the flag's smaller budget would apply.
+		{name: "a budget beyond an int", in: "99999999999999999999", want: math.MaxInt},
+		{name: "a negative beyond an int is refused", in: "-99999999999999999999", err: true},
 		{name: "spaces are refused", in: " 3", err: true},
 		{name: "negative is refused", in: "-1", err: true},
 		{name: "not a number is refused", in: "one", err: true},
