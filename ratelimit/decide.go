@@ -110,18 +110,10 @@ func (d *decision) inForce(now time.Time) (r rates, next time.Time) {
 		}
 	}
 	if storming {
-		// The hold's end is a deadline only if it raises a rate: while
-		// the rule pauses anyway (a small fleet above the threshold),
-		// waiters need no timer, and the next read ends a hold that has
-		// lasted its time.
-		if r.fleet > 0 || r.total > 0 {
-			next = earliest(next, d.storm.until())
-		}
-		for _, dr := range r.domains {
-			if dr.Rate > 0 {
-				next = earliest(next, d.storm.until())
-			}
-		}
+		// The hold's end is a deadline even while the rule pauses anyway
+		// (a small fleet above the threshold): no read may come, and
+		// the hold must still be seen to end (StormMetrics, StormHold).
+		next = earliest(next, d.storm.until())
 		r.fleet, r.total, r.storm = 0, 0, true
 		for name, dr := range r.domains {
 			dr.Rate = 0

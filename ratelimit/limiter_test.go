@@ -232,9 +232,14 @@ func TestLimiterPauseAndResume(t *testing.T) {
 
 		first := waitAsync(l, ctx, &wg)
 		second := waitAsync(l, ctx, &wg)
-		settle(t, clk, 0) // blocked with no timer at all: nothing can release them
+		// 6 at once is also a failure storm: its hold's end is each
+		// waiter's one timer, so that the hold is seen to end though the
+		// rule pauses anyway; then they block with no timer at all.
+		settle(t, clk, 2)
+		assert.True(t, l.StormHold())
 		clk.Step(time.Hour)
 		settle(t, clk, 0)
+		assert.False(t, l.StormHold())
 		assert.True(t, pending(first) && pending(second))
 
 		fleet(tr, 10, 5) // 50%: healthy again

@@ -20,6 +20,7 @@ type storm struct {
 	holding  bool
 	since    time.Time // when the hold started
 	baseline int       // the fleet's faulty count before the storm
+	total    int       // the fleet's size when the storm started
 	// domainBase is each domain's faulty count before the storm.
 	domainBase map[string]int
 	ended      stormEnd // why the latest hold ended
@@ -64,16 +65,17 @@ func (s *storm) observe(now time.Time, h Health, domains map[string]Health, stat
 			}
 		}
 	}
-	limit := s.threshold * float64(h.Total)
 	if s.holdingAt(now) {
 		// Measured from the counts before the storm, with the same
 		// exemption: a storm of two domains, one back, leaves one
-		// domain's outage, which the domain rule evacuates.
+		// domain's outage, which the domain rule evacuates. Against the
+		// fleet that stormed: healthy clusters joining since recover
+		// none of it.
 		rise := h.Unhealthy - s.baseline
-		if full := fullDomain(states); full != "" {
+		if full, ok := fullDomain(states); ok {
 			rise -= domains[full].Unhealthy - s.domainBase[full]
 		}
-		if float64(rise) <= limit {
+		if float64(rise) <= s.threshold*float64(s.total) {
 			s.end(now, stormRecovered)
 		}
 		return
@@ -82,13 +84,13 @@ func (s *storm) observe(now time.Time, h Health, domains map[string]Health, stat
 	rise := h.Unhealthy - base
 	// The outage of exactly one domain is the domain rule's to evacuate
 	// at once: its clusters do not count towards a storm.
-	if full := fullDomain(states); full != "" {
+	if full, ok := fullDomain(states); ok {
 		if c := s.domains[full]; c != nil {
 			rise -= domains[full].Unhealthy - c.min(now, s.window)
 		}
 	}
-	if h.Total > 0 && float64(rise) > limit {
-		s.holding, s.since, s.baseline = true, now, base
+	if h.Total > 0 && float64(rise) > s.threshold*float64(h.Total) {
+		s.holding, s.since, s.baseline, s.total = true, now, base, h.Total
 		s.domainBase = make(map[string]int, len(s.domains))
 		for name, c := range s.domains {
 			s.domainBase[name] = c.min(now, s.window)
@@ -96,18 +98,19 @@ func (s *storm) observe(now time.Time, h Health, domains map[string]Health, stat
 	}
 }
 
-// fullDomain is the one domain in FullDisruption, or "" if none or several.
-func fullDomain(states map[string]DisruptionState) string {
-	found := ""
-	for name, st := range states {
+// fullDomain is the one domain in FullDisruption, and whether there is
+// exactly one. The clusters with no domain label form the domain "", a
+// domain like any other.
+func fullDomain(states map[string]DisruptionState) (name string, ok bool) {
+	for d, st := range states {
 		if st == FullDisruption {
-			if found != "" {
-				return ""
+			if ok {
+				return "", false
 			}
-			found = name
+			name, ok = d, true
 		}
 	}
-	return found
+	return name, ok
 }
 
 // holdingAt reports whether a hold is on at now, ending it once it has

@@ -228,3 +228,86 @@ func TestStormOfTwoDomainsEndsWhenOneIsLeft(t *testing.T) {
 	assert.False(t, l.StormHold())
 	assert.Equal(t, 0.5, l.DomainRates()["big"].Rate)
 }
+
+// Issue 37, defect 7: while the rule pauses anyway (a small fleet above the
+// threshold), a hold that has lasted its confirmation period is reported
+// ended as soon as anyone asks, though no read came since: before, it was
+// never reported ended (the metric stayed 1), not even after ConfirmStorm.
+func TestStormHoldEndsWhileTheRulePausesAnyway(t *testing.T) {
+	m := &stormMetrics{}
+	l, tr, clk := newTracked(t, DefaultConfig(), 5, 0, WithMetrics(m))
+	require.Equal(t, 0.5, l.Rate())
+	turn(tr, 0, 3, true) // 60% of a small fleet at once: a storm, and a pause
+	require.True(t, l.StormHold())
+	require.Zero(t, l.Rate())
+
+	clk.Step(5 * time.Minute)
+	assert.False(t, l.StormHold(), "the confirmation period has passed")
+	assert.Zero(t, l.Rate(), "the rule pauses a small fleet above the threshold")
+	assert.Equal(t, []bool{true, false}, m.holds())
+	assert.False(t, l.ConfirmStorm(), "no hold left to confirm")
+	assert.Equal(t, []bool{true, false}, m.holds())
+}
+
+// Issue 37, defect 7, through ConfirmStorm alone: the first call after
+// the hold passed reports it ended.
+func TestStormHoldPassedIsReportedByConfirmStorm(t *testing.T) {
+	m := &stormMetrics{}
+	l, tr, clk := newTracked(t, DefaultConfig(), 5, 0, WithMetrics(m))
+	require.Equal(t, 0.5, l.Rate())
+	turn(tr, 0, 3, true)
+	require.True(t, l.StormHold())
+	clk.Step(6 * time.Minute)
+	assert.False(t, l.ConfirmStorm())
+	assert.Equal(t, []bool{true, false}, m.holds())
+}
+
+// Issue 37, defect 6: healthy clusters joining during a hold do not end it
+// as if clusters had recovered: the fleet that stormed is as faulty as
+// it was.
+func TestStormHoldOutlastsClustersJoining(t *testing.T) {
+	l, tr, _ := stormFleet(t)
+	turn(tr, 0, 12, true) // 60% of 20 at once
+	require.True(t, l.StormHold())
+	for i := 20; i < 60; i++ {
+		tr.Set(clusterName(i), false) // 40 healthy clusters join: 12 of 60
+	}
+	assert.True(t, l.StormHold(), "none recovered")
+	turn(tr, 1, 12, false)
+	assert.False(t, l.StormHold(), "then they recover")
+}
+
+// Issue 37, defect 5: the clusters with no region form a domain too (named
+// ""), and its outage alone is the domain rule's to evacuate, as any
+// other's; two domains lost at once, one of them "", hold, whatever the
+// order the domains are looked at in.
+func TestStormOfTheDomainWithoutANameIsExempt(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.DisruptionDomain = DomainRegion
+	for _, tt := range []struct {
+		name     string
+		down     map[string]int
+		wantHold bool
+	}{
+		{"the unnamed domain down evacuates at once", map[string]int{"": 12}, false},
+		{"the unnamed domain and another down hold", map[string]int{"": 12, "b": 4}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for range 20 { // map order varies between runs
+				clk := testingclock.NewFakeClock(t0)
+				tr := NewTracker()
+				sizes := map[string]int{"": 12, "b": 4, "c": 4}
+				for r, n := range sizes {
+					regions(tr, r, n, 0)
+				}
+				l, err := NewLimiter(cfg, tr, WithClock(clk))
+				require.NoError(t, err)
+				require.Equal(t, 0.5, l.Rate())
+				for r, n := range tt.down {
+					regions(tr, r, n, n)
+				}
+				require.Equal(t, tt.wantHold, l.StormHold())
+			}
+		})
+	}
+}
