@@ -89,10 +89,8 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 	// An operator's freeze holds every eviction back before anything is
 	// read: the item stays queued and its permit goes back.
 	// It is tried again at once when the freeze thaws (thawed).
-	if f := c.freeze.check(); f.frozen {
-		k.frozen.add(it)
-		return evictionqueue.RetryAfter(f.retryAfter(c.opts.Clock.Now()),
-			fmt.Errorf("controllers: evictions frozen by ConfigMap %s: %s", c.opts.Freeze, f.why))
+	if err := c.heldByFreeze(k, it); err != nil {
+		return err
 	}
 	// Waiting for a thaw, it is decided again now.
 	k.frozen.forget(it)
@@ -180,6 +178,14 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 		return fmt.Errorf("controllers: %s from %s: unknown step %v", it.Key, it.Cluster, step.Action)
 	}
 
+	// A freeze set while this attempt read and decided stops its write:
+	// nothing moves, so the room held goes back.
+	if err := c.heldByFreeze(k, it); err != nil {
+		if step.Hold != "" {
+			c.opts.Ledger.Release(step.Hold)
+		}
+		return err
+	}
 	// The spec now holds the graceful eviction task: write exactly the
 	// object decided and checked on. A conflict means another writer came
 	// between, and the next attempt decides again on what it left.
@@ -199,6 +205,19 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 	// In flight until the task ends (EvictionController.Ended) or
 	// EvictionOptions.InFlightTTL passes.
 	return evictionqueue.ErrInProgress
+}
+
+// heldByFreeze is the handler's result for it when an operator's freeze
+// holds evictions back now (deferred, with no failure counted, until the
+// freeze may lapse or thaw), and nil when none does.
+func (c *EvictionController) heldByFreeze(k *kind, it evictionqueue.Item) error {
+	f := c.freeze.check()
+	if !f.frozen {
+		return nil
+	}
+	k.frozen.add(it)
+	return evictionqueue.RetryAfter(f.retryAfter(c.opts.Clock.Now()),
+		fmt.Errorf("controllers: evictions frozen by ConfigMap %s: %s", c.opts.Freeze, f.why))
 }
 
 // evictor is the decision path with the controller's options.

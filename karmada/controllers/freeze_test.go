@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -392,4 +393,38 @@ func TestFreezeAndThawAreLogged(t *testing.T) {
 	assert.Contains(t, lines[0], `"configMap"="karmada-system/failover-freeze"`)
 	assert.Contains(t, lines[1], "evictions thawed")
 	assert.Contains(t, lines[1], `"frozenFor"="network partition, INC-123"`)
+}
+
+// Issue 37, defect 2: a freeze created while an attempt reads the API
+// server stops that attempt's write. The freeze is looked at again just
+// before the write: the item is held back as any frozen one (deferred, its
+// permit back), the binding is not written, and the room the decision held
+// is given back.
+func TestFreezeDuringAnAttemptStopsItsWrite(t *testing.T) {
+	var gate *freezeGate
+	var once sync.Once
+	c := worldBuilder(t, newBinding(nil)).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*clusterv1alpha1.Cluster); ok && key.Name == "member1" {
+				// The operator freezes while the attempt reads.
+				once.Do(func() { gate.set(freezeMap(map[string]string{"reason": "INC-7"})) })
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	}).Build()
+	ctrl := newController(t, EvictionOptions{Freeze: freezeName}, c, &recorded{})
+	gate = newFreezeGate(freezeName, ctrl.opts.Clock, &frozenGauge{}, logr.Discard())
+	ctrl.freeze = gate
+
+	err := handle(ctrl)
+	var deferred *evictionqueue.RetryAfterError
+	require.True(t, errors.As(err, &deferred), "not deferred: %v", err)
+	assert.Contains(t, err.Error(), "INC-7")
+	var b workv1alpha2.ResourceBinding
+	require.NoError(t, c.Get(context.Background(), client.ObjectKey{Namespace: "shop", Name: "web"}, &b))
+	assert.Empty(t, b.Spec.GracefulEvictionTasks, "written after the freeze")
+	assert.Empty(t, ctrl.opts.Ledger.Held(evictNow), "room held for an eviction that was not written")
+
+	gate.set(nil)
+	requireEvicted(t, handle(ctrl), "thawed, the same item is evicted")
 }
