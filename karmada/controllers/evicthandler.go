@@ -122,6 +122,7 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 		return err
 	}
 	ev := c.evictor()
+	rechecks := c.rechecks.Load() // before the Fleet is read: see refuse
 	step, err := ev.Evict(logr.NewContext(ctx, logger), c.opts.Clock.Now(), it.Key, obj, &cl, sent.counting(c.confirm))
 	if step.BudgetErr != nil {
 		_, err := c.transitBudget(obj) // the path's error, in the controller's words
@@ -162,9 +163,7 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 			// Ledger learns only when asked again.
 			return evictionqueue.RetryAfter(min(res.RetryAfter, c.opts.ClusterStatusUpdateFrequency), why)
 		}
-		// Decided again when the fleet changes so that it may help, and
-		// at the latest after RefusalRecheck (EvictionController.recheck).
-		k.refused.add(it)
+		c.refuse(k, it, rechecks)
 		return evictionqueue.Abandon(why)
 	case karmada.EvictionUnconfirmed:
 		// The Fleet lags behind the clusters it relies on, or the
@@ -205,6 +204,21 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 	// In flight until the task ends (EvictionController.Ended) or
 	// EvictionOptions.InFlightTTL passes.
 	return evictionqueue.ErrInProgress
+}
+
+// refuse records it as refused by a check that read the Fleet when the
+// refusals had been decided again rechecks times: it is decided again when
+// the fleet changes so that it may help, and at the latest after
+// RefusalRecheck (EvictionController.recheck). A recheck that came since
+// the check read the Fleet listed the refusals without it, though the
+// change it answers may be the one the check lacked: it is queued again at
+// once, as that recheck would have (pending again when its handler call
+// ends, evictionqueue.Queue.Add).
+func (c *EvictionController) refuse(k *kind, it evictionqueue.Item, rechecks uint64) {
+	k.refused.add(it)
+	if c.rechecks.Load() != rechecks && k.q != nil {
+		k.q.Add(it)
+	}
 }
 
 // heldByFreeze is the handler's result for it when an operator's freeze

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
@@ -274,6 +275,9 @@ type EvictionController struct {
 	freeze *freezeGate
 	// requests records what the handlers send the API server.
 	requests requestMetrics
+	// rechecks counts the times the refusals were decided again (recheck),
+	// so that an attempt can tell that one came while it decided.
+	rechecks atomic.Uint64
 
 	mu              sync.Mutex
 	lastRoomRecheck time.Time       // see recheckOnRoom

@@ -251,6 +251,7 @@ func every(ctx context.Context, clk clock.WithTicker, d time.Duration, f func())
 // recheck queues every eviction the check refused again, to be decided
 // again on the fleet as it is now.
 func (c *EvictionController) recheck() {
+	c.rechecks.Add(1) // before the lists: see refuse
 	for _, k := range c.kinds {
 		for _, it := range k.refused.list() {
 			k.q.Add(it)

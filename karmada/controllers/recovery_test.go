@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -88,4 +89,59 @@ func TestARoomChangeLetPassIsDecidedAtThePeriodsEnd(t *testing.T) {
 		synctest.Wait()
 		assert.Zero(t, rb.q.Len(), "the period's end rechecks with no change let pass")
 	})
+}
+
+// untaintOnEvent is an event recorder that, at its first Event, takes the
+// NoSchedule taint off cluster and tells the controller, as the Cluster
+// reconcile would: the change lands after the check refused, before the
+// refusal is recorded.
+type untaintOnEvent struct {
+	t     *testing.T
+	ctrl  *EvictionController
+	c     client.Client
+	name  string
+	fired bool
+}
+
+func (u *untaintOnEvent) Eventf(runtime.Object, runtime.Object, string, string, string, string, ...any) {
+	if u.fired {
+		return
+	}
+	u.fired = true
+	ctx := context.Background()
+	var cl clusterv1alpha1.Cluster
+	require.NoError(u.t, u.c.Get(ctx, client.ObjectKey{Name: u.name}, &cl))
+	cl.Spec.Taints = nil
+	require.NoError(u.t, u.c.Update(ctx, &cl))
+	syncFleet(u.t, u.ctrl, u.c)
+	_, err := u.ctrl.clusterChanged(ctx, u.name)
+	require.NoError(u.t, err)
+}
+
+// Issue 37, defect 3: a refusal whose last NoSchedule taint goes away
+// between the check and the refusal being recorded is decided again at
+// once, as one recorded before the change is, not RefusalRecheck (a
+// minute) later.
+func TestAChangeWhileARefusalIsRecordedDecidesItAgain(t *testing.T) {
+	b := newBinding(nil)
+	b.Spec.Placement = &policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}}}
+	c := world(t, b)
+	ctx := context.Background()
+	var m2 clusterv1alpha1.Cluster
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Name: "member2"}, &m2))
+	m2.Spec.Taints = []corev1.Taint{{Key: "example.com/maintenance", Effect: corev1.TaintEffectNoSchedule}}
+	require.NoError(t, c.Update(ctx, &m2))
+
+	events := &untaintOnEvent{t: t, c: c, name: "member2"}
+	ctrl := newController(t, EvictionOptions{}, c, events)
+	events.ctrl = ctrl
+	withQueues(t, ctrl)
+	rb := ctrl.kinds[0]
+	_, err := ctrl.clusterChanged(ctx, "member2")
+	require.NoError(t, err)
+	err = ctrl.evictHandler(rb)(ctx, webItem)
+	require.True(t, evictionqueue.IsAbandoned(err), "%v: member2 took nothing new when checked", err)
+	require.True(t, events.fired)
+	assert.Equal(t, []string{"shop/web"}, keysOf(rb.q.Pending()), "the refusal waits for RefusalRecheck")
+	requireEvicted(t, ctrl.evictHandler(rb)(ctx, webItem))
 }
