@@ -14,9 +14,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/prescheduling"
@@ -370,6 +372,83 @@ func TestQueueingAsKarmada7612(t *testing.T) {
 				}()
 			}
 			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+// Issue 37, defect 1: a new leader holds the room of an eviction the
+// scheduler has already placed while the target's summary has not caught
+// up, as the leader that approved it does: issue 6518's eleventh eviction
+// waits. Before, takeOver skipped a binding scheduled since its task was
+// written, and the new leader sent the eleventh to the full cluster.
+func TestNewLeaderHoldsTheRoomOfEvictionsAlreadyPlaced(t *testing.T) {
+	b, items := issue6518(t, 11)
+	c := b.Build()
+	ctx := context.Background()
+	old := newController(t, EvictionOptions{}, c, &recorded{})
+	for _, it := range items[:10] {
+		requireEvicted(t, old.evictHandler(resourceBindings())(ctx, it))
+	}
+	// The scheduler places each on big; big's summary has not caught up.
+	for _, it := range items[:10] {
+		key, err := objectKey(it.Key)
+		require.NoError(t, err)
+		var rb workv1alpha2.ResourceBinding
+		require.NoError(t, c.Get(ctx, key, &rb))
+		rb.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "big", Replicas: 1}}
+		rb.Generation = 2
+		rb.Status.SchedulerObservedGeneration = 2
+		require.NoError(t, c.Update(ctx, &rb))
+		require.NoError(t, c.Get(ctx, key, &rb))
+		require.True(t, scheduledSince(&rb, &rb.Status), "the world must show it scheduled")
+	}
+
+	leader := newController(t, EvictionOptions{}, c, &recorded{})
+	withQueues(t, leader)
+	rb := leader.kinds[0]
+	require.NoError(t, leader.takeOver(ctx, rb))
+	assert.Equal(t, map[string]int64{"big": 10}, leader.Ledger().Held(evictNow))
+	err := leader.evictHandler(rb)(ctx, items[10])
+	var deferred *evictionqueue.RetryAfterError
+	require.ErrorAs(t, err, &deferred, "big's room is taken by the replicas placed there")
+
+	// Once big's summary shows them, the room is free: the eleventh goes
+	// to small, as under the old leader.
+	var big clusterv1alpha1.Cluster
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Name: "big"}, &big))
+	require.NoError(t, c.Update(ctx, withRoom(&big, 0)))
+	syncFleet(t, leader, c)
+	requireEvicted(t, leader.evictHandler(rb)(ctx, items[10]))
+}
+
+// placed holds, for an eviction the scheduler has placed, the room on
+// every cluster that may have taken its replicas: Divided, as much as each
+// runs and the eviction moved; Duplicated, a copy on each cluster the
+// binding did not run on before the failover (all but the cluster left
+// when the task does not say).
+func TestPlacedHoldsWhereTheReplicasMayHaveGone(t *testing.T) {
+	divided := &policyv1alpha1.Placement{ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{
+		ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided}}
+	targets := []workv1alpha2.TargetCluster{{Name: "a", Replicas: 1}, {Name: "b", Replicas: 5}, {Name: "lost", Replicas: 2}}
+	for _, tc := range []struct {
+		name      string
+		placement *policyv1alpha1.Placement
+		task      workv1alpha2.GracefulEvictionTask
+		want      []failover.TargetCluster
+	}{
+		{"divided", divided, workv1alpha2.GracefulEvictionTask{FromCluster: "lost", Replicas: ptr.To[int32](3)},
+			[]failover.TargetCluster{{Name: "a", Replicas: 1}, {Name: "b", Replicas: 3}}},
+		{"duplicated, before the failover recorded", &policyv1alpha1.Placement{},
+			workv1alpha2.GracefulEvictionTask{FromCluster: "lost", ClustersBeforeFailover: []string{"lost", "a"}},
+			[]failover.TargetCluster{{Name: "b", Replicas: 6}}},
+		{"duplicated, nothing recorded", nil, workv1alpha2.GracefulEvictionTask{FromCluster: "lost"},
+			[]failover.TargetCluster{{Name: "a", Replicas: 6}, {Name: "b", Replicas: 6}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := &workv1alpha2.ResourceBindingSpec{Placement: tc.placement, Replicas: 6, Clusters: targets}
+			r := placed(spec, tc.task)
+			assert.True(t, r.Feasible)
+			assert.Equal(t, tc.want, r.Moves)
 		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/prescheduling"
@@ -138,10 +140,11 @@ func hasTaintManagerTask(spec *workv1alpha2.ResourceBindingSpec, cluster string)
 // manager (producer TaintManager: this controller's, or Karmada's before
 // it was switched off) on a binding of k, the eviction counts in flight in
 // k's queue until its task ends (evictionqueue.Queue.AddInFlight); with a
-// Ledger, and while the scheduler has not placed the binding since, the
-// room its replicas will take is held again where the check predicts the
-// scheduler puts them, until the hold that began at the task's creation
-// ends (karmada.Ledger.Restore).
+// Ledger, the room its replicas take is held again until the hold that
+// began at the task's creation ends (karmada.Ledger.Restore), as the leader
+// that approved it holds it: where the check predicts the scheduler puts
+// them while it has not placed the binding since, and on the clusters it
+// placed them on once it has (placed), until their summaries show them.
 func (c *EvictionController) takeOver(ctx context.Context, k *kind) error {
 	list := k.list()
 	if err := c.client.List(ctx, list); err != nil {
@@ -161,10 +164,16 @@ func (c *EvictionController) takeOver(ctx context.Context, k *kind) error {
 				k.inFlight.add(it.Key, it.Cluster)
 				inFlight++
 			}
-			if c.opts.Ledger == nil || t.CreationTimestamp == nil || scheduledSince(obj, k.status(obj)) {
+			if c.opts.Ledger == nil || t.CreationTimestamp == nil {
 				continue
 			}
-			if r := c.predict(ctx, spec, k.status(obj), t); r.Feasible {
+			var r prescheduling.Result
+			if scheduledSince(obj, k.status(obj)) {
+				r = placed(spec, t)
+			} else {
+				r = c.predict(ctx, spec, k.status(obj), t)
+			}
+			if r.Feasible {
 				c.opts.Ledger.Restore(c.opts.Clock.Now(), holdKey(it.Key, it.Cluster), r, c.fleet.Summary, spec.ReplicaRequirements, t.CreationTimestamp.Time)
 				held++
 			}
@@ -175,6 +184,35 @@ func (c *EvictionController) takeOver(ctx context.Context, k *kind) error {
 		logger.Info("took over the evictions in flight", "inFlight", inFlight, "roomHeld", held)
 	}
 	return err
+}
+
+// placed is the room an eviction's replicas take once the scheduler has
+// placed its binding (spec), as a check's answer to hold again: which of
+// its clusters took them is not recorded, so each may have, and the room
+// is held on every one but the cluster left (task.FromCluster), as much as
+// it runs there and the eviction moved, conservatively. A Duplicated
+// binding's copy is held on each cluster it runs on that it did not run on
+// before the failover, when the task records those
+// (clustersBeforeFailover), else on each. The holds end as the summaries
+// show the replicas, or at the latest when the hold would have.
+func placed(spec *workv1alpha2.ResourceBindingSpec, task workv1alpha2.GracefulEvictionTask) prescheduling.Result {
+	dup := spec.Placement == nil || spec.Placement.ReplicaSchedulingType() != policyv1alpha1.ReplicaSchedulingTypeDivided
+	moved := spec.Replicas
+	if task.Replicas != nil {
+		moved = *task.Replicas
+	}
+	var moves []failover.TargetCluster
+	for _, t := range spec.Clusters {
+		switch {
+		case t.Name == task.FromCluster:
+		case dup && slices.Contains(task.ClustersBeforeFailover, t.Name):
+		case dup:
+			moves = append(moves, failover.TargetCluster{Name: t.Name, Replicas: spec.Replicas})
+		default:
+			moves = append(moves, failover.TargetCluster{Name: t.Name, Replicas: min(t.Replicas, moved)})
+		}
+	}
+	return prescheduling.Result{Feasible: len(moves) > 0, Code: prescheduling.Feasible, Moves: moves}
 }
 
 // scheduledSince reports whether Karmada's scheduler has scheduled the
