@@ -452,3 +452,49 @@ func TestPlacedHoldsWhereTheReplicasMayHaveGone(t *testing.T) {
 		})
 	}
 }
+
+// Issue 37, defect 4: a task that ends between takeOver's List and its
+// AddInFlight does not count in flight until InFlightTTL, holding a slot
+// of MaxInFlight: takeOver looks at the bindings again once their
+// evictions count, and ends those whose task is gone.
+func TestTakeOverEndsATaskEndedDuringIt(t *testing.T) {
+	b, items := issue6518(t, 2)
+	var leader *EvictionController
+	ended := false
+	c := b.WithInterceptorFuncs(interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if err := c.List(ctx, list, opts...); err != nil {
+				return err
+			}
+			if _, ok := list.(*workv1alpha2.ResourceBindingList); !ok || ended || leader == nil {
+				return nil
+			}
+			// The graceful eviction controller ends web-00's task now.
+			ended = true
+			var rb workv1alpha2.ResourceBinding
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web-00"}, &rb); err != nil {
+				return err
+			}
+			rb.Spec.GracefulEvictionTasks = nil
+			if err := c.Update(ctx, &rb); err != nil {
+				return err
+			}
+			leader.Ended(ResourceBindingQueue, items[0].Key, items[0].Cluster)
+			return nil
+		},
+	}).Build()
+	ctx := context.Background()
+	old := newController(t, EvictionOptions{}, c, &recorded{})
+	for _, it := range items {
+		requireEvicted(t, old.evictHandler(resourceBindings())(ctx, it))
+	}
+
+	leader = newController(t, EvictionOptions{}, c, &recorded{})
+	withQueues(t, leader)
+	rb := leader.kinds[0]
+	require.NoError(t, leader.takeOver(ctx, rb))
+	require.True(t, ended)
+	assert.Equal(t, 1, rb.q.InFlight(), "web-00's task ended during the take-over")
+	assert.Equal(t, map[string]int64{"big": 1}, leader.Ledger().Held(evictNow.Add(leader.opts.ClusterStatusUpdateFrequency)),
+		"web-00's room is given back at the summaries' next report, as an ended task's")
+}

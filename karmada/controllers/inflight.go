@@ -152,6 +152,7 @@ func (c *EvictionController) takeOver(ctx context.Context, k *kind) error {
 	}
 	logger := log.FromContext(ctx).WithValues("queue", k.queue)
 	inFlight, held := 0, 0
+	var taken []client.Object // the bindings with evictions taken over, as listed
 	err := meta.EachListItem(list, func(o runtime.Object) error {
 		obj := o.(client.Object)
 		spec := k.spec(obj)
@@ -163,6 +164,9 @@ func (c *EvictionController) takeOver(ctx context.Context, k *kind) error {
 			if k.q.AddInFlight(it) {
 				k.inFlight.add(it.Key, it.Cluster)
 				inFlight++
+				if len(taken) == 0 || taken[len(taken)-1] != obj {
+					taken = append(taken, obj)
+				}
 			}
 			if c.opts.Ledger == nil || t.CreationTimestamp == nil {
 				continue
@@ -183,7 +187,33 @@ func (c *EvictionController) takeOver(ctx context.Context, k *kind) error {
 	if inFlight > 0 || held > 0 {
 		logger.Info("took over the evictions in flight", "inFlight", inFlight, "roomHeld", held)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return c.endTakenOver(ctx, k, taken)
+}
+
+// endTakenOver ends the evictions taken over whose task ended after the
+// List that found it: Ended came before they counted in flight and did
+// nothing, and the binding's reconcile that saw the task gone may have
+// come before too. The cache shows the removal to every read after that
+// reconcile's, so the bindings are read from it again, and endRemoved ends
+// what they lack (reading the API server first, as it does).
+func (c *EvictionController) endTakenOver(ctx context.Context, k *kind, listed []client.Object) error {
+	for _, o := range listed {
+		obj := k.new()
+		if err := c.client.Get(ctx, client.ObjectKeyFromObject(o), obj); err != nil {
+			if apierrors.IsNotFound(err) {
+				c.bindingGone(k, itemKey(o))
+				continue
+			}
+			return err
+		}
+		if err := c.endRemoved(ctx, k, obj, k.spec(obj)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // placed is the room an eviction's replicas take once the scheduler has
