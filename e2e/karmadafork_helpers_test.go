@@ -229,7 +229,7 @@ func (s *suite) start(name string, opts forkOptions, newClient func(client.Clien
 		MaxInFlight: opts.MaxInFlight, InFlightTTL: opts.GracefulEvictionTimeout,
 		MaxClustersInTransit: opts.MaxClustersInTransit,
 	}, controllers.GracefulEvictionOptions{
-		Timeout: opts.GracefulEvictionTimeout, ClusterStatusUpdateFrequency: opts.StatusPeriod,
+		Timeout: opts.GracefulEvictionTimeout,
 	})
 	require.NoError(t, err)
 	r := &forkRun{name: name, reg: reg, eviction: eviction, mgr: mgr}

@@ -165,9 +165,9 @@ func run(args []string) error {
 // karmada-controller-manager's init functions (package controllermanager)
 // build it.
 func setup(mgr ctrl.Manager, f *flags) error {
-	// One ledger of the evictions in flight: the eviction controller
-	// holds room, the graceful eviction controller (given the same one by
-	// Setup) gives it back.
+	// The ledger of the evictions in flight, built from
+	// --eviction-capacity-hold: the eviction controller holds room in it,
+	// and gives it back when it sees a task end.
 	ledger, err := f.failover.Ledger()
 	if err != nil {
 		return err

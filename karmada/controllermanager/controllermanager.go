@@ -111,22 +111,6 @@ type Options struct {
 	ledgerOnce sync.Once
 	ledger     *karmada.Ledger
 	ledgerErr  error
-
-	mu        sync.Mutex
-	evictions *controllers.EvictionController // set by StartEvictionController
-}
-
-// Ended tells the EvictionController, once StartEvictionController has
-// built it, that a graceful eviction task ended: its eviction no longer
-// counts in flight. StartGracefulEvictionController gives it to the
-// GracefulEvictionController, whichever of the two Karmada starts first.
-func (o *Options) Ended(queue, key, cluster string) {
-	o.mu.Lock()
-	e := o.evictions
-	o.mu.Unlock()
-	if e != nil {
-		e.Ended(queue, key, cluster)
-	}
 }
 
 // NewOptions returns the defaults: ratelimit.DefaultConfig(), one worker
@@ -154,10 +138,10 @@ func (o *Options) Freeze() (types.NamespacedName, error) {
 	return types.NamespacedName{Namespace: ns, Name: name}, nil
 }
 
-// Ledger is the one karmada.Ledger of the evictions in flight that
-// StartEvictionController and StartGracefulEvictionController share,
-// whichever Karmada starts first: built on the first call, after the flags
-// are parsed, from CapacityHold. Nil when CapacityHold is 0.
+// Ledger is the karmada.Ledger of the evictions in flight that
+// StartEvictionController gives the EvictionController, for a program that
+// reads it too: built on the first call, after the flags are parsed, from
+// CapacityHold. Nil when CapacityHold is 0.
 func (o *Options) Ledger() (*karmada.Ledger, error) {
 	o.ledgerOnce.Do(func() {
 		switch {
@@ -243,9 +227,6 @@ func (o *Options) StartEvictionController(ctx controllerscontext.Context) (enabl
 	if err := c.SetupWithManager(ctx.Mgr); err != nil {
 		return false, err
 	}
-	o.mu.Lock()
-	o.evictions = c
-	o.mu.Unlock()
 	return true, nil
 }
 
@@ -293,15 +274,8 @@ func (o *Options) StartGracefulEvictionController(ctx controllerscontext.Context
 	if err := checkConflicts(ctx); err != nil {
 		return false, err
 	}
-	ledger, err := o.Ledger()
-	if err != nil {
-		return false, err
-	}
 	c, err := controllers.NewGracefulEvictionController(controllers.GracefulEvictionOptions{
-		Timeout:                      ctx.Opts.GracefulEvictionTimeout.Duration,
-		Ledger:                       ledger,
-		Evictions:                    o,
-		ClusterStatusUpdateFrequency: ctx.Opts.ClusterStatusUpdateFrequency.Duration,
+		Timeout: ctx.Opts.GracefulEvictionTimeout.Duration,
 	})
 	if err != nil {
 		return false, err

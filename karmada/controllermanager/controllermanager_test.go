@@ -156,15 +156,13 @@ func TestCapacityHold(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, c.Ledger())
 
-	_, _, o, cmd = karmadaFlags()
+	_, karmadaOpts, o, cmd = karmadaFlags()
 	require.NoError(t, cmd.Parse([]string{"--eviction-capacity-hold=-1s"}))
 	_, err = o.Ledger()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--eviction-capacity-hold -1s")
-	ctx := controllerscontext.Context{Mgr: newManager(t), Context: t.Context(), Opts: controllerscontext.Options{Controllers: []string{"*", "-gracefulEviction", GracefulEvictionControllerName}}}
-	enabled, err := o.StartGracefulEvictionController(ctx)
-	assert.False(t, enabled)
-	assert.ErrorContains(t, err, "--eviction-capacity-hold")
+	_, err = o.evictionOptions(controllerscontext.Options{ClusterFailoverConfiguration: *karmadaOpts})
+	assert.ErrorContains(t, err, "--eviction-capacity-hold -1s", "the eviction controller, whose Ledger it is, does not start")
 }
 
 // --eviction-freeze-configmap names the freeze ConfigMap, by default

@@ -82,7 +82,7 @@
 //     Event ClustersInTransit says the budget, the clusters in transit and
 //     the cluster that waits. eviction_waiting_for_transit_budget{queue_name}
 //     is the number of evictions waiting so, exact at every change. It is
-//     tried again at once when a task of the binding ends (Ended), and at
+//     tried again at once when a task of the binding ends, and at
 //     least every
 //     min(ClusterStatusUpdateFrequency, 10s). The count is the binding's, so a new leader honours
 //     it; an annotation that is not a non-negative integer is said in a

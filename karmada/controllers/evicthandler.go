@@ -61,10 +61,6 @@ func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 		if apierrors.IsConflict(err) {
 			return err // every attempt conflicted: retried with backoff
 		}
-		if errors.Is(result, evictionqueue.ErrInProgress) {
-			// In flight until its task is seen to end or to be gone.
-			k.inFlight.add(it.Key, it.Cluster)
-		}
 		return result
 	}
 }
@@ -201,8 +197,9 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 	}
 	k.refused.forget(it)
 	logger.Info("evicted", "why", step.Decision.Reason)
-	// In flight until the task ends (EvictionController.Ended) or
-	// EvictionOptions.InFlightTTL passes.
+	// In flight until the binding's reconcile sees its task gone
+	// (endRemoved) or EvictionOptions.InFlightTTL passes.
+	k.inFlight.add(it.Key, it.Cluster, endsAtOnce(taintManagerTask(k.spec(obj), it.Cluster)))
 	return evictionqueue.ErrInProgress
 }
 

@@ -91,10 +91,9 @@ type EvictionOptions struct {
 	// until the summaries show the replicas in flight placed, their tasks
 	// end or their hold passes (karmada.WithHold). Both queues share it.
 	// Nil means a new karmada.Ledger holding for karmada.DefaultHold, unless
-	// DisableLedger is set. Give the GracefulEvictionController the same one
-	// (GracefulEvictionOptions.Ledger, from EvictionController.Ledger; Setup
-	// does), so that a task that ends gives its room back at the summaries'
-	// next report.
+	// DisableLedger is set. A task that ends, whoever ends it, gives its
+	// room back at the summaries' next report, seen in the controller's
+	// reconcile of the binding.
 	Ledger *karmada.Ledger
 	// DisableLedger turns the Ledger off: every eviction the check finds
 	// feasible goes ahead at once, counting the room the summaries show.
@@ -150,9 +149,9 @@ type EvictionOptions struct {
 	// of its clusters may be in graceful eviction at once (its open tasks,
 	// whoever wrote them). An eviction beyond it is deferred
 	// (evictionqueue.RetryAfter: it stays queued, its permit goes back, no
-	// failure is counted) and tried again at once when the
-	// GracefulEvictionController sees a task of the binding end (Ended),
-	// and at least every min(ClusterStatusUpdateFrequency, 10s). The count is read from the binding itself on each attempt, so
+	// failure is counted) and tried again at once when the controller's
+	// reconcile of the binding sees one of its tasks gone, and at least
+	// every min(ClusterStatusUpdateFrequency, 10s). The count is read from the binding itself on each attempt, so
 	// every new leader honours it. karmada-controller-manager's
 	// --max-clusters-in-transit. 0, the default: unlimited, as in Karmada.
 	MaxClustersInTransit int
@@ -250,9 +249,10 @@ func (o EvictionOptions) withDefaults() (EvictionOptions, error) {
 // Limiter), a Warning Event on the binding says why, and the eviction is
 // decided again when a cluster recovers or reports room, and at least every
 // RefusalRecheck. Written, the eviction counts in flight in its queue until
-// the GracefulEvictionController sees its task end (Ended), the binding is
-// seen without it (another writer removed it) or gone, or InFlightTTL
-// passes.
+// the controller's reconcile of the binding sees its task gone, whoever
+// removed it (the GracefulEvictionController, Karmada's, another writer),
+// or the binding gone, or InFlightTTL passes: one end path, which gives
+// back what the eviction held.
 //
 // The queues run as manager Runnables that need leader election, as the
 // controllers do: only the leader evicts. Before its first eviction, a
@@ -459,9 +459,9 @@ func domainFieldsChanged(o, n *clusterv1alpha1.ClusterSpec) bool {
 // SetupWithManager.
 func (c *EvictionController) Limiter() *ratelimit.Limiter { return c.limiter }
 
-// Ledger is the Ledger of the evictions in flight, for
-// GracefulEvictionOptions.Ledger; nil when EvictionOptions.DisableLedger is
-// set.
+// Ledger is the Ledger of the evictions in flight, for a program that
+// reads it (a metric, the fork's what-if); nil when
+// EvictionOptions.DisableLedger is set.
 func (c *EvictionController) Ledger() *karmada.Ledger { return c.opts.Ledger }
 
 // Queue is the eviction queue named name (ResourceBindingQueue or

@@ -6,30 +6,41 @@ import "sync"
 // (it wrote their task, or took them over from open tasks), by binding key
 // and cluster, so that a binding seen without the task of one of them ends
 // it in time proportional to the binding's clusters, not to every eviction
-// in flight. An eviction leaves when it ends: its task is seen to end
-// (EvictionController.Ended) or to be gone (endRemoved), its binding is
-// gone, or its queue decides it again (an expiry of InFlightTTL).
+// in flight. An eviction leaves when it ends: its binding's reconcile sees
+// its task gone (endRemoved) or the binding gone (bindingGone), or its
+// queue decides it again (an expiry of InFlightTTL).
 type flights struct {
 	mu    sync.Mutex
 	next  uint64
-	byKey map[string]map[string]uint64 // binding key -> cluster -> the record's serial
+	byKey map[string]map[string]flight // binding key -> cluster -> its record
 }
 
-// add records the eviction of key from cluster as in flight. A record made
-// again replaces the one before, with a new serial.
-func (f *flights) add(key, cluster string) {
+// flight is the record of one eviction in flight.
+type flight struct {
+	// serial tells a record made again from the one read before.
+	serial uint64
+	// endsAtOnce: its task ends as soon as it is stamped
+	// (gracefulevict.Task.EndsAtOnce), so its end says nothing of where
+	// the replicas went.
+	endsAtOnce bool
+}
+
+// add records the eviction of key from cluster as in flight, its task
+// ending at once or not. A record made again replaces the one before, with
+// a new serial.
+func (f *flights) add(key, cluster string, endsAtOnce bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.byKey == nil {
-		f.byKey = map[string]map[string]uint64{}
+		f.byKey = map[string]map[string]flight{}
 	}
 	m := f.byKey[key]
 	if m == nil {
-		m = map[string]uint64{}
+		m = map[string]flight{}
 		f.byKey[key] = m
 	}
 	f.next++
-	m[cluster] = f.next
+	m[cluster] = flight{serial: f.next, endsAtOnce: endsAtOnce}
 }
 
 // forget drops the record of the eviction of key from cluster.
@@ -47,27 +58,27 @@ func (f *flights) dropLocked(key, cluster string) {
 	}
 }
 
-// of returns the records of key: cluster and serial. Nil when none.
-func (f *flights) of(key string) map[string]uint64 {
+// of returns the records of key, by cluster. Nil when none.
+func (f *flights) of(key string) map[string]flight {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	m := f.byKey[key]
 	if len(m) == 0 {
 		return nil
 	}
-	out := make(map[string]uint64, len(m))
-	for cl, s := range m {
-		out[cl] = s
+	out := make(map[string]flight, len(m))
+	for cl, r := range m {
+		out[cl] = r
 	}
 	return out
 }
 
 // take drops the record of key from cluster and reports true if it is
-// still the one of serial: not made again, nor dropped, since it was read.
-func (f *flights) take(key, cluster string, serial uint64) bool {
+// still r: not made again, nor dropped, since it was read.
+func (f *flights) take(key, cluster string, r flight) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if s, ok := f.byKey[key][cluster]; !ok || s != serial {
+	if got, ok := f.byKey[key][cluster]; !ok || got != r {
 		return false
 	}
 	f.dropLocked(key, cluster)

@@ -40,26 +40,6 @@ type GracefulEvictionOptions struct {
 	Plugins []gracefulevict.Plugin
 	// Clock is the clock of the assessments. Default the real clock.
 	Clock clock.PassiveClock
-	// Ledger is the EvictionController's (EvictionController.Ledger; Setup
-	// gives it when this is nil): a task that ends gives back the room held
-	// for its eviction, the replicas running where they went, at the
-	// summaries' next report (karmada.Ledger.ReleaseAt), when they show
-	// them. A task that ends at once (gracefulevict.Task.EndsAtOnce:
-	// suppressDeletion false, or Directly without suppressDeletion) says
-	// nothing of where they are: its room stays held until the summaries
-	// show them or the hold passes. Nil: no room is given back here.
-	Ledger *karmada.Ledger
-	// ClusterStatusUpdateFrequency is how often Karmada's cluster status
-	// controller reports the Clusters' resource summaries (its
-	// --cluster-status-update-frequency), as in EvictionOptions. Default
-	// DefaultClusterStatusUpdateFrequency.
-	ClusterStatusUpdateFrequency time.Duration
-	// Evictions is told of every task that ends, so that the eviction that
-	// opened it no longer counts in flight (eviction_in_flight,
-	// EvictionOptions.MaxInFlight): the EvictionController (Setup gives it
-	// when this is nil). Nil: nobody is told; an eviction then counts in
-	// flight until EvictionOptions.InFlightTTL.
-	Evictions Evictions
 }
 
 // GracefulEvictionController replaces Karmada's gracefulEviction
@@ -70,16 +50,14 @@ type GracefulEvictionOptions struct {
 // when some are done or newly stamped, with optimistic concurrency. Unlike
 // Karmada's, a task whose cluster is back in the schedule result ends at
 // once (karmada#3747), and an empty schedule result never counts as
-// healthy. With GracefulEvictionOptions.Ledger, a task that ends gives back
-// the room the EvictionController held for its eviction.
+// healthy. As Karmada's, it only ends tasks: the EvictionController sees
+// each end in its reconcile of the binding, whoever ended it, and gives
+// back what the eviction held.
 type GracefulEvictionController struct {
-	clock     clock.PassiveClock
-	assessor  *gracefulevict.Assessor
-	ledger    *karmada.Ledger
-	evictions Evictions
-	report    time.Duration // ClusterStatusUpdateFrequency
-	client    client.Client
-	reader    client.Reader
+	clock    clock.PassiveClock
+	assessor *gracefulevict.Assessor
+	client   client.Client
+	reader   client.Reader
 }
 
 // NewGracefulEvictionController checks opts and fills in their defaults.
@@ -93,12 +71,6 @@ func NewGracefulEvictionController(opts GracefulEvictionOptions) (*GracefulEvict
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	if opts.ClusterStatusUpdateFrequency < 0 {
-		return nil, fmt.Errorf("controllers: GracefulEvictionOptions.ClusterStatusUpdateFrequency (--cluster-status-update-frequency) %v: must not be negative", opts.ClusterStatusUpdateFrequency)
-	}
-	if opts.ClusterStatusUpdateFrequency == 0 {
-		opts.ClusterStatusUpdateFrequency = DefaultClusterStatusUpdateFrequency
-	}
 	aopts := []gracefulevict.Option{gracefulevict.WithDefaultTimeout(opts.Timeout)}
 	if opts.Plugins != nil {
 		aopts = append(aopts, gracefulevict.WithPlugins(opts.Plugins...))
@@ -107,8 +79,7 @@ func NewGracefulEvictionController(opts GracefulEvictionOptions) (*GracefulEvict
 	if err != nil {
 		return nil, err
 	}
-	return &GracefulEvictionController{clock: opts.Clock, assessor: assessor, ledger: opts.Ledger, evictions: opts.Evictions,
-		report: opts.ClusterStatusUpdateFrequency}, nil
+	return &GracefulEvictionController{clock: opts.Clock, assessor: assessor}, nil
 }
 
 // SetupWithManager adds a controller per binding kind to mgr, whose scheme
@@ -186,19 +157,6 @@ func (c *GracefulEvictionController) assess(ctx context.Context, k *kind, key ty
 	}
 	if len(done) > 0 {
 		log.FromContext(ctx).Info("graceful eviction tasks finished", "done", len(done))
-	}
-	if c.ledger != nil {
-		at := c.clock.Now().Add(c.report)
-		for _, t := range done {
-			if !t.EndsAtOnce() {
-				c.ledger.ReleaseAt(holdKey(itemKey(obj), t.FromCluster), at)
-			}
-		}
-	}
-	if c.evictions != nil {
-		for _, t := range done {
-			c.evictions.Ended(k.queue, itemKey(obj), t.FromCluster)
-		}
 	}
 	return reconcile.Result{RequeueAfter: requeue}, nil
 }

@@ -17,35 +17,10 @@ import (
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
+	"github.com/failoverkit/failover/gracefulevict"
 	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/prescheduling"
 )
-
-// Evictions are told by the GracefulEvictionController when a graceful
-// eviction task ends: the eviction that opened it is no longer in flight.
-// EvictionController satisfies it.
-type Evictions interface {
-	// Ended reports that the task from cluster of the binding key (as
-	// queued: "namespace/name", or "name") of the queue named queue ended.
-	Ended(queue, key, cluster string)
-}
-
-// Ended ends the eviction of binding key from cluster in the queue named
-// queue (ResourceBindingQueue or ClusterResourceBindingQueue): it no longer
-// counts in flight (evictionqueue.Queue.Complete), and the evictions of the
-// binding waiting for its budget of clusters in transit
-// (EvictionOptions.MaxClustersInTransit) are tried again at once
-// (evictionqueue.Queue.Retry). Before SetupWithManager, or for an eviction
-// not in flight, it does nothing.
-func (c *EvictionController) Ended(queue, key, cluster string) {
-	for _, k := range c.kinds {
-		if k.queue != queue || k.q == nil {
-			continue
-		}
-		k.inFlight.forget(key, cluster)
-		c.ended(k, key, cluster)
-	}
-}
 
 // ended ends the eviction of binding key from cluster in k's queue: it no
 // longer counts in flight, and the evictions of the binding waiting for its
@@ -60,18 +35,18 @@ func (c *EvictionController) ended(k *kind, key, cluster string) {
 	}
 }
 
-// endRemoved ends, as if their tasks had ended, the evictions of the
-// binding obj (with spec, as the cache holds it) that k's queue counts in
-// flight and whose graceful eviction task another writer removed (Karmada's
-// scheduler, an operator's edit, another controller): nobody calls Ended for
-// them, and each would otherwise hold its slot (EvictionOptions.MaxInFlight),
-// the Ledger's room and its binding's budget of clusters in transit until
-// InFlightTTL. The room is given back at the summaries' next report, as the
-// GracefulEvictionController gives it back (karmada.Ledger.ReleaseAt). It
-// costs a look at the binding's own evictions in flight; only when one of
-// them has no task in the cache's copy is the binding read from the API
-// server, so that a cache that has not yet seen the task written ends
-// nothing.
+// endRemoved ends the evictions of the binding obj (with spec, as the
+// cache holds it) that k's queue counts in flight and whose graceful
+// eviction task is gone: the one way an eviction ends, whoever removed the
+// task (the GracefulEvictionController once it is done, Karmada's own, an
+// operator's edit, another controller). Each stops counting in flight
+// (its slot of EvictionOptions.MaxInFlight), the evictions of the binding
+// waiting for its budget of clusters in transit are tried again at once,
+// and the room the Ledger holds for it is given back by one rule
+// (releaseEnded). It costs a look at the binding's own evictions in
+// flight; only when one of them has no task in the cache's copy is the
+// binding read from the API server, so that a cache that has not yet seen
+// the task written ends nothing.
 func (c *EvictionController) endRemoved(ctx context.Context, k *kind, obj client.Object, spec *workv1alpha2.ResourceBindingSpec) error {
 	key := itemKey(obj)
 	recorded := k.inFlight.of(key)
@@ -88,31 +63,39 @@ func (c *EvictionController) endRemoved(ctx context.Context, k *kind, obj client
 	}
 	spec = k.spec(fresh)
 	var ended []string
-	for cl, serial := range recorded {
-		if !hasTaintManagerTask(spec, cl) && k.inFlight.take(key, cl, serial) {
+	for cl, r := range recorded {
+		if !hasTaintManagerTask(spec, cl) && k.inFlight.take(key, cl, r) {
 			ended = append(ended, cl)
+			c.releaseEnded(key, cl, r)
 		}
 	}
 	if len(ended) == 0 {
 		return nil
 	}
-	if l := c.opts.Ledger; l != nil {
-		at := c.opts.Clock.Now().Add(c.opts.ClusterStatusUpdateFrequency)
-		for _, cl := range ended {
-			l.ReleaseAt(holdKey(key, cl), at)
-		}
-	}
 	for _, cl := range ended {
 		c.ended(k, key, cl)
 	}
-	log.FromContext(ctx).Info("evictions in flight ended: their graceful eviction tasks were removed by another writer",
+	log.FromContext(ctx).V(1).Info("evictions in flight ended: their graceful eviction tasks are gone",
 		"queue", k.queue, "binding", key, "clusters", ended)
 	return nil
 }
 
+// releaseEnded gives back the room the Ledger holds for the eviction of
+// the binding key from cluster, r, whose task ended: the replicas run where
+// they went, and the summaries show them at their next report
+// (karmada.Ledger.ReleaseAt); released at once, their room would be
+// counted again by the evictions checked meanwhile. A task that ends at
+// once says nothing of where they are: its room stays held until the
+// summaries show them or the hold passes.
+func (c *EvictionController) releaseEnded(key, cluster string, r flight) {
+	if l := c.opts.Ledger; l != nil && !r.endsAtOnce {
+		l.ReleaseAt(holdKey(key, cluster), c.opts.Clock.Now().Add(c.opts.ClusterStatusUpdateFrequency))
+	}
+}
+
 // withoutTask reports whether one of the clusters recorded has no open
 // graceful eviction task of a taint manager in spec.
-func withoutTask(recorded map[string]uint64, spec *workv1alpha2.ResourceBindingSpec) bool {
+func withoutTask(recorded map[string]flight, spec *workv1alpha2.ResourceBindingSpec) bool {
 	for cl := range recorded {
 		if !hasTaintManagerTask(spec, cl) {
 			return true
@@ -121,16 +104,31 @@ func withoutTask(recorded map[string]uint64, spec *workv1alpha2.ResourceBindingS
 	return false
 }
 
+// endsAtOnce reports whether task ends as soon as it is stamped
+// (gracefulevict.Task.EndsAtOnce); false for no task.
+func endsAtOnce(task *workv1alpha2.GracefulEvictionTask) bool {
+	if task == nil {
+		return false
+	}
+	return gracefulevict.Task{PurgeMode: failover.PurgeMode(task.PurgeMode), SuppressDeletion: task.SuppressDeletion}.EndsAtOnce()
+}
+
 // hasTaintManagerTask reports whether spec has a graceful eviction task
 // from cluster written by a taint manager (producer TaintManager).
 func hasTaintManagerTask(spec *workv1alpha2.ResourceBindingSpec, cluster string) bool {
+	return taintManagerTask(spec, cluster) != nil
+}
+
+// taintManagerTask is spec's graceful eviction task from cluster written by
+// a taint manager; nil when there is none.
+func taintManagerTask(spec *workv1alpha2.ResourceBindingSpec, cluster string) *workv1alpha2.GracefulEvictionTask {
 	for i := range spec.GracefulEvictionTasks {
 		t := &spec.GracefulEvictionTasks[i]
 		if t.FromCluster == cluster && t.Producer == karmada.TaintManagerProducer {
-			return true
+			return t
 		}
 	}
-	return false
+	return nil
 }
 
 // takeOver rebuilds, before k's queue evicts anything, what the evictions
@@ -162,7 +160,7 @@ func (c *EvictionController) takeOver(ctx context.Context, k *kind) error {
 			}
 			it := evictionqueue.Item{Cluster: t.FromCluster, Key: itemKey(obj), ResourceKind: resourceKind(spec)}
 			if k.q.AddInFlight(it) {
-				k.inFlight.add(it.Key, it.Cluster)
+				k.inFlight.add(it.Key, it.Cluster, endsAtOnce(&t))
 				inFlight++
 				if len(taken) == 0 || taken[len(taken)-1] != obj {
 					taken = append(taken, obj)

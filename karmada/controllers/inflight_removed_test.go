@@ -16,9 +16,10 @@ import (
 	"github.com/failoverkit/failover/evictionqueue"
 )
 
-// removeTask is another writer (Karmada's scheduler, an operator's kubectl
-// edit, another controller) taking the graceful eviction task from cluster
-// off the binding key: nobody tells the eviction controller (Ended).
+// removeTask is a writer (the GracefulEvictionController, Karmada's
+// scheduler, an operator's kubectl edit, another controller) taking the
+// graceful eviction task from cluster off the binding key: nobody tells the
+// eviction controller.
 func removeTask(t *testing.T, c client.Client, key types.NamespacedName, cluster string) {
 	t.Helper()
 	var rb workv1alpha2.ResourceBinding
@@ -33,6 +34,19 @@ func removeTask(t *testing.T, c client.Client, key types.NamespacedName, cluster
 	require.Len(t, kept, n-1, "no task from %s on %s", cluster, key)
 	rb.Spec.GracefulEvictionTasks = kept
 	require.NoError(t, c.Update(context.Background(), &rb))
+}
+
+// endEviction ends the eviction of the binding key from cluster as it ends in
+// a manager: its task is taken off the binding (if the binding is there),
+// and the eviction controller's reconcile of the binding sees it gone.
+func endEviction(t *testing.T, ctrl *EvictionController, k *kind, c client.Client, key types.NamespacedName, cluster string) {
+	t.Helper()
+	var rb workv1alpha2.ResourceBinding
+	if err := c.Get(context.Background(), key, &rb); err == nil {
+		removeTask(t, c, key, cluster)
+	}
+	_, err := ctrl.manageTaints(context.Background(), k, key)
+	require.NoError(t, err)
 }
 
 // runQueue runs k's queue, with cfg, over ctrl's handler until the test's

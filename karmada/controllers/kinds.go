@@ -36,12 +36,13 @@ type kind struct {
 	refused refusals
 	// inTransit are the items waiting for their binding's budget of
 	// clusters in transit, to try again as soon as a task of the binding
-	// ends (EvictionController.Ended). An item leaves it when it is tried
-	// again (its next attempt, or Ended), or its binding or cluster is
-	// gone; its size is eviction_waiting_for_transit_budget
-	// (EvictionController.reportTransit). One gap: an item Ended lets go of
-	// while its attempt is still returning (Queue.Retry finds it running)
-	// waits out that attempt's RetryAfter, at most 10s, no longer counted.
+	// is seen to end (endRemoved). An item leaves it when it is tried
+	// again (its next attempt, or a task's end), or its binding or cluster
+	// is gone; its size is eviction_waiting_for_transit_budget
+	// (EvictionController.reportTransit). One gap: an item a task's end
+	// lets go of while its attempt is still returning (Queue.Retry finds it
+	// running) waits out that attempt's RetryAfter, at most 10s, no longer
+	// counted.
 	inTransit refusals
 	// frozen are the items an operator's freeze held back, to try again
 	// as soon as it thaws (EvictionController.thawed).

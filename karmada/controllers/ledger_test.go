@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"k8s.io/apimachinery/pkg/types"
 	"testing"
 	"time"
 
@@ -230,30 +231,34 @@ func TestEvictionOptionsLedger(t *testing.T) {
 	assert.Equal(t, DefaultClusterStatusUpdateFrequency, c.opts.ClusterStatusUpdateFrequency)
 }
 
-// The graceful eviction controller gives back the room of a task that ends
-// because the workload is healthy where it went, at the summaries' next
-// report, and keeps that of a task that ends at once by its purge mode,
-// before anything was placed. A Directly task with suppressDeletion true
-// does not end at once (the Assessor reads suppressDeletion first and keeps
-// it): when it ends later, its cluster back in the schedule result, its
-// room comes back as a Gracefully task's would.
-func TestGracefulEvictionReleasesTheRoom(t *testing.T) {
+// A task that ends gives back the room held for its eviction at the
+// summaries' next report when it ends because the workload is healthy where
+// it went, whoever ends it: the GracefulEvictionController, or another
+// writer. The rule is the eviction controller's, in its reconcile of the
+// binding (the one end path). The room of a task that ends at once by its
+// purge mode, before anything was placed, stays held. A Directly task with
+// suppressDeletion true does not end at once (the Assessor reads
+// suppressDeletion first and keeps it): when it ends later, its cluster back
+// in the schedule result, its room comes back as a Gracefully task's would.
+func TestAnEndedTaskReleasesTheRoom(t *testing.T) {
 	now := evictNow
-	report := 4 * time.Second
 	created := metav1.NewTime(now.Add(-time.Minute))
+	key := types.NamespacedName{Namespace: "shop", Name: "web"}
 	for _, tc := range []struct {
 		name     string
 		mode     policyv1alpha1.PurgeMode
 		health   workv1alpha2.ResourceHealth
 		suppress *bool // suppressDeletion
 		back     bool  // member1 back in the schedule result
+		other    bool  // another writer removes the task
 		given    bool  // back at the next report
 	}{
-		{"Gracefully, healthy elsewhere: given back", policyv1alpha1.PurgeModeGracefully, workv1alpha2.ResourceHealthy, nil, false, true},
-		{"Gracefully, not healthy yet: kept", policyv1alpha1.PurgeModeGracefully, workv1alpha2.ResourceUnhealthy, nil, false, false},
-		{"Directly: ended at once, kept", policyv1alpha1.PurgeModeDirectly, workv1alpha2.ResourceUnhealthy, nil, false, false},
-		{"Directly, member1 back: ended at once, kept", policyv1alpha1.PurgeModeDirectly, workv1alpha2.ResourceUnhealthy, nil, true, false},
-		{"Directly, suppressDeletion true, member1 back: waited, given back", policyv1alpha1.PurgeModeDirectly, workv1alpha2.ResourceUnhealthy, ptr.To(true), true, true},
+		{"Gracefully, healthy elsewhere: given back", policyv1alpha1.PurgeModeGracefully, workv1alpha2.ResourceHealthy, nil, false, false, true},
+		{"Gracefully, not healthy yet: kept", policyv1alpha1.PurgeModeGracefully, workv1alpha2.ResourceUnhealthy, nil, false, false, false},
+		{"Gracefully, removed by another writer: given back", policyv1alpha1.PurgeModeGracefully, workv1alpha2.ResourceUnhealthy, nil, false, true, true},
+		{"Directly: ended at once, kept", policyv1alpha1.PurgeModeDirectly, workv1alpha2.ResourceUnhealthy, nil, false, false, false},
+		{"Directly, member1 back: ended at once, kept", policyv1alpha1.PurgeModeDirectly, workv1alpha2.ResourceUnhealthy, nil, true, false, false},
+		{"Directly, suppressDeletion true, member1 back: waited, given back", policyv1alpha1.PurgeModeDirectly, workv1alpha2.ResourceUnhealthy, ptr.To(true), true, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newBinding(nil, workv1alpha2.AggregatedStatusItem{ClusterName: "member2", Health: tc.health})
@@ -263,19 +268,31 @@ func TestGracefulEvictionReleasesTheRoom(t *testing.T) {
 			}
 			b.Spec.GracefulEvictionTasks = []workv1alpha2.GracefulEvictionTask{{
 				FromCluster: "member1", PurgeMode: tc.mode, SuppressDeletion: tc.suppress, CreationTimestamp: &created,
+				Producer: karmada.TaintManagerProducer,
 			}}
 			c := world(t, b)
-			ledger, err := karmada.NewLedger()
-			require.NoError(t, err)
+			ctrl := newController(t, EvictionOptions{}, c, &recorded{})
+			withQueues(t, ctrl)
+			k := ctrl.kinds[0]
+			require.NoError(t, ctrl.takeOver(context.Background(), k)) // the eviction in flight
+			require.Equal(t, 1, k.q.InFlight())
 			// The room the eviction from member1 took on member2, and
 			// another binding's, which is never touched. No summaries:
 			// nothing settles them.
+			ledger := ctrl.Ledger()
 			ledger.Admit(now, holdKey("shop/web", "member1"), prescheduling.Result{Feasible: true, Moves: []failover.TargetCluster{{Name: "member2", Replicas: 3}}}, karmada.SummariesOf(nil), nil)
 			ledger.Admit(now, holdKey("shop/other", "member1"), prescheduling.Result{Feasible: true, Moves: []failover.TargetCluster{{Name: "member3", Replicas: 1}}}, karmada.SummariesOf(nil), nil)
-			ctrl, err := NewGracefulEvictionController(GracefulEvictionOptions{Clock: clocktesting.NewFakeClock(now), Ledger: ledger, ClusterStatusUpdateFrequency: report})
-			require.NoError(t, err)
-			ctrl.client, ctrl.reader = c, c
-			_, err = ctrl.assess(context.Background(), resourceBindings(), client.ObjectKeyFromObject(b))
+
+			if tc.other {
+				removeTask(t, c, key, "member1")
+			} else {
+				graceful, err := NewGracefulEvictionController(GracefulEvictionOptions{Clock: clocktesting.NewFakeClock(now)})
+				require.NoError(t, err)
+				graceful.client, graceful.reader = c, c
+				_, err = graceful.assess(context.Background(), resourceBindings(), key)
+				require.NoError(t, err)
+			}
+			_, err := ctrl.manageTaints(context.Background(), k, key)
 			require.NoError(t, err)
 			both := map[string]int64{"member2": 3, "member3": 1}
 			assert.Equal(t, both, ledger.Held(now), "held until the summaries' next report")
@@ -283,12 +300,10 @@ func TestGracefulEvictionReleasesTheRoom(t *testing.T) {
 			if tc.given {
 				after = map[string]int64{"member3": 1}
 			}
-			assert.Equal(t, after, ledger.Held(now.Add(report)))
+			assert.Equal(t, after, ledger.Held(now.Add(ctrl.opts.ClusterStatusUpdateFrequency)))
 		})
 	}
 	assert.True(t, gracefulevict.Task{SuppressDeletion: ptr.To(false)}.EndsAtOnce(), "suppressDeletion false ends it at once")
 	assert.True(t, gracefulevict.Task{PurgeMode: "Immediately"}.EndsAtOnce(), "the legacy name of Directly")
 	assert.False(t, gracefulevict.Task{PurgeMode: failover.PurgeModeGracefully, SuppressDeletion: ptr.To(true)}.EndsAtOnce())
-	_, err := NewGracefulEvictionController(GracefulEvictionOptions{ClusterStatusUpdateFrequency: -time.Second})
-	assert.EqualError(t, err, "controllers: GracefulEvictionOptions.ClusterStatusUpdateFrequency (--cluster-status-update-frequency) -1s: must not be negative")
 }

@@ -421,7 +421,7 @@ func (m *model) start() {
 		EnableNoExecuteTaintEviction: true,
 		Registerer:                   prometheus.NewRegistry(),
 		ClusterStatusUpdateFrequency: modelReport,
-	}, GracefulEvictionOptions{Timeout: modelTimeout, ClusterStatusUpdateFrequency: modelReport})
+	}, GracefulEvictionOptions{Timeout: modelTimeout})
 	if err != nil {
 		m.t.Fatal(err)
 	}
@@ -477,14 +477,16 @@ func (m *model) latency() {
 // settle waits for the controllers to be idle, lets time run a little (the
 // cache catches up, retries on conflict end) and waits again, until no call
 // to the API server is under way: a controller between two calls is still
-// handling its item.
+// handling its item. Time runs two cache lags: an eviction's end crosses
+// two, the GracefulEvictionController seeing the task written, then the
+// eviction controller seeing it gone.
 func (m *model) settle() {
 	synctest.Wait()
 	m.mu.Lock()
 	lag := max(m.lagMax, m.lagPrev)
 	m.lagPrev = m.lagMax
 	m.mu.Unlock()
-	time.Sleep(lag + time.Second)
+	time.Sleep(2*lag + time.Second)
 	synctest.Wait()
 	for range 500 {
 		m.mu.Lock()

@@ -6,18 +6,15 @@ import "sigs.k8s.io/controller-runtime/pkg/manager"
 // mgr, for a program that runs them together in a manager of its own (the
 // fork's examples/karmadafork, the end-to-end suite): the
 // ClusterTaintPolicyController, the EvictionController and the
-// GracefulEvictionController. The last gets the EvictionController's
-// Ledger unless graceful.Ledger is set, so that a task that ends gives back
-// the room its eviction held, and the EvictionController as
-// graceful.Evictions unless that is set, so that the eviction stops
-// counting in flight. Every option is checked before mgr is
-// touched. It returns the EvictionController, whose Limiter, Queue and
-// Ledger a program may read.
+// GracefulEvictionController. They share nothing: the EvictionController
+// sees a task the GracefulEvictionController ends in its own reconcile of
+// the binding, as it sees one any other writer ends. Every option is
+// checked before mgr is touched. It returns the EvictionController, whose
+// Limiter, Queue and Ledger a program may read.
 //
 // karmada-controller-manager starts each controller on its own, from its
-// controller table, which may switch any of them off: package
-// controllermanager's init functions share the Ledger through
-// controllermanager.Options.Ledger instead.
+// controller table, which may switch any of them off (package
+// controllermanager's init functions).
 func Setup(mgr manager.Manager, taints ClusterTaintPolicyOptions, eviction EvictionOptions, graceful GracefulEvictionOptions) (*EvictionController, error) {
 	t, e, g, err := newControllers(taints, eviction, graceful)
 	if err != nil {
@@ -31,8 +28,7 @@ func Setup(mgr manager.Manager, taints ClusterTaintPolicyOptions, eviction Evict
 	return e, nil
 }
 
-// newControllers builds the controllers Setup adds, the graceful eviction
-// controller with the eviction controller's Ledger unless it has one.
+// newControllers builds the controllers Setup adds.
 func newControllers(taints ClusterTaintPolicyOptions, eviction EvictionOptions, graceful GracefulEvictionOptions) (*ClusterTaintPolicyController, *EvictionController, *GracefulEvictionController, error) {
 	t, err := NewClusterTaintPolicyController(taints)
 	if err != nil {
@@ -41,12 +37,6 @@ func newControllers(taints ClusterTaintPolicyOptions, eviction EvictionOptions, 
 	e, err := NewEvictionController(eviction)
 	if err != nil {
 		return nil, nil, nil, err
-	}
-	if graceful.Ledger == nil {
-		graceful.Ledger = e.Ledger()
-	}
-	if graceful.Evictions == nil {
-		graceful.Evictions = e
 	}
 	g, err := NewGracefulEvictionController(graceful)
 	if err != nil {

@@ -66,7 +66,7 @@ type transitMetrics interface {
 // reportTransit keeps eviction_waiting_for_transit_budget{queue} of each
 // kind at the number of its evictions waiting for their binding's budget
 // (kind.inTransit), from 0 before the first: the set reports its own size
-// on every change, whoever makes it (an attempt, Ended, bindingGone, the
+// on every change, whoever makes it (an attempt, a task's end, bindingGone, the
 // taint manager's forgetCluster), so no caller can leave the gauge behind.
 func (c *EvictionController) reportTransit(m transitMetrics) {
 	for _, k := range c.kinds {

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"errors"
+	"k8s.io/apimachinery/pkg/types"
 	"testing"
 	"time"
 
@@ -174,7 +175,7 @@ func TestBudgetCountsEveryTask(t *testing.T) {
 }
 
 // The evictions waiting for their binding's budget are kept, to be tried
-// again at once when a task of the binding ends (Ended); an attempt, the
+// again at once when a task of the binding ends (endRemoved); an attempt, the
 // binding gone, or the cluster's recovery lets go of them.
 func TestEndedRetriesTheEvictionsWaitingForTheBudget(t *testing.T) {
 	c := transitWorld(t, "1")
@@ -188,12 +189,13 @@ func TestEndedRetriesTheEvictionsWaitingForTheBudget(t *testing.T) {
 	requireWaits(t, h(ctx, item("member5")), c, "member5")
 	assert.ElementsMatch(t, []evictionqueue.Item{item("member3"), item("member5")}, k.inTransit.list())
 
-	ctrl.Ended(ResourceBindingQueue, "shop/other", "member1")
+	endEviction(t, ctrl, k, c, types.NamespacedName{Namespace: "shop", Name: "other"}, "member1")
 	assert.Len(t, k.inTransit.list(), 2, "another binding's task ended")
-	ctrl.Ended(ResourceBindingQueue, "shop/web", "member1")
+	endEviction(t, ctrl, k, c, types.NamespacedName{Namespace: "shop", Name: "web"}, "member1")
 	assert.Empty(t, k.inTransit.list(), "retried, and let go of")
 
-	requireWaits(t, h(ctx, item("member3")), c, "member3")
+	requireEvicted(t, h(ctx, item("member3")), "the budget has room again")
+	requireWaits(t, h(ctx, item("member5")), c, "member5")
 	ctrl.bindingGone(k, "shop/web")
 	assert.Empty(t, k.inTransit.list())
 }
@@ -208,7 +210,7 @@ func (g transitGauge) WaitingForTransitBudget(queue string, n int) { g[queue] = 
 // for their binding's budget at every step, whatever lets go of them: it
 // starts at 0 for both queues, counts each deferred eviction once however
 // often it is deferred, and drops when an eviction is tried again (its own
-// next attempt, or Ended), its binding is gone, its cluster recovers, or a
+// next attempt, or a task of the binding ending), its binding is gone, its cluster recovers, or a
 // freeze holds it back instead.
 func TestWaitingForTransitBudgetCountsTheWaitingEvictions(t *testing.T) {
 	c := transitWorld(t, "1")
@@ -230,17 +232,14 @@ func TestWaitingForTransitBudgetCountsTheWaitingEvictions(t *testing.T) {
 	requireWaits(t, h(ctx, item("member5")), c, "member5")
 	assert.Equal(t, 2, waiting(), "deferred again, counted once")
 
-	ctrl.Ended(ResourceBindingQueue, "shop/other", "member1")
+	endEviction(t, ctrl, k, c, types.NamespacedName{Namespace: "shop", Name: "other"}, "member1")
 	assert.Equal(t, 2, waiting(), "another binding's task ended")
-	ctrl.Ended(ResourceBindingQueue, "shop/web", "member1")
+	endEviction(t, ctrl, k, c, types.NamespacedName{Namespace: "shop", Name: "web"}, "member1")
 	assert.Equal(t, 0, waiting(), "tried again")
 
-	requireWaits(t, h(ctx, item("member3")), c, "member3")
-	requireWaits(t, h(ctx, item("member5")), c, "member5")
-	assert.Equal(t, 2, waiting())
-	endTask(t, c, "member1")
 	requireEvicted(t, h(ctx, item("member3")), "member3")
-	assert.Equal(t, 1, waiting(), "member3 evicted, member5 still waits")
+	requireWaits(t, h(ctx, item("member5")), c, "member5")
+	assert.Equal(t, 1, waiting(), "member3 evicted, member5 waits")
 
 	k.inTransit.forgetCluster("member5") // as the taint manager does when member5 recovers
 	assert.Equal(t, 0, waiting(), "its cluster recovered")
