@@ -197,7 +197,8 @@ func (w *world) gracefulEvictionController(now time.Time) {
 			}
 		}
 		b.gb.Tasks = a.Keep
-		// As the fork's graceful eviction controller does, a task that
+		// As the fork's eviction controller does when it sees a task
+		// gone (a simulated reconcile sees it at once), a task that
 		// ends gives back the room held for its eviction at the
 		// summaries' next report; one that ends at once says nothing of
 		// where the replicas are, and its room stays held until the
