@@ -32,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -337,16 +338,24 @@ func runOutage(t *testing.T, cfg scaleConfig, side, bin string) scaleResult {
 		if !failed(name) {
 			return nil
 		}
-		var cl clusterv1alpha1.Cluster
-		if err := c.Get(ctx, client.ObjectKey{Name: name}, &cl); err != nil {
-			return err
-		}
-		cl.Spec.Taints = append(cl.Spec.Taints, corev1.Taint{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoExecute, TimeAdded: &added})
-		if err := c.Update(ctx, &cl); err != nil {
-			return err
-		}
-		readyCondition(&cl.Status, metav1.ConditionFalse)
-		return c.Status().Update(ctx, &cl)
+		// Stock Karmada's cluster controller writes the Cluster too (its
+		// NoSchedule taint): a conflict reads it again.
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			var cl clusterv1alpha1.Cluster
+			if err := c.Get(ctx, client.ObjectKey{Name: name}, &cl); err != nil {
+				return err
+			}
+			taint := corev1.Taint{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoExecute}
+			if !slices.ContainsFunc(cl.Spec.Taints, func(x corev1.Taint) bool { return x.MatchTaint(&taint) }) {
+				taint.TimeAdded = &added
+				cl.Spec.Taints = append(cl.Spec.Taints, taint)
+				if err := c.Update(ctx, &cl); err != nil {
+					return err
+				}
+			}
+			readyCondition(&cl.Status, metav1.ConditionFalse)
+			return c.Status().Update(ctx, &cl)
+		})
 	})
 	t.Logf("%s: the outage written in %v", side, time.Since(outage).Round(time.Millisecond))
 
