@@ -242,9 +242,19 @@ func Plan(in *Input, cfg Config) (*Report, error) {
 	}
 	items = queueOrder(items)
 
-	r.Rate = rateOf(cfg.Rates, after, faultyAt, r.Fleet)
+	// The controllers' Limiter, played over the clusters turning faulty:
+	// once to see whether a failure storm holds, once to pace the plan.
+	stormModel, err := newRateModel(cfg.Rates, before, after, faultyAt, now)
+	if err != nil {
+		return nil, err
+	}
+	rates, err := newRateModel(cfg.Rates, before, after, faultyAt, now)
+	if err != nil {
+		return nil, err
+	}
+	r.Rate = rateOf(cfg.Rates, after, faultyAt, r.Fleet, stormModel.storm())
 	p := &player{cfg: cfg, now: now, fleet: fleet, after: after, arriving: map[string]int64{}, bindingsTo: map[string]map[string]bool{},
-		pacer: newPacer(cfg.Rates, r.Rate, now, faultyAt), rateWhy: r.Rate.Why}
+		rates: rates, rateWhy: r.Rate.Why}
 	if err := p.play(items); err != nil {
 		return nil, err
 	}
@@ -494,8 +504,9 @@ func addPlaced(s *clusterv1alpha1.ResourceSummary, n int64, req *workv1alpha2.Re
 	return out
 }
 
-// rateOf is the rate rule as it stands once the failure's taints are in.
-func rateOf(cfg ratelimit.Config, after map[string]*clusterv1alpha1.Cluster, faultyAt map[string]time.Time, f Fleet) Rate {
+// rateOf is the rate rule as it stands once the failure's taints are in,
+// and the failure storm's hold that began at storm (zero: none).
+func rateOf(cfg ratelimit.Config, after map[string]*clusterv1alpha1.Cluster, faultyAt map[string]time.Time, f Fleet, storm time.Time) Rate {
 	out := Rate{Rule: string(cmp.Or(cfg.DisruptionDomain, ratelimit.DomainFleet)), Domains: []DomainRate{}}
 	h := ratelimit.Health{Total: f.Clusters, Unhealthy: f.FaultyAfter}
 	if !cfg.DisruptionDomain.PerDomain() {
@@ -540,74 +551,11 @@ func rateOf(cfg ratelimit.Config, after map[string]*clusterv1alpha1.Cluster, fau
 			out.Why = fmt.Sprintf("every %s is in FullDisruption: evictions pause (the control plane is more likely cut off)", cfg.DisruptionDomain)
 		}
 	}
-	if hold := stormHold(cfg, f, faultyAt, after); hold > 0 {
-		out.StormHoldSeconds = hold.Seconds()
+	if !storm.IsZero() {
+		out.StormHoldSeconds = cfg.StormConfirm.Seconds()
 		out.Why += fmt.Sprintf("; a failure storm (%d clusters faulty within --storm-window %v, more than --storm-threshold %v of %d): every eviction waits --storm-confirm %v, or until an operator confirms it (confirm=storm)",
 			len(faultyAt), cfg.StormWindow, cfg.StormThreshold, f.Clusters, cfg.StormConfirm)
 	}
-	return out
-}
-
-// stormHold is how long a failure storm holds evictions, 0 when the
-// failure is none: more clusters turn faulty within StormWindow than
-// StormThreshold of the fleet. Under a domain rule a single domain in
-// FullDisruption does not count, as in ratelimit.
-func stormHold(cfg ratelimit.Config, f Fleet, faultyAt map[string]time.Time, after map[string]*clusterv1alpha1.Cluster) time.Duration {
-	if cfg.StormThreshold <= 0 || cfg.StormWindow <= 0 || cfg.StormConfirm <= 0 {
-		return 0
-	}
-	times := make([]time.Time, 0, len(faultyAt))
-	for _, t := range faultyAt {
-		times = append(times, t)
-	}
-	slices.SortFunc(times, time.Time.Compare)
-	most := 0
-	for i := range times {
-		j := i
-		for j < len(times) && times[j].Sub(times[i]) <= cfg.StormWindow {
-			j++
-		}
-		most = max(most, j-i)
-	}
-	if cfg.DisruptionDomain.PerDomain() {
-		full := fullDomains(cfg.DisruptionDomain, after)
-		if len(full) == 1 {
-			for name := range faultyAt {
-				conv, err := karmada.FromCluster(after[name])
-				if err == nil && slices.Contains(domainsOf(conv, cfg.DisruptionDomain), full[0]) {
-					most--
-				}
-			}
-		}
-	}
-	if float64(most) > cfg.StormThreshold*float64(f.Clusters) {
-		return cfg.StormConfirm
-	}
-	return 0
-}
-
-// fullDomains lists the domains whose every cluster is faulty.
-func fullDomains(d ratelimit.Domain, after map[string]*clusterv1alpha1.Cluster) []string {
-	all, faulty := map[string]int{}, map[string]int{}
-	for _, c := range after {
-		conv, err := karmada.FromCluster(c)
-		if err != nil {
-			continue
-		}
-		for _, dom := range domainsOf(conv, d) {
-			all[dom]++
-			if failover.IsFaulty(conv) {
-				faulty[dom]++
-			}
-		}
-	}
-	var out []string
-	for dom, n := range all {
-		if faulty[dom] == n {
-			out = append(out, dom)
-		}
-	}
-	slices.Sort(out)
 	return out
 }
 

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -17,7 +16,6 @@ import (
 	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/karmada/scheduling"
 	"github.com/failoverkit/failover/prescheduling"
-	"github.com/failoverkit/failover/ratelimit"
 )
 
 // player plays the evictions in time, as the controllers and Karmada's
@@ -35,7 +33,7 @@ type player struct {
 	after      map[string]*clusterv1alpha1.Cluster
 	arriving   map[string]int64
 	bindingsTo map[string]map[string]bool
-	pacer      *pacer
+	rates      *rateModel
 	rateWhy    string // the rate rule's reasoning, for the paused
 	sched      *scheduling.Scheduler
 	// unshown are the replicas placed that no report shows yet, in the
@@ -96,49 +94,74 @@ func (p *player) play(items []*item) error {
 		if it.ev.Outcome != "" {
 			continue
 		}
-		w := &pending{it: it, ready: maxTime(it.due, p.pacer.start), seq: i, attempt: 1, domain: p.domainOf(it.cluster)}
-		if p.pacer.rate(w.domain) <= 0 {
-			paused = append(paused, w)
-			continue
-		}
-		queue = append(queue, w)
+		queue = append(queue, &pending{it: it, ready: it.due, seq: i, attempt: 1, domain: p.domainOf(it.cluster)})
 	}
 	waited := 0
-	for len(queue) > 0 {
-		// The next item tried: the first in line (by when it was first
-		// queued: one tried again keeps its place, as in the queue) of
-		// those whose permit comes first.
-		best, bestAt := -1, time.Time{}
-		for i, w := range queue {
-			at := p.pacer.free(w.domain, w.ready)
-			if best < 0 || at.Before(bestAt) || (at.Equal(bestAt) && w.seq < queue[best].seq) {
-				best, bestAt = i, at
+	for t := p.now; len(queue) > 0; {
+		// The items due by t, in line (by when each was first queued:
+		// one tried again keeps its place, as in the queue), and when
+		// the next of the others is.
+		var ready []*pending
+		var soonest time.Time
+		for _, w := range queue {
+			switch {
+			case !w.ready.After(t):
+				ready = append(ready, w)
+			case soonest.IsZero() || w.ready.Before(soonest):
+				soonest = w.ready
 			}
 		}
-		w := queue[best]
-		if err := p.advance(bestAt); err != nil {
+		if len(ready) == 0 {
+			t = soonest
+			continue
+		}
+		slices.SortFunc(ready, func(a, b *pending) int { return cmp.Compare(a.seq, b.seq) })
+		// A permit for the first domain in line that has one, as the
+		// queue asks the Limiter: each domain named by its first item.
+		var domains []string
+		for _, w := range ready {
+			if !slices.Contains(domains, w.domain) {
+				domains = append(domains, w.domain)
+			}
+		}
+		domain, giveBack, ok, next := p.rates.take(t, domains)
+		if !ok {
+			next = earliest(earliest(next, soonest), p.rates.nextTurn())
+			if next.IsZero() {
+				// Only a change of health could give them a permit: the
+				// rule pauses them.
+				paused = ready
+				break
+			}
+			t = next
+			continue
+		}
+		w := ready[slices.IndexFunc(ready, func(w *pending) bool { return w.domain == domain })]
+		if err := p.advance(t); err != nil {
 			return err
 		}
-		retry, went, err := p.one(w.it, bestAt, w.attempt, ledger)
+		retry, went, err := p.one(w.it, t, w.attempt, ledger)
 		if err != nil {
 			return err
+		}
+		if !went {
+			giveBack() // held back, refused or staying: the permit goes back, as the queue gives it
 		}
 		if retry > 0 && w.attempt < maxAttempts {
 			if w.attempt == 1 {
 				waited++
 			}
-			w.ready, w.attempt = bestAt.Add(retry), w.attempt+1
+			w.ready, w.attempt = t.Add(retry), w.attempt+1
 			continue
 		}
 		if retry > 0 {
 			w.it.ev.Outcome, w.it.ev.Code = OutcomeRefused, string(prescheduling.AwaitingCapacity)
 			p.notes = append(p.notes, fmt.Sprintf("%s on %s was held back for room %d times: the plan stopped trying it", w.it.b.key, w.it.cluster, maxAttempts))
 		}
-		queue = slices.Delete(queue, best, best+1)
+		queue = slices.DeleteFunc(queue, func(q *pending) bool { return q == w })
 		if went {
-			p.pacer.take(w.domain, bestAt)
-			p.last = maxTime(p.last, bestAt)
-			at := bestAt.Sub(p.now).Seconds()
+			p.last = maxTime(p.last, t)
+			at := t.Sub(p.now).Seconds()
 			w.it.ev.AtSeconds = &at
 		}
 	}
@@ -200,70 +223,6 @@ func (p *player) domainOf(cluster string) string {
 		return ""
 	}
 	return domainsOf(conv, p.cfg.Rates.DisruptionDomain)[0]
-}
-
-// pacer hands out the rate's permits as the Limiter does: each bucket (the
-// fleet's, or each domain's and the total under a domain rule) holds one
-// permit and fills at its rate; a storm's hold holds all until start.
-type pacer struct {
-	perDomain bool
-	fleet     float64            // the fleet rule's rate, or the total's
-	domains   map[string]float64 // each domain's rate, under a domain rule
-	next      map[string]time.Time
-	nextTotal time.Time
-	start     time.Time
-}
-
-func newPacer(cfg ratelimit.Config, r Rate, now time.Time, faultyAt map[string]time.Time) *pacer {
-	pc := &pacer{perDomain: cfg.DisruptionDomain.PerDomain(), fleet: r.PerSecond, domains: map[string]float64{}, next: map[string]time.Time{}}
-	for _, d := range r.Domains {
-		pc.domains[d.Name] = d.PerSecond
-	}
-	if r.StormHoldSeconds > 0 {
-		first := now
-		for _, t := range faultyAt {
-			first = maxTime(first, t)
-		}
-		pc.start = first.Add(seconds(r.StormHoldSeconds))
-	}
-	return pc
-}
-
-// rate is the rate that paces evictions from domain; 0 is paused.
-func (pc *pacer) rate(domain string) float64 {
-	if !pc.perDomain {
-		return pc.fleet
-	}
-	if pc.fleet <= 0 {
-		return 0
-	}
-	if r, ok := pc.domains[domain]; ok {
-		return r
-	}
-	return pc.fleet
-}
-
-// free is when a permit for domain is free, for an item ready at ready.
-func (pc *pacer) free(domain string, ready time.Time) time.Time {
-	t := maxTime(maxTime(ready, pc.start), pc.next[domain])
-	if pc.perDomain {
-		t = maxTime(t, pc.nextTotal)
-	}
-	return t
-}
-
-// take spends domain's permit at t.
-func (pc *pacer) take(domain string, t time.Time) {
-	pc.next[domain] = t.Add(perPermit(pc.rate(domain)))
-	if pc.perDomain {
-		pc.nextTotal = t.Add(perPermit(pc.fleet))
-	}
-}
-
-// perPermit is the time a bucket filling at rate takes for one permit:
-// rounded up to the nanosecond, as the ratelimit bucket's interval is.
-func perPermit(rate float64) time.Duration {
-	return time.Duration(math.Ceil(float64(time.Second) / rate))
 }
 
 // drain sums up the evictions' times: last is the last eviction's moment.
