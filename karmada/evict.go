@@ -198,9 +198,10 @@ type EvictionStep struct {
 	// BudgetErr, whatever the Action, is a *TransitBudgetError when the
 	// binding's MaxClustersInTransitAnnotation cannot be read.
 	BudgetErr error
-	// Hold is the Ledger's key of the room held, for EvictionEvict with a
-	// Ledger ([HoldKey]); empty otherwise.
-	Hold string
+	// Hold is the room held, for EvictionEvict with a Ledger: Release it
+	// if the write fails, keep it to give the room back when the task
+	// ends. The zero Hold otherwise.
+	Hold Hold
 	// Reads counts the clusters read through confirm, at most
 	// MaxConfirmReads, once the check is asked.
 	Reads int
@@ -366,7 +367,7 @@ func (e *Evictor) Evict(ctx context.Context, now time.Time, key string, binding 
 	ApplyBinding(spec, gracefulevict.Evict(*lib, cluster.Name, task))
 	step.Action = EvictionEvict
 	if e.Ledger != nil {
-		step.Hold = hold
+		step.Hold = Hold{ledger: e.Ledger, key: hold}
 	}
 	return step, nil
 }

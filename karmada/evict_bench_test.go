@@ -37,7 +37,7 @@ func BenchmarkEvictorEvict(b *testing.B) {
 				if err != nil || step.Action != karmada.EvictionEvict {
 					b.Fatal(err, step.Action, step.Result.Reason)
 				}
-				ledger.Release(step.Hold)
+				step.Hold.Release()
 			}
 		})
 	}

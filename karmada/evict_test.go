@@ -61,7 +61,7 @@ func TestEvictorEvicts(t *testing.T) {
 	assert.Equal(t, karmada.EvictionEvict, step.Action)
 	assert.True(t, step.Result.Feasible)
 	assert.Equal(t, []failover.TargetCluster{{Name: "a", Replicas: 1}}, step.Result.Moves)
-	assert.Equal(t, "default/web@lost", step.Hold)
+	assert.Equal(t, "default/web@lost", step.Hold.String())
 	assert.Equal(t, []string{"default/web@lost"}, ledger.Keys(evictNow))
 	assert.Empty(t, rb.Spec.Clusters, "the replicas left lost")
 	require.Len(t, rb.Spec.GracefulEvictionTasks, 1)
@@ -83,7 +83,7 @@ func TestEvictorEvicts(t *testing.T) {
 	step, err = e.Evict(context.Background(), evictNow, "default/other", rb, lost, nil)
 	require.NoError(t, err)
 	assert.Equal(t, karmada.EvictionEvict, step.Action)
-	assert.Empty(t, step.Hold)
+	assert.True(t, step.Hold.IsZero())
 	assert.Equal(t, policyv1alpha1.PurgeModeDirectly, rb.Spec.GracefulEvictionTasks[0].PurgeMode)
 }
 
@@ -327,7 +327,7 @@ func TestEvictorReadsAFewClustersWhateverThePlacementAllows(t *testing.T) {
 	assert.Len(t, step.Result.Moves, 200, "Karmada's scheduler puts a copy on every cluster")
 	assert.Equal(t, []string{"m000"}, asked, "one copy to replace: one cluster read")
 	assert.Equal(t, 1, step.Reads)
-	ledger.Release(step.Hold)
+	step.Hold.Release()
 
 	// Ten replicas that each cluster has room for four of: the three
 	// clusters that take them are read.
@@ -339,7 +339,7 @@ func TestEvictorReadsAFewClustersWhateverThePlacementAllows(t *testing.T) {
 	assert.Equal(t, karmada.EvictionEvict, step.Action, step.Result.Reason)
 	assert.Len(t, asked, 3)
 	assert.Equal(t, 3, step.Reads)
-	ledger.Release(step.Hold)
+	step.Hold.Release()
 
 	// Forty replicas need ten clusters read: more than MaxConfirmReads.
 	asked = nil

@@ -3,6 +3,7 @@ package karmada
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
@@ -117,17 +118,66 @@ func (l *Ledger) Admit(now time.Time, key string, r prescheduling.Result, summar
 	return l.core.Admit(now, key, r, roomsOf(summaries, req), requestsOf(req))
 }
 
+// Hold is the room a Ledger holds for one eviction, as Evictor.Evict
+// ([EvictionStep].Hold) and [Ledger.Restore] give it: a caller keeps the
+// value and gives the room back through it, never through its key. The
+// zero Hold holds nothing, and its methods do nothing.
+type Hold struct {
+	ledger *Ledger
+	key    string
+}
+
+// String is the hold's key in its Ledger ([HoldKey]), for a log; empty
+// for the zero Hold.
+func (h Hold) String() string { return h.key }
+
+// IsZero reports whether h holds nothing.
+func (h Hold) IsZero() bool { return h.ledger == nil }
+
+// Release gives the room back now: the eviction failed, or its binding is
+// gone ([Ledger.Release]).
+func (h Hold) Release() {
+	if h.ledger != nil {
+		h.ledger.Release(h.key)
+	}
+}
+
+// ReleaseAt gives the room back at at, if the hold would not end sooner:
+// the eviction's task ended, and the summaries' next report shows the
+// replicas where they went ([Ledger.ReleaseAt]).
+func (h Hold) ReleaseAt(at time.Time) {
+	if h.ledger != nil {
+		h.ledger.ReleaseAt(h.key, at)
+	}
+}
+
 // Restore holds the room of r's moves for key as Admit would have at since,
 // without asking whether they fit: for an eviction approved before this
 // Ledger existed (a predecessor's, found as an open graceful eviction task,
 // created at since, when a controller starts or a new leader is elected).
 // The hold ends when it would have; one that has ended by now, an
 // infeasible r, or nil summaries hold nothing. Like Admit it replaces what
-// was held for key; summaries and req are as for Admit.
-func (l *Ledger) Restore(now time.Time, key string, r prescheduling.Result, summaries Summaries, req *workv1alpha2.ReplicaRequirements, since time.Time) {
-	// The only error is nil summaries, which the doc above says hold
-	// nothing.
+// was held for key; summaries and req are as for Admit. It returns the
+// Hold that gives the room back, the zero Hold when nothing is held.
+func (l *Ledger) Restore(now time.Time, key string, r prescheduling.Result, summaries Summaries, req *workv1alpha2.ReplicaRequirements, since time.Time) Hold {
+	if !r.Feasible || summaries == nil || !since.Add(l.hold).After(now) {
+		return Hold{}
+	}
+	// The only error is nil summaries, ruled out above.
 	_ = l.core.Restore(now, key, r, roomsOf(summaries, req), requestsOf(req), since)
+	return Hold{ledger: l, key: key}
+}
+
+// ReleaseWorkload gives back, at once, the room held for every eviction of
+// the workload key (every cluster it leaves, [HoldKey]): its binding is
+// gone, and its replicas with it.
+func (l *Ledger) ReleaseWorkload(now time.Time, key string) {
+	prefix := key + "@"
+	for _, h := range l.core.Keys(now) {
+		if strings.HasPrefix(h, prefix) && !strings.Contains(h[len(prefix):], "@") {
+			l.core.Release(h)
+		}
+	}
 }
 
 // Keys lists the keys room is held for at now, in no order: for a caller

@@ -81,7 +81,7 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 		// write, a new generation.
 		written, err := b.read()
 		if err != nil {
-			w.ledger.Release(step.Hold)
+			step.Hold.Release()
 			return err
 		}
 		before := slices.Clone(b.gb.Clusters)

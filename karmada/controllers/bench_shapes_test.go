@@ -443,7 +443,7 @@ func BenchmarkShapeDecision(b *testing.B) {
 					if err != nil || step.Action != karmada.EvictionEvict {
 						b.Fatalf("%s: %v %v: %s", key, step.Action, err, step.Result.Reason)
 					}
-					ledger.Release(step.Hold)
+					step.Hold.Release()
 					reads += step.Reads
 					i++
 				}

@@ -176,9 +176,7 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 	// A freeze set while this attempt read and decided stops its write:
 	// nothing moves, so the room held goes back.
 	if err := c.heldByFreeze(k, it); err != nil {
-		if step.Hold != "" {
-			c.opts.Ledger.Release(step.Hold)
-		}
+		step.Hold.Release()
 		return err
 	}
 	// The spec now holds the graceful eviction task: write exactly the
@@ -186,9 +184,7 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 	// between, and the next attempt decides again on what it left.
 	sent.updates++
 	if err := c.client.Update(ctx, obj, client.FieldOwner(FieldManager)); err != nil {
-		if step.Hold != "" {
-			c.opts.Ledger.Release(step.Hold) // nothing moves: the room is free
-		}
+		step.Hold.Release() // nothing moves: the room is free
 		if apierrors.IsNotFound(err) {
 			c.bindingGone(k, it.Key)
 			return evictionqueue.Skip(fmt.Errorf("binding %s is gone", it.Key))
@@ -199,7 +195,7 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 	logger.Info("evicted", "why", step.Decision.Reason)
 	// In flight until the binding's reconcile sees its task gone
 	// (endRemoved) or EvictionOptions.InFlightTTL passes.
-	k.inFlight.add(it.Key, it.Cluster, endsAtOnce(taintManagerTask(k.spec(obj), it.Cluster)))
+	k.inFlight.add(it.Key, it.Cluster, endsAtOnce(taintManagerTask(k.spec(obj), it.Cluster)), step.Hold)
 	return evictionqueue.ErrInProgress
 }
 
@@ -295,27 +291,8 @@ func (c *EvictionController) bindingGone(k *kind, key string) {
 		}
 	}
 	if l := c.opts.Ledger; l != nil {
-		for _, h := range l.Keys(c.opts.Clock.Now()) {
-			if b, _, ok := splitHoldKey(h); ok && b == key {
-				l.Release(h)
-			}
-		}
+		l.ReleaseWorkload(c.opts.Clock.Now(), key)
 	}
-}
-
-// holdKey names the room the Ledger holds for the eviction of the binding
-// key from cluster, which the graceful eviction task from cluster gives
-// back. No Kubernetes name holds "@".
-func holdKey(key, cluster string) string { return karmada.HoldKey(key, cluster) }
-
-// splitHoldKey is holdKey's inverse.
-func splitHoldKey(h string) (key, cluster string, ok bool) {
-	for i := len(h) - 1; i >= 0; i-- {
-		if h[i] == '@' {
-			return h[:i], h[i+1:], true
-		}
-	}
-	return "", "", false
 }
 
 // unconfirmedRetry is how long an eviction whose check the fresh reads did

@@ -1,6 +1,10 @@
 package controllers
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/failoverkit/failover/karmada"
+)
 
 // flights are the evictions of one queue this controller counts in flight
 // (it wrote their task, or took them over from open tasks), by binding key
@@ -23,12 +27,14 @@ type flight struct {
 	// (gracefulevict.Task.EndsAtOnce), so its end says nothing of where
 	// the replicas went.
 	endsAtOnce bool
+	// hold is the room the Ledger holds for it; zero: none.
+	hold karmada.Hold
 }
 
 // add records the eviction of key from cluster as in flight, its task
-// ending at once or not. A record made again replaces the one before, with
-// a new serial.
-func (f *flights) add(key, cluster string, endsAtOnce bool) {
+// ending at once or not, and the room held for it. A record made again
+// replaces the one before, with a new serial.
+func (f *flights) add(key, cluster string, endsAtOnce bool, hold karmada.Hold) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.byKey == nil {
@@ -40,7 +46,7 @@ func (f *flights) add(key, cluster string, endsAtOnce bool) {
 		f.byKey[key] = m
 	}
 	f.next++
-	m[cluster] = flight{serial: f.next, endsAtOnce: endsAtOnce}
+	m[cluster] = flight{serial: f.next, endsAtOnce: endsAtOnce, hold: hold}
 }
 
 // forget drops the record of the eviction of key from cluster.

@@ -66,7 +66,7 @@ func (c *EvictionController) endRemoved(ctx context.Context, k *kind, obj client
 	for cl, r := range recorded {
 		if !hasTaintManagerTask(spec, cl) && k.inFlight.take(key, cl, r) {
 			ended = append(ended, cl)
-			c.releaseEnded(key, cl, r)
+			c.releaseEnded(r)
 		}
 	}
 	if len(ended) == 0 {
@@ -80,16 +80,16 @@ func (c *EvictionController) endRemoved(ctx context.Context, k *kind, obj client
 	return nil
 }
 
-// releaseEnded gives back the room the Ledger holds for the eviction of
-// the binding key from cluster, r, whose task ended: the replicas run where
+// releaseEnded gives back the room the Ledger holds for the eviction r,
+// whose task ended: the replicas run where
 // they went, and the summaries show them at their next report
 // (karmada.Ledger.ReleaseAt); released at once, their room would be
 // counted again by the evictions checked meanwhile. A task that ends at
 // once says nothing of where they are: its room stays held until the
 // summaries show them or the hold passes.
-func (c *EvictionController) releaseEnded(key, cluster string, r flight) {
-	if l := c.opts.Ledger; l != nil && !r.endsAtOnce {
-		l.ReleaseAt(holdKey(key, cluster), c.opts.Clock.Now().Add(c.opts.ClusterStatusUpdateFrequency))
+func (c *EvictionController) releaseEnded(r flight) {
+	if !r.endsAtOnce {
+		r.hold.ReleaseAt(c.opts.Clock.Now().Add(c.opts.ClusterStatusUpdateFrequency))
 	}
 }
 
@@ -159,25 +159,16 @@ func (c *EvictionController) takeOver(ctx context.Context, k *kind) error {
 				continue
 			}
 			it := evictionqueue.Item{Cluster: t.FromCluster, Key: itemKey(obj), ResourceKind: resourceKind(spec)}
+			hold := c.restore(ctx, obj, spec, k.status(obj), t)
+			if !hold.IsZero() {
+				held++
+			}
 			if k.q.AddInFlight(it) {
-				k.inFlight.add(it.Key, it.Cluster, endsAtOnce(&t))
+				k.inFlight.add(it.Key, it.Cluster, endsAtOnce(&t), hold)
 				inFlight++
 				if len(taken) == 0 || taken[len(taken)-1] != obj {
 					taken = append(taken, obj)
 				}
-			}
-			if c.opts.Ledger == nil || t.CreationTimestamp == nil {
-				continue
-			}
-			var r prescheduling.Result
-			if scheduledSince(obj, k.status(obj)) {
-				r = placed(spec, t)
-			} else {
-				r = c.predict(ctx, spec, k.status(obj), t)
-			}
-			if r.Feasible {
-				c.opts.Ledger.Restore(c.opts.Clock.Now(), holdKey(it.Key, it.Cluster), r, c.fleet.Summary, spec.ReplicaRequirements, t.CreationTimestamp.Time)
-				held++
 			}
 		}
 		return nil
@@ -189,6 +180,22 @@ func (c *EvictionController) takeOver(ctx context.Context, k *kind) error {
 		return err
 	}
 	return c.endTakenOver(ctx, k, taken)
+}
+
+// restore holds again, with a Ledger, the room of the eviction of obj
+// whose task is t (see takeOver), and returns its Hold; the zero Hold when
+// nothing is held.
+func (c *EvictionController) restore(ctx context.Context, obj client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, t workv1alpha2.GracefulEvictionTask) karmada.Hold {
+	if c.opts.Ledger == nil || t.CreationTimestamp == nil {
+		return karmada.Hold{}
+	}
+	var r prescheduling.Result
+	if scheduledSince(obj, status) {
+		r = placed(spec, t)
+	} else {
+		r = c.predict(ctx, spec, status, t)
+	}
+	return c.opts.Ledger.Restore(c.opts.Clock.Now(), karmada.HoldKey(itemKey(obj), t.FromCluster), r, c.fleet.Summary, spec.ReplicaRequirements, t.CreationTimestamp.Time)
 }
 
 // endTakenOver ends the evictions taken over whose task ended after the

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/failoverkit/failover/evictionqueue"
+	"github.com/failoverkit/failover/karmada"
 )
 
 // removeTask is a writer (the GracefulEvictionController, Karmada's
@@ -84,7 +85,7 @@ func TestRemovedTaskFreesItsInFlightSlot(t *testing.T) {
 		require.True(t, evicted(t, c, items[0]))
 		require.False(t, evicted(t, c, items[1]), "evicted beyond MaxInFlight")
 		require.Equal(t, 1, q.InFlight())
-		first := holdKey(items[0].Key, items[0].Cluster)
+		first := karmada.HoldKey(items[0].Key, items[0].Cluster)
 		require.Contains(t, ctrl.Ledger().Keys(clk.Now()), first)
 
 		web00 := types.NamespacedName{Namespace: "shop", Name: "web-00"}
@@ -100,7 +101,7 @@ func TestRemovedTaskFreesItsInFlightSlot(t *testing.T) {
 		synctest.Wait()
 		keys := ctrl.Ledger().Keys(clk.Now())
 		assert.NotContains(t, keys, first, "room still held for an eviction whose task was removed")
-		assert.Contains(t, keys, holdKey(items[1].Key, items[1].Cluster))
+		assert.Contains(t, keys, karmada.HoldKey(items[1].Key, items[1].Cluster))
 	})
 }
 

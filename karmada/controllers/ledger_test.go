@@ -276,12 +276,15 @@ func TestAnEndedTaskReleasesTheRoom(t *testing.T) {
 			k := ctrl.kinds[0]
 			require.NoError(t, ctrl.takeOver(context.Background(), k)) // the eviction in flight
 			require.Equal(t, 1, k.q.InFlight())
-			// The room the eviction from member1 took on member2, and
+			// The room the eviction from member1 took on member2, held as
+			// the handler holds it and recorded with the eviction, and
 			// another binding's, which is never touched. No summaries:
 			// nothing settles them.
 			ledger := ctrl.Ledger()
-			ledger.Admit(now, holdKey("shop/web", "member1"), prescheduling.Result{Feasible: true, Moves: []failover.TargetCluster{{Name: "member2", Replicas: 3}}}, karmada.SummariesOf(nil), nil)
-			ledger.Admit(now, holdKey("shop/other", "member1"), prescheduling.Result{Feasible: true, Moves: []failover.TargetCluster{{Name: "member3", Replicas: 1}}}, karmada.SummariesOf(nil), nil)
+			hold := ledger.Restore(now, karmada.HoldKey("shop/web", "member1"), prescheduling.Result{Feasible: true, Moves: []failover.TargetCluster{{Name: "member2", Replicas: 3}}}, karmada.SummariesOf(nil), nil, now)
+			require.False(t, hold.IsZero())
+			k.inFlight.add("shop/web", "member1", endsAtOnce(&b.Spec.GracefulEvictionTasks[0]), hold)
+			ledger.Admit(now, karmada.HoldKey("shop/other", "member1"), prescheduling.Result{Feasible: true, Moves: []failover.TargetCluster{{Name: "member3", Replicas: 1}}}, karmada.SummariesOf(nil), nil)
 
 			if tc.other {
 				removeTask(t, c, key, "member1")

@@ -313,12 +313,10 @@ func (p *player) one(it *item, now time.Time, attempt int, ledger *karmada.Ledge
 
 	// Evicted: the cluster moved into a graceful eviction task, and the
 	// scheduler places what it removed. The task ends once the new copies
-	// are healthy, taken as at once; the graceful eviction controller then
-	// gives the room held back one report period later, if the summaries
-	// have not shown it taken by then.
-	if ledger != nil && step.Hold != "" {
-		ledger.ReleaseAt(step.Hold, now.Add(p.cfg.StatusUpdateFrequency))
-	}
+	// are healthy, taken as at once; the eviction controller, seeing the
+	// task gone, then gives the room held back one report period later,
+	// if the summaries have not shown it taken by then.
+	step.Hold.ReleaseAt(now.Add(p.cfg.StatusUpdateFrequency))
 	kept := slices.Clone(evicted.Clusters)
 	result, term, serr := p.sched.Schedule(evicted, b.status)
 	ev.Round = attempt
