@@ -88,6 +88,20 @@ func TestStormConfirmedByTheOperator(t *testing.T) {
 	assert.Equal(t, []bool{true, false}, m.holds())
 }
 
+// healthyRegions is a Limiter of cfg over regions of the sizes given, every
+// cluster healthy and read.
+func healthyRegions(t *testing.T, cfg Config, sizes map[string]int) (*Limiter, *Tracker) {
+	t.Helper()
+	tr := NewTracker()
+	for r, n := range sizes {
+		regions(tr, r, n, 0)
+	}
+	l, err := NewLimiter(cfg, tr, WithClock(testingclock.NewFakeClock(t0)))
+	require.NoError(t, err)
+	require.Equal(t, 0.5, l.Rate())
+	return l, tr
+}
+
 func TestStormOfOneDomainIsExempt(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.DisruptionDomain = DomainRegion
@@ -103,15 +117,7 @@ func TestStormOfOneDomainIsExempt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clk := testingclock.NewFakeClock(t0)
-			tr := NewTracker()
-			sizes := map[string]int{"big": 12, "b": 4, "c": 4}
-			for r, n := range sizes {
-				regions(tr, r, n, 0)
-			}
-			l, err := NewLimiter(cfg, tr, WithClock(clk))
-			require.NoError(t, err)
-			require.Equal(t, 0.5, l.Rate())
+			l, tr := healthyRegions(t, cfg, map[string]int{"big": 12, "b": 4, "c": 4})
 			for r, n := range tt.down {
 				regions(tr, r, n, 0)
 				regions(tr, r, n, n)
@@ -294,15 +300,7 @@ func TestStormOfTheDomainWithoutANameIsExempt(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			for range 20 { // map order varies between runs
-				clk := testingclock.NewFakeClock(t0)
-				tr := NewTracker()
-				sizes := map[string]int{"": 12, "b": 4, "c": 4}
-				for r, n := range sizes {
-					regions(tr, r, n, 0)
-				}
-				l, err := NewLimiter(cfg, tr, WithClock(clk))
-				require.NoError(t, err)
-				require.Equal(t, 0.5, l.Rate())
+				l, tr := healthyRegions(t, cfg, map[string]int{"": 12, "b": 4, "c": 4})
 				for r, n := range tt.down {
 					regions(tr, r, n, n)
 				}

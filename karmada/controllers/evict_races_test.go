@@ -254,14 +254,7 @@ func TestNewLeaderTakesOverTheEvictionsInFlight(t *testing.T) {
 // RefusalRecheck. Before, it was dropped and never looked at again while
 // the binding and the taints of its clusters stayed as they were.
 func TestARefusalIsDecidedAgain(t *testing.T) {
-	b := newBinding(nil)
-	b.Spec.Placement = &policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}}}
-	c := world(t, b)
-	var m2 clusterv1alpha1.Cluster
-	require.NoError(t, c.Get(context.Background(), client.ObjectKey{Name: "member2"}, &m2))
-	m2.Spec.Taints = []corev1.Taint{{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoExecute}}
-	require.NoError(t, c.Update(context.Background(), &m2))
-
+	c, m2 := taintedWorld(t, corev1.Taint{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoExecute})
 	ctrl := newController(t, EvictionOptions{RefusalRecheck: time.Minute}, c, &recorded{})
 	withQueues(t, ctrl)
 	rb := ctrl.kinds[0]
@@ -272,7 +265,7 @@ func TestARefusalIsDecidedAgain(t *testing.T) {
 	// member2 recovers: the refusal is queued again, and now goes.
 	assert.True(t, ctrl.setFaulty("member2", true) == false)
 	m2.Spec.Taints = nil
-	require.NoError(t, c.Update(context.Background(), &m2))
+	require.NoError(t, c.Update(context.Background(), m2))
 	syncFleet(t, ctrl, c)
 	if ctrl.setFaulty("member2", false) {
 		ctrl.recheck()

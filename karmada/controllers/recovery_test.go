@@ -19,20 +19,36 @@ import (
 	"github.com/failoverkit/failover/evictionqueue"
 )
 
+// noScheduleWorld is shop/web on member1, allowed on member1 and member2
+// only, with member2 under a NoSchedule taint: its eviction has nowhere to
+// go. It returns member2 as written.
+func noScheduleWorld(t *testing.T) (client.WithWatch, *clusterv1alpha1.Cluster) {
+	t.Helper()
+	return taintedWorld(t, corev1.Taint{Key: "example.com/maintenance", Effect: corev1.TaintEffectNoSchedule})
+}
+
+// taintedWorld is shop/web on member1, allowed on member1 and member2
+// only, with member2 under taint. It returns member2 as written.
+func taintedWorld(t *testing.T, taint corev1.Taint) (client.WithWatch, *clusterv1alpha1.Cluster) {
+	t.Helper()
+	b := newBinding(nil)
+	b.Spec.Placement = &policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}}}
+	c := world(t, b)
+	var m2 clusterv1alpha1.Cluster
+	require.NoError(t, c.Get(context.Background(), client.ObjectKey{Name: "member2"}, &m2))
+	m2.Spec.Taints = []corev1.Taint{taint}
+	require.NoError(t, c.Update(context.Background(), &m2))
+	return c, &m2
+}
+
 // An eviction refused because its only other cluster has a NoSchedule
 // taint is decided again as soon as that cluster loses it, though the
 // cluster was never faulty: not at the next room recheck (at most one per
 // ClusterStatusUpdateFrequency) nor RefusalRecheck later. Found by the
 // model test, seed 21.
 func TestLosingANoScheduleTaintDecidesTheRefusalsAgain(t *testing.T) {
-	b := newBinding(nil)
-	b.Spec.Placement = &policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}}}
-	c := world(t, b)
+	c, m2 := noScheduleWorld(t)
 	ctx := context.Background()
-	var m2 clusterv1alpha1.Cluster
-	require.NoError(t, c.Get(ctx, client.ObjectKey{Name: "member2"}, &m2))
-	m2.Spec.Taints = []corev1.Taint{{Key: "example.com/maintenance", Effect: corev1.TaintEffectNoSchedule}}
-	require.NoError(t, c.Update(ctx, &m2))
 
 	ctrl := newController(t, EvictionOptions{}, c, &recorded{})
 	withQueues(t, ctrl)
@@ -44,7 +60,7 @@ func TestLosingANoScheduleTaintDecidesTheRefusalsAgain(t *testing.T) {
 	require.Equal(t, []evictionqueue.Item{webItem}, rb.refused.list())
 
 	m2.Spec.Taints = nil
-	require.NoError(t, c.Update(ctx, &m2))
+	require.NoError(t, c.Update(ctx, m2))
 	syncFleet(t, ctrl, c)
 	_, err = ctrl.clusterChanged(ctx, "member2")
 	require.NoError(t, err)
@@ -123,14 +139,8 @@ func (u *untaintOnEvent) Eventf(runtime.Object, runtime.Object, string, string, 
 // once, as one recorded before the change is, not RefusalRecheck (a
 // minute) later.
 func TestAChangeWhileARefusalIsRecordedDecidesItAgain(t *testing.T) {
-	b := newBinding(nil)
-	b.Spec.Placement = &policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}}}
-	c := world(t, b)
+	c, _ := noScheduleWorld(t)
 	ctx := context.Background()
-	var m2 clusterv1alpha1.Cluster
-	require.NoError(t, c.Get(ctx, client.ObjectKey{Name: "member2"}, &m2))
-	m2.Spec.Taints = []corev1.Taint{{Key: "example.com/maintenance", Effect: corev1.TaintEffectNoSchedule}}
-	require.NoError(t, c.Update(ctx, &m2))
 
 	events := &untaintOnEvent{t: t, c: c, name: "member2"}
 	ctrl := newController(t, EvictionOptions{}, c, events)
