@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"encoding/json"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sync"
 	"testing"
@@ -13,10 +14,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/failoverkit/failover/evictionqueue"
+	"github.com/failoverkit/failover/karmada"
 )
 
 // noScheduleWorld is shop/web on member1, allowed on member1 and member2
@@ -152,6 +155,45 @@ func TestAChangeWhileARefusalIsRecordedDecidesItAgain(t *testing.T) {
 	err = ctrl.evictHandler(rb)(ctx, webItem)
 	require.True(t, evictionqueue.IsAbandoned(err), "%v: member2 took nothing new when checked", err)
 	require.True(t, events.fired)
+	assert.Equal(t, []string{"shop/web"}, keysOf(rb.q.Pending()), "the refusal waits for RefusalRecheck")
+	requireEvicted(t, ctrl.evictHandler(rb)(ctx, webItem))
+}
+
+// A faulty cluster's room steers the scheduler too: an Aggregated eviction
+// refused because the scheduler would put its replicas on a faulty cluster
+// with the most room is decided again when that cluster reports less room,
+// and goes to the healthy one. Before, a faulty cluster's report rechecked
+// nothing, and the refusal waited RefusalRecheck. Found by the model test,
+// seed 570895671704.
+func TestAFaultyClustersRoomDecidesTheRefusalsAgain(t *testing.T) {
+	// It tolerates the not-ready taint for 20s: the scheduler may still
+	// pick a cluster under it, as it ignores tolerationSeconds.
+	b := newBinding(nil)
+	placement := `{"clusterTolerations":[{"key":"cluster.karmada.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":20}],` +
+		`"replicaScheduling":{"replicaSchedulingType":"Divided","replicaDivisionPreference":"Aggregated"}}`
+	b.Spec.Placement = &policyv1alpha1.Placement{}
+	require.NoError(t, json.Unmarshal([]byte(placement), b.Spec.Placement))
+	b.Annotations[karmada.AppliedPlacementAnnotation] = placement
+	down := withRoom(&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member3"}, Spec: clusterv1alpha1.ClusterSpec{
+		Taints: []corev1.Taint{{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoExecute}}}}, 50)
+	c := worldBuilder(t, b, down).Build()
+	ctx := context.Background()
+	var m2 clusterv1alpha1.Cluster
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Name: "member2"}, &m2))
+	require.NoError(t, c.Update(ctx, withRoom(&m2, 10)))
+
+	ctrl := newController(t, EvictionOptions{RefusalRecheck: time.Hour}, c, &recorded{})
+	withQueues(t, ctrl)
+	rb := ctrl.kinds[0]
+	err := ctrl.evictHandler(rb)(ctx, webItem)
+	require.True(t, evictionqueue.IsAbandoned(err), "%v: the scheduler would pick member3, faulty, with the most room", err)
+
+	var m3 clusterv1alpha1.Cluster
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Name: "member3"}, &m3))
+	require.NoError(t, c.Update(ctx, withRoom(&m3, 1)))
+	syncFleet(t, ctrl, c)
+	_, err = ctrl.clusterChanged(ctx, "member3")
+	require.NoError(t, err)
 	assert.Equal(t, []string{"shop/web"}, keysOf(rb.q.Pending()), "the refusal waits for RefusalRecheck")
 	requireEvicted(t, ctrl.evictHandler(rb)(ctx, webItem))
 }

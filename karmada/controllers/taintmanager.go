@@ -90,6 +90,10 @@ func (c *EvictionController) clusterChanged(ctx context.Context, name string) (r
 		return reconcile.Result{}, err
 	case err == nil && ClusterFaulty(&cl):
 		c.setFaulty(name, true)
+		// Its room still steers the scheduler: a faulty cluster that
+		// reports less room may no longer be where an Aggregated
+		// placement would go, and a refusal for it may go elsewhere now.
+		c.recheckOnRoom()
 		return reconcile.Result{}, nil
 	}
 	for _, k := range c.kinds {
