@@ -81,12 +81,11 @@ func (c *EvictionController) endRemoved(ctx context.Context, k *kind, obj client
 }
 
 // releaseEnded gives back the room the Ledger holds for the eviction r,
-// whose task ended: the replicas run where
-// they went, and the summaries show them at their next report
-// (karmada.Ledger.ReleaseAt); released at once, their room would be
-// counted again by the evictions checked meanwhile. A task that ends at
-// once says nothing of where they are: its room stays held until the
-// summaries show them or the hold passes.
+// whose task ended: the replicas run where they went, and the summaries
+// show them at their next report (karmada.Hold.ReleaseAt); released at
+// once, their room would be counted again by the evictions checked
+// meanwhile. A task that ends at once says nothing of where they are: its
+// room stays held until the summaries show them or the hold passes.
 func (c *EvictionController) releaseEnded(r flight) {
 	if !r.endsAtOnce {
 		r.hold.ReleaseAt(c.opts.Clock.Now().Add(c.opts.ClusterStatusUpdateFrequency))
@@ -199,11 +198,11 @@ func (c *EvictionController) restore(ctx context.Context, obj client.Object, spe
 }
 
 // endTakenOver ends the evictions taken over whose task ended after the
-// List that found it: Ended came before they counted in flight and did
-// nothing, and the binding's reconcile that saw the task gone may have
-// come before too. The cache shows the removal to every read after that
-// reconcile's, so the bindings are read from it again, and endRemoved ends
-// what they lack (reading the API server first, as it does).
+// List that found it: the binding's reconcile that saw the task gone may
+// have come before they counted in flight, and ended nothing. The cache
+// shows the removal to every read after that reconcile's, so the bindings
+// are read from it again, and endRemoved ends what they lack (reading the
+// API server first, as it does).
 func (c *EvictionController) endTakenOver(ctx context.Context, k *kind, listed []client.Object) error {
 	for _, o := range listed {
 		obj := k.new()
