@@ -111,8 +111,9 @@ type Config struct {
 	// stops evicting only when every zone is down, Karmada never.
 	//
 	// The hold ends early when the faulty count falls back to at most
-	// StormThreshold × the fleet's size above its count before the storm
-	// (the clusters recovered), or when the caller says the failures are
+	// StormThreshold × the fleet's size when the storm began above its
+	// count before the storm (the clusters recovered; healthy clusters
+	// joining meanwhile recover none), or when the caller says the failures are
 	// real (Limiter.ConfirmStorm). A new storm must rise from the count at
 	// the hold's end. Under a domain rule, the clusters of a domain in
 	// FullDisruption do not count when it is the only one: the domain rule
