@@ -250,14 +250,18 @@ func (s summaryRooms) Fit(cluster string, replicas int64, requests corev1.Resour
 }
 
 // deduct returns s with replicas more pods, and requests more of each
-// resource, allocating: the room held for evictions in flight there.
+// resource, allocating: the room held for evictions in flight there. The
+// copy shares all but Allocating with s, which it must not change: a deep
+// copy of the summary (its allocatable modelings too) for each cluster a
+// held eviction goes to cost more than the rest of an Admit.
 func deduct(s *clusterv1alpha1.ResourceSummary, replicas int64, requests corev1.ResourceList) *clusterv1alpha1.ResourceSummary {
 	if s == nil {
 		return nil
 	}
-	out := s.DeepCopy()
-	if out.Allocating == nil {
-		out.Allocating = corev1.ResourceList{}
+	out := *s
+	out.Allocating = make(corev1.ResourceList, len(s.Allocating)+1+len(requests))
+	for name, q := range s.Allocating {
+		out.Allocating[name] = q.DeepCopy()
 	}
 	add := func(res corev1.ResourceName, q resource.Quantity) {
 		cur := out.Allocating[res]
@@ -268,7 +272,7 @@ func deduct(s *clusterv1alpha1.ResourceSummary, replicas int64, requests corev1.
 	for res, q := range requests {
 		add(res, q)
 	}
-	return out
+	return &out
 }
 
 // pods is the cluster's allocated and allocating pods.

@@ -304,3 +304,24 @@ func TestLedgerSettleReadsEverySummary(t *testing.T) {
 	ledger.Settle(now, karmada.SummariesOf(values(placed)))
 	assert.Empty(t, ledger.Held(now))
 }
+
+// Admit reads the summaries it is given and changes none: the room held
+// is deducted from a copy, as often as a held eviction goes to a cluster.
+func TestLedgerLeavesTheSummariesAsTheyAre(t *testing.T) {
+	fleet := []*clusterv1alpha1.Cluster{member("lost", "R1", 0, failed), survivor("big", 10, 2), survivor("small", 5, 0)}
+	fleet[1].Status.ResourceSummary.Allocating = corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1")}
+	before := make([]*clusterv1alpha1.Cluster, len(fleet))
+	for i, c := range fleet {
+		before[i] = c.DeepCopy()
+	}
+	ledger, err := karmada.NewLedger()
+	require.NoError(t, err)
+	now := time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
+	for i := range 4 {
+		spec := oneReplica(fmt.Sprintf("web-%02d", i))
+		res := ledger.Admit(now, fmt.Sprintf("default/web-%02d", i), check(t, spec, fleet), karmada.SummariesOf(values(fleet)), spec.ReplicaRequirements)
+		require.True(t, res.Feasible, res.Reason)
+	}
+	require.NotEmpty(t, ledger.Held(now), "room is held, so later Admits deduct it")
+	assert.Equal(t, before, fleet)
+}
