@@ -1653,9 +1653,8 @@ func (m *model) check(step int) {
 		}
 		var traveling []string
 		m.mu.Lock()
-		lagNow := max(m.lagMax, m.lagPrev)
 		for _, e := range m.ended {
-			if e.taintManager && now.Sub(e.at) < time.Second+max(e.lag, lagNow) {
+			if e.taintManager && now.Sub(e.at) < max(grace, time.Second+e.lag) {
 				traveling = append(traveling, fmt.Sprintf("%s at %s", e.what, e.at.Sub(modelEpoch)))
 			}
 		}

@@ -98,9 +98,9 @@ func (p *player) play(items []*item) error {
 	}
 	waited := 0
 	for t := p.now; len(queue) > 0; {
-		// The items due by t, in line (by when each was first queued:
-		// one tried again keeps its place, as in the queue), and when
-		// the next of the others is.
+		// The items due by t, in line (queue is kept in the order each
+		// was first queued: one tried again keeps its place, as in the
+		// queue), and when the next of the others is.
 		var ready []*pending
 		var soonest time.Time
 		for _, w := range queue {
@@ -115,7 +115,6 @@ func (p *player) play(items []*item) error {
 			t = soonest
 			continue
 		}
-		slices.SortFunc(ready, func(a, b *pending) int { return cmp.Compare(a.seq, b.seq) })
 		// A permit for the first domain in line that has one, as the
 		// queue asks the Limiter: each domain named by its first item.
 		var domains []string
