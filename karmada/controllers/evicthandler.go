@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-logr/logr"
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -181,9 +182,13 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 	}
 	// The spec now holds the graceful eviction task: write exactly the
 	// object decided and checked on. A conflict means another writer came
-	// between, and the next attempt decides again on what it left.
+	// between, and the next attempt decides again on what it left. The
+	// eviction counts in flight from before the write, so that an end
+	// seen as soon as it lands finds it (endRemoved).
+	k.inFlight.writing(it.Key, it.Cluster, endsAtOnce(taintManagerTask(k.spec(obj), it.Cluster)), step.Hold)
 	sent.updates++
 	if err := c.client.Update(ctx, obj, client.FieldOwner(FieldManager)); err != nil {
+		k.inFlight.forget(it.Key, it.Cluster)
 		step.Hold.Release() // nothing moves: the room is free
 		if apierrors.IsNotFound(err) {
 			c.bindingGone(k, it.Key)
@@ -194,8 +199,14 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 	k.refused.forget(it)
 	logger.Info("evicted", "why", step.Decision.Reason)
 	// In flight until the binding's reconcile sees its task gone
-	// (endRemoved) or EvictionOptions.InFlightTTL passes.
-	k.inFlight.add(it.Key, it.Cluster, endsAtOnce(taintManagerTask(k.spec(obj), it.Cluster)), step.Hold)
+	// (endRemoved) or EvictionOptions.InFlightTTL passes. A reconcile that
+	// saw it gone while it was written left it to this call: it is looked
+	// at again, on the API server, as endRemoved would have.
+	if k.inFlight.written(it.Key, it.Cluster) {
+		if err := c.endRemoved(ctx, k, obj, &workv1alpha2.ResourceBindingSpec{}); err != nil {
+			logger.Error(err, "could not tell whether the task just written has ended already")
+		}
+	}
 	return evictionqueue.ErrInProgress
 }
 

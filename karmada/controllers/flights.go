@@ -29,6 +29,11 @@ type flight struct {
 	endsAtOnce bool
 	// hold is the room the Ledger holds for it; zero: none.
 	hold karmada.Hold
+	// writing: its task is being written (recorded before the write, so
+	// that an end seen right after it finds the record); gone: a
+	// reconcile saw the binding without the task while it was, which
+	// says nothing until the write has returned (see written).
+	writing, gone bool
 }
 
 // add records the eviction of key from cluster as in flight, its task
@@ -47,6 +52,44 @@ func (f *flights) add(key, cluster string, endsAtOnce bool, hold karmada.Hold) {
 	}
 	f.next++
 	m[cluster] = flight{serial: f.next, endsAtOnce: endsAtOnce, hold: hold}
+}
+
+// writing records the eviction of key from cluster as in flight while its
+// task is being written: add's record, marked writing.
+func (f *flights) writing(key, cluster string, endsAtOnce bool, hold karmada.Hold) {
+	f.add(key, cluster, endsAtOnce, hold)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r := f.byKey[key][cluster]
+	r.writing = true
+	f.byKey[key][cluster] = r
+}
+
+// sawGone notes that a reconcile saw the binding key without the task from
+// cluster while the task was being written.
+func (f *flights) sawGone(key, cluster string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if r, ok := f.byKey[key][cluster]; ok && r.writing {
+		r.gone = true
+		f.byKey[key][cluster] = r
+	}
+}
+
+// written ends the writing of the task of key from cluster and reports
+// whether a reconcile saw the binding without it meanwhile: it may have
+// ended already, and the writer must look.
+func (f *flights) written(key, cluster string) (sawGone bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, ok := f.byKey[key][cluster]
+	if !ok || !r.writing {
+		return false
+	}
+	sawGone = r.gone
+	r.writing, r.gone = false, false
+	f.byKey[key][cluster] = r
+	return sawGone
 }
 
 // forget drops the record of the eviction of key from cluster.

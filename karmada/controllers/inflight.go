@@ -50,6 +50,17 @@ func (c *EvictionController) ended(k *kind, key, cluster string) {
 func (c *EvictionController) endRemoved(ctx context.Context, k *kind, obj client.Object, spec *workv1alpha2.ResourceBindingSpec) error {
 	key := itemKey(obj)
 	recorded := k.inFlight.of(key)
+	for cl, r := range recorded {
+		if r.writing {
+			// Its task is being written: whether the cache lags behind
+			// the write or the task already ended is for the writer to
+			// tell once the write has returned.
+			if !hasTaintManagerTask(spec, cl) {
+				k.inFlight.sawGone(key, cl)
+			}
+			delete(recorded, cl)
+		}
+	}
 	if len(recorded) == 0 || !withoutTask(recorded, spec) {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/karmada"
@@ -169,4 +170,35 @@ func TestRemovedTaskIsConfirmedOnTheAPIServer(t *testing.T) {
 	_, err = ctrl.manageTaints(ctx, k, web)
 	require.NoError(t, err)
 	assert.Zero(t, k.q.InFlight(), "the binding is gone")
+}
+
+// An eviction whose task ends as soon as it is written (the graceful
+// eviction controller, and the eviction controller's reconcile of the
+// binding, both before the handler has returned) does not count in flight
+// until InFlightTTL: the reconcile that saw the task gone while it was
+// written leaves it to the handler, which looks again. Before, the record
+// was made after the write, the reconcile found none and ended nothing.
+// Found by the model test, seed 619563560066 (a race).
+func TestATaskEndedWhileWrittenEndsItsEviction(t *testing.T) {
+	var ctrl *EvictionController
+	done := false
+	c := worldBuilder(t, newBinding(nil)).WithInterceptorFuncs(interceptor.Funcs{
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			if err := c.Update(ctx, obj, opts...); err != nil || done {
+				return err
+			}
+			done = true
+			key := client.ObjectKeyFromObject(obj)
+			removeTask(t, c, key, "member1")
+			_, err := ctrl.manageTaints(ctx, ctrl.kinds[0], key)
+			return err
+		},
+	}).Build()
+	ctrl = newController(t, EvictionOptions{}, c, &recorded{})
+	withQueues(t, ctrl)
+	k := ctrl.kinds[0]
+	requireEvicted(t, ctrl.evictHandler(k)(context.Background(), webItem))
+	require.True(t, done)
+	assert.Empty(t, k.inFlight.of("shop/web"), "its task is gone: it is no longer in flight")
+	assert.Empty(t, ctrl.Ledger().Held(evictNow.Add(ctrl.opts.ClusterStatusUpdateFrequency)), "its room goes back at the next report")
 }
