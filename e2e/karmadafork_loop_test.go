@@ -147,8 +147,22 @@ func (s *suite) playMembers(room map[string]int64, period time.Duration) *member
 
 // reportSummaries starts the summaries' reports: the first one period from
 // now.
-func (m *members) reportSummaries() {
-	m.wg.Go(func() { m.loop(m.ctx, m.period, m.reportRoom) })
+func (m *members) reportSummaries() { m.reportSummariesFrom(time.Now().Add(m.period)) }
+
+// reportSummariesFrom starts the summaries' reports: the first one at
+// first, then every period.
+func (m *members) reportSummariesFrom(first time.Time) {
+	m.wg.Go(func() {
+		t := time.NewTimer(time.Until(first))
+		defer t.Stop()
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-t.C:
+		}
+		_ = m.reportRoom(m.ctx)
+		m.loop(m.ctx, m.period, m.reportRoom)
+	})
 }
 
 // loop calls f every d until ctx ends; an API error is retried at the next
@@ -285,6 +299,24 @@ func (l *failoverLog) record(rb *workv1alpha2.ResourceBinding, now time.Time) {
 
 // returned lists the bindings seen on a failed cluster again after their
 // eviction from one.
+// first waits up to timeout for the first eviction and returns when it was
+// seen.
+func (l *failoverLog) first(t *testing.T, timeout time.Duration) time.Time {
+	t.Helper()
+	var at time.Time
+	eventually(t, timeout, "a first eviction", func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for _, e := range l.evicted {
+			if at.IsZero() || e.Before(at) {
+				at = e
+			}
+		}
+		return !at.IsZero()
+	})
+	return at
+}
+
 func (l *failoverLog) returned() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -138,7 +138,6 @@ func TestWhatIfPlacesAsTheScheduler(t *testing.T) {
 	log := s.watchFailover(failed...)
 	m := s.playMembers(room, whatIfReportPeriod)
 	s.start("whatif-scale", forkOptions{Rate: rate(whatIfRate, whatIfRate), EnableNoExecuteTaintEviction: true, StatusPeriod: whatIfReportPeriod}, nil)
-	m.reportSummaries()
 	// The failed clusters close to the scheduler together, then turn not
 	// Ready one after the other, each once the one before is tainted: the
 	// controllers queue a cluster's bindings in key order when its taint
@@ -150,9 +149,21 @@ func TestWhatIfPlacesAsTheScheduler(t *testing.T) {
 		c := s.getCluster(n)
 		s.setTaints(n, append(c.Spec.Taints, corev1.Taint{Key: forkTaintKey, Effect: corev1.TaintEffectNoSchedule})...)
 	}
-	for _, n := range failed {
+	for i, n := range failed {
 		s.setReady(n, metav1.ConditionFalse)
 		s.waitTaint(n)
+		if i == 0 {
+			// The plan's permits come every 1/rate from the failure on,
+			// and its reports every period from the failure on, each
+			// showing what was placed before it: a report falls on a
+			// permit. The members report from the first eviction seen
+			// (the failure, to the queue), half a permit before the
+			// plan's moment, so that whether a report shows the eviction
+			// of the permit it falls on does not hang on how long the
+			// scheduler or a loaded machine takes to place it.
+			first := log.first(t, 10*time.Second)
+			m.reportSummariesFrom(first.Add(whatIfReportPeriod - time.Second/(2*whatIfRate)))
+		}
 		time.Sleep(100 * time.Millisecond) // its bindings queued
 	}
 
