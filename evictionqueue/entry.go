@@ -26,8 +26,11 @@ type entry struct {
 	enqueued int64
 	// due is the end of the backoff (stateBackingOff), the TTL deadline
 	// (stateInFlight), or when the handler call began (stateRunning).
-	due      time.Time
-	index    int32 // position in delayed, or in its pending line (see inRun)
+	due time.Time
+	// index is the entry's position in delayed, or in its pending line
+	// (see inRun); while running, the count of gate openings when the call
+	// began (gates.opens).
+	index    int32
 	calls    int32 // handler calls so far
 	failures int32 // errors and TTL expiries so far, counted against MaxRetries
 	state    state

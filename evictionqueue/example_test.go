@@ -211,3 +211,44 @@ func ExampleStore() {
 	// nothing to take until 1m0s
 	// default/db Succeeded 2
 }
+
+// An eviction with nowhere to go parks at a gate, without a permit or a
+// failure, until the caller learns that the fleet changed and opens the
+// gate; it is then decided again in its first place, ahead of the items
+// added after it.
+func ExamplePark() {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	fleetChanged := evictionqueue.Gate{Reason: "refused"}
+	st, err := evictionqueue.NewStore(evictionqueue.Config{Name: "resource-binding"})
+	if err != nil {
+		panic(err)
+	}
+	room := false
+	handle := func(it evictionqueue.Item) error {
+		if it.Key == "default/web" && !room {
+			return evictionqueue.Park(fleetChanged, time.Minute, errors.New("no cluster has room"))
+		}
+		fmt.Println("evict", it.Key)
+		return nil
+	}
+	st.Add(evictionqueue.Item{Cluster: "member1", Key: "default/web"}, now)
+	it, _ := st.Take(now)
+	st.Done(it, handle(it), now)
+	fmt.Println("parked:", st.Parked(fleetChanged))
+
+	st.Add(evictionqueue.Item{Cluster: "member1", Key: "default/db"}, now)
+	room = true // a cluster reported room
+	fmt.Println("opened:", st.Open(fleetChanged))
+	for {
+		it, ok := st.Take(now)
+		if !ok {
+			break
+		}
+		st.Done(it, handle(it), now)
+	}
+	// Output:
+	// parked: 1
+	// opened: 1
+	// evict default/web
+	// evict default/db
+}

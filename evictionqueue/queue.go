@@ -193,6 +193,27 @@ func (q *Queue) Retry(it Item) bool {
 	return true
 }
 
+// Open opens gate: every item parked at it (Park) is pending again at once,
+// each in its place in line, and a handler call running now that parks its
+// item at it makes the item pending at once, so a change announced while a
+// call decided is not lost. It returns how many items were parked at it.
+func (q *Queue) Open(gate Gate) int {
+	q.mu.Lock()
+	n := q.s.open(gate)
+	if n > 0 {
+		q.kickLocked()
+	}
+	q.unlockAndDeliver()
+	return n
+}
+
+// Parked returns the number of items parked at gate now.
+func (q *Queue) Parked(gate Gate) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.s.parked(gate)
+}
+
 // Len returns the number of items waiting to be handled: pending and
 // backing off, not those handled or in flight.
 func (q *Queue) Len() int {

@@ -101,6 +101,15 @@ func (st *Store) Retry(it Item) bool {
 	return st.s.retry(it)
 }
 
+// Open is Queue.Open.
+func (st *Store) Open(gate Gate) int {
+	defer st.deliver()
+	return st.s.open(gate)
+}
+
+// Parked is Queue.Parked.
+func (st *Store) Parked(gate Gate) int { return st.s.parked(gate) }
+
 // Complete is Queue.Complete.
 func (st *Store) Complete(it Item) bool {
 	defer st.deliver()
@@ -149,6 +158,7 @@ type store struct {
 	backingOff int        // entries in stateBackingOff
 	inFlight   int        // entries in stateInFlight
 	running    int        // entries in stateRunning
+	gates      gates      // the entries backing off that are parked at a gate
 	seq        uint64
 	// free recycles entries: without it Add+process costs about 1.5x
 	// client-go's workqueue (BenchmarkAddProcess: 7.3-7.8 ms against
@@ -175,8 +185,13 @@ func (s *store) add(it Item, now time.Time) bool {
 	ci := s.index.cluster(it.Cluster, true)
 	if e := ci.keys.get(it.Key); e != nil {
 		e.cancelled = false
-		if e.state == stateRunning {
+		switch {
+		case e.state == stateRunning:
 			e.dirty = true
+		case e.state == stateBackingOff && s.isParked(e):
+			// News its gate may not carry (the binding changed, say):
+			// decided again now, in its place.
+			s.retryEntry(e)
 		}
 		return false
 	}
@@ -234,6 +249,7 @@ func (s *store) cancelCluster(cluster string) int {
 		case stateBackingOff:
 			s.delayed.remove(int(e.index))
 			s.backingOff--
+			s.unpark(e)
 		default: // running or in flight: see entry.cancelled
 			e.cancelled, e.dirty = true, false
 			continue
@@ -276,6 +292,7 @@ func (s *store) take(domain string, any bool, now time.Time) *entry {
 	}
 	s.running++
 	e.state, e.due = stateRunning, now
+	e.index = int32(s.gates.opens) // while running: see gates.opens
 	e.calls++
 	s.metrics.Removed(s.cfg.Name, e.item.Cluster, e.item.ResourceKind)
 	return e
@@ -288,13 +305,17 @@ func (s *store) take(domain string, any bool, now time.Time) *entry {
 // deferred the item, so nothing was evicted, whatever became of the item.
 func (s *store) done(e *entry, err error, now time.Time, interrupted bool) (earliest, unused bool) {
 	s.running--
+	defer s.callEnded()
+	began := uint32(e.index)
 	latency := e.due.Sub(time.Unix(0, e.enqueued))
 	result := ResultError
-	var abandoned, skipped bool
-	var deferred *RetryAfterError
+	var abandoned, skipped, deferred, parked bool
+	var after time.Duration
+	var gate Gate
 	if err != nil { // errors.As allocates: not on the path of every success
-		abandoned, skipped, deferred = IsAbandoned(err), IsSkipped(err), asRetryAfter(err)
-		unused = abandoned || skipped || deferred != nil
+		abandoned, skipped = IsAbandoned(err), IsSkipped(err)
+		after, gate, parked, deferred = asDeferred(err)
+		unused = abandoned || skipped || deferred
 	}
 	dirty := e.dirty && !e.completed && !e.cancelled
 	e.dirty = false
@@ -308,9 +329,17 @@ func (s *store) done(e *entry, err error, now time.Time, interrupted bool) (earl
 	case abandoned:
 		result = ResultAbandoned
 		s.leaveUnlessDirty(e, dirty, Abandoned, err)
-	case deferred != nil && !e.cancelled && !e.completed:
+	case parked && !e.cancelled && !e.completed && (dirty || s.openedSince(gate, began)):
+		// Its gate opened, or it was added again, while the call decided:
+		// the news it waits for may have come too late for the call.
 		result = ResultDeferred
-		earliest = s.backOff(e, err, now, min(max(deferred.After, s.cfg.BackoffBase), s.cfg.BackoffMax))
+		s.requeue(e, err)
+	case deferred && !e.cancelled && !e.completed:
+		result = ResultDeferred
+		earliest = s.backOff(e, err, now, min(max(after, s.cfg.BackoffBase), s.cfg.BackoffMax))
+		if parked {
+			s.park(e, gate)
+		}
 	case errors.Is(err, ErrInProgress):
 		result = ResultSuccess
 		if e.completed {
@@ -376,12 +405,24 @@ func (s *store) retry(it Item) bool {
 	if e == nil || e.state != stateBackingOff {
 		return false
 	}
+	s.retryEntry(e)
+	return true
+}
+
+// retryEntry makes e, backing off, pending at once, in its place.
+func (s *store) retryEntry(e *entry) {
 	s.delayed.remove(int(e.index))
 	// Still counted by Added since it began backing off, as in advance.
 	s.backingOff--
+	s.unpark(e)
 	e.state = statePending
 	s.pending.push(e)
-	return true
+}
+
+// isParked reports whether e is parked at a gate.
+func (s *store) isParked(e *entry) bool {
+	_, ok := s.gates.at[e]
+	return ok
 }
 
 // complete ends the background eviction of it (see Queue.Complete).
@@ -416,6 +457,7 @@ func (s *store) advance(now time.Time) {
 		if e.state == stateBackingOff {
 			// Still counted by Added since it began backing off.
 			s.backingOff--
+			s.unpark(e)
 			e.state = statePending
 			s.pending.push(e)
 			continue

@@ -21,6 +21,7 @@ var (
 	_ ratelimit.DomainMetrics     = (*metrics.Metrics)(nil)
 	_ evictionqueue.Metrics       = (*metrics.Metrics)(nil)
 	_ evictionqueue.ExpiryMetrics = (*metrics.Metrics)(nil)
+	_ evictionqueue.GateMetrics   = (*metrics.Metrics)(nil)
 )
 
 // The wiring a controller does: one Metrics given to a Limiter reports the

@@ -12,6 +12,7 @@ import (
 // Label names, as the eviction-queue design document names them.
 const (
 	labelQueue   = "queue_name"
+	labelGate    = "gate"
 	labelCluster = "cluster_name"
 	labelKind    = "resource_kind"
 	labelResult  = "result"
@@ -40,6 +41,7 @@ const (
 //	eviction_frozen                      gauge                              1 while an operator's freeze holds evictions back
 //	eviction_storm_hold                  gauge                              1 while a failure storm holds evictions back
 //	eviction_waiting_for_transit_budget  gauge     queue_name               evictions waiting for their binding's transit budget
+//	eviction_queue_parked                gauge     queue_name, gate         items parked at a gate of their queue, by the gate's reason
 //	eviction_api_requests_total          counter   queue_name, verb         requests an eviction sent the API server, by verb
 //	domain_disruption_state              gauge     domain, state            1 for each disruption domain's state now
 //	domain_eviction_rate                 gauge     domain                   each disruption domain's permits per second
@@ -78,6 +80,8 @@ type Metrics struct {
 	stormHold    prometheus.Gauge
 	// transitWaiting is eviction_waiting_for_transit_budget.
 	transitWaiting *prometheus.GaugeVec
+	// parked is eviction_queue_parked.
+	parked *prometheus.GaugeVec
 	// apiRequests is eviction_api_requests_total.
 	apiRequests *prometheus.CounterVec
 	domainState *prometheus.GaugeVec
@@ -166,6 +170,10 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 			Namespace: ns, Name: "eviction_waiting_for_transit_budget",
 			Help: "Number of evictions waiting because their binding's budget of clusters in transit is used up.",
 		}, []string{labelQueue}),
+		parked: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: ns, Name: "eviction_queue_parked",
+			Help: "Number of items parked at a gate of their queue (waiting for a change, with no permit), by the gate's reason.",
+		}, []string{labelQueue, labelGate}),
 		apiRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: ns, Name: "eviction_api_requests_total",
 			Help: "Number of requests the eviction handlers sent the API server, by verb (get, update).",
@@ -345,6 +353,7 @@ func (m *Metrics) register(reg prometheus.Registerer, ns string, queueSeries []s
 		series{name: "eviction_frozen", Collector: m.frozen},
 		series{name: "eviction_storm_hold", Collector: m.stormHold},
 		series{name: "eviction_waiting_for_transit_budget", Collector: m.transitWaiting},
+		series{name: "eviction_queue_parked", Collector: m.parked},
 		series{name: "eviction_api_requests_total", Collector: m.apiRequests},
 		series{name: "domain_disruption_state", Collector: m.domainState},
 		series{name: "domain_eviction_rate", Collector: m.domainRate},

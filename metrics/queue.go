@@ -156,3 +156,16 @@ func label(v string) string {
 	}
 	return strings.ToValidUTF8(v, "\uFFFD")
 }
+
+// Parked sets eviction_queue_parked{queue_name, gate} to n, the items of
+// queue parked now at a gate whose reason is gate (evictionqueue.Park): an
+// eviction with nowhere to go waiting for the fleet to change, one held by
+// an operator's freeze, one waiting for its binding's budget of clusters in
+// transit. The queue reports the number on every change. A negative n is
+// recorded as 0.
+func (m *Metrics) Parked(queue, gate string, n int) {
+	if m == nil {
+		return
+	}
+	m.parked.WithLabelValues(label(queue), label(gate)).Set(float64(max(n, 0)))
+}

@@ -1,10 +1,14 @@
 package metrics_test
 
 import (
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/metrics"
 )
 
@@ -31,4 +35,27 @@ func TestWaitingForTransitBudgetFollowsTheCount(t *testing.T) {
 
 	var none *metrics.Metrics
 	assert.NotPanics(t, func() { none.WaitingForTransitBudget("resource-binding", 1) })
+}
+
+// The parked gauge follows the count the queue reports for each gate's
+// reason, from a queue that parks an item and opens its gate.
+func TestParkedFollowsTheQueue(t *testing.T) {
+	m, reg := newMetrics(t)
+	const name = "eviction_queue_parked"
+	st, err := evictionqueue.NewStore(evictionqueue.Config{Name: "resource-binding", Metrics: m})
+	require.NoError(t, err)
+	now := time.Now()
+	gate := evictionqueue.Gate{Reason: "refused"}
+	it := evictionqueue.Item{Cluster: "m1", Key: "ns/a"}
+	st.Add(it, now)
+	st.Take(now)
+	st.Done(it, evictionqueue.Park(gate, time.Minute, errors.New("nowhere to go")), now)
+	assert.Equal(t, map[string]float64{name + `{gate="refused",queue_name="resource-binding"}`: 1}, samples(t, reg, name))
+	st.Open(gate)
+	assert.Equal(t, map[string]float64{name + `{gate="refused",queue_name="resource-binding"}`: 0}, samples(t, reg, name))
+	m.Parked("resource-binding", "refused", -1)
+	assert.Equal(t, 0.0, samples(t, reg, name)[name+`{gate="refused",queue_name="resource-binding"}`])
+
+	var none *metrics.Metrics
+	assert.NotPanics(t, func() { none.Parked("resource-binding", "refused", 1) })
 }
