@@ -50,7 +50,8 @@
 //     server the Cluster it leaves, those reads (one, for the placements
 //     a benchmark of each shape runs), the binding after a conflict, and
 //     the write (eviction_api_requests_total). A
-//     refusal is decided again when a cluster recovers, within one
+//     refusal waits parked in its queue, in its place, and is decided
+//     again when a cluster recovers, within one
 //     ClusterStatusUpdateFrequency of a cluster reporting room, and at
 //     least every EvictionOptions.RefusalRecheck.
 //   - Permits pay for evictions written: a call that finds nothing to do,
@@ -77,13 +78,13 @@
 //     budget of clusters in transit (its MaxClustersInTransitAnnotation,
 //     else EvictionOptions.MaxClustersInTransit; 0, the default, is
 //     unlimited): an eviction beyond it, counted on the binding read fresh
-//     (every open task, whoever wrote it), is deferred, keeping its place
-//     and giving its permit back with no failure counted, and a Warning
-//     Event ClustersInTransit says the budget, the clusters in transit and
-//     the cluster that waits. eviction_waiting_for_transit_budget{queue_name}
-//     is the number of evictions waiting so, exact at every change. It is
-//     tried again at once when a task of the binding ends, and at
-//     least every
+//     (every open task, whoever wrote it), parks in its queue at the
+//     binding's gate, keeping its place and giving its permit back with no
+//     failure counted, and a Warning Event ClustersInTransit says the
+//     budget, the clusters in transit and the cluster that waits.
+//     eviction_waiting_for_transit_budget{queue_name} is the number of
+//     evictions waiting so, exact at every change. It is decided again at
+//     once when a task of the binding ends, and at least every
 //     min(ClusterStatusUpdateFrequency, 10s). The count is the binding's, so a new leader honours
 //     it; an annotation that is not a non-negative integer is said in a
 //     Warning Event InvalidMaxClustersInTransit and the option applies.

@@ -2,6 +2,8 @@ package controllers
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -73,7 +75,7 @@ func TestEvictAfterAConflictChecksAgain(t *testing.T) {
 	events := &recorded{}
 	ctrl := newController(t, EvictionOptions{}, c, events)
 	err := ctrl.evictHandler(resourceBindings())(context.Background(), webItem)
-	assert.True(t, evictionqueue.IsAbandoned(err), "%v: want nowhere to go", err)
+	assert.True(t, isRefused(err), "%v: want nowhere to go", err)
 	assert.Equal(t, 1, *updates, "the write that conflicted, and no other")
 	got := binding(t, c)
 	assert.True(t, got.Spec.TargetContains("member1"), "still on member1: %v", got.Spec.Clusters)
@@ -150,7 +152,7 @@ func TestEvictConfirmsTheTargetsOnFreshReads(t *testing.T) {
 	ctrl.fleet = &karmada.Fleet{}
 	syncFleet(t, ctrl, cached)
 	err := ctrl.evictHandler(resourceBindings())(context.Background(), webItem)
-	assert.True(t, evictionqueue.IsAbandoned(err), "%v: want nowhere to go", err)
+	assert.True(t, isRefused(err), "%v: want nowhere to go", err)
 	assert.True(t, binding(t, fresh).Spec.TargetContains("member1"), "the copy on member1 stays")
 	assert.Equal(t, recorded{string(prescheduling.NoEligibleCluster)}, *events)
 }
@@ -215,10 +217,56 @@ func withQueues(t *testing.T, ctrl *EvictionController) {
 	t.Helper()
 	ctrl.kinds = []*kind{resourceBindings(), clusterResourceBindings()}
 	for _, k := range ctrl.kinds {
-		q, err := evictionqueue.New(evictionqueue.Config{Name: k.queue, Clock: clocktesting.NewFakeClock(evictNow)}, ctrl.evictHandler(k))
+		tq := &testQueue{permits: make(chan struct{}), results: make(chan error, 1)}
+		h := ctrl.evictHandler(k)
+		q, err := evictionqueue.New(evictionqueue.Config{Name: k.queue, Clock: clocktesting.NewFakeClock(evictNow), Pacer: tq},
+			func(ctx context.Context, it evictionqueue.Item) error {
+				err := h(ctx, it)
+				tq.results <- err
+				return err
+			})
 		require.NoError(t, err)
 		k.q = q
+		testQueues.Store(k, tq)
 	}
+}
+
+// testQueue is what decide needs of a queue of withQueues: its pacer hands
+// out one permit per decide, and its handler reports each result.
+type testQueue struct {
+	permits chan struct{}
+	results chan error
+}
+
+func (tq *testQueue) Wait(ctx context.Context) error {
+	select {
+	case <-tq.permits:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// testQueues holds the testQueue of each kind of withQueues.
+var testQueues sync.Map
+
+// decide passes it through k's queue (made by withQueues) once, as a worker
+// does with one permit, and returns the handler's result: the queue acts on
+// it, parking a refusal at its gate, holding an eviction in flight. The
+// head pending item is handled: the tests that call it keep one pending
+// at most.
+func decide(t *testing.T, k *kind, it evictionqueue.Item) error {
+	t.Helper()
+	v, ok := testQueues.Load(k)
+	require.True(t, ok, "decide needs the queues of withQueues")
+	tq := v.(*testQueue)
+	k.q.Add(it)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- k.q.Run(ctx) }()
+	defer func() { cancel(); require.NoError(t, <-done) }()
+	tq.permits <- struct{}{}
+	return <-tq.results
 }
 
 // Finding 5: a new leader takes over the evictions its predecessor left in
@@ -258,11 +306,10 @@ func TestARefusalIsDecidedAgain(t *testing.T) {
 	ctrl := newController(t, EvictionOptions{RefusalRecheck: time.Minute}, c, &recorded{})
 	withQueues(t, ctrl)
 	rb := ctrl.kinds[0]
-	err := ctrl.evictHandler(rb)(context.Background(), webItem)
-	require.True(t, evictionqueue.IsAbandoned(err), "%v: member2 is faulty too", err)
-	assert.Equal(t, []evictionqueue.Item{webItem}, rb.refused.list())
+	requireRefused(t, decide(t, rb, webItem), time.Minute)
+	assert.Equal(t, 1, rb.q.Parked(refusedGate), "member2 is faulty too: the refusal waits in its queue")
 
-	// member2 recovers: the refusal is queued again, and now goes.
+	// member2 recovers: the refusal is decided again, and now goes.
 	assert.True(t, ctrl.setFaulty("member2", true) == false)
 	m2.Spec.Taints = nil
 	require.NoError(t, c.Update(context.Background(), m2))
@@ -270,21 +317,27 @@ func TestARefusalIsDecidedAgain(t *testing.T) {
 	if ctrl.setFaulty("member2", false) {
 		ctrl.recheck()
 	}
+	assert.Zero(t, rb.q.Parked(refusedGate))
 	assert.Equal(t, []string{"shop/web"}, keysOf(rb.q.Pending()))
-	requireEvicted(t, ctrl.evictHandler(rb)(context.Background(), webItem))
-	assert.Empty(t, rb.refused.list(), "evicted: nothing left to decide")
+	requireEvicted(t, decide(t, rb, webItem))
+	assert.Zero(t, rb.q.Len(), "evicted: nothing left to decide")
+	assert.Equal(t, 1, rb.q.InFlight())
+}
 
-	// At the latest after RefusalRecheck, whatever the fleet did.
-	fc := ctrl.opts.Clock.(*clocktesting.FakeClock)
-	ctrl.kinds[1].refused.add(evictionqueue.Item{Cluster: "member1", Key: "crb"})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- ctrl.recheckRefusals(ctx) }()
-	require.Eventually(t, fc.HasWaiters, time.Second, time.Millisecond)
-	fc.Step(time.Minute)
-	require.Eventually(t, func() bool { return ctrl.kinds[1].q.Len() == 1 }, time.Second, time.Millisecond)
-	cancel()
-	require.NoError(t, <-done)
+// isRefused reports whether err parks its item as refused.
+func isRefused(err error) bool {
+	var p *evictionqueue.ParkError
+	return errors.As(err, &p) && p.Gate == refusedGate
+}
+
+// requireRefused asserts that err parks its item as refused, for at most
+// max.
+func requireRefused(t *testing.T, err error, max time.Duration) {
+	t.Helper()
+	var p *evictionqueue.ParkError
+	require.ErrorAs(t, err, &p, "not parked")
+	assert.Equal(t, refusedGate, p.Gate)
+	assert.Equal(t, max, p.Max)
 }
 
 func keysOf(items []evictionqueue.Item) []string {

@@ -399,7 +399,7 @@ func TestEvictHandlerResumesAtTheObservedAffinityTerm(t *testing.T) {
 				assert.Empty(t, *events)
 				return
 			}
-			assert.True(t, evictionqueue.IsAbandoned(err), "abandoned: %v", err)
+			assert.True(t, isRefused(err), "refused: %v", err)
 			assert.Equal(t, b.Spec.Clusters, got.Spec.Clusters, "still on member1")
 			assert.Empty(t, got.Spec.GracefulEvictionTasks)
 			assert.Equal(t, recorded{string(prescheduling.NoEligibleCluster)}, *events)

@@ -79,18 +79,12 @@ func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 // The binding is read from bindings: the cache first, the API server after
 // a conflict.
 func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqueue.Item, key types.NamespacedName, bindings client.Reader, sent *requests, logger logr.Logger) error {
-	// Waiting for its binding's budget, it is decided again now, or waits
-	// for the thaw: either way it no longer waits for the budget, and
-	// eviction_waiting_for_transit_budget stops counting it.
-	k.inTransit.forget(it)
 	// An operator's freeze holds every eviction back before anything is
-	// read: the item stays queued and its permit goes back.
-	// It is tried again at once when the freeze thaws (thawed).
-	if err := c.heldByFreeze(k, it); err != nil {
+	// read: the item parks at the freeze's gate, its permit back, and is
+	// decided again at once when the freeze thaws (thawed).
+	if err := c.heldByFreeze(); err != nil {
 		return err
 	}
-	// Waiting for a thaw, it is decided again now.
-	k.frozen.forget(it)
 	// The item may have waited long, and the cache may lag: decide on the
 	// Cluster as the API server holds it now, and on a binding the write
 	// confirms (its resourceVersion) or reads fresh after a conflict. A
@@ -102,7 +96,6 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 	sent.gets++
 	if err := c.reader.Get(ctx, types.NamespacedName{Name: it.Cluster}, &cl); err != nil {
 		if apierrors.IsNotFound(err) {
-			k.refused.forget(it)
 			return evictionqueue.Skip(fmt.Errorf("cluster %s is gone", it.Cluster))
 		}
 		return err
@@ -119,7 +112,6 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 		return err
 	}
 	ev := c.evictor()
-	rechecks := c.rechecks.Load() // before the Fleet is read: see refuse
 	step, err := ev.Evict(logr.NewContext(ctx, logger), c.opts.Clock.Now(), it.Key, obj, &cl, sent.counting(c.confirm))
 	if step.BudgetErr != nil {
 		_, err := c.transitBudget(obj) // the path's error, in the controller's words
@@ -132,7 +124,6 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 	res := step.Result
 	switch step.Action {
 	case karmada.EvictionSkip:
-		k.refused.forget(it)
 		return evictionqueue.Skip(errors.New(step.Why))
 	case karmada.EvictionInvalid:
 		if res.Code == prescheduling.InvalidRequest {
@@ -141,15 +132,13 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 		}
 		return evictionqueue.Abandon(step.Err)
 	case karmada.EvictionStays:
-		k.refused.forget(it)
 		logger.V(1).Info("no longer to be evicted", "why", step.Decision.Reason)
 		return evictionqueue.Skip(errors.New(step.Decision.Reason))
 	case karmada.EvictionWaitForBudget:
 		open, budget := step.InTransit, step.Budget
 		c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventReasonClustersInTransit, eventActionEvict,
 			"not evicted from cluster %s yet: %d of at most %d clusters in transit (%s)", it.Cluster, len(open), budget, strings.Join(open, ", "))
-		k.inTransit.add(it)
-		return evictionqueue.RetryAfter(c.transitRetry(),
+		return evictionqueue.Park(transitGate(it.Key), c.transitRetry(),
 			fmt.Errorf("controllers: %s from %s waits: %d of at most %d clusters in transit", it.Key, it.Cluster, len(open), budget))
 	case karmada.EvictionWaitForRoom, karmada.EvictionRefused:
 		c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(res.Code), eventActionEvict,
@@ -160,8 +149,10 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 			// Ledger learns only when asked again.
 			return evictionqueue.RetryAfter(min(res.RetryAfter, c.opts.ClusterStatusUpdateFrequency), why)
 		}
-		c.refuse(k, it, rechecks)
-		return evictionqueue.Abandon(why)
+		// Decided again when the fleet changes so that it may help
+		// (recheck opens the gate), and after RefusalRecheck at the
+		// latest: a change while this call decided included.
+		return evictionqueue.Park(refusedGate, c.opts.RefusalRecheck, why)
 	case karmada.EvictionUnconfirmed:
 		// The Fleet lags behind the clusters it relies on, or the
 		// placement needs more read than an eviction reads: decided again
@@ -176,7 +167,7 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 
 	// A freeze set while this attempt read and decided stops its write:
 	// nothing moves, so the room held goes back.
-	if err := c.heldByFreeze(k, it); err != nil {
+	if err := c.heldByFreeze(); err != nil {
 		step.Hold.Release()
 		return err
 	}
@@ -196,7 +187,6 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 		}
 		return err
 	}
-	k.refused.forget(it)
 	logger.Info("evicted", "why", step.Decision.Reason)
 	// In flight until the binding's reconcile sees its task gone
 	// (endRemoved) or EvictionOptions.InFlightTTL passes. A reconcile that
@@ -210,31 +200,15 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 	return evictionqueue.ErrInProgress
 }
 
-// refuse records it as refused by a check that read the Fleet when the
-// refusals had been decided again rechecks times: it is decided again when
-// the fleet changes so that it may help, and at the latest after
-// RefusalRecheck (EvictionController.recheck). A recheck that came since
-// the check read the Fleet listed the refusals without it, though the
-// change it answers may be the one the check lacked: it is queued again at
-// once, as that recheck would have (pending again when its handler call
-// ends, evictionqueue.Queue.Add).
-func (c *EvictionController) refuse(k *kind, it evictionqueue.Item, rechecks uint64) {
-	k.refused.add(it)
-	if c.rechecks.Load() != rechecks && k.q != nil {
-		k.q.Add(it)
-	}
-}
-
-// heldByFreeze is the handler's result for it when an operator's freeze
-// holds evictions back now (deferred, with no failure counted, until the
-// freeze may lapse or thaw), and nil when none does.
-func (c *EvictionController) heldByFreeze(k *kind, it evictionqueue.Item) error {
+// heldByFreeze is the handler's result when an operator's freeze holds
+// evictions back now (parked at frozenGate, with no failure counted, until
+// the freeze may lapse or thaws), and nil when none does.
+func (c *EvictionController) heldByFreeze() error {
 	f := c.freeze.check()
 	if !f.frozen {
 		return nil
 	}
-	k.frozen.add(it)
-	return evictionqueue.RetryAfter(f.retryAfter(c.opts.Clock.Now()),
+	return evictionqueue.Park(frozenGate, f.retryAfter(c.opts.Clock.Now()),
 		fmt.Errorf("controllers: evictions frozen by ConfigMap %s: %s", c.opts.Freeze, f.why))
 }
 
@@ -292,10 +266,9 @@ type requestMetrics interface {
 
 // bindingGone gives back what is held for the binding key of kind k, which
 // is gone: its evictions in flight end (their slots in the queue and the
-// room held for them), and its refusals are forgotten.
+// room held for them). Its items parked at a gate are decided again when
+// it opens or their wait ends, and then skipped.
 func (c *EvictionController) bindingGone(k *kind, key string) {
-	k.refused.forgetBinding(key)
-	k.inTransit.forgetBinding(key)
 	for _, cl := range k.inFlight.takeBinding(key) {
 		if k.q != nil {
 			k.q.Complete(evictionqueue.Item{Cluster: cl, Key: key})

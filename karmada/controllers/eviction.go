@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
@@ -104,7 +103,8 @@ type EvictionOptions struct {
 	// change the answer: a cluster loses its evicting taints or appears,
 	// or a resource summary changes (all the changes of one
 	// ClusterStatusUpdateFrequency decided together, within that period).
-	// Default DefaultRefusalRecheck.
+	// It waits parked in its queue, no longer than the queue's BackoffMax
+	// (5m) whatever this says. Default DefaultRefusalRecheck.
 	RefusalRecheck time.Duration
 	// MaxInFlight caps the evictions of each queue in flight at once: a
 	// handler call, and an eviction whose graceful eviction task is open
@@ -245,10 +245,10 @@ func (o EvictionOptions) withDefaults() (EvictionOptions, error) {
 // state), with optimistic concurrency: a conflict starts the attempt again
 // from the fresh reads. The clusters a feasible check moves replicas to are
 // read fresh, and the check run again on them, before the write. Infeasible:
-// nothing is written, the item is abandoned (its permit goes back to the
-// Limiter), a Warning Event on the binding says why, and the eviction is
-// decided again when a cluster recovers or reports room, and at least every
-// RefusalRecheck. Written, the eviction counts in flight in its queue until
+// nothing is written, the item parks in its queue at refusedGate (its
+// permit goes back to the Limiter, its place in line kept), a Warning Event
+// on the binding says why, and the eviction is decided again when a cluster
+// recovers or reports room, and at least every RefusalRecheck. Written, the eviction counts in flight in its queue until
 // the controller's reconcile of the binding sees its task gone, whoever
 // removed it (the GracefulEvictionController, Karmada's, another writer),
 // or the binding gone, or InFlightTTL passes: one end path, which gives
@@ -275,9 +275,6 @@ type EvictionController struct {
 	freeze *freezeGate
 	// requests records what the handlers send the API server.
 	requests requestMetrics
-	// rechecks counts the times the refusals were decided again (recheck),
-	// so that an attempt can tell that one came while it decided.
-	rechecks atomic.Uint64
 
 	mu              sync.Mutex
 	lastRoomRecheck time.Time       // see recheckOnRoom
@@ -367,7 +364,9 @@ func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
 		}
 	}
 	c.kinds = []*kind{resourceBindings(), clusterResourceBindings()}
-	c.reportTransit(m)
+	for _, k := range c.kinds {
+		m.WaitingForTransitBudget(k.queue, 0) // from 0 before the first
+	}
 	if err := indexBindings(ctx, mgr, c.kinds); err != nil {
 		return err
 	}
@@ -378,7 +377,7 @@ func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
 			Pacer:       limiter,
 			MaxInFlight: c.opts.MaxInFlight,
 			InFlightTTL: c.opts.InFlightTTL,
-			Metrics:     m,
+			Metrics:     queueMetrics{m},
 			Clock:       c.opts.Clock,
 			Logger:      mgr.GetLogger().WithName(k.queue),
 			DomainOf:    domainOf,

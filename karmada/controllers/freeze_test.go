@@ -119,9 +119,10 @@ func handle(ctrl *EvictionController) error {
 // nothing read or written, no Event.
 func requireHeldBack(t *testing.T, err error, after time.Duration, c client.Client, reads *int, events *recorded, why ...string) {
 	t.Helper()
-	var deferred *evictionqueue.RetryAfterError
-	require.True(t, errors.As(err, &deferred), "not deferred: %v", err)
-	assert.Equal(t, after, deferred.After)
+	var parked *evictionqueue.ParkError
+	require.True(t, errors.As(err, &parked), "not parked: %v", err)
+	assert.Equal(t, after, parked.Max)
+	assert.Equal(t, frozenGate, parked.Gate)
 	assert.False(t, evictionqueue.IsAbandoned(err) || evictionqueue.IsSkipped(err), "the item must stay queued: %v", err)
 	assert.Contains(t, err.Error(), "frozen by ConfigMap karmada-system/failover-freeze")
 	for _, w := range why {
@@ -417,8 +418,9 @@ func TestFreezeDuringAnAttemptStopsItsWrite(t *testing.T) {
 	ctrl.freeze = gate
 
 	err := handle(ctrl)
-	var deferred *evictionqueue.RetryAfterError
-	require.True(t, errors.As(err, &deferred), "not deferred: %v", err)
+	var parked *evictionqueue.ParkError
+	require.True(t, errors.As(err, &parked), "not parked: %v", err)
+	assert.Equal(t, frozenGate, parked.Gate)
 	assert.Contains(t, err.Error(), "INC-7")
 	var b workv1alpha2.ResourceBinding
 	require.NoError(t, c.Get(context.Background(), client.ObjectKey{Namespace: "shop", Name: "web"}, &b))

@@ -24,15 +24,13 @@ import (
 
 // ended ends the eviction of binding key from cluster in k's queue: it no
 // longer counts in flight, and the evictions of the binding waiting for its
-// budget of clusters in transit are tried again at once.
+// budget of clusters in transit are decided again at once.
 func (c *EvictionController) ended(k *kind, key, cluster string) {
 	if k.q == nil {
 		return
 	}
 	k.q.Complete(evictionqueue.Item{Cluster: cluster, Key: key})
-	for _, it := range k.inTransit.takeBinding(key) {
-		k.q.Retry(it)
-	}
+	k.q.Open(transitGate(key))
 }
 
 // endRemoved ends the evictions of the binding obj (with spec, as the
@@ -296,25 +294,14 @@ func (c *EvictionController) predict(ctx context.Context, spec *workv1alpha2.Res
 	return res
 }
 
-// recheckRefusals decides again, every RefusalRecheck until ctx ends, every
-// eviction the check refused, and at the end of each
-// ClusterStatusUpdateFrequency in which recheckOnRoom let a change of room
-// pass (recheckLetPass). It runs under leader election, as the queues do.
+// recheckRefusals decides again every eviction the check refused at the
+// end of each ClusterStatusUpdateFrequency in which recheckOnRoom let a
+// change of room pass (recheckLetPass), until ctx ends; each refusal also
+// waits at most RefusalRecheck (its park). It runs under leader election,
+// as the queues do.
 func (c *EvictionController) recheckRefusals(ctx context.Context) error {
-	all := c.opts.Clock.NewTicker(c.opts.RefusalRecheck)
-	defer all.Stop()
-	room := c.opts.Clock.NewTicker(c.opts.ClusterStatusUpdateFrequency)
-	defer room.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-all.C():
-			c.recheck()
-		case <-room.C():
-			c.recheckLetPass()
-		}
-	}
+	every(ctx, c.opts.Clock, c.opts.ClusterStatusUpdateFrequency, c.recheckLetPass)
+	return nil
 }
 
 // every calls f every d of clk until ctx ends.
@@ -331,13 +318,12 @@ func every(ctx context.Context, clk clock.WithTicker, d time.Duration, f func())
 	}
 }
 
-// recheck queues every eviction the check refused again, to be decided
-// again on the fleet as it is now.
+// recheck decides again every eviction the check refused, on the fleet as
+// it is now: it opens refusedGate of each queue.
 func (c *EvictionController) recheck() {
-	c.rechecks.Add(1) // before the lists: see refuse
 	for _, k := range c.kinds {
-		for _, it := range k.refused.list() {
-			k.q.Add(it)
+		if k.q != nil {
+			k.q.Open(refusedGate)
 		}
 	}
 }
@@ -409,18 +395,14 @@ func mark(set *map[string]bool, cluster string, in bool) (was bool) {
 	return was
 }
 
-// thawed tries again at once every eviction an operator's freeze held
-// back: each waits out a RetryAfter of up to freezeRecheck otherwise. Only
-// the items backing off move (evictionqueue.Queue.Retry); one whose
-// attempt is still returning from the freeze waits for its RetryAfter.
-// They take permits as any other item: no burst past the bucket.
+// thawed decides again at once every eviction an operator's freeze held
+// back (parked at frozenGate, one whose attempt is still returning from
+// the freeze included): each would wait out its park otherwise. They take
+// permits as any other item: no burst past the bucket.
 func (c *EvictionController) thawed() {
 	for _, k := range c.kinds {
-		if k.q == nil {
-			continue
-		}
-		for _, it := range k.frozen.takeAll() {
-			k.q.Retry(it)
+		if k.q != nil {
+			k.q.Open(frozenGate)
 		}
 	}
 }

@@ -32,21 +32,6 @@ type kind struct {
 	status func(client.Object) *workv1alpha2.ResourceBindingStatus
 	toLib  func(client.Object) (gracefulevict.Binding, error)
 	q      *evictionqueue.Queue // set by EvictionController.SetupWithManager
-	// refused are the items the check refused, to decide again.
-	refused refusals
-	// inTransit are the items waiting for their binding's budget of
-	// clusters in transit, to try again as soon as a task of the binding
-	// is seen to end (endRemoved). An item leaves it when it is tried
-	// again (its next attempt, or a task's end), or its binding or cluster
-	// is gone; its size is eviction_waiting_for_transit_budget
-	// (EvictionController.reportTransit). One gap: an item a task's end
-	// lets go of while its attempt is still returning (Queue.Retry finds it
-	// running) waits out that attempt's RetryAfter, at most 10s, no longer
-	// counted.
-	inTransit refusals
-	// frozen are the items an operator's freeze held back, to try again
-	// as soon as it thaws (EvictionController.thawed).
-	frozen refusals
 	// inFlight are the evictions of the queue counted in flight that this
 	// controller wrote or took over, by binding, to end when their task is
 	// seen gone (EvictionController.endRemoved).

@@ -58,9 +58,9 @@ func TestLosingANoScheduleTaintDecidesTheRefusalsAgain(t *testing.T) {
 	rb := ctrl.kinds[0]
 	_, err := ctrl.clusterChanged(ctx, "member2") // tainted: its room recheck is used up
 	require.NoError(t, err)
-	err = ctrl.evictHandler(rb)(ctx, webItem)
-	require.True(t, evictionqueue.IsAbandoned(err), "%v: member2 takes nothing new", err)
-	require.Equal(t, []evictionqueue.Item{webItem}, rb.refused.list())
+	err = decide(t, rb, webItem)
+	require.True(t, isRefused(err), "%v: member2 takes nothing new", err)
+	require.Equal(t, 1, rb.q.Parked(refusedGate))
 
 	m2.Spec.Taints = nil
 	require.NoError(t, c.Update(ctx, m2))
@@ -68,7 +68,7 @@ func TestLosingANoScheduleTaintDecidesTheRefusalsAgain(t *testing.T) {
 	_, err = ctrl.clusterChanged(ctx, "member2")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"shop/web"}, keysOf(rb.q.Pending()), "the refusal waits for the next room recheck")
-	requireEvicted(t, ctrl.evictHandler(rb)(ctx, webItem))
+	requireEvicted(t, decide(t, rb, webItem))
 }
 
 // A change of room that the once-per-report throttle lets pass is not
@@ -80,7 +80,7 @@ func TestLosingANoScheduleTaintDecidesTheRefusalsAgain(t *testing.T) {
 // reconciles use the period up).
 func TestARoomChangeLetPassIsDecidedAtThePeriodsEnd(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := world(t, newBinding(nil))
+		c, _ := noScheduleWorld(t)
 		ctrl := newController(t, EvictionOptions{RefusalRecheck: time.Hour}, c, &recorded{})
 		withQueues(t, ctrl)
 		rb := ctrl.kinds[0]
@@ -92,15 +92,16 @@ func TestARoomChangeLetPassIsDecidedAtThePeriodsEnd(t *testing.T) {
 
 		_, err := ctrl.clusterChanged(ctx, "member2") // uses the period up
 		require.NoError(t, err)
-		rb.refused.add(webItem) // refused for want of room
+		requireRefused(t, decide(t, rb, webItem), time.Hour) // member2 takes nothing new
 		_, err = ctrl.clusterChanged(ctx, "member2")
 		require.NoError(t, err)
 		synctest.Wait()
-		require.Zero(t, rb.q.Len(), "a second report within the period queues the refusals again")
+		require.Equal(t, 1, rb.q.Parked(refusedGate), "a second report within the period decides the refusals again")
 
 		clk.Step(ctrl.opts.ClusterStatusUpdateFrequency)
 		synctest.Wait()
-		assert.Equal(t, []evictionqueue.Item{webItem}, rb.q.Pending(), "the change let pass is never decided")
+		assert.Zero(t, rb.q.Parked(refusedGate), "the change let pass is never decided")
+		assert.Equal(t, []evictionqueue.Item{webItem}, rb.q.Pending())
 
 		// No change let pass: the period's end queues nothing.
 		rb.q.CancelCluster(webItem.Cluster)
@@ -152,11 +153,11 @@ func TestAChangeWhileARefusalIsRecordedDecidesItAgain(t *testing.T) {
 	rb := ctrl.kinds[0]
 	_, err := ctrl.clusterChanged(ctx, "member2")
 	require.NoError(t, err)
-	err = ctrl.evictHandler(rb)(ctx, webItem)
-	require.True(t, evictionqueue.IsAbandoned(err), "%v: member2 took nothing new when checked", err)
+	err = decide(t, rb, webItem)
+	require.True(t, isRefused(err), "%v: member2 took nothing new when checked", err)
 	require.True(t, events.fired)
 	assert.Equal(t, []string{"shop/web"}, keysOf(rb.q.Pending()), "the refusal waits for RefusalRecheck")
-	requireEvicted(t, ctrl.evictHandler(rb)(ctx, webItem))
+	requireEvicted(t, decide(t, rb, webItem))
 }
 
 // A faulty cluster's room steers the scheduler too: an Aggregated eviction
@@ -185,8 +186,8 @@ func TestAFaultyClustersRoomDecidesTheRefusalsAgain(t *testing.T) {
 	ctrl := newController(t, EvictionOptions{RefusalRecheck: time.Hour}, c, &recorded{})
 	withQueues(t, ctrl)
 	rb := ctrl.kinds[0]
-	err := ctrl.evictHandler(rb)(ctx, webItem)
-	require.True(t, evictionqueue.IsAbandoned(err), "%v: the scheduler would pick member3, faulty, with the most room", err)
+	err := decide(t, rb, webItem)
+	require.True(t, isRefused(err), "%v: the scheduler would pick member3, faulty, with the most room", err)
 
 	var m3 clusterv1alpha1.Cluster
 	require.NoError(t, c.Get(ctx, client.ObjectKey{Name: "member3"}, &m3))
@@ -195,5 +196,5 @@ func TestAFaultyClustersRoomDecidesTheRefusalsAgain(t *testing.T) {
 	_, err = ctrl.clusterChanged(ctx, "member3")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"shop/web"}, keysOf(rb.q.Pending()), "the refusal waits for RefusalRecheck")
-	requireEvicted(t, ctrl.evictHandler(rb)(ctx, webItem))
+	requireEvicted(t, decide(t, rb, webItem))
 }

@@ -100,8 +100,6 @@ func (c *EvictionController) clusterChanged(ctx context.Context, name string) (r
 		if n := k.q.CancelCluster(name); n > 0 {
 			log.FromContext(ctx).Info("cluster recovered: queued evictions cancelled", "queue", k.queue, "cancelled", n)
 		}
-		k.refused.forgetCluster(name)
-		k.inTransit.forgetCluster(name)
 	}
 	recovered := c.setFaulty(name, false)
 	// A cluster that loses its last NoSchedule taint is a target

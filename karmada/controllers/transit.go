@@ -56,20 +56,3 @@ func (c *EvictionController) transitBudget(obj client.Object) (int, error) {
 func (c *EvictionController) transitRetry() time.Duration {
 	return min(c.opts.ClusterStatusUpdateFrequency, maxTransitRetry)
 }
-
-// transitMetrics is what the budget of clusters in transit reports:
-// metrics.Metrics.WaitingForTransitBudget.
-type transitMetrics interface {
-	WaitingForTransitBudget(queue string, n int)
-}
-
-// reportTransit keeps eviction_waiting_for_transit_budget{queue} of each
-// kind at the number of its evictions waiting for their binding's budget
-// (kind.inTransit), from 0 before the first: the set reports its own size
-// on every change, whoever makes it (an attempt, a task's end, bindingGone, the
-// taint manager's forgetCluster), so no caller can leave the gauge behind.
-func (c *EvictionController) reportTransit(m transitMetrics) {
-	for _, k := range c.kinds {
-		k.inTransit.reportSize(func(n int) { m.WaitingForTransitBudget(k.queue, n) })
-	}
-}

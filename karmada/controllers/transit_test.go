@@ -3,9 +3,13 @@ package controllers
 import (
 	"context"
 	"errors"
-	"k8s.io/apimachinery/pkg/types"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/go-logr/logr"
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
@@ -18,6 +22,7 @@ import (
 
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/metrics"
 )
 
 // transitWorld is shop/web on member1, member3 and member5, all three
@@ -46,10 +51,10 @@ func transitWorld(t *testing.T, budget string) client.WithWatch {
 // back, no failure counted) by the short retry, no task written for it.
 func requireWaits(t *testing.T, err error, c client.Client, cluster string) {
 	t.Helper()
-	var deferred *evictionqueue.RetryAfterError
-	require.True(t, errors.As(err, &deferred), "not deferred: %v", err)
-	assert.Equal(t, 10*time.Second, deferred.After)
-	assert.False(t, evictionqueue.IsAbandoned(err) || evictionqueue.IsSkipped(err), "the item must stay queued: %v", err)
+	var parked *evictionqueue.ParkError
+	require.True(t, errors.As(err, &parked), "not parked: %v", err)
+	assert.Equal(t, 10*time.Second, parked.Max)
+	assert.Equal(t, transitGate("shop/web"), parked.Gate)
 	assert.Contains(t, err.Error(), "clusters in transit")
 	for _, task := range binding(t, c).Spec.GracefulEvictionTasks {
 		assert.NotEqual(t, cluster, task.FromCluster, "evicted beyond the budget")
@@ -174,85 +179,55 @@ func TestBudgetCountsEveryTask(t *testing.T) {
 	assert.Contains(t, err.Error(), "MaxClustersInTransit (--max-clusters-in-transit) -1")
 }
 
-// The evictions waiting for their binding's budget are kept, to be tried
-// again at once when a task of the binding ends (endRemoved); an attempt, the
-// binding gone, or the cluster's recovery lets go of them.
+// The evictions waiting for their binding's budget park at its gate, to be
+// decided again at once when a task of the binding ends (endRemoved), not
+// another binding's; each counts once however often it parks; a freeze
+// parks it at the freeze's gate instead, and its cluster's recovery ends it.
 func TestEndedRetriesTheEvictionsWaitingForTheBudget(t *testing.T) {
-	c := transitWorld(t, "1")
-	ctrl := newController(t, EvictionOptions{}, c, &recorded{})
-	withQueues(t, ctrl)
-	k := ctrl.kinds[0]
-	h := ctrl.evictHandler(k)
-	ctx := context.Background()
-	requireEvicted(t, h(ctx, item("member1")))
-	requireWaits(t, h(ctx, item("member3")), c, "member3")
-	requireWaits(t, h(ctx, item("member5")), c, "member5")
-	assert.ElementsMatch(t, []evictionqueue.Item{item("member3"), item("member5")}, k.inTransit.list())
-
-	endEviction(t, ctrl, k, c, types.NamespacedName{Namespace: "shop", Name: "other"}, "member1")
-	assert.Len(t, k.inTransit.list(), 2, "another binding's task ended")
-	endEviction(t, ctrl, k, c, types.NamespacedName{Namespace: "shop", Name: "web"}, "member1")
-	assert.Empty(t, k.inTransit.list(), "retried, and let go of")
-
-	requireEvicted(t, h(ctx, item("member3")), "the budget has room again")
-	requireWaits(t, h(ctx, item("member5")), c, "member5")
-	ctrl.bindingGone(k, "shop/web")
-	assert.Empty(t, k.inTransit.list())
-}
-
-// transitGauge records what the controller reports to
-// eviction_waiting_for_transit_budget, per queue.
-type transitGauge map[string]int
-
-func (g transitGauge) WaitingForTransitBudget(queue string, n int) { g[queue] = n }
-
-// eviction_waiting_for_transit_budget is the number of evictions waiting
-// for their binding's budget at every step, whatever lets go of them: it
-// starts at 0 for both queues, counts each deferred eviction once however
-// often it is deferred, and drops when an eviction is tried again (its own
-// next attempt, or a task of the binding ending), its binding is gone, its cluster recovers, or a
-// freeze holds it back instead.
-func TestWaitingForTransitBudgetCountsTheWaitingEvictions(t *testing.T) {
 	c := transitWorld(t, "1")
 	ctrl := newController(t, EvictionOptions{Freeze: freezeName}, c, &recorded{})
 	withQueues(t, ctrl)
-	gauge := transitGauge{}
-	ctrl.reportTransit(gauge)
-	assert.Equal(t, transitGauge{ResourceBindingQueue: 0, ClusterResourceBindingQueue: 0}, gauge)
 	k := ctrl.kinds[0]
-	h := ctrl.evictHandler(k)
-	ctx := context.Background()
-	waiting := func() int { return gauge[ResourceBindingQueue] }
-
-	requireEvicted(t, h(ctx, item("member1")))
-	assert.Equal(t, 0, waiting(), "evicted within the budget")
-	requireWaits(t, h(ctx, item("member3")), c, "member3")
-	requireWaits(t, h(ctx, item("member5")), c, "member5")
+	waiting := func() int { return k.q.Parked(transitGate("shop/web")) }
+	requireEvicted(t, decide(t, k, item("member1")))
+	requireWaits(t, decide(t, k, item("member3")), c, "member3")
+	requireWaits(t, decide(t, k, item("member5")), c, "member5")
 	assert.Equal(t, 2, waiting())
-	requireWaits(t, h(ctx, item("member5")), c, "member5")
-	assert.Equal(t, 2, waiting(), "deferred again, counted once")
 
 	endEviction(t, ctrl, k, c, types.NamespacedName{Namespace: "shop", Name: "other"}, "member1")
 	assert.Equal(t, 2, waiting(), "another binding's task ended")
 	endEviction(t, ctrl, k, c, types.NamespacedName{Namespace: "shop", Name: "web"}, "member1")
-	assert.Equal(t, 0, waiting(), "tried again")
+	assert.Zero(t, waiting(), "decided again")
+	assert.Equal(t, []string{"shop/web", "shop/web"}, keysOf(k.q.Pending()))
 
-	requireEvicted(t, h(ctx, item("member3")), "member3")
-	requireWaits(t, h(ctx, item("member5")), c, "member5")
+	requireEvicted(t, decide(t, k, item("member3")), "the budget has room again")
+	requireWaits(t, decide(t, k, item("member5")), c, "member5")
 	assert.Equal(t, 1, waiting(), "member3 evicted, member5 waits")
+	k.q.CancelCluster("member5") // as the taint manager does when member5 recovers
+	assert.Zero(t, waiting(), "its cluster recovered")
+	assert.Zero(t, k.q.Len())
 
-	k.inTransit.forgetCluster("member5") // as the taint manager does when member5 recovers
-	assert.Equal(t, 0, waiting(), "its cluster recovered")
-	requireWaits(t, h(ctx, item("member5")), c, "member5")
-	assert.Equal(t, 1, waiting())
-	ctrl.bindingGone(k, "shop/web")
-	assert.Equal(t, 0, waiting(), "its binding is gone")
-
-	requireWaits(t, h(ctx, item("member5")), c, "member5")
+	k.q.Add(item("member5"))
 	ctrl.freeze = newFreezeGate(freezeName, ctrl.opts.Clock, &frozenGauge{}, logr.Discard())
 	ctrl.freeze.set(freezeMap(nil))
-	err := h(ctx, item("member5"))
-	assert.ErrorContains(t, err, "frozen by ConfigMap")
-	assert.Equal(t, 0, waiting(), "held back by the freeze, not the budget")
-	assert.Equal(t, 0, gauge[ClusterResourceBindingQueue], "the other queue never had one")
+	assert.ErrorContains(t, decide(t, k, item("member5")), "frozen by ConfigMap")
+	assert.Zero(t, waiting(), "held back by the freeze, not the budget")
+	assert.Equal(t, 1, k.q.Parked(frozenGate))
+}
+
+// eviction_waiting_for_transit_budget is the queue's count of the items
+// parked at the budgets' gates; the other gates leave it alone.
+func TestWaitingForTransitBudgetIsTheParkedCount(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := metrics.New(reg, metrics.WithKarmadaNames())
+	require.NoError(t, err)
+	qm := queueMetrics{m}
+	qm.Parked(ResourceBindingQueue, transitReason, 2)
+	qm.Parked(ResourceBindingQueue, refusedGate.Reason, 5)
+	want := `
+# HELP eviction_waiting_for_transit_budget Number of evictions waiting because their binding's budget of clusters in transit is used up.
+# TYPE eviction_waiting_for_transit_budget gauge
+eviction_waiting_for_transit_budget{queue_name="binding-eviction"} 2
+`
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), "eviction_waiting_for_transit_budget"))
 }
