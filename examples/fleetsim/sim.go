@@ -176,6 +176,7 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		}
 		w.queues[i] = w.engine.queues[i]
 		m.WaitingForTransitBudget(queueNames[i], 0) // served before the first wait
+		m.Parked(queueNames[i], "refused", 0)       // the handler parks nothing: refusals are abandoned here
 	}
 	// The clusters as the scheduler and the check read them; each is
 	// published again when the replicas it runs change.
