@@ -230,3 +230,24 @@ func TestParkUnwraps(t *testing.T) {
 		t.Error("Park(g, 0, nil) carries no reason")
 	}
 }
+
+// On a running queue, adding a parked item again hands it to a worker at
+// once, as Open does: a worker asleep for want of a pending item is woken.
+func TestQueueAddOfAParkedItemWakesAWorker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &givingPacer{permits: make(chan struct{})}
+		f := newFixture(t, Config{Pacer: p})
+		start(t, f.q)
+		f.q.Add(item("down", "web"))
+		p.permits <- struct{}{}
+		f.h.expect(t, "web", Park(refused, time.Hour, errors.New("nowhere to go")))
+		quiet(t, f.q)
+		if f.q.Add(item("down", "web")) {
+			t.Fatal("Add of a parked item = true")
+		}
+		p.permits <- struct{}{}
+		f.h.expect(t, "web", nil)
+		quiet(t, f.q)
+		f.balanced(t)
+	})
+}

@@ -107,15 +107,17 @@ func (q *Queue) Name() string { return q.cfg.Name }
 // call is running is marked: if that call lets it leave (nil, Skip,
 // Abandon, or a last failure), it is pending again at once, as client-go's
 // workqueue re-adds an item added while it was processed, so the decision
-// behind this Add is not lost; one retrying or in flight keeps its course.
+// behind this Add is not lost, and so does a call that parks it (Park). An
+// item parked at a gate is pending again at once, in its place: the Add is
+// news its gate may not carry. One retrying or in flight keeps its course.
 func (q *Queue) Add(it Item) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if !q.s.add(it, q.latencyNow()) {
-		return false
+	added, pending := q.s.add(it, q.latencyNow())
+	if pending {
+		q.kickLocked()
 	}
-	q.kickLocked()
-	return true
+	return added
 }
 
 // AddInFlight holds it as a background eviction already under way, as if

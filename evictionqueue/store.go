@@ -33,7 +33,8 @@ func NewStore(cfg Config) (*Store, error) {
 
 // Add is Queue.Add at now.
 func (st *Store) Add(it Item, now time.Time) bool {
-	return st.s.add(it, now)
+	added, _ := st.s.add(it, now)
+	return added
 }
 
 // AddInFlight is Queue.AddInFlight at now.
@@ -180,8 +181,10 @@ func (s *store) init(cfg *Config) {
 	}
 }
 
-// add makes it pending, unless the store holds its identity (see Queue.Add).
-func (s *store) add(it Item, now time.Time) bool {
+// add makes it pending, unless the store holds its identity (see
+// Queue.Add). It reports whether it added it, and whether an item became
+// pending: the new one, or a parked one it made pending again.
+func (s *store) add(it Item, now time.Time) (added, pending bool) {
 	ci := s.index.cluster(it.Cluster, true)
 	if e := ci.keys.get(it.Key); e != nil {
 		e.cancelled = false
@@ -192,8 +195,9 @@ func (s *store) add(it Item, now time.Time) bool {
 			// News its gate may not carry (the binding changed, say):
 			// decided again now, in its place.
 			s.retryEntry(e)
+			return false, true
 		}
-		return false
+		return false, false
 	}
 	s.seq++
 	e, _ := s.free.Get().(*entry)
@@ -207,7 +211,7 @@ func (s *store) add(it Item, now time.Time) bool {
 	s.index.insert(ci, e)
 	s.pending.push(e)
 	s.metrics.Added(s.cfg.Name, it.Cluster, it.ResourceKind)
-	return true
+	return true, true
 }
 
 // addInFlight holds it in flight from now, as if its handler had returned
