@@ -59,15 +59,17 @@
 //   - An eviction counts in flight until its graceful eviction task ends
 //     (eviction_in_flight, EvictionOptions.MaxInFlight); a new leader
 //     takes over its predecessor's open tasks, and the room they hold,
-//     before its first eviction.
+//     before its first eviction, and an item handled again whose eviction
+//     is already written (its task open) takes that eviction over the same
+//     way rather than decide it again.
 //   - Evictions checked one after another do not all count the same room:
 //     one the scheduler would put where evictions already approved will
 //     take the room waits (a Warning Event AwaitingCapacity) and is tried
 //     again until the resource summaries catch up (EvictionOptions.Ledger).
 //   - An operator's freeze stops every automatic eviction: while the
 //     ConfigMap EvictionOptions.Freeze names exists (until its optional
-//     until), a queued item is deferred before anything is read, keeping
-//     its place and giving its permit back, and no failure is counted;
+//     until), a queued item parks before anything is read, keeping its
+//     place and giving its permit back, and no failure is counted;
 //     taints, graceful eviction tasks and cancellations go on.
 //     eviction_frozen is 1. Every replica reads the freeze, and the queues
 //     start only once it is read, so a new leader honours it before its

@@ -546,3 +546,33 @@ func TestTakeOverEndsATaskEndedDuringIt(t *testing.T) {
 	assert.Equal(t, map[string]int64{"big": 1}, leader.Ledger().Held(evictNow.Add(leader.opts.ClusterStatusUpdateFrequency)),
 		"web-00's room is given back at the summaries' next report, as an ended task's")
 }
+
+// An item handled again whose eviction is already written (a taint
+// manager's task from its cluster, the binding off it: a predecessor's, or
+// one a new leader's queue holds queued as well as taken over) takes the
+// eviction over rather than skip it: it counts in flight until its task
+// ends, and the room its replicas take is held again. Before, it was
+// skipped, and a decision on a stale copy that conflicted gave back the
+// room the take-over held under the same key (model test, seed
+// 666669188968).
+func TestAnEvictionAlreadyWrittenIsTakenOver(t *testing.T) {
+	b, items := issue6518(t, 2)
+	c := b.Build()
+	old := newController(t, EvictionOptions{}, c, &recorded{})
+	requireEvicted(t, old.evictHandler(resourceBindings())(context.Background(), items[0]))
+
+	leader := newController(t, EvictionOptions{}, c, &recorded{})
+	withQueues(t, leader)
+	rb := leader.kinds[0]
+	require.Empty(t, leader.Ledger().Held(evictNow))
+	requireEvicted(t, decide(t, rb, items[0]), "the eviction written is in flight")
+	assert.Equal(t, 1, rb.q.InFlight())
+	assert.Equal(t, map[string]int64{"big": 1}, leader.Ledger().Held(evictNow), "its room is held again")
+	var rb0 workv1alpha2.ResourceBinding
+	require.NoError(t, c.Get(context.Background(), types.NamespacedName{Namespace: "shop", Name: "web-00"}, &rb0))
+	assert.Len(t, rb0.Spec.GracefulEvictionTasks, 1, "written once")
+
+	// Its task ends: it stops counting in flight.
+	endEviction(t, leader, rb, c, types.NamespacedName{Namespace: "shop", Name: "web-00"}, items[0].Cluster)
+	assert.Zero(t, rb.q.InFlight())
+}

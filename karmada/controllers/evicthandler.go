@@ -111,6 +111,24 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 		}
 		return err
 	}
+	// Already evicted from the cluster (a taint manager's task from it, the
+	// binding off it): this controller's earlier write, a predecessor's or
+	// Karmada's, which a new leader's queue may hold queued as well as the
+	// task (takeOver) or the cache showed too late. It is in flight: it
+	// belongs to this item until its task ends, with the room its replicas
+	// take held again as a take-over holds it. Decided again instead, on a
+	// stale copy, it would hold that room under the same key and give it
+	// back when its write conflicted.
+	if t := taintManagerTask(k.spec(obj), it.Cluster); t != nil && !k.spec(obj).TargetContains(it.Cluster) {
+		hold := c.restore(ctx, obj, k.spec(obj), k.status(obj), *t)
+		k.inFlight.add(it.Key, it.Cluster, endsAtOnce(t), hold)
+		// A task that ended before the record was made: its end, seen
+		// already, ended nothing (see endTakenOver).
+		if err := c.endTakenOver(ctx, k, []client.Object{obj}); err != nil {
+			logger.Error(err, "could not tell whether an eviction taken over has ended already")
+		}
+		return evictionqueue.ErrInProgress
+	}
 	ev := c.evictor()
 	step, err := ev.Evict(logr.NewContext(ctx, logger), c.opts.Clock.Now(), it.Key, obj, &cl, sent.counting(c.confirm))
 	if step.BudgetErr != nil {

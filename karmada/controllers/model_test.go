@@ -113,7 +113,14 @@ var modelInvariants = map[string]string{
 	"d": "the Ledger holds no more than the open graceful eviction tasks (and those ended within ClusterStatusUpdateFrequency) account for, each at most its replicas on every other cluster: nothing once no task is open",
 	"e": "every graceful eviction task ends within GracefulEvictionOptions.Timeout",
 	"f": "a new leader holds the room of the evictions in flight that the check, asked again as the leader changed, finds somewhere to go (DESIGN, fourth round: rebuilt from the open tasks)",
+	"h": "an eviction written leaves its binding with no more graceful eviction tasks open than its budget of clusters in transit (MaxClustersInTransitAnnotation) allows",
 	"g": "at quiescence the queue counts in flight the open graceful eviction tasks of a taint manager, and of those that ended, whoever ended them (the GracefulEvictionController, another writer, a deletion), none that ended a cache lag (and a second) ago or more: the eviction controller sees an end in its cache",
+}
+
+// modelRateRule is the controllers' rate rule in the model.
+var modelRateRule = ratelimit.Config{
+	ResourceEvictionRate: modelRate, SecondaryResourceEvictionRate: 0.1,
+	UnhealthyClusterThreshold: 0.55, LargeClusterNumThreshold: 10,
 }
 
 const (
@@ -223,6 +230,8 @@ type model struct {
 	// feasibleSince is when each refusal (binding@cluster@its Event's time)
 	// was first seen feasible by the check, for (b).
 	feasibleSince map[string]time.Time
+	// pausedAt is the last check that found the rate rule pausing, for (b).
+	pausedAt time.Time
 
 	// The controllers' goroutines reach these through the API server.
 	mu         sync.Mutex // held by every write through the interceptor
@@ -416,10 +425,7 @@ func (m *model) start() {
 		m.t.Fatal(err)
 	}
 	ctrl, err := Setup(mgr, ClusterTaintPolicyOptions{}, EvictionOptions{
-		Rate: ratelimit.Config{
-			ResourceEvictionRate: modelRate, SecondaryResourceEvictionRate: 0.1,
-			UnhealthyClusterThreshold: 0.55, LargeClusterNumThreshold: 10,
-		},
+		Rate:                         modelRateRule,
 		EnableNoExecuteTaintEviction: true,
 		Registerer:                   prometheus.NewRegistry(),
 		ClusterStatusUpdateFrequency: modelReport,
@@ -628,6 +634,11 @@ func (m *model) createBinding() {
 		}
 	}
 	rb.Status.AggregatedStatus = healthy(rb.Spec.Clusters)
+	// Every third binding has a budget of one cluster in transit (h): by
+	// its name, not a draw, so that the seeds play as they did.
+	if m.nextName%3 == 0 {
+		rb.Annotations[MaxClustersInTransitAnnotation] = "1"
+	}
 	if err := m.api.Create(context.Background(), rb); err != nil {
 		m.t.Fatal(err)
 	}
@@ -1184,6 +1195,9 @@ func (m *model) update(ctx context.Context, c client.WithWatch, obj client.Objec
 	}
 	if len(out) > 0 && rb.ResourceVersion == cur.ResourceVersion {
 		m.checkEviction(ctx, c, &cur, out)
+		if uo.FieldManager == FieldManager {
+			m.checkBudget(&cur, &rb.Spec, out)
+		}
 	}
 	ended := endedTasks(&cur.Spec, &rb.Spec)
 	err := c.Update(ctx, obj, opts...)
@@ -1269,6 +1283,23 @@ func (m *model) otherWriter(ctx context.Context, c client.WithWatch, cur *workv1
 		what += fmt.Sprintf(" (its write failed: %v)", err)
 	}
 	return what
+}
+
+// checkBudget is invariant (h), on the binding cur about to be overwritten
+// by the controllers' eviction from out, with next its spec after the
+// write: the write leaves no more tasks open than the binding's budget of
+// clusters in transit. m.mu is held.
+func (m *model) checkBudget(cur *workv1alpha2.ResourceBinding, next *workv1alpha2.ResourceBindingSpec, out []string) {
+	v, ok := cur.Annotations[MaxClustersInTransitAnnotation]
+	if !ok {
+		return
+	}
+	budget, err := strconv.Atoi(v)
+	if err != nil || budget == 0 || len(next.GracefulEvictionTasks) <= budget {
+		return
+	}
+	m.found = append(m.found, modelViolation{"h", "over the budget of clusters in transit", fmt.Sprintf("at %s %s is evicted from %v, leaving %d tasks open (%v) over its budget of %d",
+		m.since(), itemKey(cur), out, len(next.GracefulEvictionTasks), tasks(cur), budget)})
 }
 
 // checkEviction is invariant (a), on the binding cur about to be
@@ -1476,6 +1507,9 @@ func (m *model) check(step int) {
 	m.mu.Unlock()
 
 	clusters := m.clusters()
+	if modelRateRule.RateFor(fleetHealth(clusters)) == 0 {
+		m.pausedAt = now
+	}
 	byName := map[string]*clusterv1alpha1.Cluster{}
 	for i := range clusters {
 		byName[clusters[i].Name] = &clusters[i]
@@ -1526,10 +1560,15 @@ func (m *model) check(step int) {
 				continue
 			}
 			key := itemKey(rb)
-			if slices.ContainsFunc(pending, func(it evictionqueue.Item) bool { return it.Key == key && it.Cluster == tc.Name }) {
+			ev, ok := m.events.last(key, tc.Name)
+			// A refusal waits in its queue, parked until the fleet
+			// changes: queued, it is still held to the refusal window,
+			// unless the rate paused within it (its permit waits then).
+			parked := ok && ev.typ == corev1.EventTypeWarning && refusalCodes[ev.reason]
+			if slices.ContainsFunc(pending, func(it evictionqueue.Item) bool { return it.Key == key && it.Cluster == tc.Name }) &&
+				(!parked || now.Sub(m.pausedAt) <= refusalWindow(grace)) {
 				continue
 			}
-			ev, ok := m.events.last(key, tc.Name)
 			why, kind := "no Event says why", "decision lost"
 			if ok && ev.typ == corev1.EventTypeWarning {
 				res, err := checkNow(rb, clusters, tc.Name)
@@ -1682,6 +1721,26 @@ func (m *model) check(step int) {
 	for _, v := range found {
 		m.report(step, v)
 	}
+}
+
+// refusalCodes are the reasons of the Warning Events of an eviction the
+// check refused (nowhere to go): it then waits parked in its queue.
+var refusalCodes = map[string]bool{
+	string(prescheduling.NoEligibleCluster):             true,
+	string(prescheduling.SpreadConstraintUnsatisfiable): true,
+	string(prescheduling.InsufficientCapacity):          true,
+}
+
+// fleetHealth is the fleet's health as the rate rule reads it: the
+// clusters with an evicting taint are faulty.
+func fleetHealth(clusters []clusterv1alpha1.Cluster) ratelimit.Health {
+	h := ratelimit.Health{Total: len(clusters)}
+	for i := range clusters {
+		if ClusterFaulty(&clusters[i]) {
+			h.Unhealthy++
+		}
+	}
+	return h
 }
 
 // refusalWindow is how long a refusal the check would now approve may wait
