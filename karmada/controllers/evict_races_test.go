@@ -289,8 +289,9 @@ func TestNewLeaderTakesOverTheEvictionsInFlight(t *testing.T) {
 	assert.Equal(t, 10, rb.q.InFlight(), "every open task counts in flight")
 	assert.Equal(t, map[string]int64{"big": 10}, leader.Ledger().Held(evictNow))
 	err := leader.evictHandler(rb)(context.Background(), items[10])
-	var deferred *evictionqueue.RetryAfterError
+	var deferred *evictionqueue.ParkError
 	require.ErrorAs(t, err, &deferred, "big's room is held for the predecessor's evictions")
+	assert.Equal(t, roomGate, deferred.Gate)
 
 	// A task that ends stops counting in flight.
 	endEviction(t, leader, rb, c, types.NamespacedName{Namespace: "shop", Name: "web-00"}, items[0].Cluster)
@@ -455,8 +456,9 @@ func TestNewLeaderHoldsTheRoomOfEvictionsAlreadyPlaced(t *testing.T) {
 	require.NoError(t, leader.takeOver(ctx, rb))
 	assert.Equal(t, map[string]int64{"big": 10}, leader.Ledger().Held(evictNow))
 	err := leader.evictHandler(rb)(ctx, items[10])
-	var deferred *evictionqueue.RetryAfterError
+	var deferred *evictionqueue.ParkError
 	require.ErrorAs(t, err, &deferred, "big's room is taken by the replicas placed there")
+	assert.Equal(t, roomGate, deferred.Gate)
 
 	// Once big's summary shows them, the room is free: the eleventh goes
 	// to small, as under the old leader.

@@ -164,8 +164,10 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 		why := fmt.Errorf("controllers: %s from %s: %s", it.Key, it.Cluster, res.Reason)
 		if step.Action == karmada.EvictionWaitForRoom {
 			// The room frees as the summaries catch up, which the
-			// Ledger learns only when asked again.
-			return evictionqueue.RetryAfter(min(res.RetryAfter, c.opts.ClusterStatusUpdateFrequency), why)
+			// Ledger learns only when asked again: at the next change
+			// of a summary (recheck opens the gate), in its place in
+			// line, or when the first hold in the way may end.
+			return evictionqueue.Park(roomGate, min(res.RetryAfter, c.opts.ClusterStatusUpdateFrequency), why)
 		}
 		// Decided again when the fleet changes so that it may help
 		// (recheck opens the gate), and after RefusalRecheck at the

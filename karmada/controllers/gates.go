@@ -14,6 +14,11 @@ var (
 	// gains room, loses a taint: EvictionController.recheck) and
 	// EvictionOptions.RefusalRecheck at the latest.
 	refusedGate = evictionqueue.Gate{Reason: "refused"}
+	// roomGate holds the evictions waiting for room that evictions
+	// already approved hold (the Ledger), until a summary changes or a
+	// cluster recovers (EvictionController.recheck) and at most until the
+	// first hold in the way may end.
+	roomGate = evictionqueue.Gate{Reason: "room"}
 	// frozenGate holds the evictions an operator's freeze held back, until
 	// it thaws (EvictionController.thawed) or may have lapsed.
 	frozenGate = evictionqueue.Gate{Reason: "freeze"}

@@ -318,25 +318,29 @@ func every(ctx context.Context, clk clock.WithTicker, d time.Duration, f func())
 	}
 }
 
-// recheck decides again every eviction the check refused, on the fleet as
-// it is now: it opens refusedGate of each queue.
+// recheck decides again every eviction the check refused or held back for
+// room, on the fleet as it is now: it opens refusedGate and roomGate of
+// each queue.
 func (c *EvictionController) recheck() {
 	for _, k := range c.kinds {
 		if k.q != nil {
 			k.q.Open(refusedGate)
+			k.q.Open(roomGate)
 		}
 	}
 }
 
 // recheckOnRoom is recheck after a resource summary changed, at most once
-// per ClusterStatusUpdateFrequency: every cluster reports that often, and
-// each report would otherwise queue every refusal again. A change it lets
-// pass is not dropped: recheckLetPass decides again at the end of the
-// period, so a refusal waits at most one period for the room it lacked.
+// per half ClusterStatusUpdateFrequency: every cluster reports that often,
+// and each report would otherwise decide every refusal again; half, so
+// that reports a period apart, a little early or late, each decide them
+// again. A change it lets pass is not dropped: recheckLetPass decides
+// again at the end of the period, so a refusal waits at most one period
+// for the room it lacked.
 func (c *EvictionController) recheckOnRoom() {
 	now := c.opts.Clock.Now()
 	c.mu.Lock()
-	due := !now.Before(c.lastRoomRecheck.Add(c.opts.ClusterStatusUpdateFrequency))
+	due := !now.Before(c.lastRoomRecheck.Add(c.opts.ClusterStatusUpdateFrequency / 2))
 	if due {
 		c.lastRoomRecheck, c.roomLetPass = now, false
 	} else {

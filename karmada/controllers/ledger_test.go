@@ -117,9 +117,10 @@ func TestEvictHandlerLedgerIssue6518(t *testing.T) {
 			require.True(t, evicted(t, c, it))
 			continue
 		}
-		var deferred *evictionqueue.RetryAfterError
+		var deferred *evictionqueue.ParkError
 		require.ErrorAs(t, err, &deferred, "%s: want a deferral, not an abandonment or a failure", it.Key)
-		assert.Equal(t, 2*time.Second, deferred.After, "checked again at the next status report, sooner than the hold ends")
+		assert.Equal(t, roomGate, deferred.Gate, "decided again when a summary changes")
+		assert.Equal(t, 2*time.Second, deferred.Max, "and at the next status report at the latest, sooner than the hold ends")
 		assert.Contains(t, err.Error(), "big has room for 0 of 1 after the 10 replicas of evictions in flight")
 		assert.False(t, evicted(t, c, it))
 		waiting = append(waiting, it)
@@ -172,9 +173,9 @@ func TestEvictHandlerLedgerRetriesWhenTheHoldEnds(t *testing.T) {
 		requireEvicted(t, h(context.Background(), it))
 	}
 	err = h(context.Background(), items[10])
-	var deferred *evictionqueue.RetryAfterError
+	var deferred *evictionqueue.ParkError
 	require.ErrorAs(t, err, &deferred)
-	assert.Equal(t, time.Minute, deferred.After)
+	assert.Equal(t, time.Minute, deferred.Max)
 }
 
 // An eviction the ledger let through but that writes nothing gives its room

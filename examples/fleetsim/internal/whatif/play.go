@@ -150,7 +150,15 @@ func (p *player) play(items []*item) error {
 			if w.attempt == 1 {
 				waited++
 			}
-			w.ready, w.attempt = t.Add(retry), w.attempt+1
+			// The controllers decide a wait for room again when a summary
+			// changes (the queue's gate opens), in its place in line: at
+			// the next report, when it shows replicas placed, if that
+			// comes before its wait ends.
+			ready := t.Add(retry)
+			if next := p.reported.Add(p.cfg.StatusUpdateFrequency); len(p.unshown) > 0 && next.Before(ready) {
+				ready = next
+			}
+			w.ready, w.attempt = ready, w.attempt+1
 			continue
 		}
 		if retry > 0 {
@@ -257,8 +265,9 @@ func drain(r *Report, now, last time.Time) Drain {
 }
 
 // retryOf is when the eviction queue tries an item held back for room
-// again: the controllers ask again after min(RetryAfter, the summaries'
-// period), which the queue keeps within its backoff's bounds.
+// again at the latest: the controllers park it for min(RetryAfter, the
+// summaries' period), which the queue keeps within its backoff's bounds
+// (a summary that changes sooner opens its gate: see play).
 func retryOf(after, period time.Duration) time.Duration {
 	return min(max(min(after, period), evictionqueue.DefaultBackoffBase), evictionqueue.DefaultBackoffMax)
 }
