@@ -293,7 +293,17 @@ func TestFreezeInformerWatchesTheOneConfigMap(t *testing.T) {
 			t.Fatalf("the freeze was never read; requests %v", seen)
 		}
 	}
-	assert.NotEmpty(t, seen)
+	// The request that read it was sent before the read: it is in the
+	// channel if the select took the read first.
+	for len(seen) == 0 {
+		select {
+		case r := <-requests:
+			seen = append(seen, r.URL.String())
+			assert.Equal(t, "metadata.name=failover-freeze", r.URL.Query().Get("fieldSelector"), r.URL.String())
+		case <-timeout:
+			t.Fatal("the freeze was read with no request seen")
+		}
+	}
 	s := gate.check()
 	assert.True(t, s.frozen)
 	assert.Contains(t, s.why, "INC-123")
