@@ -24,6 +24,11 @@
 //   - Errors and panics retry with backoff up to MaxRetries; RetryAfter
 //     waits without counting a failure; ErrInProgress keeps the item in
 //     flight, within MaxInFlight, until Complete or TTL.
+//   - Park holds an item at a Gate, in its place, without a permit or a
+//     failure, until Queue.Open of that gate, an Add of the item, or its
+//     longest wait: a gate opened, or an Add, while the call that parks it
+//     decides makes it pending at once, so the change it waits for is not
+//     missed.
 //   - Gauges built from Metrics' Added and Removed equal Len at every moment.
 //   - Run leaves every unhandled item queued; no goroutine outlives it; all
 //     time comes from Config.Clock.
