@@ -1556,11 +1556,17 @@ func (m *model) check(step int) {
 				return t.TimeAdded != nil && t.TimeAdded.Time.After(now.Add(-grace))
 			})
 			d := failover.DecideEviction(taints, tols, nil, now.Add(-grace))
-			if !d.Evict {
-				continue
-			}
 			key := itemKey(rb)
 			ev, ok := m.events.last(key, tc.Name)
+			if !d.Evict {
+				// Nothing to evict now: a refusal's window starts again
+				// when the cluster is tainted again (its item queued
+				// afresh, its last Event still the old refusal).
+				if ok {
+					delete(m.feasibleSince, fmt.Sprintf("%s@%s@%s", key, tc.Name, ev.at))
+				}
+				continue
+			}
 			// A refusal waits in its queue, parked until the fleet
 			// changes: queued, it is still held to the refusal window,
 			// unless the rate paused within it (its permit waits then).
