@@ -69,12 +69,13 @@ func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 // attempt is one pass of the handler: decide again on current reads, check,
 // hold room, write (karmada.Evictor.Evict decides, checks and holds; this
 // reads, records and writes). It returns the handler's result: ErrInProgress
-// once the task is written (the eviction is in flight until the task ends),
-// Skip when there is nothing to do, Abandon or RetryAfter when the check
-// says no or an operator's freeze holds it back (EvictionOptions.Freeze) or
-// the binding's budget of clusters in transit is used up
-// (EvictionOptions.MaxClustersInTransit), a conflict for another attempt,
-// another error to retry with backoff.
+// once the task is written, or found written already (the eviction is in
+// flight until the task ends), Skip when there is nothing to do, Park at a
+// gate when the check says no or waits for room, an operator's freeze holds
+// it back (EvictionOptions.Freeze) or the binding's budget of clusters in
+// transit is used up (EvictionOptions.MaxClustersInTransit), Abandon for a
+// bad request, RetryAfter when the fresh reads do not confirm the check, a
+// conflict for another attempt, another error to retry with backoff.
 //
 // The binding is read from bindings: the cache first, the API server after
 // a conflict.
