@@ -24,6 +24,11 @@
 //   - Errors and panics retry with backoff up to MaxRetries; RetryAfter
 //     waits without counting a failure; ErrInProgress keeps the item in
 //     flight, within MaxInFlight, until Complete or TTL.
+//   - An eviction in flight belongs to its item: InProgressWith attaches
+//     what the caller keeps with it (the room held for it), Queue.Flights
+//     finds a key's evictions in flight, and those whose call runs, in
+//     time proportional to them, and Queue.EndFlight ends one once: of the
+//     callers that see it end, exactly one acts on what it carried.
 //   - Park holds an item at a Gate, in its place, without a permit or a
 //     failure, until Queue.Open of that gate, an Add of the item, or its
 //     longest wait: a gate opened, or an Add, while the call that parks it

@@ -252,3 +252,33 @@ func ExamplePark() {
 	// evict default/web
 	// evict default/db
 }
+
+// An eviction in flight carries the room held for it; whoever sees its
+// task end finds it by the binding's key and ends it once, giving the room
+// back.
+func ExampleInProgressWith() {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	st, err := evictionqueue.NewStore(evictionqueue.Config{Name: "resource-binding"})
+	if err != nil {
+		panic(err)
+	}
+	type held struct{ replicas int }
+	st.Add(evictionqueue.Item{Cluster: "member1", Key: "default/web"}, now)
+	it, _ := st.Take(now)
+	st.Done(it, evictionqueue.InProgressWith(held{replicas: 3}), now) // its task written
+	fmt.Println("in flight:", st.InFlight())
+
+	// The binding's task is gone: end its evictions in flight.
+	for _, f := range st.Flights("default/web") {
+		if st.EndFlight(f) {
+			fmt.Printf("ended %s from %s, room for %d replicas back\n", f.Item.Key, f.Item.Cluster, f.Value.(held).replicas)
+		}
+		fmt.Println("ended again:", st.EndFlight(f))
+	}
+	fmt.Println("in flight:", st.InFlight())
+	// Output:
+	// in flight: 1
+	// ended default/web from member1, room for 3 replicas back
+	// ended again: false
+	// in flight: 0
+}

@@ -30,9 +30,10 @@ import (
 //
 // Handler results: nil, done; Skip, nothing to do, done, its permit back;
 // Abandon, dropped without retry, its permit back; RetryAfter,
-// pending again after its delay, no failure counted; ErrInProgress,
-// in flight until Complete, or pending again (a failed attempt) after
-// InFlightTTL; another error or a panic, pending again after
+// pending again after its delay, no failure counted; Park, waiting at a
+// gate until it opens; ErrInProgress (or InProgressWith, carrying a
+// value), in flight until Complete or EndFlight, or pending again (a
+// failed attempt) after InFlightTTL; another error or a panic, pending again after
 // BackoffBase·2^(n-1) (at most BackoffMax) for the n-th failure, and dropped
 // as failed after MaxRetries retries. Each step goes to Config.OnOutcome.
 //
@@ -127,9 +128,14 @@ func (q *Queue) Add(it Item) bool {
 // leader finds its predecessor's evictions still finishing), so that
 // MaxInFlight and the in-flight count include it. It returns false, changing
 // nothing, when the queue holds an item with the same identity.
-func (q *Queue) AddInFlight(it Item) bool {
+func (q *Queue) AddInFlight(it Item) bool { return q.AddInFlightWith(it, nil) }
+
+// AddInFlightWith is AddInFlight for an eviction that carries v, as if its
+// handler had returned InProgressWith(v): Flights shows v with it, and
+// EndFlight ends it once.
+func (q *Queue) AddInFlightWith(it Item, v any) bool {
 	q.mu.Lock()
-	added, earliest := q.s.addInFlight(it, q.clock.Now())
+	added, earliest := q.s.addInFlight(it, v, q.clock.Now())
 	if earliest {
 		select {
 		case q.wake <- struct{}{}:
@@ -175,6 +181,33 @@ func (q *Queue) DomainChanged(cluster string) {
 func (q *Queue) Complete(it Item) bool {
 	q.mu.Lock()
 	ok := q.s.complete(it)
+	q.kickLocked()
+	q.unlockAndDeliver()
+	return ok
+}
+
+// Flights returns the evictions of key (an Item.Key) in flight, each with
+// the value its InProgressWith result or AddInFlightWith attached, and those
+// whose handler call is running (Running), in time proportional to the
+// key's evictions and the calls running, not to the queue: for a caller
+// that learns an eviction of a binding has ended (its task is gone) and
+// must find which.
+func (q *Queue) Flights(key string) []Flight {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.s.flights.of(key)
+}
+
+// EndFlight ends the eviction f, as Flights returned it, if it is still
+// that flight: not ended, expired or handled again since. An eviction in
+// flight leaves, frees its slot and is reported Completed, as Complete
+// makes it; one Running leaves when its call returns, whatever it returns.
+// It reports whether it ended f: of callers ending one flight at once,
+// exactly one is told true, and it alone acts on f.Value (gives back the
+// room it held, say).
+func (q *Queue) EndFlight(f Flight) bool {
+	q.mu.Lock()
+	ok := q.s.endFlight(f)
 	q.kickLocked()
 	q.unlockAndDeliver()
 	return ok

@@ -40,8 +40,24 @@ func (st *Store) Add(it Item, now time.Time) bool {
 // AddInFlight is Queue.AddInFlight at now.
 func (st *Store) AddInFlight(it Item, now time.Time) bool {
 	defer st.deliver()
-	added, _ := st.s.addInFlight(it, now)
+	added, _ := st.s.addInFlight(it, nil, now)
 	return added
+}
+
+// AddInFlightWith is Queue.AddInFlightWith at now.
+func (st *Store) AddInFlightWith(it Item, v any, now time.Time) bool {
+	defer st.deliver()
+	added, _ := st.s.addInFlight(it, v, now)
+	return added
+}
+
+// Flights is Queue.Flights.
+func (st *Store) Flights(key string) []Flight { return st.s.flights.of(key) }
+
+// EndFlight is Queue.EndFlight.
+func (st *Store) EndFlight(f Flight) bool {
+	defer st.deliver()
+	return st.s.endFlight(f)
 }
 
 // CancelCluster is Queue.CancelCluster.
@@ -160,6 +176,7 @@ type store struct {
 	inFlight   int        // entries in stateInFlight
 	running    int        // entries in stateRunning
 	gates      gates      // the entries backing off that are parked at a gate
+	flights    flights    // the entries running or in flight, by key
 	seq        uint64
 	// free recycles entries: without it Add+process costs about 1.5x
 	// client-go's workqueue (BenchmarkAddProcess: 7.3-7.8 ms against
@@ -218,7 +235,7 @@ func (s *store) add(it Item, now time.Time) (added, pending bool) {
 // ErrInProgress, unless the store holds its identity (see
 // Queue.AddInFlight). It reports whether it was added and whether it has
 // the earliest deadline now.
-func (s *store) addInFlight(it Item, now time.Time) (added, earliest bool) {
+func (s *store) addInFlight(it Item, v any, now time.Time) (added, earliest bool) {
 	ci := s.index.cluster(it.Cluster, true)
 	if ci.keys.get(it.Key) != nil {
 		return false, false
@@ -233,6 +250,7 @@ func (s *store) addInFlight(it Item, now time.Time) (added, earliest bool) {
 	e.due = now.Add(s.cfg.InFlightTTL)
 	s.index.insert(ci, e)
 	earliest = s.delay(e)
+	s.flights.flying(e, v)
 	s.setInFlight(s.inFlight + 1)
 	s.note(e, InProgress, nil)
 	return true, earliest
@@ -295,6 +313,7 @@ func (s *store) take(domain string, any bool, now time.Time) *entry {
 		return nil
 	}
 	s.running++
+	s.flights.started(e)
 	e.state, e.due = stateRunning, now
 	e.index = int32(s.gates.opens) // while running: see gates.opens
 	e.calls++
@@ -309,6 +328,7 @@ func (s *store) take(domain string, any bool, now time.Time) *entry {
 // deferred the item, so nothing was evicted, whatever became of the item.
 func (s *store) done(e *entry, err error, now time.Time, interrupted bool) (earliest, unused bool) {
 	s.running--
+	s.flights.stopped(e)
 	defer s.callEnded()
 	began := uint32(e.index)
 	latency := e.due.Sub(time.Unix(0, e.enqueued))
@@ -354,6 +374,7 @@ func (s *store) done(e *entry, err error, now time.Time, interrupted bool) (earl
 		e.state = stateInFlight
 		e.due = now.Add(s.cfg.InFlightTTL)
 		earliest = s.delay(e)
+		s.flights.flying(e, inProgressValue(err))
 		s.setInFlight(s.inFlight + 1)
 		s.note(e, InProgress, nil)
 	case e.completed:
@@ -442,6 +463,7 @@ func (s *store) complete(it Item) bool {
 		return false
 	}
 	s.delayed.remove(int(e.index))
+	s.flights.landed(e)
 	s.setInFlight(s.inFlight - 1)
 	s.leave(e, Completed, nil)
 	return true
@@ -466,6 +488,7 @@ func (s *store) advance(now time.Time) {
 			s.pending.push(e)
 			continue
 		}
+		s.flights.landed(e) // what it carried goes with it
 		s.setInFlight(s.inFlight - 1)
 		if em, ok := s.metrics.(ExpiryMetrics); ok {
 			em.InFlightExpired(s.cfg.Name)

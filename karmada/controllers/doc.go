@@ -57,7 +57,10 @@
 //   - Permits pay for evictions written: a call that finds nothing to do,
 //     or nowhere to go, gives its permit back.
 //   - An eviction counts in flight until its graceful eviction task ends
-//     (eviction_in_flight, EvictionOptions.MaxInFlight); a new leader
+//     (eviction_in_flight, EvictionOptions.MaxInFlight), and belongs to its
+//     item in the queue with the room it holds
+//     (evictionqueue.InProgressWith): it ends once, when the binding's
+//     reconcile sees the task gone, whoever removed it; a new leader
 //     takes over its predecessor's open tasks, and the room they hold,
 //     before its first eviction, and an item handled again whose eviction
 //     is already written (its task open) takes that eviction over the same

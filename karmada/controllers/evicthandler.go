@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-logr/logr"
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
-	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -45,9 +44,6 @@ func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 			return evictionqueue.Abandon(err)
 		}
 		logger := log.FromContext(ctx).WithValues("queue", k.queue, "binding", it.Key, "cluster", it.Cluster)
-		// Handled again (its in-flight time passed, or a new eviction): no
-		// longer in flight until this call writes its task.
-		k.inFlight.forget(it.Key, it.Cluster)
 		var result error
 		var src client.Reader = c.client
 		var sent requests
@@ -121,14 +117,7 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 	// stale copy, it would hold that room under the same key and give it
 	// back when its write conflicted.
 	if t := taintManagerTask(k.spec(obj), it.Cluster); t != nil && !k.spec(obj).TargetContains(it.Cluster) {
-		hold := c.restore(ctx, obj, k.spec(obj), k.status(obj), *t)
-		k.inFlight.add(it.Key, it.Cluster, endsAtOnce(t), hold)
-		// A task that ended before the record was made: its end, seen
-		// already, ended nothing (see endTakenOver).
-		if err := c.endTakenOver(ctx, k, []client.Object{obj}); err != nil {
-			logger.Error(err, "could not tell whether an eviction taken over has ended already")
-		}
-		return evictionqueue.ErrInProgress
+		return inFlight(t, c.restore(ctx, obj, k.spec(obj), k.status(obj), *t))
 	}
 	ev := c.evictor()
 	step, err := ev.Evict(logr.NewContext(ctx, logger), c.opts.Clock.Now(), it.Key, obj, &cl, sent.counting(c.confirm))
@@ -194,13 +183,9 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 	}
 	// The spec now holds the graceful eviction task: write exactly the
 	// object decided and checked on. A conflict means another writer came
-	// between, and the next attempt decides again on what it left. The
-	// eviction counts in flight from before the write, so that an end
-	// seen as soon as it lands finds it (endRemoved).
-	k.inFlight.writing(it.Key, it.Cluster, endsAtOnce(taintManagerTask(k.spec(obj), it.Cluster)), step.Hold)
+	// between, and the next attempt decides again on what it left.
 	sent.updates++
 	if err := c.client.Update(ctx, obj, client.FieldOwner(FieldManager)); err != nil {
-		k.inFlight.forget(it.Key, it.Cluster)
 		step.Hold.Release() // nothing moves: the room is free
 		if apierrors.IsNotFound(err) {
 			c.bindingGone(k, it.Key)
@@ -209,16 +194,9 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 		return err
 	}
 	logger.Info("evicted", "why", step.Decision.Reason)
-	// In flight until the binding's reconcile sees its task gone
-	// (endRemoved) or EvictionOptions.InFlightTTL passes. A reconcile that
-	// saw it gone while it was written left it to this call: it is looked
-	// at again, on the API server, as endRemoved would have.
-	if k.inFlight.written(it.Key, it.Cluster) {
-		if err := c.endRemoved(ctx, k, obj, &workv1alpha2.ResourceBindingSpec{}); err != nil {
-			logger.Error(err, "could not tell whether the task just written has ended already")
-		}
-	}
-	return evictionqueue.ErrInProgress
+	// In flight, with the room it holds, until the binding's reconcile sees
+	// its task gone (endRemoved) or EvictionOptions.InFlightTTL passes.
+	return inFlight(taintManagerTask(k.spec(obj), it.Cluster), step.Hold)
 }
 
 // heldByFreeze is the handler's result when an operator's freeze holds
@@ -290,9 +268,9 @@ type requestMetrics interface {
 // room held for them). Its items parked at a gate are decided again when
 // it opens or their wait ends, and then skipped.
 func (c *EvictionController) bindingGone(k *kind, key string) {
-	for _, cl := range k.inFlight.takeBinding(key) {
-		if k.q != nil {
-			k.q.Complete(evictionqueue.Item{Cluster: cl, Key: key})
+	if k.q != nil {
+		for _, f := range k.q.Flights(key) {
+			k.q.EndFlight(f)
 		}
 	}
 	if l := c.opts.Ledger; l != nil {

@@ -22,94 +22,99 @@ import (
 	"github.com/failoverkit/failover/prescheduling"
 )
 
-// ended ends the eviction of binding key from cluster in k's queue: it no
-// longer counts in flight, and the evictions of the binding waiting for its
-// budget of clusters in transit are decided again at once.
-func (c *EvictionController) ended(k *kind, key, cluster string) {
-	if k.q == nil {
-		return
-	}
-	k.q.Complete(evictionqueue.Item{Cluster: cluster, Key: key})
-	k.q.Open(transitGate(key))
+// flight is what an eviction in flight carries in its queue
+// (evictionqueue.InProgressWith): the room the Ledger holds for it, and
+// whether its task ends as soon as it is stamped
+// (gracefulevict.Task.EndsAtOnce), which says nothing of where the
+// replicas went.
+type flight struct {
+	endsAtOnce bool
+	hold       karmada.Hold
+}
+
+// inFlight is the result of an eviction written, or found written: in
+// flight in its queue until its task ends (endRemoved), with what it
+// holds.
+func inFlight(task *workv1alpha2.GracefulEvictionTask, hold karmada.Hold) error {
+	return evictionqueue.InProgressWith(flight{endsAtOnce: endsAtOnce(task), hold: hold})
 }
 
 // endRemoved ends the evictions of the binding obj (with spec, as the
-// cache holds it) that k's queue counts in flight and whose graceful
+// cache holds it) that k's queue holds in flight and whose graceful
 // eviction task is gone: the one way an eviction ends, whoever removed the
 // task (the GracefulEvictionController once it is done, Karmada's own, an
-// operator's edit, another controller). Each stops counting in flight
-// (its slot of EvictionOptions.MaxInFlight), the evictions of the binding
-// waiting for its budget of clusters in transit are tried again at once,
-// and the room the Ledger holds for it is given back by one rule
-// (releaseEnded). It costs a look at the binding's own evictions in
-// flight; only when one of them has no task in the cache's copy is the
-// binding read from the API server, so that a cache that has not yet seen
-// the task written ends nothing.
-func (c *EvictionController) endRemoved(ctx context.Context, k *kind, obj client.Object, spec *workv1alpha2.ResourceBindingSpec) error {
+// operator's edit, another controller). Each ends once in its queue
+// (evictionqueue.Queue.EndFlight: its slot of EvictionOptions.MaxInFlight
+// is free), the evictions of the binding waiting for its budget of
+// clusters in transit are tried again at once, and the room the Ledger
+// holds for it is given back by one rule (releaseEnded). It costs a look at
+// the binding's own evictions in flight; only when one of them has no task
+// in the cache's copy is the binding read from the API server, so that a
+// cache that has not yet seen the task written ends nothing.
+//
+// An eviction whose handler call is running with no task in the cache's
+// copy may be writing its task, or may have written one that ended
+// already: the cache cannot tell which until the call returns, so it
+// reports again, and the binding is reconciled again shortly
+// (runningRecheck) to look once the call has returned.
+func (c *EvictionController) endRemoved(ctx context.Context, k *kind, obj client.Object, spec *workv1alpha2.ResourceBindingSpec) (again bool, err error) {
+	if k.q == nil {
+		return false, nil
+	}
 	key := itemKey(obj)
-	recorded := k.inFlight.of(key)
-	for cl, r := range recorded {
-		if r.writing {
-			// Its task is being written: whether the cache lags behind
-			// the write or the task already ended is for the writer to
-			// tell once the write has returned.
-			if !hasTaintManagerTask(spec, cl) {
-				k.inFlight.sawGone(key, cl)
-			}
-			delete(recorded, cl)
+	var gone []evictionqueue.Flight
+	for _, f := range k.q.Flights(key) {
+		switch {
+		case hasTaintManagerTask(spec, f.Item.Cluster):
+		case f.Running:
+			again = true
+		default:
+			gone = append(gone, f)
 		}
 	}
-	if len(recorded) == 0 || !withoutTask(recorded, spec) {
-		return nil
+	if len(gone) == 0 {
+		return again, nil
 	}
 	fresh := k.new()
 	if err := c.reader.Get(ctx, client.ObjectKeyFromObject(obj), fresh); err != nil {
 		if apierrors.IsNotFound(err) {
 			c.bindingGone(k, key)
-			return nil
+			return false, nil
 		}
-		return err
+		return again, err
 	}
 	spec = k.spec(fresh)
 	var ended []string
-	for cl, r := range recorded {
-		if !hasTaintManagerTask(spec, cl) && k.inFlight.take(key, cl, r) {
-			ended = append(ended, cl)
-			c.releaseEnded(r)
+	for _, f := range gone {
+		if !hasTaintManagerTask(spec, f.Item.Cluster) && k.q.EndFlight(f) {
+			ended = append(ended, f.Item.Cluster)
+			c.releaseEnded(f)
 		}
 	}
 	if len(ended) == 0 {
-		return nil
+		return again, nil
 	}
-	for _, cl := range ended {
-		c.ended(k, key, cl)
-	}
+	k.q.Open(transitGate(key))
 	log.FromContext(ctx).V(1).Info("evictions in flight ended: their graceful eviction tasks are gone",
 		"queue", k.queue, "binding", key, "clusters", ended)
-	return nil
+	return again, nil
 }
 
-// releaseEnded gives back the room the Ledger holds for the eviction r,
+// runningRecheck is how soon a binding is reconciled again when one of its
+// evictions was being written while its reconcile looked (endRemoved): a
+// handler call's write is one request.
+const runningRecheck = 100 * time.Millisecond
+
+// releaseEnded gives back the room the Ledger holds for the eviction f,
 // whose task ended: the replicas run where they went, and the summaries
 // show them at their next report (karmada.Hold.ReleaseAt); released at
 // once, their room would be counted again by the evictions checked
 // meanwhile. A task that ends at once says nothing of where they are: its
 // room stays held until the summaries show them or the hold passes.
-func (c *EvictionController) releaseEnded(r flight) {
-	if !r.endsAtOnce {
-		r.hold.ReleaseAt(c.opts.Clock.Now().Add(c.opts.ClusterStatusUpdateFrequency))
+func (c *EvictionController) releaseEnded(f evictionqueue.Flight) {
+	if fl, ok := f.Value.(flight); ok && !fl.endsAtOnce {
+		fl.hold.ReleaseAt(c.opts.Clock.Now().Add(c.opts.ClusterStatusUpdateFrequency))
 	}
-}
-
-// withoutTask reports whether one of the clusters recorded has no open
-// graceful eviction task of a taint manager in spec.
-func withoutTask(recorded map[string]flight, spec *workv1alpha2.ResourceBindingSpec) bool {
-	for cl := range recorded {
-		if !hasTaintManagerTask(spec, cl) {
-			return true
-		}
-	}
-	return false
 }
 
 // endsAtOnce reports whether task ends as soon as it is stamped
@@ -171,8 +176,7 @@ func (c *EvictionController) takeOver(ctx context.Context, k *kind) error {
 			if !hold.IsZero() {
 				held++
 			}
-			if k.q.AddInFlight(it) {
-				k.inFlight.add(it.Key, it.Cluster, endsAtOnce(&t), hold)
+			if k.q.AddInFlightWith(it, flight{endsAtOnce: endsAtOnce(&t), hold: hold}) {
 				inFlight++
 				if len(taken) == 0 || taken[len(taken)-1] != obj {
 					taken = append(taken, obj)
@@ -222,7 +226,7 @@ func (c *EvictionController) endTakenOver(ctx context.Context, k *kind, listed [
 			}
 			return err
 		}
-		if err := c.endRemoved(ctx, k, obj, k.spec(obj)); err != nil {
+		if _, err := c.endRemoved(ctx, k, obj, k.spec(obj)); err != nil {
 			return err
 		}
 	}

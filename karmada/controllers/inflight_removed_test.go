@@ -13,6 +13,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/karmada"
@@ -175,12 +176,13 @@ func TestRemovedTaskIsConfirmedOnTheAPIServer(t *testing.T) {
 // An eviction whose task ends as soon as it is written (the graceful
 // eviction controller, and the eviction controller's reconcile of the
 // binding, both before the handler has returned) does not count in flight
-// until InFlightTTL: the reconcile that saw the task gone while it was
-// written leaves it to the handler, which looks again. Before, the record
-// was made after the write, the reconcile found none and ended nothing.
-// Found by the model test, seed 619563560066 (a race).
+// until InFlightTTL: the reconcile that saw the task gone while the
+// handler ran asks to look again shortly (runningRecheck), and that look
+// ends it. Before the first fix, the reconcile found no record and ended
+// nothing. Found by the model test, seed 619563560066 (a race).
 func TestATaskEndedWhileWrittenEndsItsEviction(t *testing.T) {
 	var ctrl *EvictionController
+	var during reconcile.Result
 	done := false
 	c := worldBuilder(t, newBinding(nil)).WithInterceptorFuncs(interceptor.Funcs{
 		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
@@ -190,15 +192,20 @@ func TestATaskEndedWhileWrittenEndsItsEviction(t *testing.T) {
 			done = true
 			key := client.ObjectKeyFromObject(obj)
 			removeTask(t, c, key, "member1")
-			_, err := ctrl.manageTaints(ctx, ctrl.kinds[0], key)
+			var err error
+			during, err = ctrl.manageTaints(ctx, ctrl.kinds[0], key)
 			return err
 		},
 	}).Build()
 	ctrl = newController(t, EvictionOptions{}, c, &recorded{})
 	withQueues(t, ctrl)
 	k := ctrl.kinds[0]
-	requireEvicted(t, ctrl.evictHandler(k)(context.Background(), webItem))
+	requireEvicted(t, decide(t, k, webItem))
 	require.True(t, done)
-	assert.Empty(t, k.inFlight.of("shop/web"), "its task is gone: it is no longer in flight")
+	assert.Equal(t, runningRecheck, during.RequeueAfter, "seen while its handler ran: looked at again shortly")
+	require.Equal(t, 1, k.q.InFlight())
+	_, err := ctrl.manageTaints(context.Background(), k, types.NamespacedName{Namespace: "shop", Name: "web"})
+	require.NoError(t, err)
+	assert.Zero(t, k.q.InFlight(), "its task is gone: it is no longer in flight")
 	assert.Empty(t, ctrl.Ledger().Held(evictNow.Add(ctrl.opts.ClusterStatusUpdateFrequency)), "its room goes back at the next report")
 }

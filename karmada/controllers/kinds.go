@@ -32,10 +32,6 @@ type kind struct {
 	status func(client.Object) *workv1alpha2.ResourceBindingStatus
 	toLib  func(client.Object) (gracefulevict.Binding, error)
 	q      *evictionqueue.Queue // set by EvictionController.SetupWithManager
-	// inFlight are the evictions of the queue counted in flight that this
-	// controller wrote or took over, by binding, to end when their task is
-	// seen gone (EvictionController.endRemoved).
-	inFlight flights
 }
 
 func resourceBindings() *kind {

@@ -275,16 +275,13 @@ func TestAnEndedTaskReleasesTheRoom(t *testing.T) {
 			ctrl := newController(t, EvictionOptions{}, c, &recorded{})
 			withQueues(t, ctrl)
 			k := ctrl.kinds[0]
-			require.NoError(t, ctrl.takeOver(context.Background(), k)) // the eviction in flight
-			require.Equal(t, 1, k.q.InFlight())
-			// The room the eviction from member1 took on member2, held as
-			// the handler holds it and recorded with the eviction, and
-			// another binding's, which is never touched. No summaries:
-			// nothing settles them.
+			// The eviction in flight, carrying the room it took on member2
+			// as the handler holds it, and another binding's, which is
+			// never touched. No summaries: nothing settles them.
 			ledger := ctrl.Ledger()
 			hold := ledger.Restore(now, karmada.HoldKey("shop/web", "member1"), prescheduling.Result{Feasible: true, Moves: []failover.TargetCluster{{Name: "member2", Replicas: 3}}}, karmada.SummariesOf(nil), nil, now)
 			require.False(t, hold.IsZero())
-			k.inFlight.add("shop/web", "member1", endsAtOnce(&b.Spec.GracefulEvictionTasks[0]), hold)
+			require.True(t, k.q.AddInFlightWith(webItem, flight{endsAtOnce: endsAtOnce(&b.Spec.GracefulEvictionTasks[0]), hold: hold}))
 			ledger.Admit(now, karmada.HoldKey("shop/other", "member1"), prescheduling.Result{Feasible: true, Moves: []failover.TargetCluster{{Name: "member3", Replicas: 1}}}, karmada.SummariesOf(nil), nil)
 
 			if tc.other {

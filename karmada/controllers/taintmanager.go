@@ -169,13 +169,17 @@ func (c *EvictionController) manageTaints(ctx context.Context, k *kind, key type
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	spec := k.spec(obj)
-	if err := c.endRemoved(ctx, k, obj, spec); err != nil {
+	again, err := c.endRemoved(ctx, k, obj, spec)
+	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if !obj.GetDeletionTimestamp().IsZero() {
-		return reconcile.Result{}, nil
-	}
 	var after time.Duration
+	if again {
+		after = runningRecheck
+	}
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return reconcile.Result{RequeueAfter: after}, nil
+	}
 	for _, target := range spec.Clusters {
 		var cl clusterv1alpha1.Cluster
 		if err := c.client.Get(ctx, types.NamespacedName{Name: target.Name}, &cl, client.UnsafeDisableDeepCopy); err != nil {
