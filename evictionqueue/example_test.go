@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	clocktesting "k8s.io/utils/clock/testing"
+
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/ratelimit"
 )
@@ -66,19 +68,19 @@ func ExampleQueue_CancelCluster() {
 // PendingDomains lists the disruption domains with pending items by their
 // head items, as the workers ask the pacer for permits: a higher priority
 // first, then first in.
-func ExampleQueue_PendingDomains() {
+func ExampleStore_PendingDomains() {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	region := map[string]string{"use1-a": "us-east-1", "euw1-a": "europe-west1", "sea-a": "southeastasia"}
-	q, err := evictionqueue.New(evictionqueue.Config{Name: "resource-binding", DomainOf: func(c string) string { return region[c] }},
-		func(context.Context, evictionqueue.Item) error { return nil })
+	st, err := evictionqueue.NewStore(evictionqueue.Config{Name: "resource-binding", DomainOf: func(c string) string { return region[c] }})
 	if err != nil {
 		panic(err)
 	}
-	q.Add(evictionqueue.Item{Cluster: "use1-a", Key: "shop/web"})
-	q.Add(evictionqueue.Item{Cluster: "euw1-a", Key: "shop/web"})
-	q.Add(evictionqueue.Item{Cluster: "sea-a", Key: "kube-system/dns", Priority: 100})
-	fmt.Println(q.PendingDomains())
-	q.CancelCluster("use1-a")
-	fmt.Println(q.PendingDomains())
+	st.Add(evictionqueue.Item{Cluster: "use1-a", Key: "shop/web"}, now)
+	st.Add(evictionqueue.Item{Cluster: "euw1-a", Key: "shop/web"}, now)
+	st.Add(evictionqueue.Item{Cluster: "sea-a", Key: "kube-system/dns", Priority: 100}, now)
+	fmt.Println(st.PendingDomains())
+	st.CancelCluster("use1-a")
+	fmt.Println(st.PendingDomains())
 	// Output:
 	// [southeastasia us-east-1 europe-west1]
 	// [southeastasia europe-west1]
@@ -281,4 +283,53 @@ func ExampleInProgressWith() {
 	// ended default/web from member1, room for 3 replicas back
 	// ended again: false
 	// in flight: 0
+}
+
+// Workers run the workers of two Stores sharing a Limiter on the caller's
+// goroutine, at the time it gives: a simulation's clock. One permit a
+// second, handed out in the order the workers began to wait.
+func ExampleWorkers() {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	cfg := ratelimit.DefaultConfig()
+	cfg.ResourceEvictionRate = 1
+	tracker := ratelimit.NewTracker()
+	for _, c := range []string{"member1", "member2", "member3"} {
+		tracker.Set(c, false)
+	}
+	limiter, err := ratelimit.NewLimiter(cfg, tracker, ratelimit.WithClock(clocktesting.NewFakeClock(now)))
+	if err != nil {
+		panic(err)
+	}
+	w, err := evictionqueue.NewWorkers(limiter)
+	if err != nil {
+		panic(err)
+	}
+	var t time.Duration
+	for _, name := range []string{"resource-binding", "cluster-resource-binding"} {
+		st, err := evictionqueue.NewStore(evictionqueue.Config{Name: name})
+		if err != nil {
+			panic(err)
+		}
+		handle := func(_ context.Context, it evictionqueue.Item) error {
+			fmt.Printf("%v: %s %s from %s\n", t, name, it.Key, it.Cluster)
+			return nil
+		}
+		if err := w.Add(st, handle, 1); err != nil {
+			panic(err)
+		}
+		st.Add(evictionqueue.Item{Cluster: "member1", Key: "shop/web-" + name[:1]}, now)
+		st.Add(evictionqueue.Item{Cluster: "member1", Key: "shop/db-" + name[:1]}, now)
+	}
+	for {
+		next, err := w.Run(context.Background(), now.Add(t))
+		if err != nil || next.IsZero() {
+			break
+		}
+		t = next.Sub(now)
+	}
+	// Output:
+	// 0s: resource-binding shop/web-r from member1
+	// 1s: cluster-resource-binding shop/web-c from member1
+	// 2s: resource-binding shop/db-r from member1
+	// 3s: cluster-resource-binding shop/db-c from member1
 }

@@ -264,20 +264,6 @@ func (q *Queue) InFlight() int {
 	return q.s.inFlight
 }
 
-// PendingDomains returns the disruption domains with pending items, by
-// their head items, in the order the queue's workers ask its DomainPacer
-// for a permit for them; the list a worker that begins to wait now passes
-// to WaitDomain. Each cluster's domain is Config.DomainOf's answer when the
-// queue first had a pending item of it, or at DomainChanged. Without
-// DomainOf: [""], or none. Items backing off are not pending. It costs time
-// proportional to the domains, not the items: for a caller that hands out
-// permits itself (a simulation driving the workers, a status page).
-func (q *Queue) PendingDomains() []string {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.s.domains()
-}
-
 // Pending returns the Len items waiting: the pending ones in the order they
 // will be handled, then the backing-off ones by end of backoff. After Run,
 // every item not handled, for a caller that hands the work over.

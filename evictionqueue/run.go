@@ -167,13 +167,7 @@ type pacerWait struct {
 // mayGoLocked reports whether one more worker may go for an item: more items
 // are pending than workers waiting for permits, and MaxInFlight, counting
 // those waits, the handler calls and the background evictions, has room.
-func (q *Queue) mayGoLocked() bool {
-	waits := len(q.waits)
-	if q.s.pending.Len() <= waits {
-		return false
-	}
-	return q.cfg.MaxInFlight == 0 || q.s.running+q.s.inFlight+waits < q.cfg.MaxInFlight
-}
+func (q *Queue) mayGoLocked() bool { return q.s.mayWait(len(q.waits)) }
 
 // kickLocked wakes one waiting worker if one may go; each worker that goes
 // kicks again, so a burst wakes as many as it needs, one after another. It
@@ -231,13 +225,17 @@ func (q *Queue) handle(ctx context.Context, e *entry, giveBack func(), respawn f
 }
 
 // call runs the handler, turning a panic into a *PanicError.
-func (q *Queue) call(ctx context.Context, it Item) (err error) {
+func (q *Queue) call(ctx context.Context, it Item) error { return callHandler(ctx, q.handler, it) }
+
+// callHandler runs h, turning a panic into a *PanicError: one handler call
+// of a Queue's worker or of Workers.
+func callHandler(ctx context.Context, h Handler, it Item) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = &PanicError{Value: r, Stack: debug.Stack()}
 		}
 	}()
-	return q.handler(ctx, it)
+	return h(ctx, it)
 }
 
 // settle hands the result of a handler call to the store, and reports

@@ -287,6 +287,17 @@ func (s *store) cancelCluster(cluster string) int {
 	return n
 }
 
+// mayWait reports whether one more worker may wait for a permit when
+// waiting already do: more items are pending than workers waiting, and
+// MaxInFlight, counting those waits, the handler calls and the background
+// evictions, has room. The one rule of Queue's workers and of Workers.
+func (s *store) mayWait(waiting int) bool {
+	if s.pending.Len() <= waiting {
+		return false
+	}
+	return s.cfg.MaxInFlight == 0 || s.running+s.inFlight+waiting < s.cfg.MaxInFlight
+}
+
 // domains lists the domains with pending items (see pendingSet.domains),
 // in time proportional to their number: no cluster's domain is read.
 func (s *store) domains() []string { return s.pending.domains() }

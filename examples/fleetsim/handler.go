@@ -220,7 +220,7 @@ func (w *world) unholdCluster(queue int, cluster string) {
 }
 
 // wake tries again at once, in the order they were held back, the items of
-// queue for which pick says so (evictionqueue.Queue.Retry), as the fork's
+// queue for which pick says so (evictionqueue.Store.Retry), as the fork's
 // controllers do at a thaw (every item the freeze held) and at a task's end
 // (the items of that binding waiting for its budget).
 func (w *world) wake(queue int, pick func(it evictionqueue.Item, frozen bool) bool) {
@@ -233,6 +233,6 @@ func (w *world) wake(queue int, pick func(it evictionqueue.Item, frozen bool) bo
 	slices.SortFunc(due, func(a, b evictionqueue.Item) int { return w.held[queue][a].seq - w.held[queue][b].seq })
 	for _, it := range due {
 		w.unhold(queue, it)
-		w.engine.retry(queue, it)
+		w.queues[queue].Retry(it)
 	}
 }

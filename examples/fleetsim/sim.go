@@ -29,9 +29,8 @@ import (
 // control plane that the library leaves to its user (cluster status, the
 // taint controller, the taint manager, the scheduler, the graceful eviction
 // controller), around the real Limiter, Checker and Assessor, and the real
-// eviction queues, whose goroutine workers it lets
-// go only at the simulated instant it is at (engine, in engine.go), jumping
-// from one event to the next.
+// eviction queues, whose workers it runs at the simulated instant it is at
+// (engine, in engine.go), jumping from one event to the next.
 type sim struct {
 	sc    *scenario
 	cfg   ratelimit.Config
@@ -168,10 +167,13 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 	if w.perDomain() {
 		domainOf = w.domainOf
 	}
-	w.engine = newEngine(clk, limiter, sc.Workers, sc.MaxInFlight)
+	if w.engine, err = newEngine(limiter); err != nil {
+		return nil, err
+	}
 	for i := range 2 {
-		cfg := evictionqueue.Config{Name: queueNames[i], MaxInFlight: sc.MaxInFlight, Metrics: m, DomainOf: domainOf}
-		if err := w.engine.newQueue(i, cfg, w.handler(i), func(o evictionqueue.Outcome) { w.rec.outcome(i, o) }); err != nil {
+		cfg := evictionqueue.Config{Name: queueNames[i], MaxInFlight: sc.MaxInFlight, Metrics: m, DomainOf: domainOf,
+			OnOutcome: func(o evictionqueue.Outcome) { w.rec.outcome(i, o) }}
+		if err := w.engine.newQueue(i, cfg, w.handler(i), sc.Workers); err != nil {
 			return nil, err
 		}
 		w.queues[i] = w.engine.queues[i]
@@ -242,8 +244,6 @@ func (s *sim) run(ctx context.Context) (err error) {
 	start, end := s.sc.Start, s.sc.Start.Add(s.sc.Duration)
 	wallStart := time.Now()
 	nextEvent, nextLine := 0, start
-	s.w.engine.start()
-	defer func() { err = errors.Join(err, s.w.engine.shutdown()) }()
 	for {
 		now := s.clk.Now()
 		if err = s.dispatch(ctx, now); err != nil {
@@ -269,7 +269,7 @@ func (s *sim) run(ctx context.Context) (err error) {
 		if t := s.w.engine.permitAt; !t.IsZero() {
 			next = minTime(next, t)
 		}
-		if t, ok := s.w.engine.nextDue(now); ok {
+		if t, ok := s.w.engine.nextDue(); ok {
 			next = minTime(next, t)
 		}
 		if t, ok := s.w.nextWake(now); ok {
@@ -350,9 +350,7 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 	due := w.taintManager(now)
 
 	for _, c := range w.completeDue(now) {
-		if _, err := w.engine.complete(c.queue, c.item); err != nil { // its in-flight slot is free
-			return err
-		}
+		w.queues[c.queue].Complete(c.item) // its in-flight slot is free
 		if err := s.dispatch(ctx, now); err != nil {
 			return err
 		}
@@ -363,10 +361,7 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 	cancelled := 0
 	for _, name := range recovered {
 		for i := range w.queues {
-			n, err := w.engine.cancelCluster(i, name)
-			if err != nil {
-				return err
-			}
+			n := w.queues[i].CancelCluster(name)
 			w.unholdCluster(i, name)
 			w.rec.cancelled(i, now, n)
 			cancelled += n
@@ -404,7 +399,7 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 	queued, retried := 0, 0
 	for i, items := range due {
 		for _, it := range items {
-			if w.engine.add(i, it) {
+			if w.queues[i].Add(it, now) {
 				queued++
 				w.rec.queued(i)
 				if _, ok := abandonedBefore[itemID{it.Cluster, it.Key}]; ok {
@@ -481,7 +476,7 @@ func (s *sim) dispatch(ctx context.Context, now time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.w.engine.dispatch(now)
+	return s.w.engine.dispatch(ctx, now)
 }
 
 // pace holds the run back to --speed simulated seconds per wall second.

@@ -114,7 +114,7 @@ type world struct {
 	evaluator *taintpolicy.Evaluator
 	tracker   *ratelimit.Tracker
 	limiter   *ratelimit.Limiter
-	queues    [2]*evictionqueue.Queue // the engine's
+	queues    [2]*evictionqueue.Store // the engine's
 	engine    *engine
 	assessor  *gracefulevict.Assessor
 	// The engine's decision path: the Fleet it checks on (publish keeps
