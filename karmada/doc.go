@@ -24,7 +24,7 @@
 // evictions will take until the clusters' resource summaries show their
 // replicas placed (Karmada issue 6518): a run of checks against summaries
 // that lag behind then approves at most what the clusters can take. It is
-// prescheduling.Ledger, which holds the room with no Karmada type, read
+// reservation.Ledger, which holds the room with no Karmada type, read
 // through the summaries.
 //
 // What Karmada v1.18's taint manager reads and writes when it evicts:

@@ -12,26 +12,27 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/failoverkit/failover/prescheduling"
+	"github.com/failoverkit/failover/reservation"
 )
 
 // DefaultHold is how long a Ledger holds room for an approved eviction at
 // most: Karmada's scheduler keeps its own assumptions of in-flight workloads
 // (SchedulingOvercommitProtection) as long.
-const DefaultHold = prescheduling.DefaultHold
+const DefaultHold = reservation.DefaultHold
 
 // Ledger holds room for the evictions a pre-scheduling check approved until
 // the clusters' resource summaries show their replicas placed, their
 // graceful eviction task ends ([Ledger.ReleaseAt] the summaries' next
 // report), or a hold passes ([WithHold], default [DefaultHold]).
 //
-// It is prescheduling.Ledger, which holds the room with no Karmada types
+// It is reservation.Ledger, which holds the room with no Karmada types
 // and which a controller that is not Karmada's uses with its own record of
 // the clusters' room, read through Karmada's resource summaries: a
 // cluster's pods are its allocated and allocating pods, and its room once
 // evictions in flight are held there is [MaxReplicas] of its summary with
 // their replicas and requests added to allocating, as Karmada's own
 // scheduler deducts its in-flight assumptions from a summary
-// (deductAssumedWorkloadsFromSummary). See prescheduling.Ledger for how
+// (deductAssumedWorkloadsFromSummary). See reservation.Ledger for how
 // room is held and released; in short:
 //
 // Resource summaries lag behind the scheduler, so checks run one after
@@ -53,7 +54,7 @@ const DefaultHold = prescheduling.DefaultHold
 // depends on time takes now. Its zero value is not usable; use [NewLedger].
 type Ledger struct {
 	hold time.Duration
-	core *prescheduling.Ledger
+	core *reservation.Ledger
 }
 
 // LedgerOption configures a Ledger.
@@ -84,7 +85,7 @@ func NewLedger(opts ...LedgerOption) (*Ledger, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	core, err := prescheduling.NewLedger(prescheduling.WithHold(l.hold))
+	core, err := reservation.NewLedger(reservation.WithHold(l.hold))
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +206,7 @@ func (l *Ledger) Held(now time.Time) map[string]int64 { return l.core.Held(now) 
 
 // Settle gives back, on every cluster room is held on, the room of the
 // replicas its summary (summaries) shows placed, and the holds that have
-// run out by now: prescheduling.Ledger.Settle. Admit settles the clusters
+// run out by now: reservation.Ledger.Settle. Admit settles the clusters
 // it reads; call Settle before Held to see every cluster as the summaries
 // show it. Nil summaries settles only the holds that have run out.
 func (l *Ledger) Settle(now time.Time, summaries Summaries) {
@@ -219,10 +220,10 @@ type summaryRooms struct {
 	req       *workv1alpha2.ReplicaRequirements
 }
 
-var _ prescheduling.Rooms = summaryRooms{}
+var _ reservation.Rooms = summaryRooms{}
 
-// roomsOf is summaries as prescheduling.Rooms; nil without summaries.
-func roomsOf(summaries Summaries, req *workv1alpha2.ReplicaRequirements) prescheduling.Rooms {
+// roomsOf is summaries as reservation.Rooms; nil without summaries.
+func roomsOf(summaries Summaries, req *workv1alpha2.ReplicaRequirements) reservation.Rooms {
 	if summaries == nil {
 		return nil
 	}
