@@ -110,7 +110,7 @@ const (
 	AwaitingCapacity Code = "AwaitingCapacity"
 	// Unconfirmed: the check found somewhere to go on the caller's copy
 	// of the fleet, but the clusters the caller read afresh do not confirm
-	// it (karmada.Evictor reads a few): the fleet changed faster than the
+	// it (the karmada module's engine.Evictor reads a few): the fleet changed faster than the
 	// copy follows, or the placement needs more clusters read than the
 	// caller reads. Like AwaitingCapacity, it is worth retrying once the
 	// copy has caught up. The Checker itself never answers it.

@@ -3,7 +3,7 @@ package controllers
 import (
 	"sync"
 
-	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/engine"
 )
 
 // flights are the evictions of one queue this controller counts in flight
@@ -28,7 +28,7 @@ type flight struct {
 	// the replicas went.
 	endsAtOnce bool
 	// hold is the room the Ledger holds for it; zero: none.
-	hold karmada.Hold
+	hold engine.Hold
 	// writing: its task is being written (recorded before the write, so
 	// that an end seen right after it finds the record); gone: a
 	// reconcile saw the binding without the task while it was, which
@@ -39,7 +39,7 @@ type flight struct {
 // add records the eviction of key from cluster as in flight, its task
 // ending at once or not, and the room held for it. A record made again
 // replaces the one before, with a new serial.
-func (f *flights) add(key, cluster string, endsAtOnce bool, hold karmada.Hold) {
+func (f *flights) add(key, cluster string, endsAtOnce bool, hold engine.Hold) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.byKey == nil {
@@ -56,7 +56,7 @@ func (f *flights) add(key, cluster string, endsAtOnce bool, hold karmada.Hold) {
 
 // writing records the eviction of key from cluster as in flight while its
 // task is being written: add's record, marked writing.
-func (f *flights) writing(key, cluster string, endsAtOnce bool, hold karmada.Hold) {
+func (f *flights) writing(key, cluster string, endsAtOnce bool, hold engine.Hold) {
 	f.add(key, cluster, endsAtOnce, hold)
 	f.mu.Lock()
 	defer f.mu.Unlock()

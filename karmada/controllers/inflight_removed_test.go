@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/failoverkit/failover/evictionqueue"
-	"github.com/failoverkit/failover/karmada"
 )
 
 // removeTask is a writer (the GracefulEvictionController, Karmada's
@@ -86,8 +85,8 @@ func TestRemovedTaskFreesItsInFlightSlot(t *testing.T) {
 		require.True(t, evicted(t, c, items[0]))
 		require.False(t, evicted(t, c, items[1]), "evicted beyond MaxInFlight")
 		require.Equal(t, 1, q.InFlight())
-		first := karmada.HoldKey(items[0].Key, items[0].Cluster)
-		require.Contains(t, ctrl.Ledger().Keys(clk.Now()), first)
+		first := items[0]
+		require.True(t, ctrl.Ledger().Holds(clk.Now(), first.Key, first.Cluster))
 
 		web00 := types.NamespacedName{Namespace: "shop", Name: "web-00"}
 		removeTask(t, c, web00, "lost")
@@ -96,13 +95,12 @@ func TestRemovedTaskFreesItsInFlightSlot(t *testing.T) {
 		synctest.Wait()
 		assert.True(t, evicted(t, c, items[1]), "the slot of the eviction whose task was removed is still taken")
 		assert.Equal(t, 1, q.InFlight(), "only web-01's eviction is in flight")
-		assert.Contains(t, ctrl.Ledger().Keys(clk.Now()), first, "room given back before the summaries can show the replicas")
+		assert.True(t, ctrl.Ledger().Holds(clk.Now(), first.Key, first.Cluster), "room given back before the summaries can show the replicas")
 
 		clk.Step(ctrl.opts.ClusterStatusUpdateFrequency)
 		synctest.Wait()
-		keys := ctrl.Ledger().Keys(clk.Now())
-		assert.NotContains(t, keys, first, "room still held for an eviction whose task was removed")
-		assert.Contains(t, keys, karmada.HoldKey(items[1].Key, items[1].Cluster))
+		assert.False(t, ctrl.Ledger().Holds(clk.Now(), first.Key, first.Cluster), "room still held for an eviction whose task was removed")
+		assert.True(t, ctrl.Ledger().Holds(clk.Now(), items[1].Key, items[1].Cluster))
 	})
 }
 
