@@ -28,42 +28,53 @@ import (
 // less. A quantity too large for an int64 saturates instead of wrapping
 // around (Karmada's estimator wraps).
 func MaxReplicas(summary *clusterv1alpha1.ResourceSummary, req *workv1alpha2.ReplicaRequirements) int32 {
-	return roomOf(summary).maxReplicas(needsOf(req))
+	return RoomOf(summary).MaxReplicas(NeedsOf(req))
 }
 
-// room is what a resource summary leaves: allocatable − allocated −
+// Room is what a resource summary leaves: allocatable − allocated −
 // allocating of pods and of each allocatable resource (CPU in millicores),
 // computed once per summary so that asking it for each workload costs a
-// few integer operations ([Fleet] keeps one per cluster).
-type room struct {
+// few integer operations (the engine's Fleet keeps one per cluster). Its
+// zero value is the room of a cluster that reported no summary: none.
+type Room struct {
 	reported bool // a summary was reported: nil is room for nothing
 	pods     int64
 	left     map[corev1.ResourceName]int64
 }
 
-func roomOf(s *clusterv1alpha1.ResourceSummary) *room {
-	if s == nil {
-		return &room{}
+// RoomOf reads the room summary leaves, once; a nil summary leaves none.
+// The Room shares no memory with summary.
+func RoomOf(summary *clusterv1alpha1.ResourceSummary) Room {
+	if summary == nil {
+		return Room{}
 	}
-	r := &room{reported: true, pods: left(s, corev1.ResourcePods, false), left: make(map[corev1.ResourceName]int64, len(s.Allocatable))}
+	s := summary
+	r := Room{reported: true, pods: left(s, corev1.ResourcePods, false), left: make(map[corev1.ResourceName]int64, len(s.Allocatable))}
 	for name := range s.Allocatable {
 		r.left[name] = left(s, name, name == corev1.ResourceCPU)
 	}
 	return r
 }
 
-// need is what one replica requests of one resource, in the unit room
+// need is what one replica requests of one resource, in the unit Room
 // counts it in.
 type need struct {
 	name corev1.ResourceName
 	n    int64
 }
 
-// needsOf lists what one replica needing req requests, leaving out the
-// resources it requests none of.
-func needsOf(req *workv1alpha2.ReplicaRequirements) []need {
+// Needs is what one replica of a workload requests, read once from its
+// replica requirements, in the units a [Room] counts: asked of many
+// clusters' rooms, it is not read again. Its zero value requests nothing
+// but a pod.
+type Needs struct{ list []need }
+
+// NeedsOf reads what one replica needing req (a binding's
+// spec.replicaRequirements) requests, leaving out the resources it
+// requests none of. A nil req requests nothing but a pod.
+func NeedsOf(req *workv1alpha2.ReplicaRequirements) Needs {
 	if req == nil {
-		return nil
+		return Needs{}
 	}
 	out := make([]need, 0, len(req.ResourceRequest))
 	for name, q := range req.ResourceRequest {
@@ -71,30 +82,32 @@ func needsOf(req *workv1alpha2.ReplicaRequirements) []need {
 			out = append(out, need{name, n})
 		}
 	}
-	return out
+	return Needs{list: out}
 }
 
-// needsKey names needs, whatever their order: what maxReplicas reads
-// besides the room, for prescheduling.Capacity.Key.
-func needsKey(needs []need) string {
-	if len(needs) == 0 {
+// Key names n, whatever the order of its resources: what
+// [Room.MaxReplicas] reads besides the room, for
+// prescheduling.Capacity.Key. Needs with the same Key fit alike.
+func (n Needs) Key() string {
+	if len(n.list) == 0 {
 		return "pods"
 	}
-	parts := make([]string, len(needs))
-	for i, nd := range needs {
+	parts := make([]string, len(n.list))
+	for i, nd := range n.list {
 		parts[i] = string(nd.name) + "=" + strconv.FormatInt(nd.n, 10)
 	}
 	slices.Sort(parts)
 	return strings.Join(parts, ",")
 }
 
-// maxReplicas is MaxReplicas on the room, for a replica that needs needs.
-func (r *room) maxReplicas(needs []need) int32 {
+// MaxReplicas is [MaxReplicas] on the room r, for a replica that needs
+// needs.
+func (r Room) MaxReplicas(needs Needs) int32 {
 	if !r.reported || r.pods <= 0 {
 		return 0
 	}
 	most := r.pods
-	for _, nd := range needs {
+	for _, nd := range needs.list {
 		avail, ok := r.left[nd.name]
 		if !ok || avail <= 0 {
 			return 0
@@ -161,8 +174,8 @@ func Capacity(clusters []clusterv1alpha1.Cluster, req *workv1alpha2.ReplicaRequi
 
 // CapacityFrom is [Capacity] over summaries read when asked, one cluster at
 // a time: the check asks only about the clusters the scheduler would
-// estimate, so nothing is computed for the rest of the fleet (a [Fleet]'s
-// Summary, say). A cluster summaries does not know is unknown.
+// estimate, so nothing is computed for the rest of the fleet (the engine's
+// Fleet.Summary, say). A cluster summaries does not know is unknown.
 func CapacityFrom(summaries Summaries, req *workv1alpha2.ReplicaRequirements) func(cluster string) (replicas int32, known bool) {
 	return func(cluster string) (int32, bool) {
 		s, ok := summaries(cluster)
@@ -171,4 +184,39 @@ func CapacityFrom(summaries Summaries, req *workv1alpha2.ReplicaRequirements) fu
 		}
 		return MaxReplicas(s, req), true
 	}
+}
+
+// Summaries gives a cluster's resource summary by name, and whether the
+// cluster is known at all: a known cluster may have reported none yet
+// (nil). The engine's Fleet.Summary is one; [SummariesOf] makes one from a
+// list.
+type Summaries func(cluster string) (*clusterv1alpha1.ResourceSummary, bool)
+
+// SummariesOf returns the summaries of clusters, read once, now.
+func SummariesOf(clusters []clusterv1alpha1.Cluster) Summaries {
+	m := make(map[string]*clusterv1alpha1.ResourceSummary, len(clusters))
+	for i := range clusters {
+		m[clusters[i].Name] = clusters[i].Status.ResourceSummary
+	}
+	return func(name string) (*clusterv1alpha1.ResourceSummary, bool) {
+		s, ok := m[name]
+		return s, ok
+	}
+}
+
+// AllocatedPods is the pods a cluster's resource summary shows allocated
+// and allocating; 0 for a nil summary. A count too large for an int64
+// saturates.
+func AllocatedPods(summary *clusterv1alpha1.ResourceSummary) int64 {
+	if summary == nil {
+		return 0
+	}
+	var n resource.Quantity
+	if q, ok := summary.Allocated[corev1.ResourcePods]; ok {
+		n.Add(q)
+	}
+	if q, ok := summary.Allocating[corev1.ResourcePods]; ok {
+		n.Add(q)
+	}
+	return value(n, false)
 }

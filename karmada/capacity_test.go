@@ -63,3 +63,23 @@ func TestMaxReplicas(t *testing.T) {
 		})
 	}
 }
+
+// CapacityFrom reads a summary only for the clusters asked about: a check
+// estimates the candidates, not the fleet.
+func TestCapacityFromReadsWhenAsked(t *testing.T) {
+	asked := map[string]int{}
+	summaries := func(name string) (*clusterv1alpha1.ResourceSummary, bool) {
+		asked[name]++
+		if name == "gone" {
+			return nil, false
+		}
+		return member(name, "R1", 7).Status.ResourceSummary, true
+	}
+	capacity := karmada.CapacityFrom(summaries, nil)
+	n, known := capacity("a")
+	assert.Equal(t, int32(7), n)
+	assert.True(t, known)
+	_, known = capacity("gone")
+	assert.False(t, known)
+	assert.Equal(t, map[string]int{"a": 1, "gone": 1}, asked)
+}

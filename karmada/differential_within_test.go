@@ -15,6 +15,7 @@ import (
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/engine"
 	"github.com/failoverkit/failover/prescheduling"
 )
 
@@ -41,7 +42,7 @@ func TestEvictorConfirmIsSound(t *testing.T) {
 			continue
 		}
 		compared++
-		fleet := &karmada.Fleet{}
+		fleet := &engine.Fleet{}
 		for _, cl := range c.after {
 			if _, err := fleet.Set(cl.DeepCopy()); err != nil {
 				t.Fatal(err)
@@ -82,7 +83,10 @@ func TestEvictorConfirmIsSound(t *testing.T) {
 			}
 			return out, nil
 		}
-		ev := &karmada.Evictor{Fleet: fleet}
+		ev, err := engine.NewEvictor(engine.EvictorOptions{Fleet: fleet})
+		if err != nil {
+			t.Fatal(err)
+		}
 		res, err := ev.Check(context.Background(), c.spec, req, truth[c.evicting[0]], confirm)
 		if err != nil {
 			t.Fatal(err)

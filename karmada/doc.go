@@ -20,12 +20,14 @@
 //     result, graceful eviction tasks, aggregated health), and
 //     [PreschedulingRequest] for the pre-scheduling check.
 //
-// Beside the pre-scheduling check, [Ledger] holds the room approved
-// evictions will take until the clusters' resource summaries show their
-// replicas placed (Karmada issue 6518): a run of checks against summaries
-// that lag behind then approves at most what the clusters can take. It is
-// prescheduling.Ledger, which holds the room with no Karmada type, read
-// through the summaries.
+// What the decision path needs of Karmada's objects, pure, with no state
+// of their own: [MaxReplicas] and [RoomOf] over a resource summary, [Summaries],
+// [DecideBindingEviction] (Karmada v1.18's taint manager's decision for one
+// binding on one cluster) and [MaxClustersInTransitAnnotation]. The runtime
+// state (the fleet as the check reads it, the room held for evictions in
+// flight, and the one decision path that uses both) is the engine
+// package's (github.com/failoverkit/failover/karmada/engine), which
+// imports this one and never the reverse.
 //
 // What Karmada v1.18's taint manager reads and writes when it evicts:
 // [AppliedTolerations] (the tolerations of the applied placement),

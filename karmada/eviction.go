@@ -3,9 +3,12 @@ package karmada
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
+	"time"
 
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	corev1 "k8s.io/api/core/v1"
@@ -148,4 +151,52 @@ func PreservedLabelState(c *policyv1alpha1.ClusterFailoverBehavior, status []wor
 		out[r.AliasLabelName] = b.String()
 	}
 	return out, nil
+}
+
+// MaxClustersInTransitAnnotation on a ResourceBinding or
+// ClusterResourceBinding is its own budget of clusters in transit, which
+// overrides the engine's EvictorOptions.MaxClustersInTransit (the
+// controllers' --max-clusters-in-transit): a non-negative integer, 0 for
+// unlimited.
+const MaxClustersInTransitAnnotation = "failover.karmada.io/max-clusters-in-transit"
+
+// DecideBindingEviction is [failover.DecideEviction] for one binding on one
+// cluster at now, as Karmada v1.18's taint manager decides: NoExecute taints
+// count only with enableNoExecute (Karmada's
+// --enable-no-execute-taint-eviction; without, they are left out), judged
+// against the tolerations of the applied placement in the binding's
+// annotations ([AppliedTolerations]), read only when a NoExecute taint is
+// left to judge. PreferNoExecute taints follow spec.failover.cluster. An
+// applied placement or a spec.failover.cluster that cannot be read is an
+// error naming it.
+func DecideBindingEviction(annotations map[string]string, spec *workv1alpha2.ResourceBindingSpec, cluster *clusterv1alpha1.Cluster, enableNoExecute bool, now time.Time) (failover.EvictionDecision, error) {
+	if spec == nil || cluster == nil {
+		return failover.EvictionDecision{}, errors.New("karmada: DecideBindingEviction: the binding's spec and the cluster must not be nil")
+	}
+	taints := make([]corev1.Taint, 0, len(cluster.Spec.Taints))
+	noExecute := false
+	for _, t := range cluster.Spec.Taints {
+		if t.Effect == corev1.TaintEffectNoExecute {
+			if !enableNoExecute {
+				continue
+			}
+			noExecute = true
+		}
+		taints = append(taints, t)
+	}
+	var tols []corev1.Toleration
+	if noExecute {
+		var err error
+		if tols, err = appliedTolerations(annotations); err != nil {
+			return failover.EvictionDecision{}, err
+		}
+	}
+	var fb *failover.ClusterFailoverBehavior
+	if spec.Failover != nil {
+		var err error
+		if fb, err = FromClusterFailoverBehavior(spec.Failover.Cluster); err != nil {
+			return failover.EvictionDecision{}, err
+		}
+	}
+	return failover.DecideEviction(taints, tols, fb, now), nil
 }

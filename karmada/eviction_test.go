@@ -2,13 +2,16 @@ package karmada_test
 
 import (
 	"testing"
+	"time"
 
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"github.com/karmada-io/karmada/pkg/util"
 	"github.com/karmada-io/karmada/pkg/util/helper"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/failoverkit/failover"
@@ -164,4 +167,31 @@ func TestPreservedLabelState(t *testing.T) {
 			}
 		})
 	}
+}
+
+// DecideBindingEviction is the taint manager's decision: only the taints
+// that count, against the applied placement's tolerations, with
+// spec.failover.cluster for PreferNoExecute.
+func TestDecideBindingEviction(t *testing.T) {
+	lost := &clusterv1alpha1.Cluster{Spec: clusterv1alpha1.ClusterSpec{Taints: []corev1.Taint{{Key: "down", Effect: corev1.TaintEffectNoExecute}}}}
+	lost.Name = "lost"
+	spec := &workv1alpha2.ResourceBindingSpec{}
+	evictNow := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	untolerated := map[string]string{karmada.AppliedPlacementAnnotation: "{}"}
+
+	d, err := karmada.DecideBindingEviction(untolerated, spec, lost, true, evictNow)
+	require.NoError(t, err)
+	assert.True(t, d.Evict)
+
+	d, err = karmada.DecideBindingEviction(untolerated, spec, lost, false, evictNow)
+	require.NoError(t, err)
+	assert.False(t, d.Evict, "NoExecute counts only when enabled")
+
+	_, err = karmada.DecideBindingEviction(nil, spec, lost, false, evictNow)
+	assert.NoError(t, err, "the applied placement is read only when a NoExecute taint counts")
+	_, err = karmada.DecideBindingEviction(nil, spec, lost, true, evictNow)
+	assert.ErrorContains(t, err, karmada.AppliedPlacementAnnotation)
+
+	_, err = karmada.DecideBindingEviction(untolerated, nil, lost, true, evictNow)
+	assert.ErrorContains(t, err, "must not be nil")
 }

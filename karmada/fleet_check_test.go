@@ -14,6 +14,7 @@ import (
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/engine"
 	"github.com/failoverkit/failover/prescheduling"
 )
 
@@ -36,7 +37,7 @@ func TestFleetCheckAnswersAsCheck(t *testing.T) {
 		require.NoError(t, err)
 		req.ObservedAffinityName = c.observed
 
-		var f karmada.Fleet
+		var f engine.Fleet
 		for _, cl := range c.before {
 			_, err := f.Set(cl)
 			require.NoError(t, err)
@@ -44,17 +45,17 @@ func TestFleetCheckAnswersAsCheck(t *testing.T) {
 		// Asked before the failure too, so that the Fleet's index follows
 		// the changes to a placement it already remembers.
 		_ = f.Check(req, c.spec.ReplicaRequirements)
-		var fresh []karmada.Fresh
+		var fresh []engine.Fresh
 		var list []clusterv1alpha1.Cluster
 		for _, cl := range c.after {
 			switch s.intn(6) {
 			case 0: // read afresh: the Fleet still holds the cluster before
-				fr, err := karmada.FreshCluster(cl)
+				fr, err := engine.FreshCluster(cl)
 				require.NoError(t, err)
 				fresh = append(fresh, fr)
 				list = append(list, *cl)
 			case 1: // gone, though the Fleet still holds it
-				fresh = append(fresh, karmada.GoneCluster(cl.Name))
+				fresh = append(fresh, engine.GoneCluster(cl.Name))
 			default:
 				_, err := f.Set(cl)
 				require.NoError(t, err)
@@ -94,7 +95,7 @@ func TestFleetCheckAnswersAsCheck(t *testing.T) {
 // A cluster whose taints do not convert is no target, in the Fleet as read
 // afresh: FreshCluster says why, and the check leaves it out.
 func TestFreshClusterThatDoesNotConvert(t *testing.T) {
-	var f karmada.Fleet
+	var f engine.Fleet
 	for _, cl := range []*clusterv1alpha1.Cluster{member("a", "R1", 5), member("b", "R1", 5), member("c", "R1", 5)} {
 		_, err := f.Set(cl)
 		require.NoError(t, err)
@@ -104,8 +105,8 @@ func TestFreshClusterThatDoesNotConvert(t *testing.T) {
 
 	bogus := member("a", "R1", 5)
 	bogus.Spec.Taints = []corev1.Taint{{Key: "x", Effect: "Bogus"}}
-	fr, err := karmada.FreshCluster(bogus)
+	fr, err := engine.FreshCluster(bogus)
 	assert.ErrorContains(t, err, "Bogus")
 	assert.Equal(t, []string{"b"}, f.Check(req, nil, fr).Candidates)
-	assert.Equal(t, []string{"b"}, f.Check(req, nil, karmada.GoneCluster("a")).Candidates)
+	assert.Equal(t, []string{"b"}, f.Check(req, nil, engine.GoneCluster("a")).Candidates)
 }

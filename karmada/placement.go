@@ -168,6 +168,16 @@ func PreschedulingRequest(spec *workv1alpha2.ResourceBindingSpec, evicting ...st
 	return preschedulingRequest(spec, true, evicting...)
 }
 
+// PreschedulingRequestUnvalidated is [PreschedulingRequest] without
+// validating the placement, for a check that validates it itself (a
+// prescheduling.Index, which compiles each placement once): it need not
+// pay for the validation on every eviction. An invalid placement then
+// comes back from the check, infeasible with Code
+// prescheduling.InvalidRequest.
+func PreschedulingRequestUnvalidated(spec *workv1alpha2.ResourceBindingSpec, evicting ...string) (prescheduling.Request, error) {
+	return preschedulingRequest(spec, false, evicting...)
+}
+
 // preschedulingRequest is PreschedulingRequest, validating the placement
 // only with validate (see fromPlacement).
 func preschedulingRequest(spec *workv1alpha2.ResourceBindingSpec, validate bool, evicting ...string) (prescheduling.Request, error) {

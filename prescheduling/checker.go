@@ -57,13 +57,13 @@ type Result struct {
 	// may gain (a new Duplicated copy gains them all; which clusters a
 	// weighted division favours may hang on the workload's UID). A caller
 	// that counts room taken by evictions in flight reserves these; see
-	// [Ledger]. A workload without replicas moves none.
+	// reservation.Ledger. A workload without replicas moves none.
 	Moves []failover.TargetCluster
 	// PlacedByRoom, when Feasible, is true when the scheduler picks the
 	// Moves by the clusters' room: a Divided placement by Aggregated or
 	// dynamic weights, which its estimator decides. Room that evictions in
 	// flight will take there changes where it puts this one (see
-	// [Ledger]). A Duplicated or static weight placement lands on the
+	// reservation.Ledger). A Duplicated or static weight placement lands on the
 	// same clusters whatever their room.
 	PlacedByRoom bool
 	// AffinityName names the clusterAffinities term a feasible answer is
@@ -104,13 +104,13 @@ const (
 	InvalidRequest Code = "InvalidRequest"
 	// AwaitingCapacity: the scheduler would place the workload where
 	// evictions already approved, and not yet placed, will take the room
-	// (see [Ledger]). Unlike the other codes, it is worth retrying:
+	// (see reservation.Ledger). Unlike the other codes, it is worth retrying:
 	// Result.RetryAfter says when the room held for them is released at the
 	// latest. The Checker itself never answers it.
 	AwaitingCapacity Code = "AwaitingCapacity"
 	// Unconfirmed: the check found somewhere to go on the caller's copy
 	// of the fleet, but the clusters the caller read afresh do not confirm
-	// it (karmada.Evictor reads a few): the fleet changed faster than the
+	// it (the karmada module's engine.Evictor reads a few): the fleet changed faster than the
 	// copy follows, or the placement needs more clusters read than the
 	// caller reads. Like AwaitingCapacity, it is worth retrying once the
 	// copy has caught up. The Checker itself never answers it.

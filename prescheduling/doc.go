@@ -23,15 +23,11 @@
 //     reads the clusters the scheduler looks at, and for a Divided,
 //     Aggregated placement only the few with the most room: microseconds
 //     whatever the fleet (BenchmarkIndexCheck).
-//   - A [Ledger] holds the room the evictions a check approved will take
-//     until the clusters show their replicas placed, so that checks run
-//     against reports that lag behind the scheduler approve at most what
-//     the clusters can take (Karmada issue 6518). It reads the clusters
-//     through [Rooms], the caller's record of their room (their pods, and
-//     how many replicas fit once what is held is deducted), and knows no
-//     Karmada type: karmada.Ledger is it over Karmada's resource summaries.
-//     An Admit costs the same with 10,000 evictions in flight as with 10
-//     (BenchmarkLedgerAdmit).
+//
+// The room the evictions a check approved will take, until the clusters
+// show their replicas placed, is held by the reservation package's Ledger
+// (github.com/failoverkit/failover/reservation), which reads a [Result]'s
+// Moves and PlacedByRoom: this package knows nothing of it.
 //
 // # Soundness against the scheduler
 //

@@ -24,7 +24,7 @@ func sortedOrder(n int, name func(i int) string) []int {
 		slices.SortStableFunc(out, func(a, b int) int { return strings.Compare(name(a), name(b)) })
 		return out
 	}
-	// A fleet kept sorted (karmada.Fleet's view) needs one pass, not a sort.
+	// A fleet kept sorted (engine.Fleet's view) needs one pass, not a sort.
 	sorted := true
 	for i := 1; i < n && sorted; i++ {
 		sorted = name(i-1) <= name(i)

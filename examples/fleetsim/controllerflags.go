@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/failoverkit/failover/examples/fleetsim/internal/whatif"
-	"github.com/failoverkit/failover/karmada"
+	kengine "github.com/failoverkit/failover/karmada/engine"
 	"github.com/failoverkit/failover/ratelimit"
 )
 
@@ -41,7 +41,7 @@ const (
 )
 
 func defaultControllerFlags() *controllerFlags {
-	c := &controllerFlags{rates: ratelimit.DefaultConfig(), statusUpdateFrequency: 10 * time.Second, capacityHold: karmada.DefaultHold}
+	c := &controllerFlags{rates: ratelimit.DefaultConfig(), statusUpdateFrequency: 10 * time.Second, capacityHold: kengine.DefaultHold}
 	c.fs = pflag.NewFlagSet("controller-flags", pflag.ContinueOnError)
 	c.fs.SetOutput(new(strings.Builder))
 	// A controller-manager's command line has many flags the plan has no

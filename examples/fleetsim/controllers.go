@@ -110,7 +110,7 @@ func (w *world) taintController(now time.Time) (failed, recovered []string, chan
 // that fails (a placement annotation that cannot be read) leaves b there.
 func (w *world) evictAt(b *binding, c *clusterState, now time.Time) (time.Time, bool) {
 	meta, spec, _ := b.parts()
-	d, err := karmada.DecideBindingEviction(meta.GetAnnotations(), spec, c.kc, w.evictor.EnableNoExecuteTaintEviction, now)
+	d, err := karmada.DecideBindingEviction(meta.GetAnnotations(), spec, c.kc, w.evictor.Options().EnableNoExecuteTaintEviction, now)
 	switch {
 	case err != nil:
 		w.rec.violation(checkTarget, fmt.Sprintf("%s on %s: the taint manager cannot decide: %v", b.key(), c.Name, err))
@@ -205,7 +205,7 @@ func (w *world) gracefulEvictionController(now time.Time) {
 		// summaries show them or the hold passes.
 		for _, t := range a.Done {
 			if !t.EndsAtOnce() {
-				w.ledger.ReleaseAt(karmada.HoldKey(b.key(), t.FromCluster), now.Add(clusterStatusUpdateFrequency))
+				w.ledger.ReleaseAt(b.key(), t.FromCluster, now.Add(clusterStatusUpdateFrequency))
 			}
 		}
 		if len(a.Done) > 0 {

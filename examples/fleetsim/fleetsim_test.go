@@ -25,7 +25,7 @@ import (
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/gracefulevict"
-	"github.com/failoverkit/failover/karmada"
+	kengine "github.com/failoverkit/failover/karmada/engine"
 	"github.com/failoverkit/failover/karmada/scheduling"
 	"github.com/failoverkit/failover/prescheduling"
 	"github.com/failoverkit/failover/ratelimit"
@@ -637,7 +637,11 @@ func TestEvictAt(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w := &world{evictor: &karmada.Evictor{EnableNoExecuteTaintEviction: true}, rec: newRecorder()}
+			ev, err := kengine.NewEvictor(kengine.EvictorOptions{Fleet: &kengine.Fleet{}, EnableNoExecuteTaintEviction: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := &world{evictor: ev, rec: newRecorder()}
 			b := &binding{spec: spec, obj: obj}
 			c := &clusterState{Cluster: failover.Cluster{Name: "c1"}, kc: &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c1"}, Spec: clusterv1alpha1.ClusterSpec{Taints: tc.taints}}}
 			at, ok := w.evictAt(b, c, t0)

@@ -9,13 +9,13 @@ import (
 
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/gracefulevict"
-	"github.com/failoverkit/failover/karmada"
+	kengine "github.com/failoverkit/failover/karmada/engine"
 	"github.com/failoverkit/failover/ratelimit"
 )
 
 // handler is the eviction queue's handler, as the fork's eviction handler
 // runs it: an operator's freeze defers every item; then the engine's
-// decision path (karmada.Evictor.Evict on the Fleet, the Fleet taken for the
+// decision path (engine.Evictor.Evict on the Fleet, the Fleet taken for the
 // truth) decides again, waits for the binding's budget of clusters in
 // transit, checks that the replicas have somewhere to go, holds their room
 // in the Ledger and writes the graceful eviction task into the binding's
@@ -50,30 +50,30 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 		}
 		res := step.Result
 		switch step.Action {
-		case karmada.EvictionSkip:
+		case kengine.EvictionSkip:
 			return evictionqueue.Skip(errors.New(step.Why)) // already gone from there
-		case karmada.EvictionStays:
+		case kengine.EvictionStays:
 			return evictionqueue.Skip(errors.New(step.Decision.Reason))
-		case karmada.EvictionInvalid:
+		case kengine.EvictionInvalid:
 			w.rec.abandon(queue, b, it.Cluster, step.Err.Error(), abandonInvalidPlacement)
 			return evictionqueue.Abandon(step.Err)
-		case karmada.EvictionWaitForBudget:
+		case kengine.EvictionWaitForBudget:
 			// Over its budget the eviction waits, without a permit and
 			// without counting a failure.
 			w.hold(queue, it, false)
 			w.rec.deferred(queue, it, false)
 			return evictionqueue.RetryAfter(transitRetry, fmt.Errorf("fleetsim: %s from %s waits: %d of at most %d clusters in transit",
 				it.Key, it.Cluster, len(step.InTransit), step.Budget))
-		case karmada.EvictionWaitForRoom:
+		case kengine.EvictionWaitForRoom:
 			// The room frees as the summaries catch up, which the Ledger
 			// learns only when asked again.
 			w.rec.setResult("deferred")
 			return evictionqueue.RetryAfter(min(res.RetryAfter, clusterStatusUpdateFrequency), errors.New(res.Reason))
-		case karmada.EvictionRefused:
+		case kengine.EvictionRefused:
 			w.abandoned[itemID{it.Cluster, it.Key}] = w.improvements
 			w.rec.abandon(queue, b, it.Cluster, res.Reason, abandonCode(res))
 			return evictionqueue.Abandon(errors.New(res.Reason))
-		case karmada.EvictionEvict:
+		case kengine.EvictionEvict:
 		default:
 			return fmt.Errorf("fleetsim: %s from %s: unknown step %v", it.Key, it.Cluster, step.Action)
 		}

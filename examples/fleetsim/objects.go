@@ -21,7 +21,7 @@ import (
 )
 
 // The simulated world as the Karmada objects the library's engine reads:
-// each cluster a clusterv1alpha1.Cluster, recorded in the karmada.Fleet
+// each cluster a clusterv1alpha1.Cluster, recorded in the engine.Fleet
 // when it changes (its conditions, its taints, the replicas it runs), and
 // each binding a workv1alpha2.ResourceBinding or ClusterResourceBinding.
 // fleetsim keeps its own record of both (clusterState, binding.gb) and

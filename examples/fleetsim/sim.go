@@ -18,7 +18,7 @@ import (
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/gracefulevict"
-	"github.com/failoverkit/failover/karmada"
+	kengine "github.com/failoverkit/failover/karmada/engine"
 	"github.com/failoverkit/failover/karmada/scheduling"
 	"github.com/failoverkit/failover/metrics"
 	"github.com/failoverkit/failover/ratelimit"
@@ -137,15 +137,17 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		rec:       newRecorder(),
 		metrics:   m,
 	}
-	if w.ledger, err = karmada.NewLedger(); err != nil {
+	if w.ledger, err = kengine.NewLedger(); err != nil {
 		return nil, err
 	}
-	w.fleet = &karmada.Fleet{}
+	w.fleet = &kengine.Fleet{}
 	w.scheduler = scheduling.NewScheduler(nil)
 	// The fork's controllers as fleetsim runs them: a NoExecute taint
 	// evicts (--enable-no-execute-taint-eviction), and each binding's
 	// budget of clusters in transit is its annotation's.
-	w.evictor = &karmada.Evictor{Fleet: w.fleet, Ledger: w.ledger, EnableNoExecuteTaintEviction: true}
+	if w.evictor, err = kengine.NewEvictor(kengine.EvictorOptions{Fleet: w.fleet, Ledger: w.ledger, EnableNoExecuteTaintEviction: true}); err != nil {
+		return nil, err
+	}
 	w.apis = apiEnablements(sc.Bindings)
 	for i := range sc.Clusters {
 		c := &clusterState{Cluster: sc.Clusters[i], dirty: true, idx: i}

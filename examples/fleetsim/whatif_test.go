@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/failoverkit/failover/examples/fleetsim/internal/whatif"
-	"github.com/failoverkit/failover/karmada"
+	kengine "github.com/failoverkit/failover/karmada/engine"
 	"github.com/failoverkit/failover/ratelimit"
 )
 
@@ -76,8 +76,8 @@ func TestWhatIfControllerFlags(t *testing.T) {
 	}
 	// Without them: Karmada's defaults, and fleetsim's own flags.
 	if cfg := config(t, "--resource-eviction-rate", "3"); cfg.EnableNoExecuteTaintEviction || cfg.Rates.ResourceEvictionRate != 3 ||
-		cfg.StatusUpdateFrequency != 10*time.Second || cfg.DisableLedger || cfg.CapacityHold != karmada.DefaultHold {
-		t.Errorf("defaults: %+v, want NoExecute eviction off, 3/s, reports every 10s, the Ledger holding for %v", cfg, karmada.DefaultHold)
+		cfg.StatusUpdateFrequency != 10*time.Second || cfg.DisableLedger || cfg.CapacityHold != kengine.DefaultHold {
+		t.Errorf("defaults: %+v, want NoExecute eviction off, 3/s, reports every 10s, the Ledger holding for %v", cfg, kengine.DefaultHold)
 	}
 	file := filepath.Join(t.TempDir(), "args.yaml")
 	args := "# the container's args\n- --controllers=*,failoverEviction\n- \"--enable-no-execute-taint-eviction\"\n" +

@@ -13,7 +13,7 @@ import (
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/gracefulevict"
-	"github.com/failoverkit/failover/karmada"
+	kengine "github.com/failoverkit/failover/karmada/engine"
 	"github.com/failoverkit/failover/karmada/scheduling"
 	"github.com/failoverkit/failover/metrics"
 	"github.com/failoverkit/failover/ratelimit"
@@ -120,9 +120,9 @@ type world struct {
 	// The engine's decision path: the Fleet it checks on (publish keeps
 	// it), the Ledger of the room held for approved evictions, and the
 	// Evictor over both.
-	fleet    *karmada.Fleet
-	ledger   *karmada.Ledger
-	evictor  *karmada.Evictor
+	fleet    *kengine.Fleet
+	ledger   *kengine.Ledger
+	evictor  *kengine.Evictor
 	fleetErr error // the first cluster the Fleet refused
 	// scheduler is Karmada's scheduler over the clusters as published.
 	scheduler *scheduling.Scheduler

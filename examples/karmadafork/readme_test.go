@@ -11,8 +11,8 @@ import (
 // TestReadmeCalls holds the karmadafork snippet of this example's
 // README.md to its code: each line, without its trailing comment, must
 // stand as written in main.go or in the controllers it runs (the karmada
-// module's packages karmada, controllers and controllermanager), so the README shows
-// the calls the reference wiring really makes.
+// module's packages karmada, engine, controllers and controllermanager),
+// so the README shows the calls the reference wiring really makes.
 func TestReadmeCalls(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
@@ -23,7 +23,7 @@ func TestReadmeCalls(t *testing.T) {
 		t.Fatalf("README.md has %d karmadafork snippets, want 1", len(blocks))
 	}
 	var files []string
-	for _, dir := range []string{".", "controllers", "controllermanager"} {
+	for _, dir := range []string{".", "engine", "controllers", "controllermanager"} {
 		fs, err := filepath.Glob(filepath.Join("..", "..", "karmada", dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)

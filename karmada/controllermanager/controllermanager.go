@@ -54,6 +54,7 @@ import (
 
 	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/karmada/controllers"
+	"github.com/failoverkit/failover/karmada/engine"
 	"github.com/failoverkit/failover/ratelimit"
 )
 
@@ -94,7 +95,7 @@ type Options struct {
 	MaxEvictionsInFlight int
 	// CapacityHold is --eviction-capacity-hold: how long the Ledger the
 	// two eviction controllers share holds the room an approved eviction
-	// will take, at most (karmada.WithHold); 0 turns the Ledger off.
+	// will take, at most (engine.WithHold); 0 turns the Ledger off.
 	CapacityHold time.Duration
 	// FreezeConfigMap is --eviction-freeze-configmap: the namespace/name
 	// of the ConfigMap whose existence freezes every automatic eviction
@@ -109,14 +110,14 @@ type Options struct {
 	MaxClustersInTransit int
 
 	ledgerOnce sync.Once
-	ledger     *karmada.Ledger
+	ledger     *engine.Ledger
 	ledgerErr  error
 }
 
 // NewOptions returns the defaults: ratelimit.DefaultConfig(), one worker
-// per queue and room held for karmada.DefaultHold.
+// per queue and room held for engine.DefaultHold.
 func NewOptions() *Options {
-	return &Options{Rate: ratelimit.DefaultConfig(), EvictionWorkers: 1, CapacityHold: karmada.DefaultHold,
+	return &Options{Rate: ratelimit.DefaultConfig(), EvictionWorkers: 1, CapacityHold: engine.DefaultHold,
 		FreezeConfigMap: DefaultFreezeNamespace + "/" + controllers.DefaultFreezeName}
 }
 
@@ -138,17 +139,17 @@ func (o *Options) Freeze() (types.NamespacedName, error) {
 	return types.NamespacedName{Namespace: ns, Name: name}, nil
 }
 
-// Ledger is the karmada.Ledger of the evictions in flight that
+// Ledger is the engine.Ledger of the evictions in flight that
 // StartEvictionController gives the EvictionController, for a program that
 // reads it too: built on the first call, after the flags are parsed, from
 // CapacityHold. Nil when CapacityHold is 0.
-func (o *Options) Ledger() (*karmada.Ledger, error) {
+func (o *Options) Ledger() (*engine.Ledger, error) {
 	o.ledgerOnce.Do(func() {
 		switch {
 		case o.CapacityHold < 0:
 			o.ledgerErr = fmt.Errorf("failover: --eviction-capacity-hold %v: must not be negative (0 turns it off)", o.CapacityHold)
 		case o.CapacityHold > 0:
-			o.ledger, o.ledgerErr = karmada.NewLedger(karmada.WithHold(o.CapacityHold))
+			o.ledger, o.ledgerErr = engine.NewLedger(engine.WithHold(o.CapacityHold))
 		}
 	})
 	return o.ledger, o.ledgerErr

@@ -26,6 +26,7 @@ import (
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/internal/cputime"
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/engine"
 )
 
 // The benchmarks of this file measure the eviction controller side by side
@@ -400,7 +401,7 @@ func BenchmarkShapes(b *testing.B) {
 }
 
 // BenchmarkShapeDecision is one eviction's decision alone, per shape, at
-// 1,000 and 5,000 clusters: karmada.Evictor.Evict on the controller's
+// 1,000 and 5,000 clusters: engine.Evictor.Evict on the controller's
 // Fleet and Ledger, its fresh reads answered from memory, with no API
 // server, for each binding on member-00000 in turn. It is the library's
 // own share of BenchmarkShapes' cpu-ns/eviction.
@@ -423,24 +424,27 @@ func BenchmarkShapeDecision(b *testing.B) {
 		for _, sh := range shapesToRun(b) {
 			bindings := shapedBindings(s, sh)[:s.onTainted()]
 			b.Run(fmt.Sprintf("%s/%d", sh.name, n), func(b *testing.B) {
-				fleet := &karmada.Fleet{}
+				fleet := &engine.Fleet{}
 				for _, c := range clusters {
 					if _, err := fleet.Set(c); err != nil {
 						b.Fatal(err)
 					}
 				}
-				ledger, err := karmada.NewLedger()
+				ledger, err := engine.NewLedger()
 				if err != nil {
 					b.Fatal(err)
 				}
-				ev := &karmada.Evictor{Fleet: fleet, Ledger: ledger, EnableNoExecuteTaintEviction: true}
+				ev, err := engine.NewEvictor(engine.EvictorOptions{Fleet: fleet, Ledger: ledger, EnableNoExecuteTaintEviction: true})
+				if err != nil {
+					b.Fatal(err)
+				}
 				i, reads := 0, 0
 				b.ReportAllocs()
 				for b.Loop() {
 					rb := bindings[i%len(bindings)].DeepCopy()
 					key := "shop/" + rb.Name
 					step, err := ev.Evict(ctx, evictNow, key, rb, byName["member-00000"], confirm)
-					if err != nil || step.Action != karmada.EvictionEvict {
+					if err != nil || step.Action != engine.EvictionEvict {
 						b.Fatalf("%s: %v %v: %s", key, step.Action, err, step.Result.Reason)
 					}
 					step.Hold.Release()

@@ -105,7 +105,7 @@ func BenchmarkDecisionCheck(b *testing.B) {
 			start, ok := cputime.Used()
 			defer reportCPU(b, start, ok)
 			for b.Loop() {
-				res, err := ctrl.evictor().Check(ctx, spec, req, &evicting, ctrl.confirm)
+				res, err := ctrl.evictor.Check(ctx, spec, req, &evicting, ctrl.confirm)
 				if err != nil || !res.Feasible {
 					b.Fatal(err, res.Reason)
 				}

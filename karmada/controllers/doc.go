@@ -15,7 +15,7 @@
 //     tolerationSeconds, Karmada's --enable-no-execute-taint-eviction and
 //     the applied placement's tolerations; one evictionqueue.Queue per
 //     binding kind on one ratelimit.Limiter whose rate follows fleet health;
-//     the pre-scheduling check, and a karmada.Ledger of the room evictions
+//     the pre-scheduling check, and an engine.Ledger of the room evictions
 //     in flight will take; the graceful eviction task written as Karmada
 //     writes it.
 //   - [GracefulEvictionController] replaces Karmada's gracefulEviction
@@ -44,8 +44,8 @@
 //     queued again while its item runs is decided again after that call.
 //   - Nothing is evicted where the pre-scheduling check finds no target,
 //     and the check holds on clusters read fresh before the write: those
-//     it sends the replicas to, at most karmada.MaxConfirmReads, whatever
-//     the fleet and the placement (karmada.Evictor.Evict); the binding
+//     it sends the replicas to, at most engine.MaxConfirmReads, whatever
+//     the fleet and the placement (engine.Evictor.Evict); the binding
 //     gets a Warning Event saying why not. One eviction costs the API
 //     server the Cluster it leaves, those reads (one, for the placements
 //     a benchmark of each shape runs), the binding after a conflict, and

@@ -23,6 +23,7 @@ import (
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/engine"
 	"github.com/failoverkit/failover/prescheduling"
 )
 
@@ -149,9 +150,12 @@ func TestEvictConfirmsTheTargetsOnFreshReads(t *testing.T) {
 	}})
 	events := &recorded{}
 	ctrl := newController(t, EvictionOptions{}, fresh, events)
-	ctrl.fleet = &karmada.Fleet{}
+	ctrl.fleet = &engine.Fleet{}
+	ev, err := ctrl.newEvictor() // on the new fleet
+	require.NoError(t, err)
+	ctrl.evictor = ev
 	syncFleet(t, ctrl, cached)
-	err := ctrl.evictHandler(resourceBindings())(context.Background(), webItem)
+	err = ctrl.evictHandler(resourceBindings())(context.Background(), webItem)
 	assert.True(t, isRefused(err), "%v: want nowhere to go", err)
 	assert.True(t, binding(t, fresh).Spec.TargetContains("member1"), "the copy on member1 stays")
 	assert.Equal(t, recorded{string(prescheduling.NoEligibleCluster)}, *events)

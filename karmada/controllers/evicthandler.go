@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/failoverkit/failover/evictionqueue"
-	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/engine"
 	"github.com/failoverkit/failover/prescheduling"
 )
 
@@ -63,7 +63,7 @@ func (c *EvictionController) evictHandler(k *kind) evictionqueue.Handler {
 }
 
 // attempt is one pass of the handler: decide again on current reads, check,
-// hold room, write (karmada.Evictor.Evict decides, checks and holds; this
+// hold room, write (engine.Evictor.Evict decides, checks and holds; this
 // reads, records and writes). It returns the handler's result: ErrInProgress
 // once the task is written, or found written already (the eviction is in
 // flight until the task ends), Skip when there is nothing to do, Park at a
@@ -119,7 +119,7 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 	if t := taintManagerTask(k.spec(obj), it.Cluster); t != nil && !k.spec(obj).TargetContains(it.Cluster) {
 		return inFlight(t, c.restore(ctx, obj, k.spec(obj), k.status(obj), *t))
 	}
-	ev := c.evictor()
+	ev := c.evictor
 	step, err := ev.Evict(logr.NewContext(ctx, logger), c.opts.Clock.Now(), it.Key, obj, &cl, sent.counting(c.confirm))
 	if step.BudgetErr != nil {
 		_, err := c.transitBudget(obj) // the path's error, in the controller's words
@@ -131,28 +131,28 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 	}
 	res := step.Result
 	switch step.Action {
-	case karmada.EvictionSkip:
+	case engine.EvictionSkip:
 		return evictionqueue.Skip(errors.New(step.Why))
-	case karmada.EvictionInvalid:
+	case engine.EvictionInvalid:
 		if res.Code == prescheduling.InvalidRequest {
 			c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(prescheduling.InvalidRequest), eventActionEvict,
 				"not evicted from cluster %s: %v", it.Cluster, step.Err)
 		}
 		return evictionqueue.Abandon(step.Err)
-	case karmada.EvictionStays:
+	case engine.EvictionStays:
 		logger.V(1).Info("no longer to be evicted", "why", step.Decision.Reason)
 		return evictionqueue.Skip(errors.New(step.Decision.Reason))
-	case karmada.EvictionWaitForBudget:
+	case engine.EvictionWaitForBudget:
 		open, budget := step.InTransit, step.Budget
 		c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventReasonClustersInTransit, eventActionEvict,
 			"not evicted from cluster %s yet: %d of at most %d clusters in transit (%s)", it.Cluster, len(open), budget, strings.Join(open, ", "))
 		return evictionqueue.Park(transitGate(it.Key), c.transitRetry(),
 			fmt.Errorf("controllers: %s from %s waits: %d of at most %d clusters in transit", it.Key, it.Cluster, len(open), budget))
-	case karmada.EvictionWaitForRoom, karmada.EvictionRefused:
+	case engine.EvictionWaitForRoom, engine.EvictionRefused:
 		c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(res.Code), eventActionEvict,
 			"not evicted from cluster %s: %s", it.Cluster, res.Reason)
 		why := fmt.Errorf("controllers: %s from %s: %s", it.Key, it.Cluster, res.Reason)
-		if step.Action == karmada.EvictionWaitForRoom {
+		if step.Action == engine.EvictionWaitForRoom {
 			// The room frees as the summaries catch up, which the
 			// Ledger learns only when asked again: at the next change
 			// of a summary (recheck opens the gate), in its place in
@@ -163,14 +163,14 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 		// (recheck opens the gate), and after RefusalRecheck at the
 		// latest: a change while this call decided included.
 		return evictionqueue.Park(refusedGate, c.opts.RefusalRecheck, why)
-	case karmada.EvictionUnconfirmed:
+	case engine.EvictionUnconfirmed:
 		// The Fleet lags behind the clusters it relies on, or the
 		// placement needs more read than an eviction reads: decided again
 		// once the informer has caught up, without a failure or a permit.
 		c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(res.Code), eventActionEvict,
 			"not evicted from cluster %s yet: %s", it.Cluster, res.Reason)
 		return evictionqueue.RetryAfter(c.unconfirmedRetry(), fmt.Errorf("controllers: %s from %s: %s", it.Key, it.Cluster, res.Reason))
-	case karmada.EvictionEvict:
+	case engine.EvictionEvict:
 	default:
 		return fmt.Errorf("controllers: %s from %s: unknown step %v", it.Key, it.Cluster, step.Action)
 	}
@@ -211,19 +211,7 @@ func (c *EvictionController) heldByFreeze() error {
 		fmt.Errorf("controllers: evictions frozen by ConfigMap %s: %s", c.opts.Freeze, f.why))
 }
 
-// evictor is the decision path with the controller's options.
-func (c *EvictionController) evictor() *karmada.Evictor {
-	return &karmada.Evictor{
-		Fleet:                           c.fleet,
-		Ledger:                          c.opts.Ledger,
-		EnableNoExecuteTaintEviction:    c.opts.EnableNoExecuteTaintEviction,
-		NoExecuteTaintEvictionPurgeMode: c.opts.NoExecuteTaintEvictionPurgeMode,
-		StatefulFailoverInjection:       c.opts.StatefulFailoverInjection,
-		MaxClustersInTransit:            c.opts.MaxClustersInTransit,
-	}
-}
-
-// confirm is the decision path's karmada.Confirm: the clusters a check's
+// confirm is the decision path's engine.Confirm: the clusters a check's
 // approval relies on, read fresh from the API server, nil for one that is
 // gone.
 func (c *EvictionController) confirm(ctx context.Context, names []string) ([]*clusterv1alpha1.Cluster, error) {
@@ -243,7 +231,7 @@ func (c *EvictionController) confirm(ctx context.Context, names []string) ([]*cl
 
 // requests counts what one handler call sends the API server, for
 // eviction_api_requests_total: the Cluster it leaves, the clusters the
-// check's approval relies on (at most karmada.MaxConfirmReads), the binding
+// check's approval relies on (at most engine.MaxConfirmReads), the binding
 // after a conflict (the first attempt reads the cache), and the write.
 type requests struct {
 	gets, updates int
@@ -251,7 +239,7 @@ type requests struct {
 }
 
 // counting is confirm, counting its reads.
-func (r *requests) counting(confirm karmada.Confirm) karmada.Confirm {
+func (r *requests) counting(confirm engine.Confirm) engine.Confirm {
 	return func(ctx context.Context, names []string) ([]*clusterv1alpha1.Cluster, error) {
 		r.gets += len(names)
 		return confirm(ctx, names)

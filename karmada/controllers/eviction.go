@@ -18,7 +18,7 @@ import (
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
-	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/engine"
 	"github.com/failoverkit/failover/metrics"
 	"github.com/failoverkit/failover/ratelimit"
 )
@@ -81,19 +81,19 @@ type EvictionOptions struct {
 
 	// Ledger holds room on the clusters the scheduler will put evicted
 	// replicas on, for the evictions approved and not placed yet
-	// (karmada.Ledger). Resource summaries lag behind the scheduler, so
+	// (engine.Ledger). Resource summaries lag behind the scheduler, so
 	// without it evictions checked one after another all count the same
 	// room, and the scheduler puts them all where the summaries show most
 	// (Karmada issue 6518). With it, an eviction the scheduler would put
 	// where the room left is short waits (prescheduling.AwaitingCapacity):
 	// it is tried again, without counting a failure or using up the rate,
 	// until the summaries show the replicas in flight placed, their tasks
-	// end or their hold passes (karmada.WithHold). Both queues share it.
-	// Nil means a new karmada.Ledger holding for karmada.DefaultHold, unless
+	// end or their hold passes (engine.WithHold). Both queues share it.
+	// Nil means a new engine.Ledger holding for engine.DefaultHold, unless
 	// DisableLedger is set. A task that ends, whoever ends it, gives its
 	// room back at the summaries' next report, seen in the controller's
 	// reconcile of the binding.
-	Ledger *karmada.Ledger
+	Ledger *engine.Ledger
 	// DisableLedger turns the Ledger off: every eviction the check finds
 	// feasible goes ahead at once, counting the room the summaries show.
 	DisableLedger bool
@@ -186,7 +186,7 @@ func (o EvictionOptions) withDefaults() (EvictionOptions, error) {
 	case o.DisableLedger && o.Ledger != nil:
 		return o, fmt.Errorf("controllers: EvictionOptions.Ledger is set and DisableLedger too: want one or the other")
 	case !o.DisableLedger && o.Ledger == nil:
-		l, err := karmada.NewLedger()
+		l, err := engine.NewLedger()
 		if err != nil {
 			return o, err
 		}
@@ -269,7 +269,10 @@ type EvictionController struct {
 	kinds    []*kind
 	// fleet is the clusters as the check reads them, fed by the manager's
 	// Cluster informer: converted once per change, not once per eviction.
-	fleet *karmada.Fleet
+	fleet *engine.Fleet
+	// evictor is the decision path on fleet with the controller's options,
+	// made once.
+	evictor *engine.Evictor
 	// freeze is the operator's freeze (EvictionOptions.Freeze); nil when
 	// no ConfigMap is watched.
 	freeze *freezeGate
@@ -290,7 +293,23 @@ func NewEvictionController(opts EvictionOptions) (*EvictionController, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &EvictionController{opts: opts, fleet: &karmada.Fleet{}, requests: (*metrics.Metrics)(nil)}, nil
+	c := &EvictionController{opts: opts, fleet: &engine.Fleet{}, requests: (*metrics.Metrics)(nil)}
+	if c.evictor, err = c.newEvictor(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// newEvictor is the decision path on c.fleet with the controller's options.
+func (c *EvictionController) newEvictor() (*engine.Evictor, error) {
+	return engine.NewEvictor(engine.EvictorOptions{
+		Fleet:                           c.fleet,
+		Ledger:                          c.opts.Ledger,
+		EnableNoExecuteTaintEviction:    c.opts.EnableNoExecuteTaintEviction,
+		NoExecuteTaintEvictionPurgeMode: c.opts.NoExecuteTaintEvictionPurgeMode,
+		StatefulFailoverInjection:       c.opts.StatefulFailoverInjection,
+		MaxClustersInTransit:            c.opts.MaxClustersInTransit,
+	})
 }
 
 // SetupWithManager adds the controller to mgr, whose scheme must hold
@@ -461,7 +480,7 @@ func (c *EvictionController) Limiter() *ratelimit.Limiter { return c.limiter }
 // Ledger is the Ledger of the evictions in flight, for a program that
 // reads it (a metric, the fork's what-if); nil when
 // EvictionOptions.DisableLedger is set.
-func (c *EvictionController) Ledger() *karmada.Ledger { return c.opts.Ledger }
+func (c *EvictionController) Ledger() *engine.Ledger { return c.opts.Ledger }
 
 // Queue is the eviction queue named name (ResourceBindingQueue or
 // ClusterResourceBindingQueue); nil before SetupWithManager or for another

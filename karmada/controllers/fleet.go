@@ -13,6 +13,7 @@ import (
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/engine"
 	"github.com/failoverkit/failover/ratelimit"
 )
 
@@ -76,7 +77,7 @@ func ClusterDomains(d ratelimit.Domain) func(obj any) []string {
 }
 
 // feedFleet keeps f up to date from a Cluster informer's events.
-func feedFleet(f *karmada.Fleet, logger logr.Logger) toolscache.ResourceEventHandler {
+func feedFleet(f *engine.Fleet, logger logr.Logger) toolscache.ResourceEventHandler {
 	set := func(obj any) {
 		if cl, ok := obj.(*clusterv1alpha1.Cluster); ok {
 			if _, err := f.Set(cl); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/gracefulevict"
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/engine"
 	"github.com/failoverkit/failover/prescheduling"
 )
 
@@ -29,13 +30,13 @@ import (
 // replicas went.
 type flight struct {
 	endsAtOnce bool
-	hold       karmada.Hold
+	hold       engine.Hold
 }
 
 // inFlight is the result of an eviction written, or found written: in
 // flight in its queue until its task ends (endRemoved), with what it
 // holds.
-func inFlight(task *workv1alpha2.GracefulEvictionTask, hold karmada.Hold) error {
+func inFlight(task *workv1alpha2.GracefulEvictionTask, hold engine.Hold) error {
 	return evictionqueue.InProgressWith(flight{endsAtOnce: endsAtOnce(task), hold: hold})
 }
 
@@ -107,7 +108,7 @@ const runningRecheck = 100 * time.Millisecond
 
 // releaseEnded gives back the room the Ledger holds for the eviction f,
 // whose task ended: the replicas run where they went, and the summaries
-// show them at their next report (karmada.Hold.ReleaseAt); released at
+// show them at their next report (engine.Hold.ReleaseAt); released at
 // once, their room would be counted again by the evictions checked
 // meanwhile. A task that ends at once says nothing of where they are: its
 // room stays held until the summaries show them or the hold passes.
@@ -152,7 +153,7 @@ func taintManagerTask(spec *workv1alpha2.ResourceBindingSpec, cluster string) *w
 // it was switched off) on a binding of k, the eviction counts in flight in
 // k's queue until its task ends (evictionqueue.Queue.AddInFlight); with a
 // Ledger, the room its replicas take is held again until the hold that
-// began at the task's creation ends (karmada.Ledger.Restore), as the leader
+// began at the task's creation ends (engine.Ledger.Restore), as the leader
 // that approved it holds it: where the check predicts the scheduler puts
 // them while it has not placed the binding since, and on the clusters it
 // placed them on once it has (placed), until their summaries show them.
@@ -197,9 +198,9 @@ func (c *EvictionController) takeOver(ctx context.Context, k *kind) error {
 // restore holds again, with a Ledger, the room of the eviction of obj
 // whose task is t (see takeOver), and returns its Hold; the zero Hold when
 // nothing is held.
-func (c *EvictionController) restore(ctx context.Context, obj client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, t workv1alpha2.GracefulEvictionTask) karmada.Hold {
+func (c *EvictionController) restore(ctx context.Context, obj client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, t workv1alpha2.GracefulEvictionTask) engine.Hold {
 	if c.opts.Ledger == nil || t.CreationTimestamp == nil {
-		return karmada.Hold{}
+		return engine.Hold{}
 	}
 	var r prescheduling.Result
 	if scheduledSince(obj, status) {
@@ -207,7 +208,7 @@ func (c *EvictionController) restore(ctx context.Context, obj client.Object, spe
 	} else {
 		r = c.predict(ctx, spec, status, t)
 	}
-	return c.opts.Ledger.Restore(c.opts.Clock.Now(), karmada.HoldKey(itemKey(obj), t.FromCluster), r, c.fleet.Summary, spec.ReplicaRequirements, t.CreationTimestamp.Time)
+	return c.opts.Ledger.Restore(c.opts.Clock.Now(), itemKey(obj), t.FromCluster, r, c.fleet.Summary, spec.ReplicaRequirements, t.CreationTimestamp.Time)
 }
 
 // endTakenOver ends the evictions taken over whose task ended after the
@@ -272,7 +273,7 @@ func scheduledSince(obj client.Object, status *workv1alpha2.ResourceBindingStatu
 
 // predict is the check the eviction of task passed, asked again: where the
 // scheduler puts the replicas that left task.FromCluster, on the Fleet as
-// it is now (karmada.Evictor.Check, with no fresh read).
+// it is now (engine.Evictor.Check, with no fresh read).
 func (c *EvictionController) predict(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, task workv1alpha2.GracefulEvictionTask) prescheduling.Result {
 	before := spec.DeepCopy()
 	before.GracefulEvictionTasks = slices.DeleteFunc(before.GracefulEvictionTasks, func(t workv1alpha2.GracefulEvictionTask) bool {
@@ -291,7 +292,7 @@ func (c *EvictionController) predict(ctx context.Context, spec *workv1alpha2.Res
 		return prescheduling.Result{}
 	}
 	req.ObservedAffinityName = status.SchedulerObservedAffinityName
-	res, err := c.evictor().Check(ctx, before, req, nil, nil)
+	res, err := c.evictor.Check(ctx, before, req, nil, nil)
 	if err != nil {
 		return prescheduling.Result{}
 	}

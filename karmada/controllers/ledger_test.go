@@ -27,6 +27,7 @@ import (
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/gracefulevict"
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/engine"
 	"github.com/failoverkit/failover/prescheduling"
 )
 
@@ -165,7 +166,7 @@ func count(events []string, reason string) int {
 func TestEvictHandlerLedgerRetriesWhenTheHoldEnds(t *testing.T) {
 	b, items := issue6518(t, 11)
 	c := b.Build()
-	ledger, err := karmada.NewLedger(karmada.WithHold(time.Minute))
+	ledger, err := engine.NewLedger(engine.WithHold(time.Minute))
 	require.NoError(t, err)
 	ctrl := newController(t, EvictionOptions{Ledger: ledger, ClusterStatusUpdateFrequency: time.Hour}, c, &recorded{})
 	h := ctrl.evictHandler(resourceBindings())
@@ -220,7 +221,7 @@ func TestEvictHandlerLedgerReleasesWhenNothingIsWritten(t *testing.T) {
 }
 
 func TestEvictionOptionsLedger(t *testing.T) {
-	ledger, err := karmada.NewLedger()
+	ledger, err := engine.NewLedger()
 	require.NoError(t, err)
 	_, err = NewEvictionController(EvictionOptions{Ledger: ledger, DisableLedger: true})
 	assert.EqualError(t, err, "controllers: EvictionOptions.Ledger is set and DisableLedger too: want one or the other")
@@ -279,10 +280,10 @@ func TestAnEndedTaskReleasesTheRoom(t *testing.T) {
 			// as the handler holds it, and another binding's, which is
 			// never touched. No summaries: nothing settles them.
 			ledger := ctrl.Ledger()
-			hold := ledger.Restore(now, karmada.HoldKey("shop/web", "member1"), prescheduling.Result{Feasible: true, Moves: []failover.TargetCluster{{Name: "member2", Replicas: 3}}}, karmada.SummariesOf(nil), nil, now)
+			hold := ledger.Restore(now, "shop/web", "member1", prescheduling.Result{Feasible: true, Moves: []failover.TargetCluster{{Name: "member2", Replicas: 3}}}, karmada.SummariesOf(nil), nil, now)
 			require.False(t, hold.IsZero())
 			require.True(t, k.q.AddInFlightWith(webItem, flight{endsAtOnce: endsAtOnce(&b.Spec.GracefulEvictionTasks[0]), hold: hold}))
-			ledger.Admit(now, karmada.HoldKey("shop/other", "member1"), prescheduling.Result{Feasible: true, Moves: []failover.TargetCluster{{Name: "member3", Replicas: 1}}}, karmada.SummariesOf(nil), nil)
+			ledger.Admit(now, "shop/other", "member1", prescheduling.Result{Feasible: true, Moves: []failover.TargetCluster{{Name: "member3", Replicas: 1}}}, karmada.SummariesOf(nil), nil)
 
 			if tc.other {
 				removeTask(t, c, key, "member1")

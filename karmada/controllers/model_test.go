@@ -45,6 +45,7 @@ import (
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/engine"
 	"github.com/failoverkit/failover/prescheduling"
 	"github.com/failoverkit/failover/ratelimit"
 )
@@ -1323,7 +1324,7 @@ func (m *model) checkEviction(ctx context.Context, c client.Reader, cur *workv1a
 		// The check runs on the controller's fleet snapshot, which lags
 		// the API server by up to a cache lag, but the clusters it moves
 		// the replicas to are read fresh after the permit and before the
-		// write (karmada.Evictor.Evict's confirm loop), and the evicted
+		// write (engine.Evictor.Evict's confirm loop), and the evicted
 		// Cluster too. What the promise lets pass is only a destination
 		// that failed or filled up between that read and the write: no
 		// write can be conditioned on another object. So the check must
@@ -1664,7 +1665,7 @@ func (m *model) check(step int) {
 		young := 0 // tasks whose hold has not passed, which (f) counted before
 		for i := range bindings {
 			for _, t := range bindings[i].Spec.GracefulEvictionTasks {
-				if t.CreationTimestamp == nil || now.Sub(t.CreationTimestamp.Time) >= karmada.DefaultHold {
+				if t.CreationTimestamp == nil || now.Sub(t.CreationTimestamp.Time) >= engine.DefaultHold {
 					continue
 				}
 				young++

@@ -21,6 +21,7 @@ import (
 
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/engine"
 	"github.com/failoverkit/failover/prescheduling"
 )
 
@@ -69,7 +70,7 @@ func TestEvictHandlerCountsItsRequests(t *testing.T) {
 }
 
 // An eviction whose check the fresh reads do not confirm (here, one that
-// needs more clusters read than karmada.MaxConfirmReads) waits: deferred,
+// needs more clusters read than engine.MaxConfirmReads) waits: deferred,
 // not failed nor abandoned, with a Warning Event saying why, and nothing
 // written.
 func TestEvictHandlerWaitsWhenTheReadsDoNotConfirm(t *testing.T) {
@@ -99,7 +100,7 @@ func TestEvictHandlerWaitsWhenTheReadsDoNotConfirm(t *testing.T) {
 	assert.Equal(t, 10*time.Second, deferred.After, "decided again one status report later")
 	assert.Contains(t, err.Error(), "do not confirm")
 	assert.Equal(t, []string{string(prescheduling.Unconfirmed)}, []string(*events))
-	assert.Equal(t, requestLog{k.queue + " get": 1 + karmada.MaxConfirmReads}, log, "no write")
+	assert.Equal(t, requestLog{k.queue + " get": 1 + engine.MaxConfirmReads}, log, "no write")
 	var got workv1alpha2.ResourceBinding
 	require.NoError(t, c.Get(context.Background(), client.ObjectKeyFromObject(rb), &got))
 	assert.True(t, got.Spec.TargetContains("member1"), "not evicted")

@@ -5,7 +5,7 @@
 // the policies add, which bindings leave the failed clusters and where their
 // replicas land (Karmada v1.18's own scheduling algorithm, in process), which
 // cannot leave and why (the pre-scheduling check), which wait for room held
-// by the evictions before them (karmada.Ledger), each survivor's room before
+// by the evictions before them (engine.Ledger), each survivor's room before
 // and after, and how long the evictions take at the rate the rule sets.
 package whatif
 
@@ -25,6 +25,7 @@ import (
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/engine"
 	"github.com/failoverkit/failover/prescheduling"
 	"github.com/failoverkit/failover/ratelimit"
 	"github.com/failoverkit/failover/taintpolicy"
@@ -65,8 +66,8 @@ type Config struct {
 	// they show it taken.
 	StatusUpdateFrequency time.Duration
 	// CapacityHold is --eviction-capacity-hold: how long the Ledger holds
-	// the room of an approved eviction at most (karmada.WithHold); 0 means
-	// karmada.DefaultHold. DisableLedger is --eviction-capacity-hold=0.
+	// the room of an approved eviction at most (engine.WithHold); 0 means
+	// engine.DefaultHold. DisableLedger is --eviction-capacity-hold=0.
 	CapacityHold  time.Duration
 	DisableLedger bool
 	// MaxClustersInTransit is --max-clusters-in-transit (0: unlimited).
@@ -106,7 +107,7 @@ type binding struct {
 }
 
 // object is the binding as a Karmada object, on copies of its spec and
-// status, and the copy's spec, which karmada.Evictor.Evict changes in place.
+// status, and the copy's spec, which engine.Evictor.Evict changes in place.
 func (b *binding) object() (runtime.Object, *workv1alpha2.ResourceBindingSpec) {
 	meta := metav1.ObjectMeta{Annotations: b.annotations}
 	if b.kind == KindClusterResourceBinding {
@@ -133,7 +134,7 @@ func Plan(in *Input, cfg Config) (*Report, error) {
 		cfg.StatusUpdateFrequency = 10 * time.Second
 	}
 	if cfg.CapacityHold <= 0 {
-		cfg.CapacityHold = karmada.DefaultHold
+		cfg.CapacityHold = engine.DefaultHold
 	}
 	if err := cfg.Rates.Validate(); err != nil {
 		return nil, usageErr("rates: %v", err)
@@ -191,7 +192,7 @@ func Plan(in *Input, cfg Config) (*Report, error) {
 			faultyAt[c.Name] = at
 		}
 	}
-	fleet := &karmada.Fleet{}
+	fleet := &engine.Fleet{}
 	for _, name := range sortedKeys(after) {
 		c := after[name]
 		if _, err := fleet.Set(c); err != nil {

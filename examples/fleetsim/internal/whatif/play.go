@@ -14,6 +14,7 @@ import (
 
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/engine"
 	"github.com/failoverkit/failover/karmada/scheduling"
 	"github.com/failoverkit/failover/prescheduling"
 )
@@ -29,7 +30,7 @@ import (
 type player struct {
 	cfg        Config
 	now        time.Time // the failure
-	fleet      *karmada.Fleet
+	fleet      *engine.Fleet
 	after      map[string]*clusterv1alpha1.Cluster
 	arriving   map[string]int64
 	bindingsTo map[string]map[string]bool
@@ -81,13 +82,19 @@ func (p *player) play(items []*item) error {
 	p.sched = scheduling.NewScheduler(p.clusters())
 	p.reported = p.now
 	p.rescheduleDuplicated(items)
-	var ledger *karmada.Ledger
+	var ledger *engine.Ledger
 	if !p.cfg.DisableLedger {
-		l, err := karmada.NewLedger(karmada.WithHold(p.cfg.CapacityHold))
+		l, err := engine.NewLedger(engine.WithHold(p.cfg.CapacityHold))
 		if err != nil {
 			return err
 		}
 		ledger = l
+	}
+	// The eviction controller's decision path, made once with its options.
+	evictor, err := engine.NewEvictor(engine.EvictorOptions{Fleet: p.fleet, Ledger: ledger,
+		EnableNoExecuteTaintEviction: p.cfg.EnableNoExecuteTaintEviction, MaxClustersInTransit: p.cfg.MaxClustersInTransit})
+	if err != nil {
+		return err
 	}
 	var queue, paused []*pending
 	for i, it := range items {
@@ -139,7 +146,7 @@ func (p *player) play(items []*item) error {
 		if err := p.advance(t); err != nil {
 			return err
 		}
-		retry, went, err := p.one(w.it, t, w.attempt, ledger)
+		retry, went, err := p.one(w.it, t, w.attempt, evictor)
 		if err != nil {
 			return err
 		}
@@ -179,7 +186,7 @@ func (p *player) play(items []*item) error {
 		if err := p.advance(at); err != nil {
 			return err
 		}
-		retry, went, err := p.one(w.it, at, w.attempt, ledger)
+		retry, went, err := p.one(w.it, at, w.attempt, evictor)
 		if err != nil {
 			return err
 		}
@@ -276,44 +283,42 @@ func retryOf(after, period time.Duration) time.Duration {
 // when the item waits for room and is tried again after retry, and went
 // when the eviction is written; what it places waits in p.unshown for the
 // next report.
-func (p *player) one(it *item, now time.Time, attempt int, ledger *karmada.Ledger) (retry time.Duration, went bool, err error) {
+func (p *player) one(it *item, now time.Time, attempt int, evictor *engine.Evictor) (retry time.Duration, went bool, err error) {
 	b, ev := it.b, it.ev
 	if !b.spec.TargetContains(it.cluster) {
 		ev.Outcome, ev.Code, ev.Reason = OutcomeStays, string(prescheduling.NothingToEvict), "an earlier eviction of the binding already moved it off "+it.cluster
 		return 0, false, nil
 	}
-	// The eviction controller's decision path (karmada.Evictor.Evict): the
+	// The eviction controller's decision path (engine.Evictor.Evict): the
 	// decision at the moment it is due, the binding's budget of clusters in
 	// transit, the check on the Fleet the plan holds (no fresh read
 	// confirms it), the Ledger, and the graceful eviction task applied to
 	// a copy of the spec.
 	obj, evicted := b.object()
-	evictor := &karmada.Evictor{Fleet: p.fleet, Ledger: ledger, EnableNoExecuteTaintEviction: p.cfg.EnableNoExecuteTaintEviction,
-		MaxClustersInTransit: p.cfg.MaxClustersInTransit}
 	step, err := evictor.Evict(context.Background(), now, b.key, obj, p.after[it.cluster], nil)
 	res := step.Result
 	switch {
 	case err != nil:
 		ev.Outcome, ev.Code, ev.Reason = OutcomeRefused, string(prescheduling.InvalidRequest), err.Error()
 		return 0, false, nil
-	case step.Action == karmada.EvictionSkip || step.Action == karmada.EvictionStays:
+	case step.Action == engine.EvictionSkip || step.Action == engine.EvictionStays:
 		ev.Outcome, ev.Code, ev.Reason = OutcomeStays, string(prescheduling.NothingToEvict), step.Why+step.Decision.Reason
 		return 0, false, nil
-	case step.Action == karmada.EvictionInvalid:
+	case step.Action == engine.EvictionInvalid:
 		ev.Outcome, ev.Code, ev.Reason = OutcomeRefused, string(prescheduling.InvalidRequest), step.Err.Error()
 		return 0, false, nil
-	case step.Action == karmada.EvictionWaitForBudget:
+	case step.Action == engine.EvictionWaitForBudget:
 		ev.Outcome, ev.Code = OutcomeWaitsForBudget, CodeTransitBudget
 		ev.Reason = fmt.Sprintf("%d of at most %d clusters of the binding in transit (%s): it goes once one of their graceful eviction tasks ends",
 			len(step.InTransit), step.Budget, strings.Join(step.InTransit, ", "))
 		return 0, false, nil
-	case step.Action == karmada.EvictionWaitForRoom:
+	case step.Action == engine.EvictionWaitForRoom:
 		if ev.Reason == "" {
 			ev.Reason = res.Reason
 		}
 		ev.Code = string(res.Code)
 		return retryOf(res.RetryAfter, p.cfg.StatusUpdateFrequency), false, nil
-	case step.Action == karmada.EvictionRefused:
+	case step.Action == engine.EvictionRefused:
 		ev.Outcome, ev.Code = OutcomeRefused, string(res.Code)
 		ev.Reason = joinReason(ev.Reason, res.Reason, attempt)
 		return 0, false, nil

@@ -610,7 +610,7 @@ func TestQueueOrder(t *testing.T) {
 // A binding on two failed clusters with a budget of one cluster in transit
 // (karmada.MaxClustersInTransitAnnotation) moves off the first; the second
 // waits for the first's graceful eviction task to end, as the eviction
-// controller's decision path (karmada.Evictor.Evict) has it, and counts in
+// controller's decision path (engine.Evictor.Evict) has it, and counts in
 // no drain.
 func TestPlanHonoursTheTransitBudget(t *testing.T) {
 	all := &policyv1alpha1.ClusterAffinity{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "test"}}}

@@ -1,4 +1,4 @@
-package karmada_test
+package engine_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/engine"
 )
 
 // A planner's eviction, decided on the Fleet it holds (confirm nil): the
@@ -30,14 +31,14 @@ func ExampleEvictor() {
 		return c
 	}
 	failed := cluster("member1", 100, corev1.Taint{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoExecute})
-	var fleet karmada.Fleet
+	var fleet engine.Fleet
 	for _, c := range []*clusterv1alpha1.Cluster{failed, cluster("member2", 0), cluster("member3", 50)} {
 		if _, err := fleet.Set(c); err != nil {
 			fmt.Println(err)
 			return
 		}
 	}
-	ledger, err := karmada.NewLedger()
+	ledger, err := engine.NewLedger()
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -53,7 +54,11 @@ func ExampleEvictor() {
 		Clusters: []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 3}},
 	}
 
-	e := &karmada.Evictor{Fleet: &fleet, Ledger: ledger, EnableNoExecuteTaintEviction: true}
+	e, err := engine.NewEvictor(engine.EvictorOptions{Fleet: &fleet, Ledger: ledger, EnableNoExecuteTaintEviction: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	now := time.Date(2026, 11, 26, 6, 0, 0, 0, time.UTC)
 	step, err := e.Evict(context.Background(), now, "shop/web-deployment", rb, failed, nil)
 	if err != nil {

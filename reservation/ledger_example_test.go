@@ -1,4 +1,4 @@
-package prescheduling_test
+package reservation_test
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/prescheduling"
+	"github.com/failoverkit/failover/reservation"
 )
 
 // report is what a controller that is not Karmada's knows of a cluster's
@@ -17,7 +18,7 @@ import (
 type report struct{ pods, maxPods int64 }
 
 // reports are the fleet's last reports, read by the check and, as
-// prescheduling.Rooms, by the Ledger. A replica here requests nothing but
+// reservation.Rooms, by the Ledger. A replica here requests nothing but
 // a pod.
 type reports map[string]report
 
@@ -45,7 +46,7 @@ func ExampleLedger() {
 		{Name: "small"},
 	}
 	rooms := reports{"lost": {}, "big": {pods: 8, maxPods: 10}, "small": {pods: 9, maxPods: 10}}
-	ledger, err := prescheduling.NewLedger(prescheduling.WithHold(10 * time.Minute))
+	ledger, err := reservation.NewLedger(reservation.WithHold(10 * time.Minute))
 	if err != nil {
 		panic(err)
 	}

@@ -1,4 +1,4 @@
-package karmada_test
+package engine_test
 
 import (
 	"errors"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/engine"
 	"github.com/failoverkit/failover/prescheduling"
 )
 
@@ -44,7 +45,7 @@ func ExampleLedger() {
 		}
 		fleet = append(fleet, c)
 	}
-	ledger, err := karmada.NewLedger(karmada.WithHold(10 * time.Minute))
+	ledger, err := engine.NewLedger(engine.WithHold(10 * time.Minute))
 	if err != nil {
 		panic(err)
 	}
@@ -66,11 +67,11 @@ func ExampleLedger() {
 		if err != nil {
 			return err
 		}
-		res := ledger.Admit(now, "default/"+name, checker.Check(req, fleet), karmada.SummariesOf(clusters), spec.ReplicaRequirements)
+		res := ledger.Admit(now, "default/"+name, "lost", checker.Check(req, fleet), karmada.SummariesOf(clusters), spec.ReplicaRequirements)
 		switch {
 		case res.Feasible:
 			if err := evict(); err != nil {
-				ledger.Release("default/" + name)
+				ledger.Release("default/"+name, "lost")
 				return err
 			}
 			fmt.Printf("%s: evicted, to %v\n", name, res.Moves)

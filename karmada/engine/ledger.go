@@ -1,4 +1,4 @@
-package karmada
+package engine
 
 import (
 	"errors"
@@ -11,27 +11,29 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/prescheduling"
+	"github.com/failoverkit/failover/reservation"
 )
 
 // DefaultHold is how long a Ledger holds room for an approved eviction at
 // most: Karmada's scheduler keeps its own assumptions of in-flight workloads
 // (SchedulingOvercommitProtection) as long.
-const DefaultHold = prescheduling.DefaultHold
+const DefaultHold = reservation.DefaultHold
 
 // Ledger holds room for the evictions a pre-scheduling check approved until
 // the clusters' resource summaries show their replicas placed, their
 // graceful eviction task ends ([Ledger.ReleaseAt] the summaries' next
 // report), or a hold passes ([WithHold], default [DefaultHold]).
 //
-// It is prescheduling.Ledger, which holds the room with no Karmada types
+// It is reservation.Ledger, which holds the room with no Karmada types
 // and which a controller that is not Karmada's uses with its own record of
 // the clusters' room, read through Karmada's resource summaries: a
 // cluster's pods are its allocated and allocating pods, and its room once
-// evictions in flight are held there is [MaxReplicas] of its summary with
+// evictions in flight are held there is karmada.MaxReplicas of its summary with
 // their replicas and requests added to allocating, as Karmada's own
 // scheduler deducts its in-flight assumptions from a summary
-// (deductAssumedWorkloadsFromSummary). See prescheduling.Ledger for how
+// (deductAssumedWorkloadsFromSummary). See reservation.Ledger for how
 // room is held and released; in short:
 //
 // Resource summaries lag behind the scheduler, so checks run one after
@@ -53,7 +55,7 @@ const DefaultHold = prescheduling.DefaultHold
 // depends on time takes now. Its zero value is not usable; use [NewLedger].
 type Ledger struct {
 	hold time.Duration
-	core *prescheduling.Ledger
+	core *reservation.Ledger
 }
 
 // LedgerOption configures a Ledger.
@@ -84,7 +86,7 @@ func NewLedger(opts ...LedgerOption) (*Ledger, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	core, err := prescheduling.NewLedger(prescheduling.WithHold(l.hold))
+	core, err := reservation.NewLedger(reservation.WithHold(l.hold))
 	if err != nil {
 		return nil, err
 	}
@@ -92,30 +94,36 @@ func NewLedger(opts ...LedgerOption) (*Ledger, error) {
 	return l, nil
 }
 
-// Admit decides, at now, whether the eviction key that the check answered
-// r may go ahead, given the room the evictions in flight will take. key
-// names the eviction: the binding's key, as an eviction queue names it,
-// and, where one binding may leave several clusters at once, the cluster
-// (the library's eviction controller holds room per graceful eviction
-// task). summaries are the fleet's resource summaries as they are now (a
-// [Fleet]'s Summary, or [SummariesOf] a list of Clusters), and req the
-// binding's spec.replicaRequirements, as for [Capacity].
+// Admit decides, at now, whether the eviction of the binding key from
+// cluster, which the check answered r, may go ahead, given the room the
+// evictions in flight will take. key is the binding's key, as an eviction
+// queue names it; one binding may leave several clusters at once, each
+// with room of its own held (the library's eviction controller holds room
+// per graceful eviction task). summaries are the fleet's resource
+// summaries as they are now (a [Fleet]'s Summary, or karmada.SummariesOf a
+// list of Clusters), and req the binding's spec.replicaRequirements, as
+// for karmada.Capacity.
 //
 // An infeasible r comes back as it is. A feasible r whose moves fit in the
 // room left on each cluster they go to comes back as it is, and the room is
-// held for key (replacing what was held for it before). Otherwise the answer
-// is infeasible with Code prescheduling.AwaitingCapacity, a Reason naming
-// the clusters short of room, and RetryAfter, when the hold of the first
-// eviction in the way passes: the eviction should be tried again, not
-// abandoned, and sooner than that, since the room frees as soon as the
-// summaries show the replicas in flight placed, which only a later Admit
-// sees. In an eviction queue's handler, return
+// held for the eviction (replacing what was held for it before). Otherwise
+// the answer is infeasible with Code prescheduling.AwaitingCapacity, a
+// Reason naming the clusters short of room, and RetryAfter, when the hold
+// of the first eviction in the way passes: the eviction should be tried
+// again, not abandoned, and sooner than that, since the room frees as soon
+// as the summaries show the replicas in flight placed, which only a later
+// Admit sees. In an eviction queue's handler, return
 // evictionqueue.RetryAfter(min(RetryAfter, how often the summaries are
 // reported), err) for it and evictionqueue.Abandon for the other infeasible
 // codes; call Release when the eviction then fails. Nil summaries make a
 // feasible r infeasible with Code prescheduling.InvalidRequest.
-func (l *Ledger) Admit(now time.Time, key string, r prescheduling.Result, summaries Summaries, req *workv1alpha2.ReplicaRequirements) prescheduling.Result {
-	return l.core.Admit(now, key, r, roomsOf(summaries, req), requestsOf(req))
+func (l *Ledger) Admit(now time.Time, key, cluster string, r prescheduling.Result, summaries karmada.Summaries, req *workv1alpha2.ReplicaRequirements) prescheduling.Result {
+	return l.admit(now, holdKey(key, cluster), r, summaries, req)
+}
+
+// admit is Admit for the hold named hold.
+func (l *Ledger) admit(now time.Time, hold string, r prescheduling.Result, summaries karmada.Summaries, req *workv1alpha2.ReplicaRequirements) prescheduling.Result {
+	return l.core.Admit(now, hold, r, roomsOf(summaries, req), requestsOf(req))
 }
 
 // Hold is the room a Ledger holds for one eviction, as Evictor.Evict
@@ -127,8 +135,8 @@ type Hold struct {
 	key    string
 }
 
-// String is the hold's key in its Ledger ([HoldKey]), for a log; empty
-// for the zero Hold.
+// String names the hold in its Ledger, as [Ledger.Keys] lists it, for a
+// log; empty for the zero Hold.
 func (h Hold) String() string { return h.key }
 
 // IsZero reports whether h holds nothing.
@@ -138,7 +146,7 @@ func (h Hold) IsZero() bool { return h.ledger == nil }
 // gone ([Ledger.Release]).
 func (h Hold) Release() {
 	if h.ledger != nil {
-		h.ledger.Release(h.key)
+		h.ledger.release(h.key)
 	}
 }
 
@@ -147,30 +155,32 @@ func (h Hold) Release() {
 // replicas where they went ([Ledger.ReleaseAt]).
 func (h Hold) ReleaseAt(at time.Time) {
 	if h.ledger != nil {
-		h.ledger.ReleaseAt(h.key, at)
+		h.ledger.releaseAt(h.key, at)
 	}
 }
 
-// Restore holds the room of r's moves for key as Admit would have at since,
-// without asking whether they fit: for an eviction approved before this
-// Ledger existed (a predecessor's, found as an open graceful eviction task,
-// created at since, when a controller starts or a new leader is elected).
-// The hold ends when it would have; one that has ended by now, an
-// infeasible r, or nil summaries hold nothing. Like Admit it replaces what
-// was held for key; summaries and req are as for Admit. It returns the
-// Hold that gives the room back, the zero Hold when nothing is held.
-func (l *Ledger) Restore(now time.Time, key string, r prescheduling.Result, summaries Summaries, req *workv1alpha2.ReplicaRequirements, since time.Time) Hold {
+// Restore holds the room of r's moves for the eviction of the binding key
+// from cluster as Admit would have at since, without asking whether they
+// fit: for an eviction approved before this Ledger existed (a
+// predecessor's, found as an open graceful eviction task, created at since,
+// when a controller starts or a new leader is elected). The hold ends when
+// it would have; one that has ended by now, an infeasible r, or nil
+// summaries hold nothing. Like Admit it replaces what was held for the
+// eviction; summaries and req are as for Admit. It returns the Hold that
+// gives the room back, the zero Hold when nothing is held.
+func (l *Ledger) Restore(now time.Time, key, cluster string, r prescheduling.Result, summaries karmada.Summaries, req *workv1alpha2.ReplicaRequirements, since time.Time) Hold {
 	if !r.Feasible || summaries == nil || !since.Add(l.hold).After(now) {
 		return Hold{}
 	}
+	hold := holdKey(key, cluster)
 	// The only error is nil summaries, ruled out above.
-	_ = l.core.Restore(now, key, r, roomsOf(summaries, req), requestsOf(req), since)
-	return Hold{ledger: l, key: key}
+	_ = l.core.Restore(now, hold, r, roomsOf(summaries, req), requestsOf(req), since)
+	return Hold{ledger: l, key: hold}
 }
 
 // ReleaseWorkload gives back, at once, the room held for every eviction of
-// the workload key (every cluster it leaves, [HoldKey]): its binding is
-// gone, and its replicas with it.
+// the workload key (every cluster it leaves): its binding is gone, and its
+// replicas with it.
 func (l *Ledger) ReleaseWorkload(now time.Time, key string) {
 	prefix := key + "@"
 	for _, h := range l.core.Keys(now) {
@@ -180,23 +190,32 @@ func (l *Ledger) ReleaseWorkload(now time.Time, key string) {
 	}
 }
 
-// Keys lists the keys room is held for at now, in no order: for a caller
-// that releases by its own grouping (every cluster of a binding that was
-// deleted, say).
+// Keys lists the holds room is held for at now, in no order, named as
+// [Hold.String] names them: for a log, or a test.
 func (l *Ledger) Keys(now time.Time) []string { return l.core.Keys(now) }
 
-// Release gives back the room held for key: its eviction failed, or its
-// graceful eviction task ended (the replicas run where they went). Releasing
-// a key nothing is held for does nothing.
-func (l *Ledger) Release(key string) { l.core.Release(key) }
+// Release gives back the room held for the eviction of the binding key
+// from cluster: it failed, or its graceful eviction task ended (the
+// replicas run where they went). Releasing an eviction nothing is held for
+// does nothing. A caller that has the eviction's [Hold] releases through
+// it.
+func (l *Ledger) Release(key, cluster string) { l.release(holdKey(key, cluster)) }
 
-// ReleaseAt gives back the room held for key at at, if the hold would not
-// end sooner: for an eviction whose graceful eviction task ended, at the
-// summaries' next report. The replicas then run where they went, but the
-// summaries may not show them yet; released at once, their room would be
-// counted again by the evictions checked meanwhile. ReleaseAt of a key
-// nothing is held for does nothing.
-func (l *Ledger) ReleaseAt(key string, at time.Time) { l.core.ReleaseAt(key, at) }
+// release gives back the room held under hold.
+func (l *Ledger) release(hold string) { l.core.Release(hold) }
+
+// ReleaseAt gives back the room held for the eviction of the binding key
+// from cluster at at, if the hold would not end sooner: for an eviction
+// whose graceful eviction task ended, at the summaries' next report. The
+// replicas then run where they went, but the summaries may not show them
+// yet; released at once, their room would be counted again by the
+// evictions checked meanwhile. ReleaseAt of an eviction nothing is held
+// for does nothing. A caller that has the eviction's [Hold] releases
+// through it.
+func (l *Ledger) ReleaseAt(key, cluster string, at time.Time) { l.releaseAt(holdKey(key, cluster), at) }
+
+// releaseAt gives back the room held under hold at at.
+func (l *Ledger) releaseAt(hold string, at time.Time) { l.core.ReleaseAt(hold, at) }
 
 // Held returns the replicas held on each cluster at now, by name: for a
 // metric, or a test. A cluster is as an Admit or Restore last read it, or
@@ -205,24 +224,24 @@ func (l *Ledger) Held(now time.Time) map[string]int64 { return l.core.Held(now) 
 
 // Settle gives back, on every cluster room is held on, the room of the
 // replicas its summary (summaries) shows placed, and the holds that have
-// run out by now: prescheduling.Ledger.Settle. Admit settles the clusters
+// run out by now: reservation.Ledger.Settle. Admit settles the clusters
 // it reads; call Settle before Held to see every cluster as the summaries
 // show it. Nil summaries settles only the holds that have run out.
-func (l *Ledger) Settle(now time.Time, summaries Summaries) {
+func (l *Ledger) Settle(now time.Time, summaries karmada.Summaries) {
 	l.core.Settle(now, roomsOf(summaries, nil))
 }
 
 // summaryRooms reads the room of clusters from their resource summaries,
 // for the workload whose replicas require req.
 type summaryRooms struct {
-	summaries Summaries
+	summaries karmada.Summaries
 	req       *workv1alpha2.ReplicaRequirements
 }
 
-var _ prescheduling.Rooms = summaryRooms{}
+var _ reservation.Rooms = summaryRooms{}
 
-// roomsOf is summaries as prescheduling.Rooms; nil without summaries.
-func roomsOf(summaries Summaries, req *workv1alpha2.ReplicaRequirements) prescheduling.Rooms {
+// roomsOf is summaries as reservation.Rooms; nil without summaries.
+func roomsOf(summaries karmada.Summaries, req *workv1alpha2.ReplicaRequirements) reservation.Rooms {
 	if summaries == nil {
 		return nil
 	}
@@ -239,14 +258,14 @@ func requestsOf(req *workv1alpha2.ReplicaRequirements) corev1.ResourceList {
 // Pods is the cluster's allocated and allocating pods.
 func (s summaryRooms) Pods(cluster string) (int64, bool) {
 	summary, ok := s.summaries(cluster)
-	return pods(summary), ok
+	return karmada.AllocatedPods(summary), ok
 }
 
 // Fit is the room the cluster's summary shows for the workload with the
 // replicas held there added to what it allocates.
 func (s summaryRooms) Fit(cluster string, replicas int64, requests corev1.ResourceList) int32 {
 	summary, _ := s.summaries(cluster)
-	return MaxReplicas(deduct(summary, replicas, requests), s.req)
+	return karmada.MaxReplicas(deduct(summary, replicas, requests), s.req)
 }
 
 // deduct returns s with replicas more pods, and requests more of each
@@ -273,19 +292,4 @@ func deduct(s *clusterv1alpha1.ResourceSummary, replicas int64, requests corev1.
 		add(res, q)
 	}
 	return &out
-}
-
-// pods is the cluster's allocated and allocating pods.
-func pods(s *clusterv1alpha1.ResourceSummary) int64 {
-	if s == nil {
-		return 0
-	}
-	var n resource.Quantity
-	if q, ok := s.Allocated[corev1.ResourcePods]; ok {
-		n.Add(q)
-	}
-	if q, ok := s.Allocating[corev1.ResourcePods]; ok {
-		n.Add(q)
-	}
-	return value(n, false)
 }

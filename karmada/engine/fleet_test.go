@@ -1,4 +1,4 @@
-package karmada_test
+package engine_test
 
 import (
 	"fmt"
@@ -10,13 +10,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/engine"
 )
 
 // A Fleet converts each cluster once per change and builds its view again
 // only when the check could see the change: a resource summary report, the
 // most frequent update by far, is read live and keeps the view.
 func TestFleetViewFollowsChangesTheCheckSees(t *testing.T) {
-	var f karmada.Fleet
+	var f engine.Fleet
 	b, a := member("b", "R1", 10), member("a", "R2", 10)
 	for _, c := range []*clusterv1alpha1.Cluster{b, a} {
 		changed, err := f.Set(c)
@@ -61,28 +62,8 @@ func TestFleetViewFollowsChangesTheCheckSees(t *testing.T) {
 	assert.Equal(t, 1, f.Len())
 }
 
-// CapacityFrom reads a summary only for the clusters asked about: a check
-// estimates the candidates, not the fleet.
-func TestCapacityFromReadsWhenAsked(t *testing.T) {
-	asked := map[string]int{}
-	summaries := func(name string) (*clusterv1alpha1.ResourceSummary, bool) {
-		asked[name]++
-		if name == "gone" {
-			return nil, false
-		}
-		return member(name, "R1", 7).Status.ResourceSummary, true
-	}
-	capacity := karmada.CapacityFrom(summaries, nil)
-	n, known := capacity("a")
-	assert.Equal(t, int32(7), n)
-	assert.True(t, known)
-	_, known = capacity("gone")
-	assert.False(t, known)
-	assert.Equal(t, map[string]int{"a": 1, "gone": 1}, asked)
-}
-
 func ExampleFleet() {
-	var f karmada.Fleet
+	var f engine.Fleet
 	for i := range 3 {
 		c := &clusterv1alpha1.Cluster{}
 		c.Name = fmt.Sprintf("member%d", 3-i)

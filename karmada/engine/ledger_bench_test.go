@@ -1,4 +1,4 @@
-package karmada_test
+package engine_test
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/engine"
 	"github.com/failoverkit/failover/prescheduling"
 )
 
@@ -31,21 +32,21 @@ func BenchmarkLedgerAdmit(b *testing.B) {
 			spec := oneReplica("web")
 			r := prescheduling.Result{Feasible: true, Code: prescheduling.Feasible, PlacedByRoom: true,
 				Moves: []failover.TargetCluster{{Name: "big", Replicas: 1}}}
-			ledger, err := karmada.NewLedger()
+			ledger, err := engine.NewLedger()
 			if err != nil {
 				b.Fatal(err)
 			}
 			for i := range inFlight {
-				if !ledger.Admit(now, fmt.Sprintf("default/w%d", i), r, summaries, spec.ReplicaRequirements).Feasible {
+				if !ledger.Admit(now, fmt.Sprintf("default/w%d", i), "lost", r, summaries, spec.ReplicaRequirements).Feasible {
 					b.Fatal("not admitted")
 				}
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if !ledger.Admit(now, "default/web", r, summaries, spec.ReplicaRequirements).Feasible {
+				if !ledger.Admit(now, "default/web", "lost", r, summaries, spec.ReplicaRequirements).Feasible {
 					b.Fatal("not admitted")
 				}
-				ledger.Release("default/web")
+				ledger.Release("default/web", "lost")
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package karmada_test
+package engine_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 
-	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/engine"
 )
 
 // BenchmarkEvictorEvict is one eviction on the decision path, on plain
@@ -24,17 +24,17 @@ func BenchmarkEvictorEvict(b *testing.B) {
 			}
 			return out
 		}()...)
-		ledger, err := karmada.NewLedger()
+		ledger, err := engine.NewLedger()
 		if err != nil {
 			b.Fatal(err)
 		}
-		e := &karmada.Evictor{Fleet: fleet, Ledger: ledger, EnableNoExecuteTaintEviction: true}
+		e := newEvictor(b, engine.EvictorOptions{Fleet: fleet, Ledger: ledger, EnableNoExecuteTaintEviction: true})
 		rb := webBinding("web")
 		b.Run(fmt.Sprintf("clusters/%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				step, err := e.Evict(context.Background(), evictNow, "default/web", rb.DeepCopy(), lost, nil)
-				if err != nil || step.Action != karmada.EvictionEvict {
+				if err != nil || step.Action != engine.EvictionEvict {
 					b.Fatal(err, step.Action, step.Result.Reason)
 				}
 				step.Hold.Release()

@@ -1,4 +1,4 @@
-package karmada_test
+package engine_test
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/engine"
 	"github.com/failoverkit/failover/prescheduling"
 )
 
@@ -25,16 +26,24 @@ var evictNow = time.Date(2026, 11, 26, 6, 0, 0, 0, time.UTC)
 
 // evictWorld is a Fleet of the clusters, with lost failed (NoExecute and
 // NoSchedule taints) among them.
-func evictWorld(t testing.TB, clusters ...*clusterv1alpha1.Cluster) (*karmada.Fleet, *clusterv1alpha1.Cluster) {
+func evictWorld(t testing.TB, clusters ...*clusterv1alpha1.Cluster) (*engine.Fleet, *clusterv1alpha1.Cluster) {
 	t.Helper()
 	lost := survivor("lost", 10, 1)
 	fail(lost)
-	f := &karmada.Fleet{}
+	f := &engine.Fleet{}
 	for _, c := range append(clusters, lost) {
 		_, err := f.Set(c)
 		require.NoError(t, err)
 	}
 	return f, lost
+}
+
+// newEvictor is NewEvictor(opts), which must take them.
+func newEvictor(t testing.TB, opts engine.EvictorOptions) *engine.Evictor {
+	t.Helper()
+	e, err := engine.NewEvictor(opts)
+	require.NoError(t, err)
+	return e
 }
 
 // webBinding is default/name, one replica of one CPU scheduled on lost,
@@ -51,14 +60,14 @@ func webBinding(name string) *workv1alpha2.ResourceBinding {
 // Hold until the caller's write fails or the task ends.
 func TestEvictorEvicts(t *testing.T) {
 	fleet, lost := evictWorld(t, survivor("a", 4, 0))
-	ledger, err := karmada.NewLedger()
+	ledger, err := engine.NewLedger()
 	require.NoError(t, err)
-	e := &karmada.Evictor{Fleet: fleet, Ledger: ledger, EnableNoExecuteTaintEviction: true}
+	e := newEvictor(t, engine.EvictorOptions{Fleet: fleet, Ledger: ledger, EnableNoExecuteTaintEviction: true})
 	rb := webBinding("web")
 
 	step, err := e.Evict(context.Background(), evictNow, "default/web", rb, lost, nil)
 	require.NoError(t, err)
-	assert.Equal(t, karmada.EvictionEvict, step.Action)
+	assert.Equal(t, engine.EvictionEvict, step.Action)
 	assert.True(t, step.Result.Feasible)
 	assert.Equal(t, []failover.TargetCluster{{Name: "a", Replicas: 1}}, step.Result.Moves)
 	assert.Equal(t, "default/web@lost", step.Hold.String())
@@ -79,10 +88,10 @@ func TestEvictorEvicts(t *testing.T) {
 
 	// Without a Ledger nothing is held, and Hold is empty.
 	rb = webBinding("other")
-	e = &karmada.Evictor{Fleet: fleet, EnableNoExecuteTaintEviction: true, NoExecuteTaintEvictionPurgeMode: failover.PurgeModeDirectly}
+	e = newEvictor(t, engine.EvictorOptions{Fleet: fleet, EnableNoExecuteTaintEviction: true, NoExecuteTaintEvictionPurgeMode: failover.PurgeModeDirectly})
 	step, err = e.Evict(context.Background(), evictNow, "default/other", rb, lost, nil)
 	require.NoError(t, err)
-	assert.Equal(t, karmada.EvictionEvict, step.Action)
+	assert.Equal(t, engine.EvictionEvict, step.Action)
 	assert.True(t, step.Hold.IsZero())
 	assert.Equal(t, policyv1alpha1.PurgeModeDirectly, rb.Spec.GracefulEvictionTasks[0].PurgeMode)
 }
@@ -91,20 +100,20 @@ func TestEvictorEvicts(t *testing.T) {
 // is skipped before anything is decided, and left as it is.
 func TestEvictorSkips(t *testing.T) {
 	fleet, lost := evictWorld(t, survivor("a", 4, 0))
-	e := &karmada.Evictor{Fleet: fleet, EnableNoExecuteTaintEviction: true}
+	e := newEvictor(t, engine.EvictorOptions{Fleet: fleet, EnableNoExecuteTaintEviction: true})
 
 	deleting := webBinding("web")
 	deleting.DeletionTimestamp = &metav1.Time{Time: evictNow}
 	step, err := e.Evict(context.Background(), evictNow, "default/web", deleting, lost, nil)
 	require.NoError(t, err)
-	assert.Equal(t, karmada.EvictionSkip, step.Action)
+	assert.Equal(t, engine.EvictionSkip, step.Action)
 	assert.Equal(t, "binding default/web is being deleted", step.Why)
 
 	moved := webBinding("web")
 	moved.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "a", Replicas: 1}}
 	step, err = e.Evict(context.Background(), evictNow, "default/web", moved, lost, nil)
 	require.NoError(t, err)
-	assert.Equal(t, karmada.EvictionSkip, step.Action)
+	assert.Equal(t, engine.EvictionSkip, step.Action)
 	assert.Equal(t, "binding default/web is no longer scheduled on lost", step.Why)
 	assert.Empty(t, moved.Spec.GracefulEvictionTasks)
 }
@@ -114,17 +123,17 @@ func TestEvictorSkips(t *testing.T) {
 func TestEvictorStays(t *testing.T) {
 	fleet, lost := evictWorld(t, survivor("a", 4, 0))
 	rb := webBinding("web")
-	step, err := (&karmada.Evictor{Fleet: fleet}).Evict(context.Background(), evictNow, "default/web", rb, lost, nil)
+	step, err := newEvictor(t, engine.EvictorOptions{Fleet: fleet}).Evict(context.Background(), evictNow, "default/web", rb, lost, nil)
 	require.NoError(t, err)
-	assert.Equal(t, karmada.EvictionStays, step.Action)
+	assert.Equal(t, engine.EvictionStays, step.Action)
 	assert.False(t, step.Decision.Evict)
 	assert.NotEmpty(t, step.Decision.Reason)
 	assert.Equal(t, []workv1alpha2.TargetCluster{{Name: "lost", Replicas: 1}}, rb.Spec.Clusters)
 
 	rb.Annotations[karmada.AppliedPlacementAnnotation] = `{"clusterTolerations":[{"operator":"Exists"}]}`
-	step, err = (&karmada.Evictor{Fleet: fleet, EnableNoExecuteTaintEviction: true}).Evict(context.Background(), evictNow, "default/web", rb, lost, nil)
+	step, err = newEvictor(t, engine.EvictorOptions{Fleet: fleet, EnableNoExecuteTaintEviction: true}).Evict(context.Background(), evictNow, "default/web", rb, lost, nil)
 	require.NoError(t, err)
-	assert.Equal(t, karmada.EvictionStays, step.Action)
+	assert.Equal(t, engine.EvictionStays, step.Action)
 	assert.Empty(t, rb.Spec.GracefulEvictionTasks)
 }
 
@@ -133,13 +142,13 @@ func TestEvictorStays(t *testing.T) {
 // request apart.
 func TestEvictorInvalid(t *testing.T) {
 	fleet, lost := evictWorld(t, survivor("a", 4, 0))
-	e := &karmada.Evictor{Fleet: fleet, EnableNoExecuteTaintEviction: true}
+	e := newEvictor(t, engine.EvictorOptions{Fleet: fleet, EnableNoExecuteTaintEviction: true})
 
 	noPlacement := webBinding("web")
 	delete(noPlacement.Annotations, karmada.AppliedPlacementAnnotation)
 	step, err := e.Evict(context.Background(), evictNow, "default/web", noPlacement, lost, nil)
 	require.NoError(t, err)
-	assert.Equal(t, karmada.EvictionInvalid, step.Action)
+	assert.Equal(t, engine.EvictionInvalid, step.Action)
 	assert.ErrorContains(t, step.Err, karmada.AppliedPlacementAnnotation)
 	assert.Empty(t, step.Result.Code, "not the check's request")
 
@@ -148,7 +157,7 @@ func TestEvictorInvalid(t *testing.T) {
 		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "x", Operator: "Bogus"}}}}
 	step, err = e.Evict(context.Background(), evictNow, "default/web", badAffinity, lost, nil)
 	require.NoError(t, err)
-	assert.Equal(t, karmada.EvictionInvalid, step.Action)
+	assert.Equal(t, engine.EvictionInvalid, step.Action)
 	assert.ErrorContains(t, step.Err, "Bogus")
 	assert.Equal(t, prescheduling.InvalidRequest, step.Result.Code)
 	assert.Empty(t, badAffinity.Spec.GracefulEvictionTasks)
@@ -168,10 +177,10 @@ func TestEvictorWaitsForTheBudget(t *testing.T) {
 	}
 
 	rb := open()
-	e := &karmada.Evictor{Fleet: fleet, EnableNoExecuteTaintEviction: true, MaxClustersInTransit: 1}
+	e := newEvictor(t, engine.EvictorOptions{Fleet: fleet, EnableNoExecuteTaintEviction: true, MaxClustersInTransit: 1})
 	step, err := e.Evict(context.Background(), evictNow, "default/web", rb, lost, nil)
 	require.NoError(t, err)
-	assert.Equal(t, karmada.EvictionWaitForBudget, step.Action)
+	assert.Equal(t, engine.EvictionWaitForBudget, step.Action)
 	assert.Equal(t, 1, step.Budget)
 	assert.Equal(t, []string{"b"}, step.InTransit)
 	assert.NoError(t, step.BudgetErr)
@@ -182,14 +191,14 @@ func TestEvictorWaitsForTheBudget(t *testing.T) {
 	rb.Annotations[karmada.MaxClustersInTransitAnnotation] = "2"
 	step, err = e.Evict(context.Background(), evictNow, "default/web", rb, lost, nil)
 	require.NoError(t, err)
-	assert.Equal(t, karmada.EvictionEvict, step.Action)
+	assert.Equal(t, engine.EvictionEvict, step.Action)
 
 	rb = open()
 	rb.Annotations[karmada.MaxClustersInTransitAnnotation] = "two"
 	step, err = e.Evict(context.Background(), evictNow, "default/web", rb, lost, nil)
 	require.NoError(t, err)
-	assert.Equal(t, karmada.EvictionWaitForBudget, step.Action, "the default applies")
-	var bad *karmada.TransitBudgetError
+	assert.Equal(t, engine.EvictionWaitForBudget, step.Action, "the default applies")
+	var bad *engine.TransitBudgetError
 	require.ErrorAs(t, step.BudgetErr, &bad)
 	assert.Equal(t, "two", bad.Value)
 	assert.Equal(t, 1, bad.Default)
@@ -200,18 +209,18 @@ func TestEvictorWaitsForTheBudget(t *testing.T) {
 // second waits for the room (AwaitingCapacity) and holds nothing.
 func TestEvictorWaitsForRoom(t *testing.T) {
 	fleet, lost := evictWorld(t, survivor("a", 1, 0))
-	ledger, err := karmada.NewLedger()
+	ledger, err := engine.NewLedger()
 	require.NoError(t, err)
-	e := &karmada.Evictor{Fleet: fleet, Ledger: ledger, EnableNoExecuteTaintEviction: true}
+	e := newEvictor(t, engine.EvictorOptions{Fleet: fleet, Ledger: ledger, EnableNoExecuteTaintEviction: true})
 
 	step, err := e.Evict(context.Background(), evictNow, "default/one", webBinding("one"), lost, nil)
 	require.NoError(t, err)
-	require.Equal(t, karmada.EvictionEvict, step.Action)
+	require.Equal(t, engine.EvictionEvict, step.Action)
 
 	two := webBinding("two")
 	step, err = e.Evict(context.Background(), evictNow, "default/two", two, lost, nil)
 	require.NoError(t, err)
-	assert.Equal(t, karmada.EvictionWaitForRoom, step.Action)
+	assert.Equal(t, engine.EvictionWaitForRoom, step.Action)
 	assert.Equal(t, prescheduling.AwaitingCapacity, step.Result.Code)
 	assert.Positive(t, step.Result.RetryAfter)
 	assert.Equal(t, []string{"default/one@lost"}, ledger.Keys(evictNow))
@@ -222,13 +231,13 @@ func TestEvictorWaitsForRoom(t *testing.T) {
 // held.
 func TestEvictorRefused(t *testing.T) {
 	fleet, lost := evictWorld(t, survivor("a", 4, 4))
-	ledger, err := karmada.NewLedger()
+	ledger, err := engine.NewLedger()
 	require.NoError(t, err)
 	rb := webBinding("web")
-	step, err := (&karmada.Evictor{Fleet: fleet, Ledger: ledger, EnableNoExecuteTaintEviction: true}).
+	step, err := newEvictor(t, engine.EvictorOptions{Fleet: fleet, Ledger: ledger, EnableNoExecuteTaintEviction: true}).
 		Evict(context.Background(), evictNow, "default/web", rb, lost, nil)
 	require.NoError(t, err)
-	assert.Equal(t, karmada.EvictionRefused, step.Action)
+	assert.Equal(t, engine.EvictionRefused, step.Action)
 	assert.False(t, step.Result.Feasible)
 	assert.NotEqual(t, prescheduling.AwaitingCapacity, step.Result.Code)
 	assert.NotEmpty(t, step.Result.Reason)
@@ -258,7 +267,7 @@ func TestEvictorConfirmsOnFreshReads(t *testing.T) {
 		}
 		return out, nil
 	}
-	e := &karmada.Evictor{Fleet: fleet, EnableNoExecuteTaintEviction: true}
+	e := newEvictor(t, engine.EvictorOptions{Fleet: fleet, EnableNoExecuteTaintEviction: true})
 
 	step, err := e.Evict(context.Background(), evictNow, "default/web", webBinding("web"), lost, nil)
 	require.NoError(t, err)
@@ -266,14 +275,14 @@ func TestEvictorConfirmsOnFreshReads(t *testing.T) {
 
 	step, err = e.Evict(context.Background(), evictNow, "default/web", webBinding("web"), lost, confirm)
 	require.NoError(t, err)
-	assert.Equal(t, karmada.EvictionEvict, step.Action)
+	assert.Equal(t, engine.EvictionEvict, step.Action)
 	assert.Equal(t, []failover.TargetCluster{{Name: "b", Replicas: 1}}, step.Result.Moves)
 	assert.Equal(t, [][]string{{"a"}, {"b"}}, asked)
 
 	// A failed read is the caller's to retry: no room is held.
-	ledger, err := karmada.NewLedger()
+	ledger, err := engine.NewLedger()
 	require.NoError(t, err)
-	e.Ledger = ledger
+	e = newEvictor(t, engine.EvictorOptions{Fleet: fleet, Ledger: ledger, EnableNoExecuteTaintEviction: true})
 	boom := errors.New("boom")
 	_, err = e.Evict(context.Background(), evictNow, "default/web", webBinding("web"), lost,
 		func(context.Context, []string) ([]*clusterv1alpha1.Cluster, error) { return nil, boom })
@@ -286,7 +295,7 @@ func TestEvictorConfirmsOnFreshReads(t *testing.T) {
 			return make([]*clusterv1alpha1.Cluster, len(names)), nil
 		})
 	require.NoError(t, err)
-	assert.Equal(t, karmada.EvictionRefused, step.Action)
+	assert.Equal(t, engine.EvictionRefused, step.Action)
 }
 
 // The fresh reads do not grow with the clusters a placement allows: a
@@ -314,16 +323,16 @@ func TestEvictorReadsAFewClustersWhateverThePlacementAllows(t *testing.T) {
 		}
 		return out, nil
 	}
-	ledger, err := karmada.NewLedger()
+	ledger, err := engine.NewLedger()
 	require.NoError(t, err)
-	e := &karmada.Evictor{Fleet: fleet, Ledger: ledger, EnableNoExecuteTaintEviction: true}
+	e := newEvictor(t, engine.EvictorOptions{Fleet: fleet, Ledger: ledger, EnableNoExecuteTaintEviction: true})
 
 	dup := webBinding("dup")
 	dup.Spec.Placement = &policyv1alpha1.Placement{ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{
 		ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDuplicated}}
 	step, err := e.Evict(context.Background(), evictNow, "default/dup", dup, lost, confirm)
 	require.NoError(t, err)
-	assert.Equal(t, karmada.EvictionEvict, step.Action, step.Result.Reason)
+	assert.Equal(t, engine.EvictionEvict, step.Action, step.Result.Reason)
 	assert.Len(t, step.Result.Moves, 200, "Karmada's scheduler puts a copy on every cluster")
 	assert.Equal(t, []string{"m000"}, asked, "one copy to replace: one cluster read")
 	assert.Equal(t, 1, step.Reads)
@@ -336,7 +345,7 @@ func TestEvictorReadsAFewClustersWhateverThePlacementAllows(t *testing.T) {
 	big.Spec.Replicas, big.Spec.Clusters = 10, []workv1alpha2.TargetCluster{{Name: "lost", Replicas: 10}}
 	step, err = e.Evict(context.Background(), evictNow, "default/big", big, lost, confirm)
 	require.NoError(t, err)
-	assert.Equal(t, karmada.EvictionEvict, step.Action, step.Result.Reason)
+	assert.Equal(t, engine.EvictionEvict, step.Action, step.Result.Reason)
 	assert.Len(t, asked, 3)
 	assert.Equal(t, 3, step.Reads)
 	step.Hold.Release()
@@ -347,11 +356,11 @@ func TestEvictorReadsAFewClustersWhateverThePlacementAllows(t *testing.T) {
 	huge.Spec.Replicas, huge.Spec.Clusters = 40, []workv1alpha2.TargetCluster{{Name: "lost", Replicas: 40}}
 	step, err = e.Evict(context.Background(), evictNow, "default/huge", huge, lost, confirm)
 	require.NoError(t, err)
-	assert.Equal(t, karmada.EvictionUnconfirmed, step.Action)
+	assert.Equal(t, engine.EvictionUnconfirmed, step.Action)
 	assert.Equal(t, prescheduling.Unconfirmed, step.Result.Code)
 	assert.Contains(t, step.Result.Reason, "do not confirm")
-	assert.Len(t, asked, karmada.MaxConfirmReads)
-	assert.Equal(t, karmada.MaxConfirmReads, step.Reads)
+	assert.Len(t, asked, engine.MaxConfirmReads)
+	assert.Equal(t, engine.MaxConfirmReads, step.Reads)
 	assert.NotContains(t, ledger.Keys(evictNow), "default/huge@lost", "nothing held")
 	assert.Len(t, huge.Spec.Clusters, 1, "nothing changed")
 
@@ -363,52 +372,39 @@ func TestEvictorReadsAFewClustersWhateverThePlacementAllows(t *testing.T) {
 	assert.Empty(t, asked)
 }
 
-// Bad input is an error naming the field and its value, never a panic.
+// Bad options are an error of NewEvictor naming the field and its value,
+// and bad input one of Evict, never a panic.
 func TestEvictorRejectsBadInput(t *testing.T) {
 	fleet, lost := evictWorld(t)
 	for name, tc := range map[string]struct {
-		e       karmada.Evictor
+		opts engine.EvictorOptions
+		want string
+	}{
+		"no fleet":   {opts: engine.EvictorOptions{}, want: "EvictorOptions.Fleet"},
+		"purge mode": {opts: engine.EvictorOptions{Fleet: fleet, NoExecuteTaintEvictionPurgeMode: "Never"}, want: `NoExecuteTaintEvictionPurgeMode "Never"`},
+		"budget":     {opts: engine.EvictorOptions{Fleet: fleet, MaxClustersInTransit: -1}, want: "MaxClustersInTransit -1"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e, err := engine.NewEvictor(tc.opts)
+			assert.ErrorContains(t, err, tc.want)
+			assert.Nil(t, e)
+		})
+	}
+	for name, tc := range map[string]struct {
+		e       *engine.Evictor
 		binding runtime.Object
 		cluster *clusterv1alpha1.Cluster
 		want    string
 	}{
-		"no fleet":      {e: karmada.Evictor{}, binding: webBinding("web"), cluster: lost, want: "Evictor.Fleet"},
-		"purge mode":    {e: karmada.Evictor{Fleet: fleet, NoExecuteTaintEvictionPurgeMode: "Never"}, binding: webBinding("web"), cluster: lost, want: `NoExecuteTaintEvictionPurgeMode "Never"`},
-		"budget":        {e: karmada.Evictor{Fleet: fleet, MaxClustersInTransit: -1}, binding: webBinding("web"), cluster: lost, want: "MaxClustersInTransit -1"},
-		"no cluster":    {e: karmada.Evictor{Fleet: fleet}, binding: webBinding("web"), want: "cluster is nil"},
-		"nil binding":   {e: karmada.Evictor{Fleet: fleet}, binding: (*workv1alpha2.ResourceBinding)(nil), cluster: lost, want: "*v1alpha2.ResourceBinding"},
-		"other objects": {e: karmada.Evictor{Fleet: fleet}, binding: &corev1.Pod{}, cluster: lost, want: "*v1.Pod"},
+		"not made":      {e: &engine.Evictor{}, binding: webBinding("web"), cluster: lost, want: "not made by NewEvictor"},
+		"no cluster":    {e: newEvictor(t, engine.EvictorOptions{Fleet: fleet}), binding: webBinding("web"), want: "cluster is nil"},
+		"nil binding":   {e: newEvictor(t, engine.EvictorOptions{Fleet: fleet}), binding: (*workv1alpha2.ResourceBinding)(nil), cluster: lost, want: "*v1alpha2.ResourceBinding"},
+		"other objects": {e: newEvictor(t, engine.EvictorOptions{Fleet: fleet}), binding: &corev1.Pod{}, cluster: lost, want: "*v1.Pod"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			step, err := tc.e.Evict(context.Background(), evictNow, "default/web", tc.binding, tc.cluster, nil)
 			assert.ErrorContains(t, err, tc.want)
-			assert.Equal(t, karmada.EvictionStep{}, step)
+			assert.Equal(t, engine.EvictionStep{}, step)
 		})
 	}
-}
-
-// DecideBindingEviction is the taint manager's decision: only the taints
-// that count, against the applied placement's tolerations, with
-// spec.failover.cluster for PreferNoExecute.
-func TestDecideBindingEviction(t *testing.T) {
-	lost := survivor("lost", 1, 0)
-	lost.Spec.Taints = []corev1.Taint{{Key: "down", Effect: corev1.TaintEffectNoExecute}}
-	spec := oneReplica("web")
-	untolerated := map[string]string{karmada.AppliedPlacementAnnotation: "{}"}
-
-	d, err := karmada.DecideBindingEviction(untolerated, spec, lost, true, evictNow)
-	require.NoError(t, err)
-	assert.True(t, d.Evict)
-
-	d, err = karmada.DecideBindingEviction(untolerated, spec, lost, false, evictNow)
-	require.NoError(t, err)
-	assert.False(t, d.Evict, "NoExecute counts only when enabled")
-
-	_, err = karmada.DecideBindingEviction(nil, spec, lost, false, evictNow)
-	assert.NoError(t, err, "the applied placement is read only when a NoExecute taint counts")
-	_, err = karmada.DecideBindingEviction(nil, spec, lost, true, evictNow)
-	assert.ErrorContains(t, err, karmada.AppliedPlacementAnnotation)
-
-	_, err = karmada.DecideBindingEviction(untolerated, nil, lost, true, evictNow)
-	assert.ErrorContains(t, err, "must not be nil")
 }

@@ -1,4 +1,4 @@
-package prescheduling_test
+package reservation_test
 
 import (
 	"fmt"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/prescheduling"
+	"github.com/failoverkit/failover/reservation"
 )
 
 // node is a cluster as a controller that is not Karmada's records it: the
@@ -60,9 +61,9 @@ func to(cluster string, n int32) prescheduling.Result {
 		Candidates: []string{cluster}, Moves: []failover.TargetCluster{{Name: cluster, Replicas: n}}}
 }
 
-func newLedger(t testing.TB, opts ...prescheduling.LedgerOption) *prescheduling.Ledger {
+func newLedger(t testing.TB, opts ...reservation.LedgerOption) *reservation.Ledger {
 	t.Helper()
-	l, err := prescheduling.NewLedger(opts...)
+	l, err := reservation.NewLedger(opts...)
 	require.NoError(t, err)
 	return l
 }
@@ -70,7 +71,7 @@ func newLedger(t testing.TB, opts ...prescheduling.LedgerOption) *prescheduling.
 var t0 = time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
 
 func TestLedgerHoldsRoomUntilReleasedOrExpired(t *testing.T) {
-	l := newLedger(t, prescheduling.WithHold(time.Minute))
+	l := newLedger(t, reservation.WithHold(time.Minute))
 	rooms := podsOnly("big", node{maxPods: 2})
 	admit := func(key string, at time.Time) prescheduling.Result { return l.Admit(at, key, to("big", 1), rooms, nil) }
 
@@ -174,7 +175,7 @@ func TestLedgerSettlesEachCluster(t *testing.T) {
 // Where several clusters are short, Reason names each, and RetryAfter is
 // when the first hold in the way ends.
 func TestLedgerNamesEveryClusterShort(t *testing.T) {
-	l := newLedger(t, prescheduling.WithHold(time.Minute))
+	l := newLedger(t, reservation.WithHold(time.Minute))
 	rooms := podsOnly("east", node{maxPods: 1}, "west", node{maxPods: 2})
 	require.True(t, l.Admit(t0, "a", to("east", 1), rooms, nil).Feasible)
 	require.True(t, l.Admit(t0.Add(10*time.Second), "b", to("west", 1), rooms, nil).Feasible)
@@ -192,7 +193,7 @@ func TestLedgerNamesEveryClusterShort(t *testing.T) {
 // An eviction whose replicas run where they went is held until the
 // clusters' next report, never longer than its hold.
 func TestLedgerReleaseAt(t *testing.T) {
-	l := newLedger(t, prescheduling.WithHold(time.Minute))
+	l := newLedger(t, reservation.WithHold(time.Minute))
 	rooms := podsOnly("big", node{maxPods: 2})
 	for _, key := range []string{"a", "b"} {
 		require.True(t, l.Admit(t0, key, to("big", 1), rooms, nil).Feasible)
@@ -210,7 +211,7 @@ func TestLedgerReleaseAt(t *testing.T) {
 // Restore holds what a predecessor approved until the hold it had left;
 // Keys lists it, and it takes room from the evictions admitted after.
 func TestLedgerRestore(t *testing.T) {
-	l := newLedger(t, prescheduling.WithHold(time.Minute))
+	l := newLedger(t, reservation.WithHold(time.Minute))
 	rooms := podsOnly("big", node{maxPods: 1})
 	require.NoError(t, l.Restore(t0, "a@lost", to("big", 1), rooms, nil, t0.Add(-30*time.Second)))
 	require.NoError(t, l.Restore(t0, "old@lost", to("big", 1), rooms, nil, t0.Add(-time.Minute)))
@@ -221,7 +222,7 @@ func TestLedgerRestore(t *testing.T) {
 	assert.Equal(t, 30*time.Second, got.RetryAfter)
 	assert.Empty(t, l.Keys(t0.Add(30*time.Second)), "held until the predecessor's hold ends")
 
-	assert.EqualError(t, l.Restore(t0, "c", to("big", 1), nil, nil, t0), "prescheduling: Ledger: rooms: nil: the clusters' room is needed")
+	assert.EqualError(t, l.Restore(t0, "c", to("big", 1), nil, nil, t0), "reservation: Ledger: rooms: nil: the clusters' room is needed")
 	assert.Empty(t, l.Keys(t0))
 }
 
@@ -253,17 +254,17 @@ func TestLedgerAdmitWithoutRooms(t *testing.T) {
 	got := l.Admit(t0, "a", to("big", 1), nil, nil)
 	assert.False(t, got.Feasible)
 	assert.Equal(t, prescheduling.InvalidRequest, got.Code)
-	assert.EqualError(t, got.Err, "prescheduling: Ledger: rooms: nil: the clusters' room is needed")
+	assert.EqualError(t, got.Err, "reservation: Ledger: rooms: nil: the clusters' room is needed")
 	assert.Equal(t, got.Err.Error(), got.Reason)
 	assert.Empty(t, l.Keys(t0))
 }
 
 func TestNewLedgerRejectsBadOptions(t *testing.T) {
 	for _, d := range []time.Duration{0, -time.Second} {
-		_, err := prescheduling.NewLedger(prescheduling.WithHold(d))
-		assert.EqualError(t, err, fmt.Sprintf("prescheduling: WithHold: %v: must be positive", d))
+		_, err := reservation.NewLedger(reservation.WithHold(d))
+		assert.EqualError(t, err, fmt.Sprintf("reservation: WithHold: %v: must be positive", d))
 	}
-	_, err := prescheduling.NewLedger(nil, prescheduling.WithHold(time.Second))
+	_, err := reservation.NewLedger(nil, reservation.WithHold(time.Second))
 	assert.NoError(t, err)
 }
 
@@ -344,7 +345,7 @@ func BenchmarkLedgerAdmitHeldBack(b *testing.B) {
 // not the eviction's own, which an Admit again replaces, and sooner once
 // ReleaseAt brings one forward.
 func TestLedgerRetryAfterIsTheFirstOtherHoldToEnd(t *testing.T) {
-	l := newLedger(t, prescheduling.WithHold(time.Minute))
+	l := newLedger(t, reservation.WithHold(time.Minute))
 	rooms := podsOnly("big", node{maxPods: 3})
 	require.True(t, l.Admit(t0, "a", to("big", 1), rooms, nil).Feasible)
 	require.True(t, l.Admit(t0.Add(10*time.Second), "b", to("big", 1), rooms, nil).Feasible)

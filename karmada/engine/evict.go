@@ -1,4 +1,4 @@
-package karmada
+package engine
 
 import (
 	"context"
@@ -12,12 +12,12 @@ import (
 	"github.com/go-logr/logr"
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/gracefulevict"
+	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/prescheduling"
 )
 
@@ -25,61 +25,14 @@ import (
 // the binding: the controllers call it on what they read fresh from the API
 // server, a simulation or a what-if planner on what it holds.
 
-// MaxClustersInTransitAnnotation on a ResourceBinding or
-// ClusterResourceBinding is its own budget of clusters in transit, which
-// overrides [Evictor].MaxClustersInTransit: a non-negative integer, 0 for
-// unlimited.
-const MaxClustersInTransitAnnotation = "failover.karmada.io/max-clusters-in-transit"
-
 // MaxConfirmReads bounds the clusters one eviction reads fresh, besides
 // the one it leaves, to confirm the clusters a check's approval relies on
 // ([Evictor.Evict]): whatever the fleet and the placement, an eviction
 // sends the API server at most this many reads more.
 const MaxConfirmReads = 8
 
-// DecideBindingEviction is [failover.DecideEviction] for one binding on one
-// cluster at now, as Karmada v1.18's taint manager decides: NoExecute taints
-// count only with enableNoExecute (Karmada's
-// --enable-no-execute-taint-eviction; without, they are left out), judged
-// against the tolerations of the applied placement in the binding's
-// annotations ([AppliedTolerations]), read only when a NoExecute taint is
-// left to judge. PreferNoExecute taints follow spec.failover.cluster. An
-// applied placement or a spec.failover.cluster that cannot be read is an
-// error naming it.
-func DecideBindingEviction(annotations map[string]string, spec *workv1alpha2.ResourceBindingSpec, cluster *clusterv1alpha1.Cluster, enableNoExecute bool, now time.Time) (failover.EvictionDecision, error) {
-	if spec == nil || cluster == nil {
-		return failover.EvictionDecision{}, errors.New("karmada: DecideBindingEviction: the binding's spec and the cluster must not be nil")
-	}
-	taints := make([]corev1.Taint, 0, len(cluster.Spec.Taints))
-	noExecute := false
-	for _, t := range cluster.Spec.Taints {
-		if t.Effect == corev1.TaintEffectNoExecute {
-			if !enableNoExecute {
-				continue
-			}
-			noExecute = true
-		}
-		taints = append(taints, t)
-	}
-	var tols []corev1.Toleration
-	if noExecute {
-		var err error
-		if tols, err = appliedTolerations(annotations); err != nil {
-			return failover.EvictionDecision{}, err
-		}
-	}
-	var fb *failover.ClusterFailoverBehavior
-	if spec.Failover != nil {
-		var err error
-		if fb, err = FromClusterFailoverBehavior(spec.Failover.Cluster); err != nil {
-			return failover.EvictionDecision{}, err
-		}
-	}
-	return failover.DecideEviction(taints, tols, fb, now), nil
-}
-
-// TransitBudgetError is the error of a [MaxClustersInTransitAnnotation] that
-// is not a non-negative integer: the Evictor's default budget applies
+// TransitBudgetError is the error of a karmada.MaxClustersInTransitAnnotation
+// that is not a non-negative integer: the Evictor's default budget applies
 // instead.
 type TransitBudgetError struct {
 	// Value is the annotation's value.
@@ -91,7 +44,7 @@ type TransitBudgetError struct {
 // Error says which annotation, its value, and the budget that applies.
 func (e *TransitBudgetError) Error() string {
 	return fmt.Sprintf("karmada: annotation %s %q: want a non-negative integer (0: unlimited); the default budget %d applies",
-		MaxClustersInTransitAnnotation, e.Value, e.Default)
+		karmada.MaxClustersInTransitAnnotation, e.Value, e.Default)
 }
 
 // Evictor decides one eviction at a time on a Fleet: decide again, wait for
@@ -101,30 +54,58 @@ func (e *TransitBudgetError) Error() string {
 // server: the caller reads the binding and the cluster, calls
 // [Evictor.Evict], and writes the binding back when told to evict.
 //
-// Its fields are its options; an Evictor is safe for concurrent use as far
-// as its Fleet and Ledger are (both are).
+// Make one with [NewEvictor], once: its options are validated there, not
+// on every eviction. An Evictor is safe for concurrent use as far as its
+// Fleet and Ledger are (both are).
 type Evictor struct {
+	opts EvictorOptions
+}
+
+// EvictorOptions are an [Evictor]'s options, which [NewEvictor] validates.
+type EvictorOptions struct {
 	// Fleet is the fleet the check runs on. Required.
 	Fleet *Fleet
 	// Ledger holds room for the evictions approved and not placed yet; nil:
 	// none, every eviction the check finds feasible goes ahead.
 	Ledger *Ledger
 	// EnableNoExecuteTaintEviction is Karmada's
-	// --enable-no-execute-taint-eviction (DecideBindingEviction).
+	// --enable-no-execute-taint-eviction (karmada.DecideBindingEviction).
 	EnableNoExecuteTaintEviction bool
 	// NoExecuteTaintEvictionPurgeMode is Karmada's
-	// --no-execute-taint-eviction-purge-mode ([EvictionPurgeMode]): empty,
-	// Gracefully or Directly.
+	// --no-execute-taint-eviction-purge-mode (karmada.EvictionPurgeMode):
+	// empty, Gracefully or Directly.
 	NoExecuteTaintEvictionPurgeMode failover.PurgeMode
 	// StatefulFailoverInjection is Karmada's feature gate of that name: the
 	// task carries the state spec.failover.cluster preserves
-	// ([PreservedLabelState]).
+	// (karmada.PreservedLabelState).
 	StatefulFailoverInjection bool
 	// MaxClustersInTransit is the budget of clusters in transit of a binding
-	// without a [MaxClustersInTransitAnnotation]: how many of its clusters
-	// may be in open graceful eviction tasks at once. 0: unlimited.
+	// without a karmada.MaxClustersInTransitAnnotation: how many of its
+	// clusters may be in open graceful eviction tasks at once. 0: unlimited;
+	// it must not be negative.
 	MaxClustersInTransit int
 }
+
+// NewEvictor returns the Evictor with opts, validated once: a nil Fleet, an
+// unknown purge mode or a negative MaxClustersInTransit is an error naming
+// the field and the value.
+func NewEvictor(opts EvictorOptions) (*Evictor, error) {
+	if opts.Fleet == nil {
+		return nil, errors.New("karmada: engine.EvictorOptions.Fleet is nil: the check needs a fleet")
+	}
+	if opts.MaxClustersInTransit < 0 {
+		return nil, fmt.Errorf("karmada: engine.EvictorOptions.MaxClustersInTransit %d: want a non-negative integer (0: unlimited)", opts.MaxClustersInTransit)
+	}
+	switch opts.NoExecuteTaintEvictionPurgeMode {
+	case "", failover.PurgeModeGracefully, failover.PurgeModeDirectly:
+	default:
+		return nil, fmt.Errorf("karmada: engine.EvictorOptions.NoExecuteTaintEvictionPurgeMode %q: want Gracefully or Directly", opts.NoExecuteTaintEvictionPurgeMode)
+	}
+	return &Evictor{opts: opts}, nil
+}
+
+// Options returns the options e was made with.
+func (e *Evictor) Options() EvictorOptions { return e.opts }
 
 // EvictionAction says what [Evictor.Evict] found to do.
 type EvictionAction int
@@ -211,10 +192,10 @@ type EvictionStep struct {
 // on them: one per name, in order, nil for one that is gone.
 type Confirm func(ctx context.Context, names []string) ([]*clusterv1alpha1.Cluster, error)
 
-// HoldKey names the room the Ledger holds for the eviction of the binding
+// holdKey names the room the Ledger holds for the eviction of the binding
 // key from cluster, which the graceful eviction task from cluster gives
 // back. No Kubernetes name holds "@".
-func HoldKey(key, cluster string) string { return key + "@" + cluster }
+func holdKey(key, cluster string) string { return key + "@" + cluster }
 
 // Evict decides the eviction of binding (a *workv1alpha2.ResourceBinding or
 // *workv1alpha2.ClusterResourceBinding), named key, from cluster at now,
@@ -256,19 +237,11 @@ func (e *Evictor) Evict(ctx context.Context, now time.Time, key string, binding 
 	if err != nil {
 		return EvictionStep{}, err
 	}
-	if e.Fleet == nil {
-		return EvictionStep{}, errors.New("karmada: Evictor.Fleet is nil")
+	if err := e.made(); err != nil {
+		return EvictionStep{}, err
 	}
 	if cluster == nil {
 		return EvictionStep{}, fmt.Errorf("karmada: Evictor.Evict %s: the cluster is nil", key)
-	}
-	if e.MaxClustersInTransit < 0 {
-		return EvictionStep{}, fmt.Errorf("karmada: Evictor.MaxClustersInTransit %d: want a non-negative integer (0: unlimited)", e.MaxClustersInTransit)
-	}
-	switch e.NoExecuteTaintEvictionPurgeMode {
-	case "", failover.PurgeModeGracefully, failover.PurgeModeDirectly:
-	default:
-		return EvictionStep{}, fmt.Errorf("karmada: Evictor.NoExecuteTaintEvictionPurgeMode %q: want Gracefully or Directly", e.NoExecuteTaintEvictionPurgeMode)
 	}
 
 	if !meta.GetDeletionTimestamp().IsZero() {
@@ -277,7 +250,7 @@ func (e *Evictor) Evict(ctx context.Context, now time.Time, key string, binding 
 	if !spec.TargetContains(cluster.Name) {
 		return EvictionStep{Action: EvictionSkip, Why: fmt.Sprintf("binding %s is no longer scheduled on %s", key, cluster.Name)}, nil
 	}
-	d, err := DecideBindingEviction(meta.GetAnnotations(), spec, cluster, e.EnableNoExecuteTaintEviction, now)
+	d, err := karmada.DecideBindingEviction(meta.GetAnnotations(), spec, cluster, e.opts.EnableNoExecuteTaintEviction, now)
 	if err != nil {
 		return EvictionStep{Action: EvictionInvalid, Err: err}, nil
 	}
@@ -290,11 +263,11 @@ func (e *Evictor) Evict(ctx context.Context, now time.Time, key string, binding 
 	// The binding's budget of clusters in transit, counted on the binding
 	// as given: whoever wrote its open tasks, they are there.
 	var lib *gracefulevict.Binding
-	budget := e.MaxClustersInTransit
-	if v, ok := meta.GetAnnotations()[MaxClustersInTransitAnnotation]; ok {
+	budget := e.opts.MaxClustersInTransit
+	if v, ok := meta.GetAnnotations()[karmada.MaxClustersInTransitAnnotation]; ok {
 		n, err := gracefulevict.ParseTransitBudget(v)
 		if err != nil {
-			step.BudgetErr = &TransitBudgetError{Value: v, Default: e.MaxClustersInTransit}
+			step.BudgetErr = &TransitBudgetError{Value: v, Default: e.opts.MaxClustersInTransit}
 		} else {
 			budget = int(n)
 		}
@@ -314,8 +287,8 @@ func (e *Evictor) Evict(ctx context.Context, now time.Time, key string, binding 
 	// Is there somewhere to go?
 	// The Fleet's check validates the placement, compiled once for every
 	// binding that has it.
-	req, err := preschedulingRequest(spec, false, cluster.Name)
-	var loss *LossError
+	req, err := karmada.PreschedulingRequestUnvalidated(spec, cluster.Name)
+	var loss *karmada.LossError
 	if err != nil && !errors.As(err, &loss) {
 		step.Action, step.Err = EvictionInvalid, err
 		step.Result = prescheduling.Result{Code: prescheduling.InvalidRequest, Reason: err.Error()}
@@ -331,9 +304,9 @@ func (e *Evictor) Evict(ctx context.Context, now time.Time, key string, binding 
 	step.Reads = view.reads
 	// One eviction per graceful eviction task: a binding may leave several
 	// clusters, each with room of its own held.
-	hold := HoldKey(key, cluster.Name)
-	if e.Ledger != nil {
-		res = e.Ledger.Admit(now, hold, res, view.summary, spec.ReplicaRequirements)
+	hold := holdKey(key, cluster.Name)
+	if e.opts.Ledger != nil {
+		res = e.opts.Ledger.admit(now, hold, res, view.summary, spec.ReplicaRequirements)
 	}
 	step.Result = res
 	if !res.Feasible {
@@ -364,19 +337,28 @@ func (e *Evictor) Evict(ctx context.Context, now time.Time, key string, binding 
 		e.release(hold)
 		return EvictionStep{BudgetErr: step.BudgetErr}, err
 	}
-	ApplyBinding(spec, gracefulevict.Evict(*lib, cluster.Name, task))
+	karmada.ApplyBinding(spec, gracefulevict.Evict(*lib, cluster.Name, task))
 	step.Action = EvictionEvict
-	if e.Ledger != nil {
-		step.Hold = Hold{ledger: e.Ledger, key: hold}
+	if e.opts.Ledger != nil {
+		step.Hold = Hold{ledger: e.opts.Ledger, key: hold}
 	}
 	return step, nil
 }
 
 // release gives back the room held under hold: nothing moves.
 func (e *Evictor) release(hold string) {
-	if e.Ledger != nil {
-		e.Ledger.Release(hold)
+	if e.opts.Ledger != nil {
+		e.opts.Ledger.release(hold)
 	}
+}
+
+// made is an error for an Evictor not made by NewEvictor, which has no
+// Fleet to check on.
+func (e *Evictor) made() error {
+	if e == nil || e.opts.Fleet == nil {
+		return errors.New("karmada: engine.Evictor: not made by NewEvictor: it has no Fleet")
+	}
+	return nil
 }
 
 // bindingParts are what Evict reads of a ResourceBinding or a
@@ -385,25 +367,25 @@ func bindingParts(o runtime.Object) (metav1.Object, *workv1alpha2.ResourceBindin
 	switch b := o.(type) {
 	case *workv1alpha2.ResourceBinding:
 		if b != nil {
-			return b, &b.Spec, &b.Status, func() (gracefulevict.Binding, error) { return FromResourceBinding(b) }, nil
+			return b, &b.Spec, &b.Status, func() (gracefulevict.Binding, error) { return karmada.FromResourceBinding(b) }, nil
 		}
 	case *workv1alpha2.ClusterResourceBinding:
 		if b != nil {
-			return b, &b.Spec, &b.Status, func() (gracefulevict.Binding, error) { return FromClusterResourceBinding(b) }, nil
+			return b, &b.Spec, &b.Status, func() (gracefulevict.Binding, error) { return karmada.FromClusterResourceBinding(b) }, nil
 		}
 	}
 	return nil, nil, nil, nil, fmt.Errorf("karmada: Evictor.Evict: binding %T: want a *ResourceBinding or a *ClusterResourceBinding, not nil", o)
 }
 
 // Check is the check [Evictor.Evict] runs: the pre-scheduling check for
-// req, the request of a binding with spec (see [PreschedulingRequest]), on
+// req, the request of a binding with spec (see karmada.PreschedulingRequest), on
 // the Fleet with evicting, read fresh, in place of the Fleet's copy (nil:
 // the Fleet's copy), and, with confirm, its confirmation on at most
 // MaxConfirmReads fresh reads: a feasible answer they do not confirm comes
 // back infeasible, with Code prescheduling.Unconfirmed. It holds no room.
 func (e *Evictor) Check(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, req prescheduling.Request, evicting *clusterv1alpha1.Cluster, confirm Confirm) (prescheduling.Result, error) {
-	if e.Fleet == nil {
-		return prescheduling.Result{}, errors.New("karmada: Evictor.Fleet is nil")
+	if err := e.made(); err != nil {
+		return prescheduling.Result{}, err
 	}
 	if spec == nil {
 		return prescheduling.Result{}, errors.New("karmada: Evictor.Check: the binding's spec is nil")
@@ -417,16 +399,16 @@ func (e *Evictor) Check(ctx context.Context, spec *workv1alpha2.ResourceBindingS
 // fresh reads (see [Evictor.Evict]), or answers prescheduling.Unconfirmed.
 func (e *Evictor) check(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, req prescheduling.Request, evicting *clusterv1alpha1.Cluster, confirm Confirm) (*freshView, prescheduling.Result, error) {
 	logger := logr.FromContextOrDiscard(ctx)
-	view := &freshView{fleet: e.Fleet, fresh: map[string]*clusterv1alpha1.ResourceSummary{}, in: map[string]bool{}}
+	view := &freshView{fleet: e.opts.Fleet, fresh: map[string]*clusterv1alpha1.ResourceSummary{}, in: map[string]bool{}}
 	if evicting != nil {
 		view.put(evicting, logger)
 	}
-	res := e.Fleet.Check(req, spec.ReplicaRequirements, view.overrides...)
+	res := e.opts.Fleet.Check(req, spec.ReplicaRequirements, view.overrides...)
 	if !res.Feasible || confirm == nil {
 		return view, res, nil
 	}
 	for {
-		within := e.Fleet.CheckWithin(req, spec.ReplicaRequirements, view.overrides...)
+		within := e.opts.Fleet.CheckWithin(req, spec.ReplicaRequirements, view.overrides...)
 		var next string
 		if within.Feasible {
 			if next = view.firstStale(within.Moves); next == "" {
@@ -453,11 +435,11 @@ func (e *Evictor) check(ctx context.Context, spec *workv1alpha2.ResourceBindingS
 			return nil, prescheduling.Result{}, fmt.Errorf("karmada: confirm read cluster %q for %q", cl.Name, next)
 		default:
 			view.put(cl, logger)
-			if cl.ResourceVersion != "" && cl.ResourceVersion == e.Fleet.resourceVersion(next) {
+			if cl.ResourceVersion != "" && cl.ResourceVersion == e.opts.Fleet.resourceVersion(next) {
 				continue // as the Fleet holds it: the Fleet's answer stands
 			}
 		}
-		if res = e.Fleet.Check(req, spec.ReplicaRequirements, view.overrides...); !res.Feasible {
+		if res = e.opts.Fleet.Check(req, spec.ReplicaRequirements, view.overrides...); !res.Feasible {
 			return view, res, nil
 		}
 	}
@@ -474,14 +456,14 @@ func (e *Evictor) check(ctx context.Context, spec *workv1alpha2.ResourceBindingS
 func (e *Evictor) task(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, cluster, why string, now time.Time) (gracefulevict.Task, error) {
 	created := metav1.NewTime(now)
 	t := gracefulevict.Task{
-		PurgeMode:         EvictionPurgeMode(spec.Failover, string(e.NoExecuteTaintEvictionPurgeMode)),
-		Reason:            TaintUntoleratedReason,
+		PurgeMode:         karmada.EvictionPurgeMode(spec.Failover, string(e.opts.NoExecuteTaintEvictionPurgeMode)),
+		Reason:            karmada.TaintUntoleratedReason,
 		Message:           why,
-		Producer:          TaintManagerProducer,
+		Producer:          karmada.TaintManagerProducer,
 		CreationTimestamp: &created,
 	}
-	if e.StatefulFailoverInjection && spec.Failover != nil && spec.Failover.Cluster != nil {
-		state, err := PreservedLabelState(spec.Failover.Cluster, status.AggregatedStatus, cluster)
+	if e.opts.StatefulFailoverInjection && spec.Failover != nil && spec.Failover.Cluster != nil {
+		state, err := karmada.PreservedLabelState(spec.Failover.Cluster, status.AggregatedStatus, cluster)
 		if err != nil {
 			return gracefulevict.Task{}, err
 		}

@@ -1,4 +1,4 @@
-package prescheduling
+package reservation
 
 import (
 	"container/heap"
@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/prescheduling"
 )
 
 // DefaultHold is how long a [Ledger] holds room for an approved eviction at
@@ -26,27 +27,27 @@ const DefaultHold = 5 * time.Minute
 // [Ledger.ReleaseAt]), or a hold passes ([WithHold], default
 // [DefaultHold]). It reads the clusters through [Rooms], which the caller
 // builds from its own record of their room, so that any controller that
-// runs the check can use it; karmada.Ledger is this Ledger over Karmada's
-// resource summaries.
+// runs the check can use it; the karmada module's engine.Ledger is this
+// Ledger over Karmada's resource summaries.
 //
 // What a cluster reports of its room lags behind the scheduler, so checks
 // run one after another all see the same room, and so does the scheduler:
 // Karmada issue 6518 has 15 one-replica workloads failed over from one
 // cluster all placed on a survivor with room for 10, while another with
 // room for 5 stays empty. The check predicts where the scheduler puts what
-// an eviction removes ([Result.Moves]); [Ledger.Admit] then holds an
-// eviction back, with Code [AwaitingCapacity], when the room those clusters
-// have left after the evictions in flight is short, and otherwise records
-// the moves against that room. Against unchanged reports, a run of
-// admissions approves at most what the clusters the scheduler picks can
-// take; the rest wait until the reports catch up, when the scheduler (and
-// the check) pick other clusters. A cluster nothing is held on is left to
-// the check: the Ledger holds back only for room taken by evictions in
-// flight. Only evictions the scheduler places by room are held back
-// ([Result.PlacedByRoom]): a Duplicated or static weight placement lands on
-// the same clusters whatever their room, so waiting would only delay it;
-// its moves are held all the same, as they take room from the evictions
-// placed by it.
+// an eviction removes ([prescheduling.Result.Moves]); [Ledger.Admit] then
+// holds an eviction back, with Code [prescheduling.AwaitingCapacity], when
+// the room those clusters have left after the evictions in flight is
+// short, and otherwise records the moves against that room. Against
+// unchanged reports, a run of admissions approves at most what the
+// clusters the scheduler picks can take; the rest wait until the reports
+// catch up, when the scheduler (and the check) pick other clusters. A
+// cluster nothing is held on is left to the check: the Ledger holds back
+// only for room taken by evictions in flight. Only evictions the scheduler
+// places by room are held back ([prescheduling.Result.PlacedByRoom]): a
+// Duplicated or static weight placement lands on the same clusters
+// whatever their room, so waiting would only delay it; its moves are held
+// all the same, as they take room from the evictions placed by it.
 //
 // The room held is the moves' replicas and their resource requests, which
 // [Rooms.Fit] deducts from a cluster's room as Karmada's own scheduler
@@ -188,7 +189,7 @@ type LedgerOption func(*Ledger) error
 func WithHold(d time.Duration) LedgerOption {
 	return func(l *Ledger) error {
 		if d <= 0 {
-			return fmt.Errorf("prescheduling: WithHold: %v: must be positive", d)
+			return fmt.Errorf("reservation: WithHold: %v: must be positive", d)
 		}
 		l.hold = d
 		return nil
@@ -212,7 +213,7 @@ func NewLedger(opts ...LedgerOption) (*Ledger, error) {
 }
 
 // errNoRooms is what Admit and Restore answer without a Rooms to read.
-var errNoRooms = errors.New("prescheduling: Ledger: rooms: nil: the clusters' room is needed")
+var errNoRooms = errors.New("reservation: Ledger: rooms: nil: the clusters' room is needed")
 
 // Admit decides, at now, whether the eviction key that the check answered
 // r may go ahead, given the room the evictions in flight will take. key
@@ -224,21 +225,23 @@ var errNoRooms = errors.New("prescheduling: Ledger: rooms: nil: the clusters' ro
 // An infeasible r comes back as it is. A feasible r whose moves fit in the
 // room left on each cluster they go to comes back as it is, and the room is
 // held for key (replacing what was held for it before). Otherwise the answer
-// is infeasible with Code [AwaitingCapacity], a Reason naming the clusters
-// short of room, and RetryAfter, when the hold of the first eviction in the
-// way passes: the eviction should be tried again, not abandoned, and sooner
-// than that, since the room frees as soon as the clusters show the replicas
-// in flight placed, which only a later Admit sees. In an eviction queue's
-// handler, return evictionqueue.RetryAfter(min(RetryAfter, how often the
-// clusters report their room), err) for it and evictionqueue.Abandon for the
-// other infeasible codes; call Release when the eviction then fails. A
-// feasible r with nil rooms is infeasible with Code [InvalidRequest].
-func (l *Ledger) Admit(now time.Time, key string, r Result, rooms Rooms, requests corev1.ResourceList) Result {
+// is infeasible with Code [prescheduling.AwaitingCapacity], a Reason naming
+// the clusters short of room, and RetryAfter, when the hold of the first
+// eviction in the way passes: the eviction should be tried again, not
+// abandoned, and sooner than that, since the room frees as soon as the
+// clusters show the replicas in flight placed, which only a later Admit
+// sees. In an eviction queue's handler, return
+// evictionqueue.RetryAfter(min(RetryAfter, how often the clusters report
+// their room), err) for it and evictionqueue.Abandon for the other
+// infeasible codes; call Release when the eviction then fails. A
+// feasible r with nil rooms is infeasible with Code
+// [prescheduling.InvalidRequest].
+func (l *Ledger) Admit(now time.Time, key string, r prescheduling.Result, rooms Rooms, requests corev1.ResourceList) prescheduling.Result {
 	if !r.Feasible {
 		return r
 	}
 	if rooms == nil {
-		return Result{Code: InvalidRequest, Reason: errNoRooms.Error(), Err: errNoRooms}
+		return prescheduling.Result{Code: prescheduling.InvalidRequest, Reason: errNoRooms.Error(), Err: errNoRooms}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -277,7 +280,7 @@ func (l *Ledger) Admit(now time.Time, key string, r Result, rooms Rooms, request
 	}
 	if len(short) > 0 {
 		out := r
-		out.Feasible, out.Code, out.Moves = false, AwaitingCapacity, nil
+		out.Feasible, out.Code, out.Moves = false, prescheduling.AwaitingCapacity, nil
 		out.Reason = "waiting for room: " + strings.Join(short, "; ")
 		out.RetryAfter = max(retry.Sub(now), 0)
 		return out
@@ -293,7 +296,7 @@ func (l *Ledger) Admit(now time.Time, key string, r Result, rooms Rooms, request
 // The hold ends when it would have; one that has ended by now, or an
 // infeasible r, holds nothing. Like Admit it replaces what was held for
 // key; rooms and requests are as for Admit, and nil rooms is an error.
-func (l *Ledger) Restore(now time.Time, key string, r Result, rooms Rooms, requests corev1.ResourceList, since time.Time) error {
+func (l *Ledger) Restore(now time.Time, key string, r prescheduling.Result, rooms Rooms, requests corev1.ResourceList, since time.Time) error {
 	until := since.Add(l.hold)
 	if !r.Feasible || !until.After(now) {
 		return nil
@@ -359,7 +362,7 @@ func (l *Ledger) Held(now time.Time) map[string]int64 {
 
 // record holds r's moves for key until until, replacing what was held for
 // it.
-func (l *Ledger) record(key string, r Result, rooms Rooms, requests corev1.ResourceList, until time.Time) {
+func (l *Ledger) record(key string, r prescheduling.Result, rooms Rooms, requests corev1.ResourceList, until time.Time) {
 	l.remove(key)
 	h := &holding{key: key, until: until, at: make(map[string]*place, len(r.Moves)), requests: requestsOf(requests)}
 	for _, m := range r.Moves {

@@ -1,4 +1,4 @@
-package karmada_test
+package engine_test
 
 import (
 	"fmt"
@@ -16,6 +16,8 @@ import (
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/engine"
+	"github.com/failoverkit/failover/karmada/scheduling"
 	"github.com/failoverkit/failover/prescheduling"
 )
 
@@ -79,7 +81,7 @@ func values(cs []*clusterv1alpha1.Cluster) []clusterv1alpha1.Cluster {
 // which is where the scheduler puts them once the summaries show the big one
 // full. No survivor gets more than it has room for.
 func TestLedgerIssue6518(t *testing.T) {
-	run := func(ledger *karmada.Ledger) (placed map[string]int64, waited int) {
+	run := func(ledger *engine.Ledger) (placed map[string]int64, waited int) {
 		placed = map[string]int64{}
 		var pending []string
 		for i := range 15 {
@@ -95,7 +97,7 @@ func TestLedgerIssue6518(t *testing.T) {
 				spec := oneReplica(name)
 				res := check(t, spec, fleet)
 				if ledger != nil {
-					res = ledger.Admit(now, "default/"+name, res, karmada.SummariesOf(values(fleet)), spec.ReplicaRequirements)
+					res = ledger.Admit(now, "default/"+name, "lost", res, karmada.SummariesOf(values(fleet)), spec.ReplicaRequirements)
 				}
 				if !res.Feasible {
 					require.Equal(t, prescheduling.AwaitingCapacity, res.Code, res.Reason)
@@ -104,8 +106,7 @@ func TestLedgerIssue6518(t *testing.T) {
 				}
 				// The eviction: Karmada's scheduler reschedules the
 				// binding, from the same summaries.
-				evicted := &diffCase{spec: spec, evicting: []string{"lost"}}
-				got, _, err := karmadaSchedule(fleet, evicted.evicted(), &workv1alpha2.ResourceBindingStatus{})
+				got, _, err := scheduling.Schedule(fleet, evictedFrom(spec, "lost"), &workv1alpha2.ResourceBindingStatus{})
 				require.NoError(t, err)
 				require.Len(t, got, 1)
 				assert.Equal(t, res.Moves, []failover.TargetCluster{{Name: got[0].Name, Replicas: 1}}, "the check predicts where the scheduler puts it")
@@ -119,7 +120,7 @@ func TestLedgerIssue6518(t *testing.T) {
 	}
 
 	without, _ := run(nil)
-	ledger, err := karmada.NewLedger()
+	ledger, err := engine.NewLedger()
 	require.NoError(t, err)
 	with, waited := run(ledger)
 	t.Logf("replicas per surviving cluster (room): without the ledger big %d (10), small %d (5); with it big %d (10), small %d (5), %d evictions waited a round",
@@ -132,11 +133,11 @@ func TestLedgerIssue6518(t *testing.T) {
 func TestLedgerHoldsRoomUntilReleasedOrExpired(t *testing.T) {
 	now := time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
 	fleet := []*clusterv1alpha1.Cluster{member("lost", "R1", 0, failed), survivor("big", 2, 0)}
-	ledger, err := karmada.NewLedger(karmada.WithHold(time.Minute))
+	ledger, err := engine.NewLedger(engine.WithHold(time.Minute))
 	require.NoError(t, err)
 	admit := func(name string, at time.Time) prescheduling.Result {
 		spec := oneReplica(name)
-		return ledger.Admit(at, "default/"+name, check(t, spec, fleet), karmada.SummariesOf(values(fleet)), spec.ReplicaRequirements)
+		return ledger.Admit(at, "default/"+name, "lost", check(t, spec, fleet), karmada.SummariesOf(values(fleet)), spec.ReplicaRequirements)
 	}
 
 	require.True(t, admit("a", now).Feasible)
@@ -152,8 +153,8 @@ func TestLedgerHoldsRoomUntilReleasedOrExpired(t *testing.T) {
 	assert.True(t, admit("a", now.Add(20*time.Second)).Feasible, "admitting a again replaces what was held for it")
 	assert.Equal(t, map[string]int64{"big": 2}, ledger.Held(now.Add(20*time.Second)))
 
-	ledger.Release("default/b") // b's eviction failed
-	ledger.Release("default/nothing")
+	ledger.Release("default/b", "lost") // b's eviction failed
+	ledger.Release("default/nothing", "lost")
 	assert.True(t, admit("c", now.Add(30*time.Second)).Feasible)
 	assert.False(t, admit("d", now.Add(30*time.Second)).Feasible)
 
@@ -170,15 +171,15 @@ func TestLedgerHoldsRoomUntilReleasedOrExpired(t *testing.T) {
 func TestLedgerReleaseAt(t *testing.T) {
 	now := time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
 	fleet := []*clusterv1alpha1.Cluster{member("lost", "R1", 0, failed), survivor("big", 2, 0)}
-	ledger, err := karmada.NewLedger(karmada.WithHold(time.Minute))
+	ledger, err := engine.NewLedger(engine.WithHold(time.Minute))
 	require.NoError(t, err)
 	for _, name := range []string{"a", "b"} {
 		spec := oneReplica(name)
-		require.True(t, ledger.Admit(now, name, check(t, spec, fleet), karmada.SummariesOf(values(fleet)), spec.ReplicaRequirements).Feasible)
+		require.True(t, ledger.Admit(now, name, "lost", check(t, spec, fleet), karmada.SummariesOf(values(fleet)), spec.ReplicaRequirements).Feasible)
 	}
-	ledger.ReleaseAt("a", now.Add(10*time.Second))
-	ledger.ReleaseAt("b", now.Add(time.Hour)) // later than its hold: no change
-	ledger.ReleaseAt("nothing", now)
+	ledger.ReleaseAt("a", "lost", now.Add(10*time.Second))
+	ledger.ReleaseAt("b", "lost", now.Add(time.Hour)) // later than its hold: no change
+	ledger.ReleaseAt("nothing", "lost", now)
 	assert.Equal(t, map[string]int64{"big": 2}, ledger.Held(now.Add(9*time.Second)))
 	assert.Equal(t, map[string]int64{"big": 1}, ledger.Held(now.Add(10*time.Second)))
 	assert.Empty(t, ledger.Held(now.Add(time.Minute)))
@@ -186,19 +187,19 @@ func TestLedgerReleaseAt(t *testing.T) {
 
 func TestLedgerReleasesWhatTheSummariesShow(t *testing.T) {
 	now := time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
-	ledger, err := karmada.NewLedger()
+	ledger, err := engine.NewLedger()
 	require.NoError(t, err)
 	before := []*clusterv1alpha1.Cluster{member("lost", "R1", 0, failed), survivor("big", 3, 0)}
 	for _, name := range []string{"a", "b", "c"} {
 		spec := oneReplica(name)
-		require.True(t, ledger.Admit(now, name, check(t, spec, before), karmada.SummariesOf(values(before)), spec.ReplicaRequirements).Feasible)
+		require.True(t, ledger.Admit(now, name, "lost", check(t, spec, before), karmada.SummariesOf(values(before)), spec.ReplicaRequirements).Feasible)
 	}
 	assert.Equal(t, map[string]int64{"big": 3}, ledger.Held(now))
 
 	// Two of them show up in big's summary: one is still held.
 	after := []*clusterv1alpha1.Cluster{member("lost", "R1", 0, failed), survivor("big", 3, 2)}
 	spec := oneReplica("d")
-	res := ledger.Admit(now, "d", check(t, spec, after), karmada.SummariesOf(values(after)), spec.ReplicaRequirements)
+	res := ledger.Admit(now, "d", "lost", check(t, spec, after), karmada.SummariesOf(values(after)), spec.ReplicaRequirements)
 	assert.False(t, res.Feasible, "big's last CPU is c's: %s", res.Reason)
 	assert.Equal(t, map[string]int64{"big": 1}, ledger.Held(now))
 }
@@ -209,21 +210,21 @@ func TestLedgerReleasesWhatTheSummariesShow(t *testing.T) {
 // the pods grew back, and the room stayed held for the whole hold.
 func TestLedgerSeesPlacementsAfterPodsFall(t *testing.T) {
 	now := time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
-	ledger, err := karmada.NewLedger()
+	ledger, err := engine.NewLedger()
 	require.NoError(t, err)
 	at := func(used int64) []*clusterv1alpha1.Cluster {
 		return []*clusterv1alpha1.Cluster{member("lost", "R1", 0, failed), survivor("big", 4, used)}
 	}
 	spec := oneReplica("a")
-	require.True(t, ledger.Admit(now, "a", check(t, spec, at(2)), karmada.SummariesOf(values(at(2))), spec.ReplicaRequirements).Feasible)
+	require.True(t, ledger.Admit(now, "a", "lost", check(t, spec, at(2)), karmada.SummariesOf(values(at(2))), spec.ReplicaRequirements).Feasible)
 	assert.Equal(t, map[string]int64{"big": 1}, ledger.Held(now))
 
 	// Both pods running there end; then a's replica is placed: one pod.
 	spec = oneReplica("b")
-	ledger.Admit(now, "b", check(t, spec, at(0)), karmada.SummariesOf(values(at(0))), spec.ReplicaRequirements)
-	ledger.Release("b")
+	ledger.Admit(now, "b", "lost", check(t, spec, at(0)), karmada.SummariesOf(values(at(0))), spec.ReplicaRequirements)
+	ledger.Release("b", "lost")
 	spec = oneReplica("c")
-	got := ledger.Admit(now, "c", check(t, spec, at(1)), karmada.SummariesOf(values(at(1))), spec.ReplicaRequirements)
+	got := ledger.Admit(now, "c", "lost", check(t, spec, at(1)), karmada.SummariesOf(values(at(1))), spec.ReplicaRequirements)
 	require.True(t, got.Feasible, got.Reason)
 	assert.Equal(t, map[string]int64{"big": 1}, ledger.Held(now), "a's replica showed as placed: only c's is held")
 }
@@ -232,16 +233,16 @@ func TestLedgerSeesPlacementsAfterPodsFall(t *testing.T) {
 // hold it had left; Keys lists it, and Release gives it back.
 func TestLedgerRestore(t *testing.T) {
 	now := time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
-	ledger, err := karmada.NewLedger(karmada.WithHold(time.Minute))
+	ledger, err := engine.NewLedger(engine.WithHold(time.Minute))
 	require.NoError(t, err)
 	fleet := []*clusterv1alpha1.Cluster{member("lost", "R1", 0, failed), survivor("big", 1, 0)}
 	spec := oneReplica("a")
 	r := check(t, spec, fleet)
-	ledger.Restore(now, "a@lost", r, karmada.SummariesOf(values(fleet)), spec.ReplicaRequirements, now.Add(-30*time.Second))
-	ledger.Restore(now, "old@lost", r, karmada.SummariesOf(values(fleet)), spec.ReplicaRequirements, now.Add(-time.Minute))
+	ledger.Restore(now, "a", "lost", r, karmada.SummariesOf(values(fleet)), spec.ReplicaRequirements, now.Add(-30*time.Second))
+	ledger.Restore(now, "old", "lost", r, karmada.SummariesOf(values(fleet)), spec.ReplicaRequirements, now.Add(-time.Minute))
 	assert.Equal(t, []string{"a@lost"}, ledger.Keys(now), "a hold that has ended restores nothing")
 	spec = oneReplica("b")
-	assert.Equal(t, prescheduling.AwaitingCapacity, ledger.Admit(now, "b", check(t, spec, fleet), karmada.SummariesOf(values(fleet)), spec.ReplicaRequirements).Code,
+	assert.Equal(t, prescheduling.AwaitingCapacity, ledger.Admit(now, "b", "lost", check(t, spec, fleet), karmada.SummariesOf(values(fleet)), spec.ReplicaRequirements).Code,
 		"big's one CPU is held for the restored eviction")
 	assert.Empty(t, ledger.Keys(now.Add(30*time.Second)), "held until the predecessor's hold ends")
 }
@@ -250,15 +251,15 @@ func TestLedgerRestore(t *testing.T) {
 // answer sending more replicas than the summary shows room for goes ahead
 // (the check has its reasons: a capacity it does not know, say).
 func TestLedgerDefersToTheCheckWhereNothingIsHeld(t *testing.T) {
-	ledger, err := karmada.NewLedger()
+	ledger, err := engine.NewLedger()
 	require.NoError(t, err)
 	r := prescheduling.Result{Feasible: true, Code: prescheduling.Feasible, Moves: []failover.TargetCluster{{Name: "big", Replicas: 9}}, PlacedByRoom: true}
 	fleet := []clusterv1alpha1.Cluster{*survivor("big", 2, 0)}
-	got := ledger.Admit(time.Now(), "x", r, karmada.SummariesOf(fleet), oneReplica("x").ReplicaRequirements)
+	got := ledger.Admit(time.Now(), "x", "lost", r, karmada.SummariesOf(fleet), oneReplica("x").ReplicaRequirements)
 	assert.Equal(t, r, got)
 
 	infeasible := prescheduling.Result{Code: prescheduling.NoEligibleCluster, Reason: "no eligible cluster"}
-	assert.Equal(t, infeasible, ledger.Admit(time.Now(), "y", infeasible, karmada.SummariesOf(fleet), nil), "an infeasible answer comes back as it is")
+	assert.Equal(t, infeasible, ledger.Admit(time.Now(), "y", "lost", infeasible, karmada.SummariesOf(fleet), nil), "an infeasible answer comes back as it is")
 }
 
 // An eviction the scheduler places whatever the room (Duplicated, static
@@ -266,23 +267,23 @@ func TestLedgerDefersToTheCheckWhereNothingIsHeld(t *testing.T) {
 // but its replicas are held: they take room from the evictions placed by it.
 func TestLedgerHoldsBackOnlyWhatIsPlacedByRoom(t *testing.T) {
 	now := time.Now()
-	ledger, err := karmada.NewLedger()
+	ledger, err := engine.NewLedger()
 	require.NoError(t, err)
 	fleet := []clusterv1alpha1.Cluster{*survivor("big", 2, 0)}
 	req := oneReplica("x").ReplicaRequirements
 	static := prescheduling.Result{Feasible: true, Code: prescheduling.Feasible, Moves: []failover.TargetCluster{{Name: "big", Replicas: 2}}}
-	assert.True(t, ledger.Admit(now, "a", static, karmada.SummariesOf(fleet), req).Feasible)
-	assert.True(t, ledger.Admit(now, "b", static, karmada.SummariesOf(fleet), req).Feasible, "held back although the scheduler puts it on big whatever the room")
+	assert.True(t, ledger.Admit(now, "a", "lost", static, karmada.SummariesOf(fleet), req).Feasible)
+	assert.True(t, ledger.Admit(now, "b", "lost", static, karmada.SummariesOf(fleet), req).Feasible, "held back although the scheduler puts it on big whatever the room")
 	assert.Equal(t, map[string]int64{"big": 4}, ledger.Held(now))
 	byRoom := prescheduling.Result{Feasible: true, Code: prescheduling.Feasible, Moves: []failover.TargetCluster{{Name: "big", Replicas: 1}}, PlacedByRoom: true}
-	got := ledger.Admit(now, "c", byRoom, karmada.SummariesOf(fleet), req)
+	got := ledger.Admit(now, "c", "lost", byRoom, karmada.SummariesOf(fleet), req)
 	assert.Equal(t, prescheduling.AwaitingCapacity, got.Code, "big's room is taken by the static evictions in flight")
 }
 
 func TestNewLedgerRejectsBadOptions(t *testing.T) {
-	_, err := karmada.NewLedger(karmada.WithHold(0))
+	_, err := engine.NewLedger(engine.WithHold(0))
 	assert.EqualError(t, err, "karmada: WithHold: 0s: must be positive")
-	_, err = karmada.NewLedger(nil)
+	_, err = engine.NewLedger(nil)
 	assert.NoError(t, err)
 }
 
@@ -291,10 +292,10 @@ func TestNewLedgerRejectsBadOptions(t *testing.T) {
 func TestLedgerSettleReadsEverySummary(t *testing.T) {
 	now := time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
 	fleet := []*clusterv1alpha1.Cluster{member("lost", "R1", 0, failed), survivor("big", 2, 0)}
-	ledger, err := karmada.NewLedger(karmada.WithHold(time.Minute))
+	ledger, err := engine.NewLedger(engine.WithHold(time.Minute))
 	require.NoError(t, err)
 	spec := oneReplica("a")
-	require.True(t, ledger.Admit(now, "default/a", check(t, spec, fleet), karmada.SummariesOf(values(fleet)), spec.ReplicaRequirements).Feasible)
+	require.True(t, ledger.Admit(now, "default/a", "lost", check(t, spec, fleet), karmada.SummariesOf(values(fleet)), spec.ReplicaRequirements).Feasible)
 
 	// big reports a's replica placed; no Admit reads big again.
 	placed := []*clusterv1alpha1.Cluster{fleet[0], survivor("big", 2, 1)}
@@ -314,12 +315,12 @@ func TestLedgerLeavesTheSummariesAsTheyAre(t *testing.T) {
 	for i, c := range fleet {
 		before[i] = c.DeepCopy()
 	}
-	ledger, err := karmada.NewLedger()
+	ledger, err := engine.NewLedger()
 	require.NoError(t, err)
 	now := time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
 	for i := range 4 {
 		spec := oneReplica(fmt.Sprintf("web-%02d", i))
-		res := ledger.Admit(now, fmt.Sprintf("default/web-%02d", i), check(t, spec, fleet), karmada.SummariesOf(values(fleet)), spec.ReplicaRequirements)
+		res := ledger.Admit(now, fmt.Sprintf("default/web-%02d", i), "lost", check(t, spec, fleet), karmada.SummariesOf(values(fleet)), spec.ReplicaRequirements)
 		require.True(t, res.Feasible, res.Reason)
 	}
 	require.NotEmpty(t, ledger.Held(now), "room is held, so later Admits deduct it")

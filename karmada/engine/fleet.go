@@ -1,4 +1,4 @@
-package karmada
+package engine
 
 import (
 	"cmp"
@@ -11,6 +11,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/prescheduling"
 )
 
@@ -38,7 +39,7 @@ type Fleet struct {
 	mu       sync.RWMutex
 	clusters map[string]*fleetSlot
 	view     *FleetView // nil after a change the check can see
-	index    prescheduling.Index[room]
+	index    prescheduling.Index[karmada.Room]
 }
 
 // fleetSlot holds a cluster's latest entry. A summary report replaces the
@@ -50,8 +51,8 @@ type fleetSlot struct{ entry atomic.Pointer[fleetEntry] }
 type fleetEntry struct {
 	cluster *clusterv1alpha1.Cluster // as given to Set
 	conv    failover.Cluster
-	err     error // FromCluster's: the cluster is left out of views
-	room    *room // its resource summary's, read once
+	err     error        // FromCluster's: the cluster is left out of views
+	room    karmada.Room // its resource summary's, read once
 }
 
 // FleetView is the converted fleet at one moment, shared by every caller
@@ -67,18 +68,18 @@ type FleetView struct {
 	slots  map[string]*fleetSlot
 }
 
-// Capacity is [CapacityFrom] over the resource summaries as they are when
+// Capacity is [karmada.CapacityFrom] over the resource summaries as they are when
 // asked, for the clusters of the view: it reads no lock, and computes a
 // cluster's room once per summary report, not once per question. A
 // cluster not in the view is unknown.
 func (v *FleetView) Capacity(req *workv1alpha2.ReplicaRequirements) func(cluster string) (replicas int32, known bool) {
-	needs := needsOf(req)
+	needs := karmada.NeedsOf(req)
 	return func(cluster string) (int32, bool) {
 		sl, ok := v.slots[cluster]
 		if !ok {
 			return 0, false
 		}
-		return sl.entry.Load().room.maxReplicas(needs), true
+		return sl.entry.Load().room.MaxReplicas(needs), true
 	}
 }
 
@@ -87,8 +88,8 @@ func (v *FleetView) Capacity(req *workv1alpha2.ReplicaRequirements) func(cluster
 // change is one the check can see, and the error, if any, for which c is
 // left out of views.
 func (f *Fleet) Set(c *clusterv1alpha1.Cluster) (changed bool, err error) {
-	conv, err := FromCluster(c)
-	e := &fleetEntry{cluster: c, conv: conv, err: err, room: roomOf(c.Status.ResourceSummary)}
+	conv, err := karmada.FromCluster(c)
+	e := &fleetEntry{cluster: c, conv: conv, err: err, room: karmada.RoomOf(c.Status.ResourceSummary)}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.clusters == nil {
@@ -108,11 +109,11 @@ func (f *Fleet) Set(c *clusterv1alpha1.Cluster) (changed bool, err error) {
 	case err != nil:
 		f.index.Delete(c.Name)
 	case changed:
-		if err := f.index.Set(conv, *e.room); err != nil {
+		if err := f.index.Set(conv, e.room); err != nil {
 			return changed, err
 		}
 	default:
-		f.index.SetRoom(c.Name, *e.room)
+		f.index.SetRoom(c.Name, e.room)
 	}
 	return changed, err
 }
@@ -133,15 +134,15 @@ func (f *Fleet) Delete(name string) {
 // lag behind what a decision must rely on. Make one with [FreshCluster] or
 // [GoneCluster].
 type Fresh struct {
-	o prescheduling.Override[room]
+	o prescheduling.Override[karmada.Room]
 }
 
 // FreshCluster converts cl, read afresh. A cluster that does not convert
 // stands for no target (whose taints cannot be read is none), and the error
 // says why.
 func FreshCluster(cl *clusterv1alpha1.Cluster) (Fresh, error) {
-	fr := Fresh{o: prescheduling.Override[room]{Name: cl.Name, Room: *roomOf(cl.Status.ResourceSummary)}}
-	conv, err := FromCluster(cl)
+	fr := Fresh{o: prescheduling.Override[karmada.Room]{Name: cl.Name, Room: karmada.RoomOf(cl.Status.ResourceSummary)}}
+	conv, err := karmada.FromCluster(cl)
 	if err != nil {
 		return fr, err
 	}
@@ -151,17 +152,19 @@ func FreshCluster(cl *clusterv1alpha1.Cluster) (Fresh, error) {
 
 // GoneCluster stands for the cluster named name, which a fresh read did not
 // find.
-func GoneCluster(name string) Fresh { return Fresh{o: prescheduling.Override[room]{Name: name}} }
+func GoneCluster(name string) Fresh {
+	return Fresh{o: prescheduling.Override[karmada.Room]{Name: name}}
+}
 
-// Check is [prescheduling.Checker.Check] with [Capacity] on the Fleet as it
+// Check is [prescheduling.Checker.Check] with [karmada.Capacity] on the Fleet as it
 // is, with fresh in place of the Fleet's copies: the same Result as on a
 // [FleetView] with them, but computed on the Fleet's index
 // ([prescheduling.Index.Check]), whose Candidates must not be modified.
 // requirements are the binding's spec.replicaRequirements. Clusters named
 // twice in fresh are invalid input.
 func (f *Fleet) Check(req prescheduling.Request, requirements *workv1alpha2.ReplicaRequirements, fresh ...Fresh) prescheduling.Result {
-	needs := needsOf(requirements)
-	capacity := prescheduling.Capacity[room]{Of: func(r room) (int32, bool) { return r.maxReplicas(needs), true }, Key: needsKey(needs)}
+	needs := karmada.NeedsOf(requirements)
+	capacity := prescheduling.Capacity[karmada.Room]{Of: func(r karmada.Room) (int32, bool) { return r.MaxReplicas(needs), true }, Key: needs.Key()}
 	return f.index.Check(req, capacity, overrides(fresh)...)
 }
 
@@ -173,14 +176,14 @@ func (f *Fleet) Check(req prescheduling.Request, requirements *workv1alpha2.Repl
 // on any fleet that holds them (see [Evictor.Evict]). Its cost follows the
 // clusters named, not the fleet.
 func (f *Fleet) CheckWithin(req prescheduling.Request, requirements *workv1alpha2.ReplicaRequirements, fresh ...Fresh) prescheduling.Result {
-	needs := needsOf(requirements)
-	capacity := prescheduling.Capacity[room]{Of: func(r room) (int32, bool) { return r.maxReplicas(needs), true }, Key: needsKey(needs)}
+	needs := karmada.NeedsOf(requirements)
+	capacity := prescheduling.Capacity[karmada.Room]{Of: func(r karmada.Room) (int32, bool) { return r.MaxReplicas(needs), true }, Key: needs.Key()}
 	return f.index.CheckWithin(req, capacity, overrides(fresh)...)
 }
 
 // overrides are the Index's overrides of fresh.
-func overrides(fresh []Fresh) []prescheduling.Override[room] {
-	out := make([]prescheduling.Override[room], len(fresh))
+func overrides(fresh []Fresh) []prescheduling.Override[karmada.Room] {
+	out := make([]prescheduling.Override[karmada.Room], len(fresh))
 	for i := range fresh {
 		out[i] = fresh[i].o
 	}
@@ -237,7 +240,7 @@ func (f *Fleet) Len() int {
 	return len(f.clusters)
 }
 
-// Summary is a [Summaries] over the Fleet as it is when asked: the resource
+// Summary is a [karmada.Summaries] over the Fleet as it is when asked: the resource
 // summary last Set for the cluster, and whether the Fleet has it.
 func (f *Fleet) Summary(name string) (*clusterv1alpha1.ResourceSummary, bool) {
 	f.mu.RLock()
@@ -247,23 +250,6 @@ func (f *Fleet) Summary(name string) (*clusterv1alpha1.ResourceSummary, bool) {
 		return nil, false
 	}
 	return sl.entry.Load().cluster.Status.ResourceSummary, true
-}
-
-// Summaries gives a cluster's resource summary by name, and whether the
-// cluster is known at all: a known cluster may have reported none yet
-// (nil). [Fleet.Summary] is one; [SummariesOf] makes one from a list.
-type Summaries func(cluster string) (*clusterv1alpha1.ResourceSummary, bool)
-
-// SummariesOf returns the summaries of clusters, read once, now.
-func SummariesOf(clusters []clusterv1alpha1.Cluster) Summaries {
-	m := make(map[string]*clusterv1alpha1.ResourceSummary, len(clusters))
-	for i := range clusters {
-		m[clusters[i].Name] = clusters[i].Status.ResourceSummary
-	}
-	return func(name string) (*clusterv1alpha1.ResourceSummary, bool) {
-		s, ok := m[name]
-		return s, ok
-	}
 }
 
 // Name is the name of the cluster f stands for.
