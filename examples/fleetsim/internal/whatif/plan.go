@@ -323,11 +323,11 @@ func noExecuteHint(r *Report) string {
 		"or give its flags with --controller-flags"
 }
 
-// queueOrder puts items in the order the eviction queues take them: each
-// queue first in, first out (the controllers give no priority), items due
-// together in the order of their keys (in a controller, the informer's);
-// the two queues, one per kind, take turns, as their workers do waiting in
-// line for the one Limiter's permits.
+// queueOrder puts items in the order the plan reports them, which is the
+// order the eviction queues take them when nothing waits: by when each is
+// due, items due together in the order of their keys (in a controller, the
+// informer's), the two kinds in turn. The plan queues them in it (play),
+// and the library's queues and workers take them from there.
 func queueOrder(items []*item) []*item {
 	slices.SortStableFunc(items, func(a, b *item) int {
 		return cmp.Or(a.due.Compare(b.due), cmp.Compare(a.b.key, b.b.key), cmp.Compare(a.cluster, b.cluster))

@@ -3,6 +3,7 @@ package whatif
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -58,16 +59,10 @@ type placed struct {
 // within DefaultHold, so an item held back that often is a bug of the plan.
 const maxAttempts = 1000
 
-// pending is an item waiting in its queue: ready is when it may be tried
-// (due, or its retry), seq its place in line (the order it was first
-// queued, which a retry keeps).
-type pending struct {
-	it      *item
-	ready   time.Time
-	seq     int
-	attempt int
-	domain  string
-}
+// roomGate is where an eviction held back for room waits in its queue, as
+// the controllers park it: decided again when a summary changes (a report
+// that shows replicas placed), in its place in line, or when its wait ends.
+var roomGate = evictionqueue.Gate{Reason: "room"}
 
 // clusters is the fleet as the scheduler sees it now, sorted by name.
 func (p *player) clusters() []*clusterv1alpha1.Cluster {
@@ -78,6 +73,13 @@ func (p *player) clusters() []*clusterv1alpha1.Cluster {
 	return out
 }
 
+// play plays items (in queueOrder) through the library's eviction queues,
+// one evictionqueue.Store per kind worked by evictionqueue.Workers on the
+// plan's clock with the rate model's Limiter: each item is queued when it
+// is due, and a worker takes it when the rate has a permit for it, in the
+// queues' own order; the handler is the eviction controller's decision
+// path (one). An eviction held back for room parks at roomGate until the
+// next report that shows replicas placed, or its wait ends.
 func (p *player) play(items []*item) error {
 	p.sched = scheduling.NewScheduler(p.clusters())
 	p.reported = p.now
@@ -96,103 +98,127 @@ func (p *player) play(items []*item) error {
 	if err != nil {
 		return err
 	}
-	var queue, paused []*pending
-	for i, it := range items {
-		if it.ev.Outcome != "" {
-			continue
-		}
-		queue = append(queue, &pending{it: it, ready: it.due, seq: i, attempt: 1, domain: p.domainOf(it.cluster)})
+	workers, err := evictionqueue.NewWorkers(p.rates)
+	if err != nil {
+		return err
 	}
+	var stores [2]*evictionqueue.Store
+	byItem := [2]map[evictionqueue.Item]*item{{}, {}}
+	attempts := map[*item]int{}
 	waited := 0
-	for t := p.now; len(queue) > 0; {
-		// The items due by t, in line (queue is kept in the order each
-		// was first queued: one tried again keeps its place, as in the
-		// queue), and when the next of the others is.
-		var ready []*pending
-		var soonest time.Time
-		for _, w := range queue {
-			switch {
-			case !w.ready.After(t):
-				ready = append(ready, w)
-			case soonest.IsZero() || w.ready.Before(soonest):
-				soonest = w.ready
-			}
-		}
-		if len(ready) == 0 {
-			t = soonest
-			continue
-		}
-		// A permit for the first domain in line that has one, as the
-		// queue asks the Limiter: each domain named by its first item.
-		var domains []string
-		for _, w := range ready {
-			if !slices.Contains(domains, w.domain) {
-				domains = append(domains, w.domain)
-			}
-		}
-		domain, giveBack, ok, next := p.rates.take(t, domains)
-		if !ok {
-			next = earliest(earliest(next, soonest), p.rates.nextTurn())
-			if next.IsZero() {
-				// Only a change of health could give them a permit: the
-				// rule pauses them.
-				paused = ready
-				break
-			}
-			t = next
-			continue
-		}
-		w := ready[slices.IndexFunc(ready, func(w *pending) bool { return w.domain == domain })]
-		if err := p.advance(t); err != nil {
-			return err
-		}
-		retry, went, err := p.one(w.it, t, w.attempt, evictor)
+	var t time.Time // the plan's clock, as Workers.Run is at it
+	var failed error
+	for k := range stores {
+		st, err := evictionqueue.NewStore(evictionqueue.Config{Name: []string{KindResourceBinding, KindClusterResourceBinding}[k], DomainOf: p.domainOf})
 		if err != nil {
 			return err
 		}
-		if !went {
-			giveBack() // held back, refused or staying: the permit goes back, as the queue gives it
-		}
-		if retry > 0 && w.attempt < maxAttempts {
-			if w.attempt == 1 {
-				waited++
+		stores[k] = st
+		handle := func(_ context.Context, qi evictionqueue.Item) error {
+			it := byItem[k][qi]
+			attempts[it]++
+			waits, retry, went, err := p.one(it, t, attempts[it], evictor)
+			switch {
+			case err != nil:
+				failed = err
+				return evictionqueue.Abandon(err)
+			case went:
+				p.last = maxTime(p.last, t)
+				at := t.Sub(p.now).Seconds()
+				it.ev.AtSeconds = &at
+				return nil
+			case waits && attempts[it] < maxAttempts:
+				if attempts[it] == 1 {
+					waited++
+				}
+				return evictionqueue.Park(roomGate, retry, errors.New(it.ev.Reason))
+			case waits:
+				it.ev.Outcome, it.ev.Code = OutcomeRefused, string(prescheduling.AwaitingCapacity)
+				p.notes = append(p.notes, fmt.Sprintf("%s on %s was held back for room %d times: the plan stopped trying it", it.b.key, it.cluster, maxAttempts))
 			}
-			// The controllers decide a wait for room again when a summary
-			// changes (the queue's gate opens), in its place in line: at
-			// the next report, when it shows replicas placed, if that
-			// comes before its wait ends.
-			ready := t.Add(retry)
-			if next := p.reported.Add(p.cfg.StatusUpdateFrequency); len(p.unshown) > 0 && next.Before(ready) {
-				ready = next
+			// Held back, refused or staying: the permit goes back.
+			return evictionqueue.Skip(errors.New(it.ev.Reason))
+		}
+		if err := workers.Add(st, handle, 1); err != nil {
+			return err
+		}
+	}
+	kindOf := func(it *item) int {
+		if it.b.kind == KindClusterResourceBinding {
+			return 1
+		}
+		return 0
+	}
+	var queued []*item // in the order the taint manager queues them: when due
+	for _, it := range items {
+		if it.ev.Outcome == "" {
+			queued = append(queued, it)
+		}
+	}
+	slices.SortStableFunc(queued, func(a, b *item) int { return a.due.Compare(b.due) })
+	for t = p.now; ; {
+		for len(queued) > 0 && !queued[0].due.After(t) {
+			it := queued[0]
+			queued = queued[1:]
+			qi := evictionqueue.Item{Cluster: it.cluster, Key: it.b.key}
+			byItem[kindOf(it)][qi] = it
+			stores[kindOf(it)].Add(qi, t)
+		}
+		if shown, err := p.advance(t); err != nil {
+			return err
+		} else if shown {
+			for _, st := range stores {
+				st.Open(roomGate)
 			}
-			w.ready, w.attempt = ready, w.attempt+1
-			continue
 		}
-		if retry > 0 {
-			w.it.ev.Outcome, w.it.ev.Code = OutcomeRefused, string(prescheduling.AwaitingCapacity)
-			p.notes = append(p.notes, fmt.Sprintf("%s on %s was held back for room %d times: the plan stopped trying it", w.it.b.key, w.it.cluster, maxAttempts))
+		permitAt, err := workers.Run(context.Background(), t)
+		if err != nil {
+			return err
 		}
-		queue = slices.DeleteFunc(queue, func(q *pending) bool { return q == w })
-		if went {
-			p.last = maxTime(p.last, t)
-			at := t.Sub(p.now).Seconds()
-			w.it.ev.AtSeconds = &at
+		if failed != nil {
+			return failed
 		}
+		waiting := stores[0].Len() + stores[1].Len()
+		if waiting == 0 && len(queued) == 0 {
+			break
+		}
+		next := permitAt
+		if len(queued) > 0 {
+			next = earliest(next, queued[0].due)
+		}
+		for _, st := range stores {
+			if at, ok := st.NextDue(); ok {
+				next = earliest(next, at)
+			}
+			if st.Parked(roomGate) > 0 && len(p.unshown) > 0 {
+				next = earliest(next, p.reported.Add(p.cfg.StatusUpdateFrequency))
+			}
+		}
+		if waiting > 0 {
+			next = earliest(next, p.rates.nextTurn()) // a change of health may free a permit
+		}
+		if next.IsZero() {
+			break // only a change of health could give the waiting a permit: the rule pauses them
+		}
+		t = next
 	}
 	// The paused would go once the rule resumes, after all the others: the
 	// plan says where (or that they would wait for room then), not when.
-	for _, w := range paused {
-		at := maxTime(p.last, w.ready)
-		if err := p.advance(at); err != nil {
-			return err
-		}
-		retry, went, err := p.one(w.it, at, w.attempt, evictor)
-		if err != nil {
-			return err
-		}
-		if ev := w.it.ev; went || retry > 0 {
-			ev.Outcome, ev.Code = OutcomePaused, CodePaused
-			ev.Reason = fmt.Sprintf("the rate rule pauses evictions (%s); when it resumes: %s", p.rateWhy, cmp.Or(ev.Reason, "it goes"))
+	for k, st := range stores {
+		for _, qi := range st.Pending() {
+			it := byItem[k][qi]
+			at := maxTime(p.last, t)
+			if _, err := p.advance(at); err != nil {
+				return err
+			}
+			waits, _, went, err := p.one(it, at, attempts[it]+1, evictor)
+			if err != nil {
+				return err
+			}
+			if ev := it.ev; went || waits {
+				ev.Outcome, ev.Code = OutcomePaused, CodePaused
+				ev.Reason = fmt.Sprintf("the rate rule pauses evictions (%s); when it resumes: %s", p.rateWhy, cmp.Or(ev.Reason, "it goes"))
+			}
 		}
 	}
 	if waited > 0 {
@@ -204,8 +230,10 @@ func (p *player) play(items []*item) error {
 }
 
 // advance plays the summaries' reports up to t: each shows the replicas
-// placed before it on the clusters they went to.
-func (p *player) advance(t time.Time) error {
+// placed before it on the clusters they went to. It reports whether one
+// showed any, which changes a summary: the controllers then decide again
+// the evictions waiting for room.
+func (p *player) advance(t time.Time) (shown bool, err error) {
 	for next := p.reported.Add(p.cfg.StatusUpdateFrequency); !next.After(t); next = next.Add(p.cfg.StatusUpdateFrequency) {
 		p.reported = next
 		n := 0
@@ -217,13 +245,14 @@ func (p *player) advance(t time.Time) error {
 			c.Status.ResourceSummary = addPlaced(c.Status.ResourceSummary, pl.replicas, pl.req)
 			p.after[pl.cluster] = c
 			if _, err := p.fleet.Set(c); err != nil {
-				return err
+				return shown, err
 			}
 			p.sched.Set(c)
 		}
+		shown = shown || n > 0
 		p.unshown = p.unshown[n:]
 	}
-	return nil
+	return shown, nil
 }
 
 // domainOf is the disruption domain whose rate paces evictions from
@@ -271,23 +300,17 @@ func drain(r *Report, now, last time.Time) Drain {
 	return d
 }
 
-// retryOf is when the eviction queue tries an item held back for room
-// again at the latest: the controllers park it for min(RetryAfter, the
-// summaries' period), which the queue keeps within its backoff's bounds
-// (a summary that changes sooner opens its gate: see play).
-func retryOf(after, period time.Duration) time.Duration {
-	return min(max(min(after, period), evictionqueue.DefaultBackoffBase), evictionqueue.DefaultBackoffMax)
-}
-
-// one plays the attempt-th try of one item at now. It returns retry > 0
-// when the item waits for room and is tried again after retry, and went
-// when the eviction is written; what it places waits in p.unshown for the
-// next report.
-func (p *player) one(it *item, now time.Time, attempt int, evictor *engine.Evictor) (retry time.Duration, went bool, err error) {
+// one plays the attempt-th try of one item at now. It returns waits when
+// the item waits for room, decided again after retry at the latest (the
+// controllers park it for min(RetryAfter, the summaries' period); a
+// summary that changes sooner opens its gate: see play), and went when the
+// eviction is written; what it places waits in p.unshown for the next
+// report.
+func (p *player) one(it *item, now time.Time, attempt int, evictor *engine.Evictor) (waits bool, retry time.Duration, went bool, err error) {
 	b, ev := it.b, it.ev
 	if !b.spec.TargetContains(it.cluster) {
 		ev.Outcome, ev.Code, ev.Reason = OutcomeStays, string(prescheduling.NothingToEvict), "an earlier eviction of the binding already moved it off "+it.cluster
-		return 0, false, nil
+		return false, 0, false, nil
 	}
 	// The eviction controller's decision path (engine.Evictor.Evict): the
 	// decision at the moment it is due, the binding's budget of clusters in
@@ -300,28 +323,28 @@ func (p *player) one(it *item, now time.Time, attempt int, evictor *engine.Evict
 	switch {
 	case err != nil:
 		ev.Outcome, ev.Code, ev.Reason = OutcomeRefused, string(prescheduling.InvalidRequest), err.Error()
-		return 0, false, nil
+		return false, 0, false, nil
 	case step.Action == engine.EvictionSkip || step.Action == engine.EvictionStays:
 		ev.Outcome, ev.Code, ev.Reason = OutcomeStays, string(prescheduling.NothingToEvict), step.Why+step.Decision.Reason
-		return 0, false, nil
+		return false, 0, false, nil
 	case step.Action == engine.EvictionInvalid:
 		ev.Outcome, ev.Code, ev.Reason = OutcomeRefused, string(prescheduling.InvalidRequest), step.Err.Error()
-		return 0, false, nil
+		return false, 0, false, nil
 	case step.Action == engine.EvictionWaitForBudget:
 		ev.Outcome, ev.Code = OutcomeWaitsForBudget, CodeTransitBudget
 		ev.Reason = fmt.Sprintf("%d of at most %d clusters of the binding in transit (%s): it goes once one of their graceful eviction tasks ends",
 			len(step.InTransit), step.Budget, strings.Join(step.InTransit, ", "))
-		return 0, false, nil
+		return false, 0, false, nil
 	case step.Action == engine.EvictionWaitForRoom:
 		if ev.Reason == "" {
 			ev.Reason = res.Reason
 		}
 		ev.Code = string(res.Code)
-		return retryOf(res.RetryAfter, p.cfg.StatusUpdateFrequency), false, nil
+		return true, min(res.RetryAfter, p.cfg.StatusUpdateFrequency), false, nil
 	case step.Action == engine.EvictionRefused:
 		ev.Outcome, ev.Code = OutcomeRefused, string(res.Code)
 		ev.Reason = joinReason(ev.Reason, res.Reason, attempt)
-		return 0, false, nil
+		return false, 0, false, nil
 	}
 
 	// Evicted: the cluster moved into a graceful eviction task, and the
@@ -383,7 +406,7 @@ func (p *player) one(it *item, now time.Time, attempt int, evictor *engine.Evict
 		ev.Reason = fmt.Sprintf("the check approved it (%s), but Karmada's scheduler places %d of %d replicas", res.Reason, sumReplicas(result), b.spec.Replicas)
 	}
 	b.spec = evicted
-	return 0, true, nil
+	return false, 0, true, nil
 }
 
 func joinReason(waited, reason string, attempt int) string {

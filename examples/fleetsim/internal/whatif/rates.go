@@ -111,13 +111,15 @@ func (m *rateModel) nextTurn() time.Time {
 	return m.turns[0].at
 }
 
-// take is the Limiter's TakeDomainAt at t, for the first of domains that
-// has a permit ("" under the fleet rule), as an eviction queue waits for
-// one.
-func (m *rateModel) take(t time.Time, domains []string) (domain string, giveBack func(), ok bool, next time.Time) {
+// TakeDomainAt is the Limiter's at t, once the health has played to t:
+// the plan's queues take their permits here (evictionqueue.Permits).
+func (m *rateModel) TakeDomainAt(t time.Time, domains []string) (domain string, giveBack func(), ok bool, next time.Time) {
 	m.to(t)
 	return m.limiter.TakeDomainAt(t, domains)
 }
+
+// PacesByDomain is the Limiter's.
+func (m *rateModel) PacesByDomain() bool { return m.limiter.PacesByDomain() }
 
 // storm plays every cluster's turn and reports when a failure storm's hold
 // began (the Limiter's StormHold), zero when none did.
