@@ -35,6 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -81,7 +82,7 @@ var (
 	modelDuration = flag.Duration("model.duration", 0, "model test: run random seeds for this long (wall time)")
 	modelSteps    = flag.Int("model.steps", modelDefaultSteps, "model test: steps per sequence")
 	modelVerbose  = flag.Bool("model.v", false, "model test: log every step and the controllers' logs")
-	modelCheck    = flag.String("model.invariants", "abcdefg", "model test: the invariants checked, by letter")
+	modelCheck    = flag.String("model.invariants", "abcdefghi", "model test: the invariants checked, by letter")
 	// modelPolicies on (the default) serves the ClusterTaintPolicy
 	// controller's unstructured reads: clusters are tainted and bindings
 	// evicted. Off, the model runs as CI ran it while the harness could not
@@ -114,6 +115,7 @@ var modelInvariants = map[string]string{
 	"d": "the Ledger holds no more than the open graceful eviction tasks (and those ended within ClusterStatusUpdateFrequency) account for, each at most its replicas on every other cluster: nothing once no task is open",
 	"e": "every graceful eviction task ends within GracefulEvictionOptions.Timeout",
 	"f": "a new leader holds the room of the evictions in flight that the check, asked again as the leader changed, finds somewhere to go (DESIGN, fourth round: rebuilt from the open tasks)",
+	"i": "no eviction is written while an operator's freeze holds once the attempt writing it could see it: after a freeze set while the attempt read the API server, or longer before the write than an attempt takes",
 	"h": "an eviction written leaves its binding with no more graceful eviction tasks open than its budget of clusters in transit (MaxClustersInTransitAnnotation) allows",
 	"g": "at quiescence the queue counts in flight the open graceful eviction tasks of a taint manager, and of those that ended, whoever ended them (the GracefulEvictionController, another writer, a deletion), none that ended a cache lag (and a second) ago or more: the eviction controller sees an end in its cache",
 }
@@ -231,7 +233,8 @@ type model struct {
 	// feasibleSince is when each refusal (binding@cluster@its Event's time)
 	// was first seen feasible by the check, for (b).
 	feasibleSince map[string]time.Time
-	// pausedAt is the last check that found the rate rule pausing, for (b).
+	// pausedAt is the last check that found the rate rule pausing, or a
+	// freeze holding, for (b).
 	pausedAt time.Time
 
 	// The controllers' goroutines reach these through the API server.
@@ -251,6 +254,14 @@ type model struct {
 	found      []modelViolation     // found by the interceptor, reported after the step
 	conflicted time.Time            // when a controller's write last met a conflict
 	injected   map[string]time.Time // when each binding's eviction last met another writer
+	// The operator's freeze, for (i): the ConfigMap that holds it (nil:
+	// none), when it was set, whether it was set while an eviction's
+	// handler read the API server, and whether the next such read sets it.
+	freezeCM     *corev1.ConfigMap
+	frozenAt     time.Time
+	frozenMid    bool
+	freezeOnRead bool
+	gate         *freezeGate // the running leader's
 	// untainted holds, by cluster, the NoExecute taints each write that
 	// changed them replaced, and when: an eviction decided on a read
 	// before that write may land after it, for (a).
@@ -327,6 +338,7 @@ func runModel(t *testing.T, seed int64, steps int) int {
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			m.latency()
 			defer m.latency()
+			m.freezeMidAttempt(ctx, obj)
 			return c.Get(ctx, key, obj, opts...)
 		},
 		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
@@ -434,6 +446,15 @@ func (m *model) start() {
 	if err != nil {
 		m.t.Fatal(err)
 	}
+	// The operator's freeze as the controllers' gate reads it: the model
+	// hands it the ConfigMap as its informer would (the fake manager
+	// serves no clientset), the one the world holds from the start.
+	ctrl.freeze = newFreezeGate(modelFreeze, ctrl.opts.Clock, nopFrozen{}, m.logger)
+	ctrl.freeze.confirmStorm, ctrl.freeze.onThaw = ctrl.limiter.ConfirmStorm, ctrl.thawed
+	m.mu.Lock()
+	m.gate = ctrl.freeze
+	m.gate.set(m.freezeCM)
+	m.mu.Unlock()
 	ctx, cancel := context.WithCancel(log.IntoContext(context.Background(), m.logger))
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
@@ -444,6 +465,9 @@ func (m *model) start() {
 }
 
 func (m *model) stop() {
+	m.mu.Lock()
+	m.gate = nil
+	m.mu.Unlock()
 	m.cancel()
 	if err := <-m.done; err != nil {
 		m.t.Errorf("seed %d: the manager stopped with %v", m.seed, err)
@@ -908,6 +932,8 @@ func (m *model) step() string {
 		m.stop()
 		m.start()
 		return fmt.Sprintf("leader change (the old leader had queued %v)", pending)
+	case r < 91: // an operator freezes every eviction, or thaws them
+		return m.toggleFreeze()
 	default: // time passes
 		d := []time.Duration{time.Second, 3 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute, 3 * time.Minute}[m.rnd.Intn(6)]
 		time.Sleep(d)
@@ -1199,6 +1225,9 @@ func (m *model) update(ctx context.Context, c client.WithWatch, obj client.Objec
 		if uo.FieldManager == FieldManager {
 			m.checkBudget(&cur, &rb.Spec, out)
 		}
+	}
+	if len(out) > 0 && uo.FieldManager == FieldManager {
+		m.checkFreezeLocked(key, out)
 	}
 	ended := endedTasks(&cur.Spec, &rb.Spec)
 	err := c.Update(ctx, obj, opts...)
@@ -1505,10 +1534,12 @@ func (m *model) check(step int) {
 	found := m.found
 	m.found = nil
 	found = append(found, m.checkRate()...)
+	frozen := m.freezeCM != nil
 	m.mu.Unlock()
 
 	clusters := m.clusters()
-	if modelRateRule.RateFor(fleetHealth(clusters)) == 0 {
+	// A freeze holds every eviction back as a pause of the rate does.
+	if frozen || modelRateRule.RateFor(fleetHealth(clusters)) == 0 {
 		m.pausedAt = now
 	}
 	byName := map[string]*clusterv1alpha1.Cluster{}
@@ -1809,4 +1840,82 @@ func (m *model) report(step int, v modelViolation) {
 	m.mu.Unlock()
 	m.t.Errorf("seed %d, step %d: invariant (%s) violated (%s): %s\n  %s\n  replay: go test ./controllers/ -run 'TestModelControllers' -model.seed=%d -model.steps=%d\n  steps so far:\n    %s",
 		m.seed, step, v.inv, v.kind, modelInvariants[v.inv], v.msg, m.seed, *modelSteps, trace)
+}
+
+// modelFreeze is the freeze ConfigMap of the model's controllers.
+var modelFreeze = types.NamespacedName{Namespace: "karmada-system", Name: DefaultFreezeName}
+
+// nopFrozen is the freeze gate's metric, unread in the model.
+type nopFrozen struct{}
+
+func (nopFrozen) EvictionsFrozen(bool) {}
+
+// toggleFreeze thaws a freeze, or sets one now or at the next read of a
+// Cluster by an eviction's handler (mid-attempt: between its first look
+// at the freeze and its write).
+func (m *model) toggleFreeze() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case m.freezeCM != nil || m.freezeOnRead:
+		m.freezeOnRead = false
+		m.setFreezeLocked(nil)
+		return "an operator thaws evictions"
+	case m.rnd.Intn(2) == 0:
+		m.setFreezeLocked(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: modelFreeze.Namespace, Name: modelFreeze.Name}})
+		return "an operator freezes every eviction"
+	default:
+		m.freezeOnRead = true
+		return "an operator freezes every eviction while one is decided"
+	}
+}
+
+// setFreezeLocked sets the freeze ConfigMap (nil: deleted) in the world
+// and in the controllers' gate, as its informer would.
+func (m *model) setFreezeLocked(cm *corev1.ConfigMap) {
+	m.freezeCM, m.frozenAt, m.frozenMid = cm, time.Time{}, false
+	if cm != nil {
+		m.frozenAt = time.Now()
+	}
+	if m.gate != nil {
+		m.gate.set(cm)
+	}
+}
+
+// freezeMidAttempt sets the freeze armed by toggleFreeze when an eviction's
+// handler (a call holding a permit) reads a Cluster from the API server.
+func (m *model) freezeMidAttempt(ctx context.Context, obj client.Object) {
+	if _, handler := evictionqueue.PermitDomain(ctx); !handler {
+		return
+	}
+	if _, ok := obj.(*clusterv1alpha1.Cluster); !ok {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.freezeOnRead {
+		return
+	}
+	m.freezeOnRead = false
+	m.setFreezeLocked(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: modelFreeze.Namespace, Name: modelFreeze.Name}})
+	m.frozenMid = true
+	m.traceLocked(fmt.Sprintf("  at %s: an operator froze every eviction while one was decided", m.since()))
+}
+
+// checkFreezeLocked is invariant (i), on the eviction of key from out
+// about to be written: one eviction runs at a time (a worker a queue, and
+// the model's bindings are all ResourceBindings), so after a freeze set
+// during its reads no write may follow; after one set between steps, a
+// write already past its last look at the freeze may still land, within
+// the time an attempt takes (its reads, each within the API's latency).
+func (m *model) checkFreezeLocked(key string, out []string) {
+	if m.freezeCM == nil {
+		return
+	}
+	since := time.Since(m.frozenAt)
+	if !m.frozenMid && since <= (2+engine.MaxConfirmReads+1)*2*m.latEver {
+		return
+	}
+	m.found = append(m.found, modelViolation{"i", "evicted while frozen", fmt.Sprintf("at %s %s is evicted from %v %v after an operator froze every eviction (set while an eviction was decided: %v)",
+		m.since(), key, out, since, m.frozenMid)})
 }
