@@ -168,4 +168,12 @@ func (m *Metrics) Parked(queue, gate string, n int) {
 		return
 	}
 	m.parked.WithLabelValues(label(queue), label(gate)).Set(float64(max(n, 0)))
+	if gate == TransitBudgetGate {
+		m.WaitingForTransitBudget(queue, n)
+	}
 }
+
+// TransitBudgetGate is the reason of the gates where evictions wait for
+// their binding's budget of clusters in transit: the items parked there are
+// also eviction_waiting_for_transit_budget.
+const TransitBudgetGate = "transit-budget"

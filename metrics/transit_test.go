@@ -59,3 +59,15 @@ func TestParkedFollowsTheQueue(t *testing.T) {
 	var none *metrics.Metrics
 	assert.NotPanics(t, func() { none.Parked("resource-binding", "refused", 1) })
 }
+
+// The items parked at the budgets' gates (TransitBudgetGate) are also
+// eviction_waiting_for_transit_budget; the other gates leave it alone.
+func TestWaitingForTransitBudgetIsTheTransitGatesParkedCount(t *testing.T) {
+	m, reg := newMetrics(t)
+	const name = "eviction_waiting_for_transit_budget"
+	m.Parked("resource-binding", metrics.TransitBudgetGate, 2)
+	m.Parked("resource-binding", "refused", 5)
+	assert.Equal(t, map[string]float64{name + `{queue_name="resource-binding"}`: 2}, samples(t, reg, name))
+	m.Parked("resource-binding", metrics.TransitBudgetGate, 0)
+	assert.Equal(t, map[string]float64{name + `{queue_name="resource-binding"}`: 0}, samples(t, reg, name))
+}

@@ -6,9 +6,6 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
-	"github.com/failoverkit/failover/evictionqueue"
 )
 
 // waitingGauge is eviction_waiting_for_transit_budget{queue_name=queue}
@@ -89,59 +86,5 @@ func TestTransitBudgetServesTheWaitingEvictions(t *testing.T) {
 	}
 	if got := waitingGauge(t, reg, queueNames[qRB]); got != 0 {
 		t.Errorf("at the end: want 0 waiting, got %v (samples %v)", got, out.values)
-	}
-}
-
-// hold, unhold, wake and a recovery keep the gauge at the number of items
-// waiting for their budget: an item held twice counts once, a frozen one
-// not at all (it waits for the thaw), and one whose cluster recovered, or
-// which is woken or decided again, stops counting.
-func TestTransitBudgetGaugeFollowsTheHeldItems(t *testing.T) {
-	sc, err := readScenario("scenarios/transit-budget.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, err := parseFlags(nil, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := o.rateConfig(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	s, err := newSim(sc, cfg, reg, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := s.w
-	a := evictionqueue.Item{Cluster: "euc1-01", Key: "payments/api"}
-	b := evictionqueue.Item{Cluster: "euc1-02", Key: "payments/api"}
-	c := evictionqueue.Item{Cluster: "euc1-03", Key: "payments/api"}
-	want := func(n float64, why string) {
-		t.Helper()
-		if got := waitingGauge(t, reg, queueNames[qRB]); got != n {
-			t.Errorf("%s: want %v waiting, got %v", why, n, got)
-		}
-	}
-	w.hold(qRB, a, false)
-	w.hold(qRB, b, false)
-	w.hold(qRB, b, false)
-	want(2, "two held, one twice")
-	w.hold(qRB, a, true)
-	want(1, "a frozen since")
-	w.hold(qRB, c, false)
-	w.unholdCluster(qRB, "euc1-03")
-	want(1, "c's cluster recovered")
-	w.unhold(qRB, b)
-	want(0, "b decided again")
-	w.hold(qRB, b, false)
-	w.wake(qRB, func(_ evictionqueue.Item, frozen bool) bool { return !frozen })
-	want(0, "b woken")
-	if _, ok := w.held[qRB][a]; !ok {
-		t.Error("the frozen item was woken with the budget's")
-	}
-	if testutil.CollectAndCount(reg, "eviction_waiting_for_transit_budget") != 2 {
-		t.Error("want one series per queue")
 	}
 }

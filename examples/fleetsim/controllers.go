@@ -11,6 +11,7 @@ import (
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/gracefulevict"
 	"github.com/failoverkit/failover/karmada"
+	kengine "github.com/failoverkit/failover/karmada/engine"
 )
 
 // The controllers of the simulated control plane that run on the driver
@@ -212,7 +213,7 @@ func (w *world) gracefulEvictionController(now time.Time) {
 			// The old copies of the done tasks are deleted now.
 			w.checkCopies(b)
 			// Its evictions waiting for the budget go on at once.
-			w.wake(b.queue, func(it evictionqueue.Item, frozen bool) bool { return !frozen && it.Key == b.key() })
+			w.queues[b.queue].Open(kengine.TransitGate(b.key()))
 		}
 		b.assessAt = time.Time{}
 		if a.RequeueAfter > 0 {

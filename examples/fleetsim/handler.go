@@ -29,11 +29,9 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 		// is decided, as the fork's handler does: the item waits, its
 		// permit goes back.
 		if w.frozen {
-			w.hold(queue, it, true)
 			w.rec.deferred(queue, it, true)
-			return evictionqueue.RetryAfter(freezeRecheck, errors.New("fleetsim: evictions frozen by an operator"))
+			return evictionqueue.Park(kengine.FreezeGate, freezeRecheck, errors.New("fleetsim: evictions frozen by an operator"))
 		}
-		w.unhold(queue, it) // decided again now
 		b := w.byKey[queue][it.Key]
 		c := w.byName[it.Cluster]
 		if b == nil || c == nil {
@@ -60,9 +58,8 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 		case kengine.EvictionWaitForBudget:
 			// Over its budget the eviction waits, without a permit and
 			// without counting a failure.
-			w.hold(queue, it, false)
 			w.rec.deferred(queue, it, false)
-			return evictionqueue.RetryAfter(transitRetry, fmt.Errorf("fleetsim: %s from %s waits: %d of at most %d clusters in transit",
+			return evictionqueue.Park(kengine.TransitGate(it.Key), transitRetry, fmt.Errorf("fleetsim: %s from %s waits: %d of at most %d clusters in transit",
 				it.Key, it.Cluster, len(step.InTransit), step.Budget))
 		case kengine.EvictionWaitForRoom:
 			// The room frees as the summaries catch up, which the Ledger
@@ -169,70 +166,5 @@ func (w *world) evictedFrom(b *binding, c *clusterState, now time.Time) {
 	if confirm := w.cfg.StormConfirm; now.Before(c.cutOffAt.Add(confirm)) && !confirmed {
 		w.rec.violation(checkStormHold, fmt.Sprintf("%s evicted from %s at %s, %v after the control plane lost sight of it (cut off), within --%s (%v)",
 			b.key(), c.Name, now.Format(time.TimeOnly), now.Sub(c.cutOffAt), ratelimit.FlagStormConfirm, confirm))
-	}
-}
-
-// heldItem is why an item is held back, and when (in order of holding).
-type heldItem struct {
-	frozen bool
-	seq    int
-}
-
-// hold records that it waits for a thaw (frozen) or for a task of its
-// binding to end. An item held again takes its new reason: frozen, it
-// waits for the thaw and no longer for the budget.
-func (w *world) hold(queue int, it evictionqueue.Item, frozen bool) {
-	if w.held[queue] == nil {
-		w.held[queue] = map[evictionqueue.Item]heldItem{}
-	}
-	w.unhold(queue, it)
-	w.heldSeq++
-	w.held[queue][it] = heldItem{frozen: frozen, seq: w.heldSeq}
-	if !frozen {
-		w.budgetHeld[queue]++
-		w.metrics.WaitingForTransitBudget(queueNames[queue], w.budgetHeld[queue])
-	}
-}
-
-// unhold records that it no longer waits: decided again, tried again, or
-// its cluster recovered. eviction_waiting_for_transit_budget follows, as
-// the fork's controllers keep it.
-func (w *world) unhold(queue int, it evictionqueue.Item) {
-	h, ok := w.held[queue][it]
-	if !ok {
-		return
-	}
-	delete(w.held[queue], it)
-	if !h.frozen {
-		w.budgetHeld[queue]--
-		w.metrics.WaitingForTransitBudget(queueNames[queue], w.budgetHeld[queue])
-	}
-}
-
-// unholdCluster lets go of the items of cluster, which recovered: the
-// queue cancelled them (Queue.CancelCluster), nothing will try them again.
-func (w *world) unholdCluster(queue int, cluster string) {
-	for it := range w.held[queue] {
-		if it.Cluster == cluster {
-			w.unhold(queue, it)
-		}
-	}
-}
-
-// wake tries again at once, in the order they were held back, the items of
-// queue for which pick says so (evictionqueue.Store.Retry), as the fork's
-// controllers do at a thaw (every item the freeze held) and at a task's end
-// (the items of that binding waiting for its budget).
-func (w *world) wake(queue int, pick func(it evictionqueue.Item, frozen bool) bool) {
-	var due []evictionqueue.Item
-	for it, h := range w.held[queue] {
-		if pick(it, h.frozen) {
-			due = append(due, it)
-		}
-	}
-	slices.SortFunc(due, func(a, b evictionqueue.Item) int { return w.held[queue][a].seq - w.held[queue][b].seq })
-	for _, it := range due {
-		w.unhold(queue, it)
-		w.queues[queue].Retry(it)
 	}
 }

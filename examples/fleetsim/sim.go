@@ -180,7 +180,7 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		}
 		w.queues[i] = w.engine.queues[i]
 		m.WaitingForTransitBudget(queueNames[i], 0) // served before the first wait
-		m.Parked(queueNames[i], "refused", 0)       // the handler parks nothing: refusals are abandoned here
+		m.Parked(queueNames[i], "refused", 0)       // served though refusals are abandoned here, not parked
 	}
 	// The clusters as the scheduler and the check read them; each is
 	// published again when the replicas it runs change.
@@ -309,8 +309,10 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 			w.frozen = *e.Freeze
 			w.rec.freeze(now, w.frozen)
 			if !w.frozen {
-				for q := range w.queues {
-					w.wake(q, func(_ evictionqueue.Item, frozen bool) bool { return frozen })
+				// The items the freeze held back are decided again at
+				// once, in their places, as the fork's controllers do.
+				for _, q := range w.queues {
+					q.Open(kengine.FreezeGate)
 				}
 			}
 			msg := "an operator thaws evictions: queued items go on at the rate in force"
@@ -364,7 +366,6 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 	for _, name := range recovered {
 		for i := range w.queues {
 			n := w.queues[i].CancelCluster(name)
-			w.unholdCluster(i, name)
 			w.rec.cancelled(i, now, n)
 			cancelled += n
 		}

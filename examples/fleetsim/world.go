@@ -145,17 +145,8 @@ type world struct {
 	inFlight []*completion
 	// frozen: an operator's freeze (a timeline event) holds every eviction
 	// back.
-	frozen bool
-	// held are the items a freeze (item → true) or their binding's budget
-	// (false) holds back, tried again at once at the thaw or when a task of
-	// their binding ends, as the fork's controllers do; each queue's own.
-	held    [2]map[evictionqueue.Item]heldItem
-	heldSeq int
-	// budgetHeld counts the items of held that wait for their binding's
-	// budget (not frozen), each queue's, which metrics shows as
-	// eviction_waiting_for_transit_budget.
-	budgetHeld [2]int
-	metrics    *metrics.Metrics
+	frozen  bool
+	metrics *metrics.Metrics
 	// stormConfirmed is when an operator last ended a storm's hold
 	// (confirmStorm); zero: never.
 	stormConfirmed time.Time

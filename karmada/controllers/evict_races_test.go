@@ -295,7 +295,7 @@ func TestNewLeaderTakesOverTheEvictionsInFlight(t *testing.T) {
 	err := leader.evictHandler(rb)(context.Background(), items[10])
 	var deferred *evictionqueue.ParkError
 	require.ErrorAs(t, err, &deferred, "big's room is held for the predecessor's evictions")
-	assert.Equal(t, roomGate, deferred.Gate)
+	assert.Equal(t, engine.RoomGate, deferred.Gate)
 
 	// A task that ends stops counting in flight.
 	endEviction(t, leader, rb, c, types.NamespacedName{Namespace: "shop", Name: "web-00"}, items[0].Cluster)
@@ -312,7 +312,7 @@ func TestARefusalIsDecidedAgain(t *testing.T) {
 	withQueues(t, ctrl)
 	rb := ctrl.kinds[0]
 	requireRefused(t, decide(t, rb, webItem), time.Minute)
-	assert.Equal(t, 1, rb.q.Parked(refusedGate), "member2 is faulty too: the refusal waits in its queue")
+	assert.Equal(t, 1, rb.q.Parked(engine.RefusedGate), "member2 is faulty too: the refusal waits in its queue")
 
 	// member2 recovers: the refusal is decided again, and now goes.
 	assert.True(t, ctrl.setFaulty("member2", true) == false)
@@ -322,7 +322,7 @@ func TestARefusalIsDecidedAgain(t *testing.T) {
 	if ctrl.setFaulty("member2", false) {
 		ctrl.recheck()
 	}
-	assert.Zero(t, rb.q.Parked(refusedGate))
+	assert.Zero(t, rb.q.Parked(engine.RefusedGate))
 	assert.Equal(t, []string{"shop/web"}, keysOf(rb.q.Pending()))
 	requireEvicted(t, decide(t, rb, webItem))
 	assert.Zero(t, rb.q.Len(), "evicted: nothing left to decide")
@@ -332,7 +332,7 @@ func TestARefusalIsDecidedAgain(t *testing.T) {
 // isRefused reports whether err parks its item as refused.
 func isRefused(err error) bool {
 	var p *evictionqueue.ParkError
-	return errors.As(err, &p) && p.Gate == refusedGate
+	return errors.As(err, &p) && p.Gate == engine.RefusedGate
 }
 
 // requireRefused asserts that err parks its item as refused, for at most
@@ -341,7 +341,7 @@ func requireRefused(t *testing.T, err error, max time.Duration) {
 	t.Helper()
 	var p *evictionqueue.ParkError
 	require.ErrorAs(t, err, &p, "not parked")
-	assert.Equal(t, refusedGate, p.Gate)
+	assert.Equal(t, engine.RefusedGate, p.Gate)
 	assert.Equal(t, max, p.Max)
 }
 
@@ -462,7 +462,7 @@ func TestNewLeaderHoldsTheRoomOfEvictionsAlreadyPlaced(t *testing.T) {
 	err := leader.evictHandler(rb)(ctx, items[10])
 	var deferred *evictionqueue.ParkError
 	require.ErrorAs(t, err, &deferred, "big's room is taken by the replicas placed there")
-	assert.Equal(t, roomGate, deferred.Gate)
+	assert.Equal(t, engine.RoomGate, deferred.Gate)
 
 	// Once big's summary shows them, the room is free: the eleventh goes
 	// to small, as under the old leader.

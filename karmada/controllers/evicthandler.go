@@ -146,7 +146,7 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 		open, budget := step.InTransit, step.Budget
 		c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventReasonClustersInTransit, eventActionEvict,
 			"not evicted from cluster %s yet: %d of at most %d clusters in transit (%s)", it.Cluster, len(open), budget, strings.Join(open, ", "))
-		return evictionqueue.Park(transitGate(it.Key), c.transitRetry(),
+		return evictionqueue.Park(engine.TransitGate(it.Key), c.transitRetry(),
 			fmt.Errorf("controllers: %s from %s waits: %d of at most %d clusters in transit", it.Key, it.Cluster, len(open), budget))
 	case engine.EvictionWaitForRoom, engine.EvictionRefused:
 		c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(res.Code), eventActionEvict,
@@ -157,12 +157,12 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 			// Ledger learns only when asked again: at the next change
 			// of a summary (recheck opens the gate), in its place in
 			// line, or when the first hold in the way may end.
-			return evictionqueue.Park(roomGate, min(res.RetryAfter, c.opts.ClusterStatusUpdateFrequency), why)
+			return evictionqueue.Park(engine.RoomGate, min(res.RetryAfter, c.opts.ClusterStatusUpdateFrequency), why)
 		}
 		// Decided again when the fleet changes so that it may help
 		// (recheck opens the gate), and after RefusalRecheck at the
 		// latest: a change while this call decided included.
-		return evictionqueue.Park(refusedGate, c.opts.RefusalRecheck, why)
+		return evictionqueue.Park(engine.RefusedGate, c.opts.RefusalRecheck, why)
 	case engine.EvictionUnconfirmed:
 		// The Fleet lags behind the clusters it relies on, or the
 		// placement needs more read than an eviction reads: decided again
@@ -200,14 +200,14 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 }
 
 // heldByFreeze is the handler's result when an operator's freeze holds
-// evictions back now (parked at frozenGate, with no failure counted, until
+// evictions back now (parked at engine.FreezeGate, with no failure counted, until
 // the freeze may lapse or thaws), and nil when none does.
 func (c *EvictionController) heldByFreeze() error {
 	f := c.freeze.check()
 	if !f.frozen {
 		return nil
 	}
-	return evictionqueue.Park(frozenGate, f.retryAfter(c.opts.Clock.Now()),
+	return evictionqueue.Park(engine.FreezeGate, f.retryAfter(c.opts.Clock.Now()),
 		fmt.Errorf("controllers: evictions frozen by ConfigMap %s: %s", c.opts.Freeze, f.why))
 }
 

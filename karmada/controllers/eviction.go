@@ -245,7 +245,7 @@ func (o EvictionOptions) withDefaults() (EvictionOptions, error) {
 // state), with optimistic concurrency: a conflict starts the attempt again
 // from the fresh reads. The clusters a feasible check moves replicas to are
 // read fresh, and the check run again on them, before the write. Infeasible:
-// nothing is written, the item parks in its queue at refusedGate (its
+// nothing is written, the item parks in its queue at engine.RefusedGate (its
 // permit goes back to the Limiter, its place in line kept), a Warning Event
 // on the binding says why, and the eviction is decided again when a cluster
 // recovers or reports room, and at least every RefusalRecheck. Written, the eviction counts in flight in its queue until
@@ -396,7 +396,7 @@ func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
 			Pacer:       limiter,
 			MaxInFlight: c.opts.MaxInFlight,
 			InFlightTTL: c.opts.InFlightTTL,
-			Metrics:     queueMetrics{m},
+			Metrics:     m,
 			Clock:       c.opts.Clock,
 			Logger:      mgr.GetLogger().WithName(k.queue),
 			DomainOf:    domainOf,

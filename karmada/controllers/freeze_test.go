@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/failoverkit/failover/evictionqueue"
+	"github.com/failoverkit/failover/karmada/engine"
 	"github.com/failoverkit/failover/ratelimit"
 )
 
@@ -122,7 +123,7 @@ func requireHeldBack(t *testing.T, err error, after time.Duration, c client.Clie
 	var parked *evictionqueue.ParkError
 	require.True(t, errors.As(err, &parked), "not parked: %v", err)
 	assert.Equal(t, after, parked.Max)
-	assert.Equal(t, frozenGate, parked.Gate)
+	assert.Equal(t, engine.FreezeGate, parked.Gate)
 	assert.False(t, evictionqueue.IsAbandoned(err) || evictionqueue.IsSkipped(err), "the item must stay queued: %v", err)
 	assert.Contains(t, err.Error(), "frozen by ConfigMap karmada-system/failover-freeze")
 	for _, w := range why {
@@ -430,7 +431,7 @@ func TestFreezeDuringAnAttemptStopsItsWrite(t *testing.T) {
 	err := handle(ctrl)
 	var parked *evictionqueue.ParkError
 	require.True(t, errors.As(err, &parked), "not parked: %v", err)
-	assert.Equal(t, frozenGate, parked.Gate)
+	assert.Equal(t, engine.FreezeGate, parked.Gate)
 	assert.Contains(t, err.Error(), "INC-7")
 	var b workv1alpha2.ResourceBinding
 	require.NoError(t, c.Get(context.Background(), client.ObjectKey{Namespace: "shop", Name: "web"}, &b))

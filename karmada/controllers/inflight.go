@@ -95,7 +95,7 @@ func (c *EvictionController) endRemoved(ctx context.Context, k *kind, obj client
 	if len(ended) == 0 {
 		return again, nil
 	}
-	k.q.Open(transitGate(key))
+	k.q.Open(engine.TransitGate(key))
 	log.FromContext(ctx).V(1).Info("evictions in flight ended: their graceful eviction tasks are gone",
 		"queue", k.queue, "binding", key, "clusters", ended)
 	return again, nil
@@ -324,13 +324,13 @@ func every(ctx context.Context, clk clock.WithTicker, d time.Duration, f func())
 }
 
 // recheck decides again every eviction the check refused or held back for
-// room, on the fleet as it is now: it opens refusedGate and roomGate of
+// room, on the fleet as it is now: it opens engine.RefusedGate and engine.RoomGate of
 // each queue.
 func (c *EvictionController) recheck() {
 	for _, k := range c.kinds {
 		if k.q != nil {
-			k.q.Open(refusedGate)
-			k.q.Open(roomGate)
+			k.q.Open(engine.RefusedGate)
+			k.q.Open(engine.RoomGate)
 		}
 	}
 }
@@ -405,13 +405,13 @@ func mark(set *map[string]bool, cluster string, in bool) (was bool) {
 }
 
 // thawed decides again at once every eviction an operator's freeze held
-// back (parked at frozenGate, one whose attempt is still returning from
+// back (parked at engine.FreezeGate, one whose attempt is still returning from
 // the freeze included): each would wait out its park otherwise. They take
 // permits as any other item: no burst past the bucket.
 func (c *EvictionController) thawed() {
 	for _, k := range c.kinds {
 		if k.q != nil {
-			k.q.Open(frozenGate)
+			k.q.Open(engine.FreezeGate)
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/failoverkit/failover/evictionqueue"
+	"github.com/failoverkit/failover/karmada/engine"
 )
 
 // removeTask is a writer (the GracefulEvictionController, Karmada's
@@ -123,7 +124,7 @@ func TestRemovedTaskRetriesTheBudgetWaiters(t *testing.T) {
 		q.Add(item("member3"))
 		synctest.Wait()
 		require.Equal(t, 1, q.InFlight())
-		require.Equal(t, 1, q.Parked(transitGate("shop/web")), "member3 does not wait for the budget")
+		require.Equal(t, 1, q.Parked(engine.TransitGate("shop/web")), "member3 does not wait for the budget")
 
 		web := types.NamespacedName{Namespace: "shop", Name: "web"}
 		removeTask(t, c, web, "member1")

@@ -120,7 +120,7 @@ func TestEvictHandlerLedgerIssue6518(t *testing.T) {
 		}
 		var deferred *evictionqueue.ParkError
 		require.ErrorAs(t, err, &deferred, "%s: want a deferral, not an abandonment or a failure", it.Key)
-		assert.Equal(t, roomGate, deferred.Gate, "decided again when a summary changes")
+		assert.Equal(t, engine.RoomGate, deferred.Gate, "decided again when a summary changes")
 		assert.Equal(t, 2*time.Second, deferred.Max, "and at the next status report at the latest, sooner than the hold ends")
 		assert.Contains(t, err.Error(), "big has room for 0 of 1 after the 10 replicas of evictions in flight")
 		assert.False(t, evicted(t, c, it))

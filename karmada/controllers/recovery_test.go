@@ -20,6 +20,7 @@ import (
 
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/engine"
 )
 
 // noScheduleWorld is shop/web on member1, allowed on member1 and member2
@@ -60,7 +61,7 @@ func TestLosingANoScheduleTaintDecidesTheRefusalsAgain(t *testing.T) {
 	require.NoError(t, err)
 	err = decide(t, rb, webItem)
 	require.True(t, isRefused(err), "%v: member2 takes nothing new", err)
-	require.Equal(t, 1, rb.q.Parked(refusedGate))
+	require.Equal(t, 1, rb.q.Parked(engine.RefusedGate))
 
 	m2.Spec.Taints = nil
 	require.NoError(t, c.Update(ctx, m2))
@@ -96,11 +97,11 @@ func TestARoomChangeLetPassIsDecidedAtThePeriodsEnd(t *testing.T) {
 		_, err = ctrl.clusterChanged(ctx, "member2")
 		require.NoError(t, err)
 		synctest.Wait()
-		require.Equal(t, 1, rb.q.Parked(refusedGate), "a second report within the period decides the refusals again")
+		require.Equal(t, 1, rb.q.Parked(engine.RefusedGate), "a second report within the period decides the refusals again")
 
 		clk.Step(ctrl.opts.ClusterStatusUpdateFrequency)
 		synctest.Wait()
-		assert.Zero(t, rb.q.Parked(refusedGate), "the change let pass is never decided")
+		assert.Zero(t, rb.q.Parked(engine.RefusedGate), "the change let pass is never decided")
 		assert.Equal(t, []evictionqueue.Item{webItem}, rb.q.Pending())
 
 		// No change let pass: the period's end queues nothing.

@@ -3,12 +3,9 @@ package controllers
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/go-logr/logr"
@@ -22,7 +19,7 @@ import (
 
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/karmada"
-	"github.com/failoverkit/failover/metrics"
+	"github.com/failoverkit/failover/karmada/engine"
 )
 
 // transitWorld is shop/web on member1, member3 and member5, all three
@@ -54,7 +51,7 @@ func requireWaits(t *testing.T, err error, c client.Client, cluster string) {
 	var parked *evictionqueue.ParkError
 	require.True(t, errors.As(err, &parked), "not parked: %v", err)
 	assert.Equal(t, 10*time.Second, parked.Max)
-	assert.Equal(t, transitGate("shop/web"), parked.Gate)
+	assert.Equal(t, engine.TransitGate("shop/web"), parked.Gate)
 	assert.Contains(t, err.Error(), "clusters in transit")
 	for _, task := range binding(t, c).Spec.GracefulEvictionTasks {
 		assert.NotEqual(t, cluster, task.FromCluster, "evicted beyond the budget")
@@ -188,7 +185,7 @@ func TestEndedRetriesTheEvictionsWaitingForTheBudget(t *testing.T) {
 	ctrl := newController(t, EvictionOptions{Freeze: freezeName}, c, &recorded{})
 	withQueues(t, ctrl)
 	k := ctrl.kinds[0]
-	waiting := func() int { return k.q.Parked(transitGate("shop/web")) }
+	waiting := func() int { return k.q.Parked(engine.TransitGate("shop/web")) }
 	requireEvicted(t, decide(t, k, item("member1")))
 	requireWaits(t, decide(t, k, item("member3")), c, "member3")
 	requireWaits(t, decide(t, k, item("member5")), c, "member5")
@@ -212,22 +209,5 @@ func TestEndedRetriesTheEvictionsWaitingForTheBudget(t *testing.T) {
 	ctrl.freeze.set(freezeMap(nil))
 	assert.ErrorContains(t, decide(t, k, item("member5")), "frozen by ConfigMap")
 	assert.Zero(t, waiting(), "held back by the freeze, not the budget")
-	assert.Equal(t, 1, k.q.Parked(frozenGate))
-}
-
-// eviction_waiting_for_transit_budget is the queue's count of the items
-// parked at the budgets' gates; the other gates leave it alone.
-func TestWaitingForTransitBudgetIsTheParkedCount(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	m, err := metrics.New(reg, metrics.WithKarmadaNames())
-	require.NoError(t, err)
-	qm := queueMetrics{m}
-	qm.Parked(ResourceBindingQueue, transitReason, 2)
-	qm.Parked(ResourceBindingQueue, refusedGate.Reason, 5)
-	want := `
-# HELP eviction_waiting_for_transit_budget Number of evictions waiting because their binding's budget of clusters in transit is used up.
-# TYPE eviction_waiting_for_transit_budget gauge
-eviction_waiting_for_transit_budget{queue_name="binding-eviction"} 2
-`
-	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), "eviction_waiting_for_transit_budget"))
+	assert.Equal(t, 1, k.q.Parked(engine.FreezeGate))
 }

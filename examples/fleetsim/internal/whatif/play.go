@@ -59,11 +59,6 @@ type placed struct {
 // within DefaultHold, so an item held back that often is a bug of the plan.
 const maxAttempts = 1000
 
-// roomGate is where an eviction held back for room waits in its queue, as
-// the controllers park it: decided again when a summary changes (a report
-// that shows replicas placed), in its place in line, or when its wait ends.
-var roomGate = evictionqueue.Gate{Reason: "room"}
-
 // clusters is the fleet as the scheduler sees it now, sorted by name.
 func (p *player) clusters() []*clusterv1alpha1.Cluster {
 	out := make([]*clusterv1alpha1.Cluster, 0, len(p.after))
@@ -78,7 +73,7 @@ func (p *player) clusters() []*clusterv1alpha1.Cluster {
 // plan's clock with the rate model's Limiter: each item is queued when it
 // is due, and a worker takes it when the rate has a permit for it, in the
 // queues' own order; the handler is the eviction controller's decision
-// path (one). An eviction held back for room parks at roomGate until the
+// path (one). An eviction held back for room parks at engine.RoomGate until the
 // next report that shows replicas placed, or its wait ends.
 func (p *player) play(items []*item) error {
 	p.sched = scheduling.NewScheduler(p.clusters())
@@ -131,7 +126,7 @@ func (p *player) play(items []*item) error {
 				if attempts[it] == 1 {
 					waited++
 				}
-				return evictionqueue.Park(roomGate, retry, errors.New(it.ev.Reason))
+				return evictionqueue.Park(engine.RoomGate, retry, errors.New(it.ev.Reason))
 			case waits:
 				it.ev.Outcome, it.ev.Code = OutcomeRefused, string(prescheduling.AwaitingCapacity)
 				p.notes = append(p.notes, fmt.Sprintf("%s on %s was held back for room %d times: the plan stopped trying it", it.b.key, it.cluster, maxAttempts))
@@ -168,7 +163,7 @@ func (p *player) play(items []*item) error {
 			return err
 		} else if shown {
 			for _, st := range stores {
-				st.Open(roomGate)
+				st.Open(engine.RoomGate)
 			}
 		}
 		permitAt, err := workers.Run(context.Background(), t)
@@ -190,7 +185,7 @@ func (p *player) play(items []*item) error {
 			if at, ok := st.NextDue(); ok {
 				next = earliest(next, at)
 			}
-			if st.Parked(roomGate) > 0 && len(p.unshown) > 0 {
+			if st.Parked(engine.RoomGate) > 0 && len(p.unshown) > 0 {
 				next = earliest(next, p.reported.Add(p.cfg.StatusUpdateFrequency))
 			}
 		}
