@@ -200,14 +200,10 @@ func (w *world) gracefulEvictionController(now time.Time) {
 		b.gb.Tasks = a.Keep
 		// As the fork's eviction controller does when it sees a task
 		// gone (a simulated reconcile sees it at once), a task that
-		// ends gives back the room held for its eviction at the
-		// summaries' next report; one that ends at once says nothing of
-		// where the replicas are, and its room stays held until the
-		// summaries show them or the hold passes.
+		// ends gives back the room held for its eviction by the
+		// engine's rule.
 		for _, t := range a.Done {
-			if !t.EndsAtOnce() {
-				w.ledger.ReleaseAt(b.key(), t.FromCluster, now.Add(clusterStatusUpdateFrequency))
-			}
+			w.ledger.TaskEnded(now, b.key(), t.FromCluster, t.EndsAtOnce(), clusterStatusUpdateFrequency)
 		}
 		if len(a.Done) > 0 {
 			// The old copies of the done tasks are deleted now.

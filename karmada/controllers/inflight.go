@@ -107,14 +107,10 @@ func (c *EvictionController) endRemoved(ctx context.Context, k *kind, obj client
 const runningRecheck = 100 * time.Millisecond
 
 // releaseEnded gives back the room the Ledger holds for the eviction f,
-// whose task ended: the replicas run where they went, and the summaries
-// show them at their next report (engine.Hold.ReleaseAt); released at
-// once, their room would be counted again by the evictions checked
-// meanwhile. A task that ends at once says nothing of where they are: its
-// room stays held until the summaries show them or the hold passes.
+// whose task ended, by the engine's one rule (engine.Hold.TaskEnded).
 func (c *EvictionController) releaseEnded(f evictionqueue.Flight) {
-	if fl, ok := f.Value.(flight); ok && !fl.endsAtOnce {
-		fl.hold.ReleaseAt(c.opts.Clock.Now().Add(c.opts.ClusterStatusUpdateFrequency))
+	if fl, ok := f.Value.(flight); ok {
+		fl.hold.TaskEnded(c.opts.Clock.Now(), fl.endsAtOnce, c.opts.ClusterStatusUpdateFrequency)
 	}
 }
 

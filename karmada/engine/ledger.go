@@ -159,6 +159,26 @@ func (h Hold) ReleaseAt(at time.Time) {
 	}
 }
 
+// TaskEnded gives back the room held for an eviction whose graceful
+// eviction task ended, by the one rule every caller follows: the replicas
+// run where they went, and the summaries show them at their next report,
+// reportEvery from now (--cluster-status-update-frequency); released at
+// once, their room would be counted again by the evictions checked
+// meanwhile. A task that ends as soon as it is stamped (endsAtOnce:
+// gracefulevict.Task.EndsAtOnce) says nothing of where they are: the room
+// stays held until the summaries show them or the hold passes.
+func (h Hold) TaskEnded(now time.Time, endsAtOnce bool, reportEvery time.Duration) {
+	if !endsAtOnce {
+		h.ReleaseAt(now.Add(reportEvery))
+	}
+}
+
+// TaskEnded is Hold.TaskEnded for the eviction of the binding key from
+// cluster, for a caller that did not keep its Hold.
+func (l *Ledger) TaskEnded(now time.Time, key, cluster string, endsAtOnce bool, reportEvery time.Duration) {
+	Hold{ledger: l, key: holdKey(key, cluster)}.TaskEnded(now, endsAtOnce, reportEvery)
+}
+
 // Restore holds the room of r's moves for the eviction of the binding key
 // from cluster as Admit would have at since, without asking whether they
 // fit: for an eviction approved before this Ledger existed (a
