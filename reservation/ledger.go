@@ -196,6 +196,10 @@ func WithHold(d time.Duration) LedgerOption {
 	}
 }
 
+// Hold returns how long room is held for an approved eviction at most
+// (WithHold).
+func (l *Ledger) Hold() time.Duration { return l.hold }
+
 // NewLedger returns an empty Ledger configured by opts; an option given a
 // value it cannot take is an error naming it. Nil options are skipped.
 func NewLedger(opts ...LedgerOption) (*Ledger, error) {

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -54,44 +52,24 @@ const DefaultHold = reservation.DefaultHold
 // A Ledger is safe for concurrent use, and reads no clock: every method that
 // depends on time takes now. Its zero value is not usable; use [NewLedger].
 type Ledger struct {
-	hold time.Duration
 	core *reservation.Ledger
 }
 
-// LedgerOption configures a Ledger.
-type LedgerOption func(*Ledger) error
+// LedgerOption configures a Ledger: the reservation Ledger's options.
+type LedgerOption = reservation.LedgerOption
 
-// WithHold sets how long room is held for an approved eviction at most. It
-// must be positive.
-func WithHold(d time.Duration) LedgerOption {
-	return func(l *Ledger) error {
-		if d <= 0 {
-			return fmt.Errorf("karmada: WithHold: %v: must be positive", d)
-		}
-		l.hold = d
-		return nil
-	}
-}
+// WithHold sets how long room is held for an approved eviction at most
+// (reservation.WithHold). It must be positive.
+func WithHold(d time.Duration) LedgerOption { return reservation.WithHold(d) }
 
 // NewLedger returns an empty Ledger configured by opts; an option given a
 // value it cannot take is an error naming it. Nil options are skipped.
 func NewLedger(opts ...LedgerOption) (*Ledger, error) {
-	l := &Ledger{hold: DefaultHold}
-	var errs []error
-	for _, o := range opts {
-		if o != nil {
-			errs = append(errs, o(l))
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	core, err := reservation.NewLedger(reservation.WithHold(l.hold))
+	core, err := reservation.NewLedger(opts...)
 	if err != nil {
 		return nil, err
 	}
-	l.core = core
-	return l, nil
+	return &Ledger{core: core}, nil
 }
 
 // Admit decides, at now, whether the eviction of the binding key from
@@ -189,7 +167,7 @@ func (l *Ledger) TaskEnded(now time.Time, key, cluster string, endsAtOnce bool, 
 // eviction; summaries and req are as for Admit. It returns the Hold that
 // gives the room back, the zero Hold when nothing is held.
 func (l *Ledger) Restore(now time.Time, key, cluster string, r prescheduling.Result, summaries karmada.Summaries, req *workv1alpha2.ReplicaRequirements, since time.Time) Hold {
-	if !r.Feasible || summaries == nil || !since.Add(l.hold).After(now) {
+	if !r.Feasible || summaries == nil || !since.Add(l.core.Hold()).After(now) {
 		return Hold{}
 	}
 	hold := holdKey(key, cluster)

@@ -282,7 +282,7 @@ func TestLedgerHoldsBackOnlyWhatIsPlacedByRoom(t *testing.T) {
 
 func TestNewLedgerRejectsBadOptions(t *testing.T) {
 	_, err := engine.NewLedger(engine.WithHold(0))
-	assert.EqualError(t, err, "karmada: WithHold: 0s: must be positive")
+	assert.EqualError(t, err, "reservation: WithHold: 0s: must be positive")
 	_, err = engine.NewLedger(nil)
 	assert.NoError(t, err)
 }
