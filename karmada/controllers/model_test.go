@@ -1694,6 +1694,12 @@ func (m *model) check(step int) {
 		// held it until then.
 		var open []string
 		young := 0 // tasks whose hold has not passed, which (f) counted before
+		// The take-over checks again on the fleet as it finds it, between
+		// the leader change and now: a task counts only if the check finds
+		// it somewhere to go at both ends (a taint written meanwhile, by
+		// the new leader's taint policy controller say, leaves nothing to
+		// hold).
+		restorableNow := m.restorableTasks()
 		for i := range bindings {
 			for _, t := range bindings[i].Spec.GracefulEvictionTasks {
 				if t.CreationTimestamp == nil || now.Sub(t.CreationTimestamp.Time) >= engine.DefaultHold {
@@ -1701,7 +1707,7 @@ func (m *model) check(step int) {
 				}
 				young++
 				id := fmt.Sprintf("%s from %s", itemKey(&bindings[i]), t.FromCluster)
-				if m.restorable[id] && !scheduledSince(&bindings[i], &bindings[i].Status) {
+				if m.restorable[id] && restorableNow[id] && !scheduledSince(&bindings[i], &bindings[i].Status) {
 					open = append(open, id)
 				}
 			}
