@@ -519,6 +519,7 @@ func (m *model) settle() {
 	m.mu.Unlock()
 	time.Sleep(lag + time.Second)
 	synctest.Wait()
+	m.tookOver()
 	for range 500 {
 		m.mu.Lock()
 		busy := m.busy
@@ -1678,6 +1679,7 @@ func (m *model) check(step int) {
 		for _, n := range held {
 			before += n
 		}
+		q := m.ctrl.kinds[0].q
 		heldNow := m.ctrl.Ledger().Held(now)
 		for _, n := range heldNow {
 			after += n
@@ -1716,8 +1718,8 @@ func (m *model) check(step int) {
 			m.excused["f: no open task the new leader promises to hold room for"]++
 		}
 		if before > 0 && after == 0 && len(open) > 0 {
-			found = append(found, modelViolation{"f", "new leader forgets", fmt.Sprintf("at %s the new leader's Ledger holds nothing where the old one held %v, and tasks are open: %v",
-				m.since(), held, open)})
+			found = append(found, modelViolation{"f", "new leader forgets", fmt.Sprintf("at %s the new leader's Ledger holds nothing where the old one held %v, and tasks are open: %v (its queue counts %d in flight)",
+				m.since(), held, open, q.InFlight())})
 		}
 	}
 
@@ -1924,4 +1926,36 @@ func (m *model) checkFreezeLocked(key string, out []string) {
 	}
 	m.found = append(m.found, modelViolation{"i", "evicted while frozen", fmt.Sprintf("at %s %s is evicted from %v %v after an operator froze every eviction (set while an eviction was decided: %v)",
 		m.since(), key, out, since, m.frozenMid)})
+}
+
+// openTaintManagerTasks reports whether a binding has an open graceful
+// eviction task of a taint manager.
+func openTaintManagerTasks(bindings []workv1alpha2.ResourceBinding) bool {
+	for i := range bindings {
+		for _, t := range bindings[i].Spec.GracefulEvictionTasks {
+			if t.Producer == karmada.TaintManagerProducer {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// tookOver waits, after a leader change, until the new leader has taken
+// over the open tasks of a taint manager (its queue counts them in flight),
+// for at most 3 s: it does so once its caches have synced, and a lagging
+// cache can make that come after a moment with no call under way, at which
+// (f) would read a Ledger the take-over has not filled yet.
+func (m *model) tookOver() {
+	if !m.newLeader || m.ctrl == nil || m.ctrl.kinds[0].q == nil {
+		return
+	}
+	q := m.ctrl.kinds[0].q
+	for range 30 {
+		if q.InFlight() > 0 || !openTaintManagerTasks(m.bindings()) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+		synctest.Wait()
+	}
 }
