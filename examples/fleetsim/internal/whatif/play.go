@@ -189,8 +189,11 @@ func (p *player) play(items []*item) error {
 				next = earliest(next, p.reported.Add(p.cfg.StatusUpdateFrequency))
 			}
 		}
-		if waiting > 0 {
-			next = earliest(next, p.rates.nextTurn()) // a change of health may free a permit
+		// A change of health may free a permit. A turn not after t is
+		// played when a worker next asks the rate for one (TakeDomainAt):
+		// waiting for it would not move the clock.
+		if at := p.rates.nextTurn(); waiting > 0 && at.After(t) {
+			next = earliest(next, at)
 		}
 		if next.IsZero() {
 			break // only a change of health could give the waiting a permit: the rule pauses them
