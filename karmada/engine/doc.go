@@ -23,6 +23,10 @@
 //     reservation.Ledger, which holds the room with no Karmada type, read
 //     through the summaries. An eviction's room is given back through its
 //     [Hold], which [Evictor.Evict] and [Ledger.Restore] return.
+//   - The gates ([RefusedGate], [RoomGate], [FreezeGate], [TransitGate]) are
+//     where an eviction queue parks what a step says waits for something
+//     other than a permit (evictionqueue.Park): the controllers, fleetsim
+//     and the what-if planner park at them and open them on the same news.
 //
 // Guarantees:
 //
