@@ -57,8 +57,15 @@ type Result struct {
 	// may gain (a new Duplicated copy gains them all; which clusters a
 	// weighted division favours may hang on the workload's UID). A caller
 	// that counts room taken by evictions in flight reserves these; see
-	// reservation.Ledger. A workload without replicas moves none.
+	// reservation.Ledger. A workload without replicas moves none. An
+	// [Index] may give some of them as Fanout instead: [Result.AllMoves]
+	// lists both.
 	Moves []failover.TargetCluster
+	// Fanout, when not nil, are more moves of a feasible answer, too many to
+	// list one by one: a Duplicated placement without spread constraints
+	// gets a copy on every cluster it allows (see [Fanout]). Only an
+	// [Index] gives it; a [Checker] lists every move in Moves.
+	Fanout *Fanout
 	// PlacedByRoom, when Feasible, is true when the scheduler picks the
 	// Moves by the clusters' room: a Divided placement by Aggregated or
 	// dynamic weights, which its estimator decides. Room that evictions in

@@ -181,7 +181,9 @@ func moves(ns []*node) []failover.TargetCluster {
 // spread constraints the scheduler does not count.
 func (m *model) notes(used []*node) []string {
 	var out []string
-	if m.capacity {
+	// A Duplicated placement without spread constraints goes to every
+	// cluster it allows whatever their room: their room assumes nothing.
+	if m.capacity && !(m.p.sel.all && m.p.division == divideDuplicated) {
 		var unknown tally
 		for _, n := range sortedNodes(used) {
 			if !n.known {

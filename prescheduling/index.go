@@ -358,6 +358,9 @@ func (x *Index[R]) check(req Request, capacity Capacity[R], within bool, overrid
 	if r, ok := x.aggregated(s, m, s.start(), sp, capacity); ok {
 		return r
 	}
+	if r, ok := x.duplicated(s, m, s.start(), sp); ok {
+		return r
+	}
 	s.byName = true
 	for ti := range s.terms {
 		ts, ok := x.reduce(s, m, ti, sp, capacity)

@@ -63,6 +63,15 @@ const DefaultHold = 5 * time.Minute
 // early, never beyond the hold. When its pods fall (other workloads
 // leaving), growth is counted from the lower number.
 //
+// A [prescheduling.Fanout] (a Duplicated placement without spread
+// constraints puts a copy on every cluster it allows, a thousand for a
+// region-wide one) is held once, over the list of clusters the Index shares
+// between its answers, so that its Admit costs what one move's does. Its
+// room is not given back as those clusters' pods grow, which would take a
+// read of each at every admission: it stays held, conservatively, until the
+// caller releases it (when the eviction's task ends, at the clusters' next
+// report) or the hold ends.
+//
 // A Ledger is safe for concurrent use, and reads no clock: every method that
 // depends on time takes now. Its zero value is not usable; use [NewLedger].
 type Ledger struct {
@@ -71,6 +80,9 @@ type Ledger struct {
 	mu       sync.Mutex
 	byKey    map[string]*holding
 	clusters map[string]*book
+	// fans are the holds of fan-outs (prescheduling.Fanout), by the list
+	// of clusters they share.
+	fans map[fanKey]*fan
 	// due is no later than the first until of byKey: before it, no hold
 	// has run out, and expire looks at none. Zero: none held.
 	due time.Time
@@ -104,6 +116,95 @@ type holding struct {
 	// replica requests.
 	at       map[string]*place
 	requests requests
+	// fan, when not nil, holds fanReplicas more on every cluster of fan's
+	// list but fanExcept: the moves of a prescheduling.Fanout.
+	fan         *fan
+	fanReplicas int64
+	fanExcept   []string
+}
+
+// fanKey names the list of clusters a fan-out holds room on: the list
+// itself, which an Index shares between the Fanouts of its answers and
+// never changes once it has handed it out.
+type fanKey struct {
+	first *string
+	n     int
+}
+
+// fan is what the holdings of fan-outs over one list of clusters hold: on
+// every cluster of the list, replicas and their requests, but for those
+// except holds back on the clusters it names. A Duplicated placement
+// without spread constraints puts a copy on every cluster it allows, a
+// thousand in a region-wide one: held this way, such an eviction costs the
+// same as one that moves replicas to one cluster.
+type fan struct {
+	key      fanKey
+	clusters []string
+	replicas int64
+	requests requests
+	except   map[string]*held
+	holdings map[*holding]struct{}
+}
+
+// held is some replicas and their requests.
+type held struct {
+	replicas int64
+	requests requests
+}
+
+// has reports whether f's list holds the cluster name.
+func (f *fan) has(name string) bool {
+	_, ok := slices.BinarySearch(f.clusters, name)
+	return ok
+}
+
+// on returns what f holds on the cluster name, one of its list.
+func (f *fan) on(name string) (int64, requests) {
+	rs := slices.Clone(f.requests)
+	n := f.replicas
+	if e := f.except[name]; e != nil {
+		n -= e.replicas
+		for _, r := range e.requests {
+			rs = rs.add(requests{r}, -1)
+		}
+	}
+	return n, rs
+}
+
+// add counts h's fan-out in f (remove: out of it).
+func (f *fan) add(h *holding, remove bool) {
+	n := h.fanReplicas
+	if remove {
+		n = -n
+	}
+	f.replicas += n
+	f.requests = f.requests.add(h.requests, n)
+	for _, name := range h.fanExcept {
+		e := f.except[name]
+		if e == nil {
+			e = &held{}
+			f.except[name] = e
+		}
+		e.replicas += n
+		e.requests = e.requests.add(h.requests, n)
+		if e.replicas == 0 {
+			delete(f.except, name)
+		}
+	}
+	if remove {
+		delete(f.holdings, h)
+	} else {
+		f.holdings[h] = struct{}{}
+	}
+}
+
+// holds reports whether h's fan-out holds room on the cluster name.
+func (h *holding) holds(name string) bool {
+	if h.fan == nil || !h.fan.has(name) {
+		return false
+	}
+	_, except := slices.BinarySearch(h.fanExcept, name)
+	return !except
 }
 
 // requests are resource requests in milli-units, summed in int64: a
@@ -203,7 +304,7 @@ func (l *Ledger) Hold() time.Duration { return l.hold }
 // NewLedger returns an empty Ledger configured by opts; an option given a
 // value it cannot take is an error naming it. Nil options are skipped.
 func NewLedger(opts ...LedgerOption) (*Ledger, error) {
-	l := &Ledger{hold: DefaultHold, byKey: map[string]*holding{}, clusters: map[string]*book{}}
+	l := &Ledger{hold: DefaultHold, byKey: map[string]*holding{}, clusters: map[string]*book{}, fans: map[fanKey]*fan{}}
 	var errs []error
 	for _, o := range opts {
 		if o != nil {
@@ -259,19 +360,15 @@ func (l *Ledger) Admit(now time.Time, key string, r prescheduling.Result, rooms 
 	}
 	own := l.byKey[key]
 	for _, m := range moves {
-		b := l.clusters[m.Name]
-		if b == nil {
+		held, heldRequests := l.heldExcept(own, m.Name)
+		if held == 0 {
 			continue // nothing in flight there: the check has judged it
 		}
-		held, heldRequests := b.heldExcept(own, m.Name)
-		if held == 0 {
-			continue
-		}
-		room := rooms.Fit(m.Name, held, heldRequests)
+		room := rooms.Fit(m.Name, held, heldRequests.list())
 		if int64(m.Replicas) <= int64(room) {
 			continue
 		}
-		evictions, first := b.othersThan(own, m.Name)
+		evictions, first := l.othersThan(own, m.Name)
 		if retry.IsZero() || first.Before(retry) {
 			retry = first
 		}
@@ -361,6 +458,13 @@ func (l *Ledger) Held(now time.Time) map[string]int64 {
 	for name, b := range l.clusters {
 		out[name] = b.replicas
 	}
+	for _, f := range l.fans {
+		for _, name := range f.clusters {
+			if n, _ := f.on(name); n > 0 {
+				out[name] += n
+			}
+		}
+	}
 	return out
 }
 
@@ -388,7 +492,17 @@ func (l *Ledger) record(key string, r prescheduling.Result, rooms Rooms, request
 		p.replicas += int64(m.Replicas)
 		b.add(h, int64(m.Replicas))
 	}
-	if len(h.at) > 0 {
+	if fo := r.Fanout; fo != nil && fo.Replicas > 0 && len(fo.Except) < len(fo.Clusters) {
+		k := fanKey{first: &fo.Clusters[0], n: len(fo.Clusters)}
+		f := l.fans[k]
+		if f == nil {
+			f = &fan{key: k, clusters: fo.Clusters, except: map[string]*held{}, holdings: map[*holding]struct{}{}}
+			l.fans[k] = f
+		}
+		h.fan, h.fanReplicas, h.fanExcept = f, int64(fo.Replicas), fo.Except
+		f.add(h, false)
+	}
+	if len(h.at) > 0 || h.fan != nil {
 		l.byKey[key] = h
 		l.dueBy(until)
 	}
@@ -460,7 +574,7 @@ func (l *Ledger) settleOne(name string, rooms Rooms) {
 		if p.replicas == 0 {
 			delete(p.h.at, name)
 			b.unlink(p)
-			if len(p.h.at) == 0 {
+			if len(p.h.at) == 0 && p.h.fan == nil {
 				delete(l.byKey, p.h.key)
 			}
 		}
@@ -501,6 +615,12 @@ func (l *Ledger) remove(key string) {
 			delete(l.clusters, name)
 		}
 	}
+	if f := h.fan; f != nil {
+		f.add(h, true)
+		if len(f.holdings) == 0 {
+			delete(l.fans, f.key)
+		}
+	}
 }
 
 // push puts p last in b's order.
@@ -531,22 +651,40 @@ func (b *book) unlink(p *place) {
 	heap.Remove(&b.byUntil, p.index)
 }
 
-// othersThan returns how many evictions hold room on the cluster name,
-// b's, but own (nil: none of them), and when the first of their holds
-// ends. There is one at least.
-func (b *book) othersThan(own *holding, name string) (evictions int, first time.Time) {
-	evictions = len(b.byUntil)
-	if own != nil && own.at[name] != nil {
-		evictions--
+// othersThan returns how many evictions hold room on the cluster name but
+// own (nil: none of them), and when the first of their holds ends. There is
+// one at least.
+func (l *Ledger) othersThan(own *holding, name string) (evictions int, first time.Time) {
+	see := func(until time.Time) {
+		if first.IsZero() || until.Before(first) {
+			first = until
+		}
 	}
-	top := b.byUntil[0]
-	if top.h != own {
-		return evictions, top.h.until
+	if b := l.clusters[name]; b != nil {
+		evictions = len(b.byUntil)
+		if own != nil && own.at[name] != nil {
+			evictions--
+		}
+		if top := b.byUntil[0]; top.h != own {
+			see(top.h.until)
+		} else {
+			// own's hold ends first: the next to end is a child of the top.
+			for _, i := range []int{1, 2} {
+				if i < len(b.byUntil) {
+					see(b.byUntil[i].h.until)
+				}
+			}
+		}
 	}
-	// own's hold ends first: the next to end is a child of the top.
-	for _, i := range []int{1, 2} {
-		if i < len(b.byUntil) && (first.IsZero() || b.byUntil[i].h.until.Before(first)) {
-			first = b.byUntil[i].h.until
+	for _, f := range l.fans {
+		if !f.has(name) {
+			continue
+		}
+		for h := range f.holdings {
+			if h != own && h.holds(name) {
+				evictions++
+				see(h.until)
+			}
 		}
 	}
 	return evictions, first
@@ -584,15 +722,28 @@ func (b *book) add(h *holding, n int64) {
 	b.requests = b.requests.add(h.requests, n)
 }
 
-// heldExcept returns what is held on the cluster name, b's, by every
-// holding but own (nil: none of them): the replicas and their requests.
-func (b *book) heldExcept(own *holding, name string) (replicas int64, requests corev1.ResourceList) {
-	n := int64(0)
-	if own != nil && own.at[name] != nil {
-		n = own.at[name].replicas
+// heldExcept returns what is held on the cluster name by every holding but
+// own (nil: none of them): the replicas and their requests.
+func (l *Ledger) heldExcept(own *holding, name string) (replicas int64, rs requests) {
+	if b := l.clusters[name]; b != nil {
+		replicas, rs = b.replicas, slices.Clone(b.requests)
+		if own != nil && own.at[name] != nil {
+			n := own.at[name].replicas
+			replicas -= n
+			rs = rs.add(own.requests, -n)
+		}
 	}
-	if n == 0 {
-		return b.replicas, b.requests.list()
+	for _, f := range l.fans {
+		if !f.has(name) {
+			continue
+		}
+		n, frs := f.on(name)
+		replicas += n
+		rs = rs.add(frs, 1)
+		if own != nil && own.fan == f && own.holds(name) {
+			replicas -= own.fanReplicas
+			rs = rs.add(own.requests, -own.fanReplicas)
+		}
 	}
-	return b.replicas - n, slices.Clone(b.requests).add(own.requests, -n).list()
+	return replicas, rs
 }

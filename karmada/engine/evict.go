@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -411,10 +412,10 @@ func (e *Evictor) check(ctx context.Context, spec *workv1alpha2.ResourceBindingS
 		within := e.opts.Fleet.CheckWithin(req, spec.ReplicaRequirements, view.overrides...)
 		var next string
 		if within.Feasible {
-			if next = view.firstStale(within.Moves); next == "" {
+			if next = view.firstStale(within.AllMoves()); next == "" {
 				return view, res, nil // confirmed
 			}
-		} else if next = view.mostGainingStale(res.Moves); next == "" {
+		} else if next = view.mostGainingStale(res.AllMoves()); next == "" {
 			next = view.firstStaleName(res.Candidates)
 		}
 		if next == "" || view.reads == MaxConfirmReads {
@@ -498,8 +499,8 @@ func (v *freshView) put(cl *clusterv1alpha1.Cluster, logger logr.Logger) {
 
 // firstStale returns the first of moves not read fresh, "" when every one
 // was.
-func (v *freshView) firstStale(moves []failover.TargetCluster) string {
-	for _, m := range moves {
+func (v *freshView) firstStale(moves iter.Seq[failover.TargetCluster]) string {
+	for m := range moves {
 		if _, ok := v.fresh[m.Name]; !ok {
 			return m.Name
 		}
@@ -537,9 +538,9 @@ func (v *freshView) unconfirmed(res, within prescheduling.Result) prescheduling.
 // mostGainingStale returns, of moves not read fresh, the one that gains the
 // most replicas, the first in moves' order among equals; "" when every one
 // was read.
-func (v *freshView) mostGainingStale(moves []failover.TargetCluster) string {
+func (v *freshView) mostGainingStale(moves iter.Seq[failover.TargetCluster]) string {
 	best, most := "", int32(-1)
-	for _, m := range moves {
+	for m := range moves {
 		if _, ok := v.fresh[m.Name]; !ok && m.Replicas > most {
 			best, most = m.Name, m.Replicas
 		}

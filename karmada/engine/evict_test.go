@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -333,7 +334,7 @@ func TestEvictorReadsAFewClustersWhateverThePlacementAllows(t *testing.T) {
 	step, err := e.Evict(context.Background(), evictNow, "default/dup", dup, lost, confirm)
 	require.NoError(t, err)
 	assert.Equal(t, engine.EvictionEvict, step.Action, step.Result.Reason)
-	assert.Len(t, step.Result.Moves, 200, "Karmada's scheduler puts a copy on every cluster")
+	assert.Len(t, slices.Collect(step.Result.AllMoves()), 200, "Karmada's scheduler puts a copy on every cluster")
 	assert.Equal(t, []string{"m000"}, asked, "one copy to replace: one cluster read")
 	assert.Equal(t, 1, step.Reads)
 	step.Hold.Release()
