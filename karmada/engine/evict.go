@@ -415,7 +415,7 @@ func (e *Evictor) check(ctx context.Context, spec *workv1alpha2.ResourceBindingS
 			if next = view.firstStale(within.AllMoves()); next == "" {
 				return view, res, nil // confirmed
 			}
-		} else if next = view.mostGainingStale(res.AllMoves()); next == "" {
+		} else if next = view.mostGainingStale(res); next == "" {
 			next = view.firstStaleName(res.Candidates)
 		}
 		if next == "" || view.reads == MaxConfirmReads {
@@ -535,14 +535,26 @@ func (v *freshView) unconfirmed(res, within prescheduling.Result) prescheduling.
 	}
 }
 
-// mostGainingStale returns, of moves not read fresh, the one that gains the
-// most replicas, the first in moves' order among equals; "" when every one
-// was read.
-func (v *freshView) mostGainingStale(moves iter.Seq[failover.TargetCluster]) string {
+// mostGainingStale returns, of res's moves not read fresh, the one that
+// gains the most replicas, the first by name among equals; "" when every
+// one was read. Every move of a fan-out gains as much: the first of it not
+// read stands for all.
+func (v *freshView) mostGainingStale(res prescheduling.Result) string {
 	best, most := "", int32(-1)
-	for m := range moves {
+	for _, m := range res.Moves {
 		if _, ok := v.fresh[m.Name]; !ok && m.Replicas > most {
 			best, most = m.Name, m.Replicas
+		}
+	}
+	if f := res.Fanout; f != nil {
+		for name := range f.Names() {
+			if _, ok := v.fresh[name]; ok {
+				continue
+			}
+			if f.Replicas > most || f.Replicas == most && name < best {
+				best = name
+			}
+			break
 		}
 	}
 	return best
