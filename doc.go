@@ -22,6 +22,9 @@
 //     taints.
 //   - prescheduling: before evicting, is there anywhere to go?
 //   - gracefulevict: when a graceful eviction task is finished.
+//   - reservation: the room evictions in flight will take, held until the
+//     clusters show it.
+//   - failback: when a workload that failed over may go back to its origin.
 //   - metrics: the Prometheus series of the eviction proposals, on a registry
 //     the caller gives.
 //
