@@ -171,7 +171,7 @@ func TestParseRecord(t *testing.T) {
 	assert.Equal(t, "", failback.Record(nil).String())
 
 	for s, want := range map[string]string{
-		`{"cluster":"m1"}`: `failback: record "{\"cluster\":\"m1\"}": json: cannot unmarshal object into Go value of type failback.Record`,
+		`{"cluster":"m1"}`:                `failback: record "{\"cluster\":\"m1\"}": json: cannot unmarshal object into Go value of type failback.Record`,
 		`[{"at":"2026-11-29T12:00:00Z"}]`: "failback: record[0].cluster is empty",
 		`[{"cluster":"m1"}]`:              "failback: record[0].at is missing",
 		`[{"cluster":"m1","at":"2026-11-29T12:00:00Z"},{"cluster":"m1","at":"2026-11-29T12:00:00Z"}]`: `failback: record[1].cluster: "m1" is listed twice`,
