@@ -25,6 +25,10 @@ const ReadyCondition = "Ready"
 type Origin struct {
 	Cluster string      `json:"cluster"`
 	At      metav1.Time `json:"at"`
+	// Placement, when set, fingerprints the placement the workload had when
+	// it failed over (for Karmada, karmada.PlacementFingerprint): once the
+	// placement has changed, whoever changed it, the origin is moot.
+	Placement string `json:"placement,omitempty"`
 }
 
 // Record is where a workload failed over from: an origin per cluster, the

@@ -194,6 +194,11 @@ func (c *EvictionController) attempt(ctx context.Context, k *kind, it evictionqu
 		return err
 	}
 	logger.Info("evicted", "why", step.Decision.Reason)
+	if step.RecordErr != nil {
+		c.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventReasonInvalidFailoverRecord, eventActionEvict,
+			"%v: replaced with a record of this failover from %s", step.RecordErr, it.Cluster)
+		logger.Error(step.RecordErr, "a bad failover record, replaced")
+	}
 	// In flight, with the room it holds, until the binding's reconcile sees
 	// its task gone (endRemoved) or EvictionOptions.InFlightTTL passes.
 	return inFlight(taintManagerTask(k.spec(obj), it.Cluster), step.Hold)

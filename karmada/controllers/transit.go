@@ -29,6 +29,11 @@ const EventReasonClustersInTransit = "ClustersInTransit"
 // integer: EvictionOptions.MaxClustersInTransit applies instead.
 const EventReasonInvalidTransitBudget = "InvalidMaxClustersInTransit"
 
+// EventReasonInvalidFailoverRecord is the reason of the Warning Event on a
+// binding evicted while its karmada.FailedOverFromAnnotation could not be
+// read: the eviction replaced it with a record of its own failover.
+const EventReasonInvalidFailoverRecord = "InvalidFailedOverFrom"
+
 // maxTransitRetry bounds how long an eviction waiting for its binding's
 // budget of clusters in transit waits before it is tried again.
 const maxTransitRetry = 10 * time.Second

@@ -187,6 +187,10 @@ type EvictionStep struct {
 	// Reads counts the clusters read through confirm, at most
 	// MaxConfirmReads, once the check is asked.
 	Reads int
+	// RecordErr, for EvictionEvict, says what was wrong with the binding's
+	// karmada.FailedOverFromAnnotation, which the eviction replaced with a
+	// record of this failover alone.
+	RecordErr error
 }
 
 // Confirm reads the clusters named names afresh, before an eviction relies
@@ -204,8 +208,9 @@ func holdKey(key, cluster string) string { return key + "@" + cluster }
 // fork's handler reads the cluster from the API server, and the binding
 // from its cache, which its write's resourceVersion confirms). With
 // EvictionEvict, the
-// binding's spec has been changed in place; with any other action, nothing
-// is changed.
+// binding's spec has been changed in place, and its
+// karmada.FailedOverFromAnnotation records the failover
+// (karmada.RecordFailover); with any other action, nothing is changed.
 //
 // The check runs on the Fleet with cluster in place of the Fleet's copy.
 // With confirm, a feasible answer is then confirmed on fresh reads, one
@@ -338,8 +343,10 @@ func (e *Evictor) Evict(ctx context.Context, now time.Time, key string, binding 
 		e.release(hold)
 		return EvictionStep{BudgetErr: step.BudgetErr}, err
 	}
+	annotations, recordErr := karmada.RecordFailover(meta.GetAnnotations(), spec, cluster.Name, now)
 	karmada.ApplyBinding(spec, gracefulevict.Evict(*lib, cluster.Name, task))
-	step.Action = EvictionEvict
+	meta.SetAnnotations(annotations)
+	step.Action, step.RecordErr = EvictionEvict, recordErr
 	if e.opts.Ledger != nil {
 		step.Hold = Hold{ledger: e.opts.Ledger, key: hold}
 	}

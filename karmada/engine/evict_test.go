@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/failback"
 	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/karmada/engine"
 	"github.com/failoverkit/failover/prescheduling"
@@ -86,6 +87,13 @@ func TestEvictorEvicts(t *testing.T) {
 	assert.True(t, task.CreationTimestamp.Time.Equal(evictNow))
 	require.NotNil(t, task.Replicas)
 	assert.Equal(t, int32(1), *task.Replicas)
+	rec, err := failback.ParseRecord(rb.Annotations[karmada.FailedOverFromAnnotation])
+	require.NoError(t, err)
+	require.Len(t, rec, 1, "the binding records where it failed over from")
+	assert.Equal(t, "lost", rec[0].Cluster)
+	assert.True(t, rec[0].At.Time.Equal(evictNow))
+	assert.Equal(t, karmada.PlacementFingerprint(rb.Spec.Placement), rec[0].Placement)
+	assert.NoError(t, step.RecordErr)
 
 	// Without a Ledger nothing is held, and Hold is empty.
 	rb = webBinding("other")
