@@ -71,3 +71,24 @@ func MootOrigins(rec failback.Record, spec *workv1alpha2.ResourceBindingSpec, fp
 	}
 	return out
 }
+
+// FailbackWindowAnnotation on a ResourceBinding or ClusterResourceBinding
+// is its own failback stabilisation window, a Go duration ("15m"), which
+// overrides the controllers' --failback-stabilization-window: "0" turns
+// failback off for it.
+const FailbackWindowAnnotation = "failover.karmada.io/failback-stabilization-window"
+
+// FailbackWindow is the stabilisation window of a binding with
+// annotations: its FailbackWindowAnnotation, else def. A value that is not
+// a non-negative duration is an error naming the annotation and the value.
+func FailbackWindow(annotations map[string]string, def time.Duration) (time.Duration, error) {
+	v, ok := annotations[FailbackWindowAnnotation]
+	if !ok {
+		return def, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return def, fmt.Errorf("karmada: annotation %s: %q is not a non-negative duration", FailbackWindowAnnotation, v)
+	}
+	return d, nil
+}

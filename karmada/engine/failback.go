@@ -1,0 +1,320 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/failback"
+	"github.com/failoverkit/failover/gracefulevict"
+	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/scheduling"
+)
+
+// The graceful eviction tasks a failback writes, for the clusters a binding
+// leaves to go back where it came from.
+const (
+	FailbackProducer = "FailbackController"
+	FailbackReason   = "FailedBack"
+)
+
+// FailbackOptions are what [PlanFailback] reads.
+type FailbackOptions struct {
+	// Fleet is where the origins' health is read. Required.
+	Fleet *Fleet
+	// Scheduler is Karmada's scheduling algorithm on the fleet as it is,
+	// which predicts where a fresh placement puts the binding. Required.
+	Scheduler *scheduling.Scheduler
+	// Window is how long an origin must have been healthy without a break
+	// (the controllers' --failback-stabilization-window), unless a
+	// binding's karmada.FailbackWindowAnnotation says otherwise: 0 is off.
+	Window time.Duration
+}
+
+// FailbackAction is what [PlanFailback] decided for a binding.
+type FailbackAction int
+
+// The FailbackActions.
+const (
+	// FailbackNone: nothing to go back to (no origin recorded, failback
+	// off), or only a record to write (FailbackStep.RecordChanged).
+	FailbackNone FailbackAction = iota
+	// FailbackWait: an origin is not healthy long enough yet, or the
+	// binding has clusters in transit: decide again after
+	// FailbackStep.After (0: on a change of the binding or the origin).
+	FailbackWait
+	// FailbackNotPlaced: an origin has been healthy long enough, but a
+	// fresh placement would not put replicas back there now, or not
+	// without shrinking a cluster the binding keeps: decide again when the
+	// fleet changes.
+	FailbackNotPlaced
+	// FailbackGo: the binding has been changed in place to go back; write
+	// it.
+	FailbackGo
+)
+
+func (a FailbackAction) String() string {
+	switch a {
+	case FailbackNone:
+		return "none"
+	case FailbackWait:
+		return "wait"
+	case FailbackNotPlaced:
+		return "not-placed"
+	case FailbackGo:
+		return "go"
+	}
+	return fmt.Sprintf("FailbackAction(%d)", int(a))
+}
+
+// FailbackStep is [PlanFailback]'s answer.
+type FailbackStep struct {
+	Action FailbackAction
+	// Origin is the origin decided on, for FailbackNotPlaced and
+	// FailbackGo; for FailbackWait, the one whose window ends first.
+	Origin failback.Origin
+	// After is when to decide again, for FailbackWait.
+	After time.Duration
+	// Placement is the fresh placement predicted, for FailbackNotPlaced
+	// and FailbackGo.
+	Placement []workv1alpha2.TargetCluster
+	// Leaving are the clusters the binding leaves, whose copies wait in
+	// graceful eviction tasks until the returning copies are healthy, for
+	// FailbackGo.
+	Leaving []string
+	// Why says why, in words an operator can act on.
+	Why string
+	// RecordChanged is true when the binding's karmada.FailedOverFromAnnotation
+	// was changed in place (origins made moot dropped, or the origin
+	// returned to): write the binding, whatever the Action.
+	RecordChanged bool
+}
+
+// PlanFailback decides, at now, whether binding (a *ResourceBinding or a
+// *ClusterResourceBinding) goes back to a cluster it failed over from, by
+// its karmada.FailedOverFromAnnotation. The origins made moot (the binding
+// runs there again, its placement changed) are dropped first. A binding
+// with graceful eviction tasks open waits: its copies are still moving. An
+// origin that has been healthy for the window (failback.Decide) is returned
+// to when Karmada's algorithm, asked for a fresh placement
+// (spec.rescheduleTriggeredAt) on the fleet as it is without the clusters
+// that placement leaves, puts replicas back on it and shrinks no cluster
+// the binding keeps: a copy leaving a cluster waits there in a graceful
+// eviction task (producer FailbackProducer, reason FailbackReason) until
+// the copies it is replaced by are healthy, so the binding never has fewer
+// replicas running than before; a copy cannot shrink in place that way. For
+// FailbackGo the binding is changed in place: the leaving clusters' copies
+// in tasks, spec.rescheduleTriggeredAt now, the origin out of the record.
+//
+// An error is a binding or a record that cannot be read; a record that does
+// not parse is left as it is.
+func PlanFailback(opts FailbackOptions, now time.Time, binding runtime.Object) (FailbackStep, error) {
+	if opts.Fleet == nil || opts.Scheduler == nil {
+		return FailbackStep{}, errors.New("karmada: PlanFailback: FailbackOptions.Fleet and .Scheduler are required")
+	}
+	meta, spec, status, toLib, err := bindingParts(binding)
+	if err != nil {
+		return FailbackStep{}, err
+	}
+	annotations := meta.GetAnnotations()
+	rec, err := failback.ParseRecord(annotations[karmada.FailedOverFromAnnotation])
+	if err != nil {
+		return FailbackStep{}, fmt.Errorf("karmada: annotation %s: %w", karmada.FailedOverFromAnnotation, err)
+	}
+	var step FailbackStep
+	setRecord := func(r failback.Record) {
+		if r.String() == annotations[karmada.FailedOverFromAnnotation] {
+			return
+		}
+		out := make(map[string]string, len(annotations))
+		for k, v := range annotations {
+			out[k] = v
+		}
+		if len(r) == 0 {
+			delete(out, karmada.FailedOverFromAnnotation)
+		} else {
+			out[karmada.FailedOverFromAnnotation] = r.String()
+		}
+		meta.SetAnnotations(out)
+		annotations, step.RecordChanged = out, true
+	}
+	live := karmada.MootOrigins(rec, spec, karmada.PlacementFingerprint(spec.Placement))
+	setRecord(live)
+	if len(live) == 0 {
+		step.Why = "nothing to go back to"
+		return step, nil
+	}
+	window, err := karmada.FailbackWindow(annotations, opts.Window)
+	if err != nil {
+		return FailbackStep{}, err
+	}
+	if window <= 0 {
+		step.Why = fmt.Sprintf("failback is off (stabilization window %v)", window)
+		return step, nil
+	}
+	if len(spec.GracefulEvictionTasks) > 0 {
+		from := make([]string, len(spec.GracefulEvictionTasks))
+		for i, t := range spec.GracefulEvictionTasks {
+			from[i] = t.FromCluster
+		}
+		step.Action = FailbackWait
+		step.Why = fmt.Sprintf("its copies are still moving: graceful eviction tasks from %s are open", strings.Join(from, ", "))
+		return step, nil
+	}
+
+	// The first origin healthy for its window; else the one whose window
+	// ends first.
+	var ready *failback.Origin
+	var waits []string
+	for i := range live {
+		o := live[i]
+		var d failback.Decision
+		if cl, ok := opts.Fleet.Cluster(o.Cluster); ok {
+			conv, err := karmada.FromCluster(cl)
+			if err != nil {
+				waits = append(waits, fmt.Sprintf("cluster %s cannot be read: %v", o.Cluster, err))
+				continue
+			}
+			d = failback.Decide(o, &conv, window, now)
+		} else {
+			d = failback.Decide(o, nil, window, now)
+		}
+		if d.Return {
+			ready = &live[i]
+			break
+		}
+		if d.After > 0 && (step.After == 0 || d.After < step.After) {
+			step.After, step.Origin = d.After, o
+		}
+		waits = append(waits, d.Reason)
+	}
+	if ready == nil {
+		step.Action = FailbackWait
+		step.Why = strings.Join(waits, "; ")
+		return step, nil
+	}
+	step.Origin = *ready
+
+	// Where a fresh placement puts it, and again without the clusters it
+	// leaves, which the scheduler will not place on while their copies wait
+	// in tasks.
+	fresh, why := predictFresh(opts.Scheduler, spec, status, nil, now)
+	if why != "" {
+		step.Action, step.Why = FailbackNotPlaced, why
+		return step, nil
+	}
+	var leaving []string
+	for _, t := range spec.Clusters {
+		if !slices.ContainsFunc(fresh, func(f workv1alpha2.TargetCluster) bool { return f.Name == t.Name }) {
+			leaving = append(leaving, t.Name)
+		}
+	}
+	if len(leaving) > 0 {
+		if fresh, why = predictFresh(opts.Scheduler, spec, status, leaving, now); why != "" {
+			step.Action, step.Why = FailbackNotPlaced, why
+			return step, nil
+		}
+	}
+	step.Placement = fresh
+	if why := returns(spec, fresh, ready.Cluster, leaving); why != "" {
+		step.Action, step.Why = FailbackNotPlaced, why
+		return step, nil
+	}
+
+	// Go: the copies that leave wait in tasks, and the scheduler places
+	// the binding afresh.
+	lib, err := toLib()
+	if err != nil {
+		return FailbackStep{}, err
+	}
+	created := metav1.NewTime(now)
+	message := fmt.Sprintf("back to %s, healthy for the %v window", ready.Cluster, window)
+	for _, c := range leaving {
+		lib = gracefulevict.Evict(lib, c, gracefulevict.Task{
+			PurgeMode: failover.PurgeModeGracefully, Reason: FailbackReason, Message: message,
+			Producer: FailbackProducer, CreationTimestamp: &created,
+		})
+	}
+	karmada.ApplyBinding(spec, lib)
+	spec.RescheduleTriggeredAt = &created
+	setRecord(live.Remove(ready.Cluster))
+	step.Action, step.Leaving = FailbackGo, leaving
+	step.Why = fmt.Sprintf("cluster %s has been healthy for the %v window, and a fresh placement puts %s there (%s)",
+		ready.Cluster, window, replicasOn(fresh, ready.Cluster), placementString(fresh))
+	return step, nil
+}
+
+// predictFresh is the fresh placement Karmada's scheduler gives spec now,
+// with the copies on leaving in graceful eviction tasks; or why there is
+// none.
+func predictFresh(s *scheduling.Scheduler, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, leaving []string, now time.Time) ([]workv1alpha2.TargetCluster, string) {
+	sp := spec.DeepCopy()
+	at := metav1.NewTime(now)
+	sp.RescheduleTriggeredAt = &at
+	for _, c := range leaving {
+		sp.GracefulEvictionTasks = append(sp.GracefulEvictionTasks, workv1alpha2.GracefulEvictionTask{FromCluster: c, Reason: FailbackReason, Producer: FailbackProducer})
+	}
+	st := status.DeepCopy()
+	if st.LastScheduledTime == nil || !st.LastScheduledTime.Time.Before(now) {
+		before := metav1.NewTime(now.Add(-time.Second))
+		st.LastScheduledTime = &before
+	}
+	out, _, err := s.Schedule(sp, st)
+	if err != nil {
+		return nil, fmt.Sprintf("Karmada's scheduler would not place it afresh: %v", err)
+	}
+	slices.SortFunc(out, func(a, b workv1alpha2.TargetCluster) int { return strings.Compare(a.Name, b.Name) })
+	return out, ""
+}
+
+// returns says why fresh is not a failback to origin for a binding now
+// placed as spec: it puts nothing there, or shrinks a cluster it keeps.
+func returns(spec *workv1alpha2.ResourceBindingSpec, fresh []workv1alpha2.TargetCluster, origin string, leaving []string) string {
+	i := slices.IndexFunc(fresh, func(t workv1alpha2.TargetCluster) bool { return t.Name == origin })
+	duplicated := spec.Placement.ReplicaSchedulingType() == policyv1alpha1.ReplicaSchedulingTypeDuplicated
+	if i < 0 || !duplicated && fresh[i].Replicas == 0 && spec.Replicas > 0 {
+		return fmt.Sprintf("a fresh placement would not put it back on %s: Karmada's scheduler would place it as %s", origin, placementString(fresh))
+	}
+	if duplicated {
+		return ""
+	}
+	for _, t := range spec.Clusters {
+		if slices.Contains(leaving, t.Name) {
+			continue
+		}
+		j := slices.IndexFunc(fresh, func(f workv1alpha2.TargetCluster) bool { return f.Name == t.Name })
+		if j >= 0 && fresh[j].Replicas < t.Replicas {
+			return fmt.Sprintf("a fresh placement (%s) would shrink %s from %d to %d replicas while the copies on %s start: a failback moves whole copies only",
+				placementString(fresh), t.Name, t.Replicas, fresh[j].Replicas, origin)
+		}
+	}
+	return ""
+}
+
+func replicasOn(ts []workv1alpha2.TargetCluster, name string) string {
+	for _, t := range ts {
+		if t.Name == name && t.Replicas > 0 {
+			return fmt.Sprintf("%d replicas", t.Replicas)
+		}
+	}
+	return "a copy"
+}
+
+func placementString(ts []workv1alpha2.TargetCluster) string {
+	if len(ts) == 0 {
+		return "nowhere"
+	}
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = fmt.Sprintf("%s:%d", t.Name, t.Replicas)
+	}
+	return strings.Join(parts, ", ")
+}
