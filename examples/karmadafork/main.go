@@ -176,7 +176,7 @@ func setup(mgr ctrl.Manager, f *flags) error {
 	if err != nil {
 		return err
 	}
-	_, err = controllers.Setup(mgr, controllers.ClusterTaintPolicyOptions{}, controllers.EvictionOptions{
+	ev, err := controllers.Setup(mgr, controllers.ClusterTaintPolicyOptions{}, controllers.EvictionOptions{
 		Rate:                            f.failover.Rate,
 		EnableNoExecuteTaintEviction:    f.clusterFailover.EnableNoExecuteTaintEviction,
 		NoExecuteTaintEvictionPurgeMode: failover.PurgeMode(f.clusterFailover.NoExecuteTaintEvictionPurgeMode),
@@ -185,5 +185,15 @@ func setup(mgr ctrl.Manager, f *flags) error {
 		DisableLedger:                   ledger == nil,
 		Freeze:                          freeze,
 	}, controllers.GracefulEvictionOptions{Timeout: f.gracefulEvict})
-	return err
+	if err != nil {
+		return err
+	}
+	// Failback shares the eviction controller's fleet, rate and freeze;
+	// with --failback-stabilization-window 0 (the default) it acts only on
+	// bindings whose annotation sets a window of their own.
+	fb, err := controllers.NewFailbackController(f.failover.FailbackOptions(), ev)
+	if err != nil {
+		return err
+	}
+	return fb.SetupWithManager(mgr)
 }

@@ -17,7 +17,7 @@ import (
 // init functions follow the same rule themselves, so a table that misses
 // the line starts nothing either.
 func DisabledByDefault() []string {
-	return []string{EvictionControllerName, GracefulEvictionControllerName, ClusterTaintPolicyControllerName}
+	return []string{EvictionControllerName, GracefulEvictionControllerName, ClusterTaintPolicyControllerName, FailbackControllerName}
 }
 
 // named reports whether --controllers enables name the way Karmada's table

@@ -3,9 +3,11 @@ package controllermanager
 import (
 	"errors"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/karmada-io/karmada/cmd/controller-manager/app/options"
 	controllerscontext "github.com/karmada-io/karmada/pkg/controllers/context"
@@ -16,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/component-base/featuregate"
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
+
+	"github.com/failoverkit/failover/karmada/controllers"
 )
 
 // The fork's table as the diff leaves it: Karmada v1.18's
@@ -275,4 +279,26 @@ func TestPatchDisablesByDefault(t *testing.T) {
 	patch, err := os.ReadFile("../../examples/karmadafork/karmada-v1.18.patch")
 	require.NoError(t, err)
 	assert.Contains(t, string(patch), "\n+\tcontrollersDisabledByDefault.Insert(failovercm.DisabledByDefault()...)\n")
+}
+
+// Failback starts with the EvictionController when --controllers names it
+// too, with the failover section's flags: a bad one stops the start and
+// names itself. Named alone, without the EvictionController, it starts
+// nothing, as the EvictionController does not run.
+func TestFailbackStartsWithTheEvictionController(t *testing.T) {
+	on := slices.Clone(turnOn)
+	on[len(on)-1] += "," + FailbackControllerName
+	ctx, o := karmadaContext(t, append(on, "--failback-stabilization-window=10m", "--max-failbacks-in-flight=3")...)
+	assert.Equal(t, controllers.FailbackOptions{Window: 10 * time.Minute, MaxInFlight: 3}, o.FailbackOptions())
+	enabled, err := o.StartEvictionController(ctx)
+	require.NoError(t, err)
+	assert.True(t, enabled)
+
+	ctx, o = karmadaContext(t, append(on, "--failback-stabilization-window=-1m")...)
+	_, err = o.StartEvictionController(ctx)
+	assert.EqualError(t, err, "controllers: FailbackOptions.Window (--failback-stabilization-window) -1m0s: must not be negative")
+
+	ctx, o = karmadaContext(t, append(slices.Clone(turnOn), "--failback-stabilization-window=-1m")...)
+	_, err = o.StartEvictionController(ctx)
+	assert.NoError(t, err, "failback not named: its flags are not read")
 }

@@ -68,6 +68,12 @@ const (
 	EvictionControllerName           = "failoverEviction"
 	GracefulEvictionControllerName   = "failoverGracefulEviction"
 	ClusterTaintPolicyControllerName = "failoverClusterTaintPolicy"
+	// FailbackControllerName, named in --controllers beside
+	// EvictionControllerName, starts the FailbackController with the
+	// EvictionController, whose fleet, rate and freeze it shares: it has
+	// no init function of its own, as Karmada's table starts its entries
+	// in no set order.
+	FailbackControllerName = "failoverFailback"
 )
 
 // The names of the Karmada v1.18 controllers they replace, in its table.
@@ -108,6 +114,15 @@ type Options struct {
 	// (controllers.EvictionOptions.MaxClustersInTransit); 0, the default,
 	// is unlimited, as in Karmada.
 	MaxClustersInTransit int
+	// FailbackWindow is --failback-stabilization-window: how long a cluster
+	// a binding failed over from must have been healthy before the binding
+	// goes back (controllers.FailbackOptions.Window); 0, the default, is
+	// off but for bindings whose annotation sets a window of their own.
+	FailbackWindow time.Duration
+	// MaxFailbacksInFlight is --max-failbacks-in-flight: how many bindings
+	// may be going back at once, fleet wide
+	// (controllers.FailbackOptions.MaxInFlight).
+	MaxFailbacksInFlight int
 
 	ledgerOnce sync.Once
 	ledger     *engine.Ledger
@@ -118,7 +133,7 @@ type Options struct {
 // per queue and room held for engine.DefaultHold.
 func NewOptions() *Options {
 	return &Options{Rate: ratelimit.DefaultConfig(), EvictionWorkers: 1, CapacityHold: engine.DefaultHold,
-		FreezeConfigMap: DefaultFreezeNamespace + "/" + controllers.DefaultFreezeName}
+		FreezeConfigMap: DefaultFreezeNamespace + "/" + controllers.DefaultFreezeName, MaxFailbacksInFlight: controllers.DefaultMaxFailbacksInFlight}
 }
 
 // DefaultFreezeNamespace is the namespace of the default
@@ -193,10 +208,20 @@ func (o *Options) AddFlags(fs, karmada *pflag.FlagSet) {
 			"(its open graceful eviction tasks, whoever wrote them), unless its annotation "+
 			controllers.MaxClustersInTransitAnnotation+" says otherwise. An eviction beyond it waits until a task of "+
 			"the binding ends. 0 means unlimited, as in Karmada.")
+	fs.DurationVar(&o.FailbackWindow, "failback-stabilization-window", o.FailbackWindow,
+		"How long a cluster a binding failed over from must have been healthy (Ready, no NoExecute or PreferNoExecute "+
+			"taint), without a break, before the binding goes back to it, when Karmada's scheduler would put replicas "+
+			"there again. Needs "+FailbackControllerName+" in --controllers. 0 turns failback off, but for bindings whose "+
+			"annotation "+controllers.FailbackWindowAnnotation+" sets a window of their own.")
+	fs.IntVar(&o.MaxFailbacksInFlight, "max-failbacks-in-flight", o.MaxFailbacksInFlight,
+		"How many bindings may be going back to where they failed over from at once, fleet wide: until the graceful "+
+			"eviction tasks that keep their old copies end.")
 }
 
 // StartEvictionController is the controller table's init function of the
-// EvictionController, which replaces Karmada's taint manager. It runs only
+// EvictionController, which replaces Karmada's taint manager, and, when
+// --controllers names FailbackControllerName too, of the
+// FailbackController beside it. It runs only
 // when --controllers names it (see DisabledByDefault) and, like the taint
 // manager, only with the Failover feature gate. It fails while Karmada's
 // taint manager would run too (--enable-taint-manager, default true):
@@ -228,7 +253,22 @@ func (o *Options) StartEvictionController(ctx controllerscontext.Context) (enabl
 	if err := c.SetupWithManager(ctx.Mgr); err != nil {
 		return false, err
 	}
+	if named(ctx, FailbackControllerName) {
+		fb, err := controllers.NewFailbackController(o.FailbackOptions(), c)
+		if err != nil {
+			return false, err
+		}
+		if err := fb.SetupWithManager(ctx.Mgr); err != nil {
+			return false, err
+		}
+	}
 	return true, nil
+}
+
+// FailbackOptions are the FailbackController's options, from the failover
+// section's flags.
+func (o *Options) FailbackOptions() controllers.FailbackOptions {
+	return controllers.FailbackOptions{Window: o.FailbackWindow, MaxInFlight: o.MaxFailbacksInFlight}
 }
 
 // evictionOptions are the EvictionController's options: the failover

@@ -100,8 +100,9 @@ type FailbackStep struct {
 
 // PlanFailback decides, at now, whether binding (a *ResourceBinding or a
 // *ClusterResourceBinding) goes back to a cluster it failed over from, by
-// its karmada.FailedOverFromAnnotation. The origins made moot (the binding
-// runs there again, its placement changed) are dropped first. A binding
+// its karmada.FailedOverFromAnnotation. Without a window (0: off) it
+// changes nothing. The origins made moot (the binding runs there again, its
+// placement changed) are dropped first. A binding
 // with graceful eviction tasks open waits: its copies are still moving. An
 // origin that has been healthy for the window (failback.Decide) is returned
 // to when Karmada's algorithm, asked for a fresh placement
@@ -146,18 +147,20 @@ func PlanFailback(opts FailbackOptions, now time.Time, binding runtime.Object) (
 		meta.SetAnnotations(out)
 		annotations, step.RecordChanged = out, true
 	}
-	live := karmada.MootOrigins(rec, spec, karmada.PlacementFingerprint(spec.Placement))
-	setRecord(live)
-	if len(live) == 0 {
-		step.Why = "nothing to go back to"
-		return step, nil
-	}
+	// Off, it changes nothing, the record included: the next eviction's
+	// write drops what is moot.
 	window, err := karmada.FailbackWindow(annotations, opts.Window)
 	if err != nil {
 		return FailbackStep{}, err
 	}
 	if window <= 0 {
 		step.Why = fmt.Sprintf("failback is off (stabilization window %v)", window)
+		return step, nil
+	}
+	live := karmada.MootOrigins(rec, spec, karmada.PlacementFingerprint(spec.Placement))
+	setRecord(live)
+	if len(live) == 0 {
+		step.Why = "nothing to go back to"
 		return step, nil
 	}
 	if len(spec.GracefulEvictionTasks) > 0 {

@@ -1,0 +1,385 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/failoverkit/failover/evictionqueue"
+	"github.com/failoverkit/failover/failback"
+	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/engine"
+	"github.com/failoverkit/failover/karmada/scheduling"
+)
+
+// FailbackName prefixes the names of the FailbackController's
+// controller-runtime controllers: FailbackName-resourcebinding and
+// -clusterresourcebinding.
+const FailbackName = "failover-failback"
+
+// The reasons of the Events a failback records on its binding.
+const (
+	// EventReasonFailedBack (Normal): the binding was sent back to the
+	// cluster it failed over from.
+	EventReasonFailedBack = "FailedBack"
+	// EventReasonFailbackNotPlaced (Normal): the origin has been healthy
+	// long enough, but a fresh placement would not put the binding back
+	// there now, or not without shrinking a cluster it keeps; or its
+	// budget of clusters in transit is smaller than the clusters it would
+	// leave.
+	EventReasonFailbackNotPlaced = "FailbackNotPlaced"
+)
+
+// FailbackWindowAnnotation on a binding is its own failback stabilisation
+// window (karmada.FailbackWindowAnnotation), which overrides
+// FailbackOptions.Window: a Go duration, "0" turning failback off for it.
+const FailbackWindowAnnotation = karmada.FailbackWindowAnnotation
+
+// eventActionFailback is the action of the failback's Events.
+const eventActionFailback = "Failback"
+
+// DefaultMaxFailbacksInFlight is FailbackOptions.MaxInFlight's default.
+const DefaultMaxFailbacksInFlight = 10
+
+// failbackRecheck is how soon a failback held back by something that sends
+// no event of its own (the rate, the storm hold, the fleet-wide cap, a
+// fresh placement that does not go back) is decided again.
+const failbackRecheck = 30 * time.Second
+
+// failbackIndex indexes bindings by the origins of their failover record
+// (karmada.FailedOverFromAnnotation), so that a change of a Cluster finds
+// the bindings that may go back to it.
+const failbackIndex = "failover.failback.origin"
+
+// failbackTaskIndex indexes bindings with an open graceful eviction task a
+// failback wrote, under one value, so that the failbacks in flight are
+// counted without a list of every binding.
+const failbackTaskIndex = "failover.failback.task"
+
+// FailbackOptions tune the FailbackController. The zero value of each field
+// means the default stated beside it.
+type FailbackOptions struct {
+	// Window is how long a cluster a binding failed over from must have
+	// been healthy, without a break, before the binding goes back:
+	// --failback-stabilization-window. 0, the default, turns failback off
+	// but for the bindings whose karmada.FailbackWindowAnnotation sets a
+	// window of their own. It must not be negative.
+	Window time.Duration
+	// MaxInFlight is how many bindings may be going back at once, fleet
+	// wide (their failback tasks open): --max-failbacks-in-flight.
+	// Default DefaultMaxFailbacksInFlight; it must not be negative.
+	MaxInFlight int
+}
+
+// FailbackController sends bindings back to the clusters they failed over
+// from (issue 38): for a binding whose karmada.FailedOverFromAnnotation
+// names an origin that has been healthy for the window, and that Karmada's
+// algorithm, asked for a fresh placement on the fleet as it is, puts
+// replicas back on, it writes the binding as engine.PlanFailback leaves it:
+// the copies on the clusters it leaves in graceful eviction tasks, which
+// keep them running until the returning copies are healthy, and
+// spec.rescheduleTriggeredAt, which asks karmada-scheduler for that fresh
+// placement.
+//
+// It goes through what an eviction goes through, and shares the
+// EvictionController's: its Fleet, its Limiter (a failback takes a permit
+// of the same fleet rate, and none while a storm holds), the operator's
+// freeze. It does not start while an eviction of the binding is in flight
+// or may be queued (a cluster of its schedule result is faulty), while
+// any graceful eviction task of the binding is open, when the clusters it
+// would leave exceed the binding's budget of clusters in transit, or when
+// MaxInFlight failbacks are under way.
+type FailbackController struct {
+	opts  FailbackOptions
+	ev    *EvictionController
+	sched *scheduling.Scheduler
+
+	client client.Client
+}
+
+// NewFailbackController checks opts and fills in their defaults. ev is the
+// EvictionController whose fleet, rate and freeze a failback shares: set
+// it up with the manager before this one.
+func NewFailbackController(opts FailbackOptions, ev *EvictionController) (*FailbackController, error) {
+	var errs []error
+	if opts.Window < 0 {
+		errs = append(errs, fmt.Errorf("controllers: FailbackOptions.Window (--failback-stabilization-window) %v: must not be negative", opts.Window))
+	}
+	if opts.MaxInFlight < 0 {
+		errs = append(errs, fmt.Errorf("controllers: FailbackOptions.MaxInFlight (--max-failbacks-in-flight) %d: must not be negative", opts.MaxInFlight))
+	}
+	if ev == nil {
+		errs = append(errs, errors.New("controllers: NewFailbackController: the EvictionController is nil"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if opts.MaxInFlight == 0 {
+		opts.MaxInFlight = DefaultMaxFailbacksInFlight
+	}
+	return &FailbackController{opts: opts, ev: ev, sched: scheduling.NewScheduler(nil)}, nil
+}
+
+// SetupWithManager adds a controller per binding kind to mgr, after the
+// EvictionController's SetupWithManager: it reconciles the bindings that
+// carry a failover record, and again when a cluster they failed over from
+// changes. Its Scheduler follows the manager's Cluster informer.
+func (c *FailbackController) SetupWithManager(mgr manager.Manager) error {
+	ctx := context.Background()
+	if c.ev.limiter == nil {
+		return errors.New("controllers: FailbackController.SetupWithManager: set up the EvictionController first")
+	}
+	c.client = mgr.GetClient()
+	inf, err := mgr.GetCache().GetInformer(ctx, &clusterv1alpha1.Cluster{})
+	if err != nil {
+		return fmt.Errorf("controllers: the Cluster informer: %w", err)
+	}
+	if _, err := inf.AddEventHandler(feedScheduler(c.sched)); err != nil {
+		return fmt.Errorf("controllers: the Cluster informer: %w", err)
+	}
+	for _, k := range []*kind{resourceBindings(), clusterResourceBindings()} {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, k.new(), failbackIndex, originsOf); err != nil {
+			return fmt.Errorf("controllers: indexing %s by failover origin: %w", k.name, err)
+		}
+		if err := mgr.GetFieldIndexer().IndexField(ctx, k.new(), failbackTaskIndex, failbackTasksOf(k)); err != nil {
+			return fmt.Errorf("controllers: indexing %s by failback task: %w", k.name, err)
+		}
+		recorded := predicate.NewPredicateFuncs(func(o client.Object) bool {
+			_, ok := o.GetAnnotations()[karmada.FailedOverFromAnnotation]
+			return ok
+		})
+		recorded.DeleteFunc = func(event.DeleteEvent) bool { return false }
+		err := builder.ControllerManagedBy(mgr).
+			Named(FailbackName+"-"+k.name).
+			For(k.new(), builder.WithPredicates(recorded)).
+			Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+				list := k.list()
+				if err := c.client.List(ctx, list, client.MatchingFields{failbackIndex: o.GetName()}); err != nil {
+					log.FromContext(ctx).Error(err, "listing the bindings that failed over from a cluster", "cluster", o.GetName())
+					return nil
+				}
+				return requestsOf(list)
+			})).
+			Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+				return c.reconcile(ctx, k, req.NamespacedName)
+			}))
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// feedScheduler keeps s's fleet as the informer sees it.
+func feedScheduler(s *scheduling.Scheduler) toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { setScheduled(s, obj) },
+		UpdateFunc: func(_, obj any) { setScheduled(s, obj) },
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if cl, ok := obj.(*clusterv1alpha1.Cluster); ok {
+				s.Delete(cl.Name)
+			}
+		},
+	}
+}
+
+func setScheduled(s *scheduling.Scheduler, obj any) {
+	if cl, ok := obj.(*clusterv1alpha1.Cluster); ok {
+		s.Set(cl)
+	}
+}
+
+// originsOf is failbackIndex: the clusters the binding o failed over from.
+func originsOf(o client.Object) []string {
+	rec, err := failback.ParseRecord(o.GetAnnotations()[karmada.FailedOverFromAnnotation])
+	if err != nil {
+		return nil
+	}
+	out := make([]string, len(rec))
+	for i, r := range rec {
+		out[i] = r.Cluster
+	}
+	return out
+}
+
+// failbackTasksOf is failbackTaskIndex for kind k: "open" for a binding
+// with an open graceful eviction task a failback wrote.
+func failbackTasksOf(k *kind) client.IndexerFunc {
+	return func(o client.Object) []string {
+		for _, t := range k.spec(o).GracefulEvictionTasks {
+			if t.Producer == engine.FailbackProducer {
+				return []string{"open"}
+			}
+		}
+		return nil
+	}
+}
+
+// requestsOf are the reconcile requests of the bindings of list.
+func requestsOf(list client.ObjectList) []reconcile.Request {
+	var out []reconcile.Request
+	_ = apimeta.EachListItem(list, func(o runtime.Object) error {
+		if co, ok := o.(client.Object); ok {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(co)})
+		}
+		return nil
+	})
+	return out
+}
+
+// reconcile decides the failback of the binding key, of kind k, and writes
+// it: the record cleaned of moot origins, or the binding sent back.
+func (c *FailbackController) reconcile(ctx context.Context, k *kind, key types.NamespacedName) (reconcile.Result, error) {
+	obj := k.new()
+	if err := c.client.Get(ctx, key, obj); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return reconcile.Result{}, nil
+	}
+	now := c.ev.opts.Clock.Now()
+	next := obj.DeepCopyObject().(client.Object)
+	step, err := engine.PlanFailback(engine.FailbackOptions{Fleet: c.ev.fleet, Scheduler: c.sched, Window: c.opts.Window}, now, next)
+	if err != nil {
+		c.ev.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventReasonInvalidFailoverRecord, eventActionFailback, "%v", err)
+		return reconcile.Result{}, nil // a person's to mend: the next change of the binding brings it back
+	}
+	logger := log.FromContext(ctx).WithValues("origin", step.Origin.Cluster)
+	switch step.Action {
+	case engine.FailbackNone:
+		return reconcile.Result{}, c.writeRecord(ctx, k, obj, step)
+	case engine.FailbackWait:
+		return reconcile.Result{RequeueAfter: step.After}, c.writeRecord(ctx, k, obj, step)
+	case engine.FailbackNotPlaced:
+		c.ev.recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventReasonFailbackNotPlaced, eventActionFailback, "not back to %s yet: %s", step.Origin.Cluster, step.Why)
+		return reconcile.Result{RequeueAfter: failbackRecheck}, c.writeRecord(ctx, k, obj, step)
+	}
+
+	// FailbackGo: through the gates an eviction goes through.
+	if held := c.heldBack(ctx, k, obj); held != "" {
+		logger.V(1).Info("failback held back", "why", held)
+		return reconcile.Result{RequeueAfter: failbackRecheck}, c.writeRecord(ctx, k, obj, step)
+	}
+	budget, _ := c.ev.transitBudget(obj) // a bad annotation: the flag's, as for an eviction
+	if budget > 0 && len(step.Leaving) > budget {
+		c.ev.recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventReasonFailbackNotPlaced, eventActionFailback,
+			"not back to %s: it would leave %d clusters at once (%v), more than its budget of clusters in transit, %d", step.Origin.Cluster, len(step.Leaving), step.Leaving, budget)
+		return reconcile.Result{}, c.writeRecord(ctx, k, obj, step)
+	}
+	_, giveBack, ok, at := c.ev.limiter.TakeDomainAt(now, []string{failbackDomain(c.ev, step.Origin.Cluster)})
+	if !ok {
+		after := failbackRecheck
+		if !at.IsZero() {
+			after = at.Sub(now)
+		}
+		return reconcile.Result{RequeueAfter: after}, nil
+	}
+	if err := c.client.Update(ctx, next, client.FieldOwner(FieldManager)); err != nil {
+		giveBack()
+		if apierrors.IsNotFound(err) {
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, err // a conflict: decided again on what the other writer left
+	}
+	c.ev.recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventReasonFailedBack, eventActionFailback, "%s", step.Why)
+	logger.Info("failing back", "why", step.Why, "leaving", step.Leaving)
+	return reconcile.Result{}, nil
+}
+
+// heldBack says what holds a failback of obj back now, "" when nothing
+// does: the freeze, a storm's hold, an eviction of the binding in flight or
+// maybe queued, or the failbacks in flight fleet wide.
+func (c *FailbackController) heldBack(ctx context.Context, k *kind, obj client.Object) string {
+	if f := c.ev.freeze.check(); f.frozen {
+		return "evictions are frozen: " + f.why
+	}
+	if c.ev.limiter.StormHold() {
+		return "a failure storm holds evictions"
+	}
+	if q := c.queueOf(k); q != nil && len(q.Flights(itemKey(obj))) > 0 {
+		return "an eviction of the binding is in flight"
+	}
+	for _, t := range k.spec(obj).Clusters {
+		if cl, ok := c.ev.fleet.Cluster(t.Name); ok && ClusterFaulty(cl) {
+			return fmt.Sprintf("cluster %s of its schedule result is faulty: an eviction may be queued", t.Name)
+		}
+	}
+	list := k.list()
+	if err := c.client.List(ctx, list, client.MatchingFields{failbackTaskIndex: "open"}); err != nil {
+		return fmt.Sprintf("the failbacks in flight cannot be counted: %v", err)
+	}
+	if n := apimeta.LenList(list); n >= c.opts.MaxInFlight {
+		return fmt.Sprintf("%d failbacks are in flight, the most --max-failbacks-in-flight allows", n)
+	}
+	return ""
+}
+
+// queueOf is the EvictionController's queue of k's kind; nil before it is
+// set up.
+func (c *FailbackController) queueOf(k *kind) *evictionqueue.Queue {
+	for _, ek := range c.ev.kinds {
+		if ek.name == k.name {
+			return ek.q
+		}
+	}
+	return nil
+}
+
+// writeRecord writes obj's record without the origins made moot, when
+// step dropped some: what a failback that does not go changes.
+func (c *FailbackController) writeRecord(ctx context.Context, k *kind, obj client.Object, step engine.FailbackStep) error {
+	if !step.RecordChanged {
+		return nil
+	}
+	rec, err := failback.ParseRecord(obj.GetAnnotations()[karmada.FailedOverFromAnnotation])
+	if err != nil {
+		return nil // PlanFailback has said so
+	}
+	live := karmada.MootOrigins(rec, k.spec(obj), karmada.PlacementFingerprint(k.spec(obj).Placement))
+	if len(live) == len(rec) {
+		return nil
+	}
+	next := obj.DeepCopyObject().(client.Object)
+	ann := next.GetAnnotations()
+	if len(live) == 0 {
+		delete(ann, karmada.FailedOverFromAnnotation)
+	} else {
+		ann[karmada.FailedOverFromAnnotation] = live.String()
+	}
+	next.SetAnnotations(ann)
+	err = c.client.Update(ctx, next, client.FieldOwner(FieldManager))
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// failbackDomain is the disruption domain whose permit a failback to
+// origin takes: the origin's, under a domain rule.
+func failbackDomain(ev *EvictionController, origin string) string {
+	cl, ok := ev.fleet.Cluster(origin)
+	if !ok {
+		return ""
+	}
+	return ClusterDomains(ev.opts.Rate.DisruptionDomain)(cl)[0]
+}
