@@ -259,7 +259,7 @@ func (c *FailbackController) reconcile(ctx context.Context, k *kind, key types.N
 	}
 	now := c.ev.opts.Clock.Now()
 	next := obj.DeepCopyObject().(client.Object)
-	step, err := engine.PlanFailback(engine.FailbackOptions{Fleet: c.ev.fleet, Scheduler: c.sched, Window: c.opts.Window}, now, next)
+	step, err := engine.PlanFailback(engine.FailbackOptions{Fleet: c.ev.fleet, Scheduler: c.sched, Window: c.opts.Window, Ledger: c.ev.opts.Ledger}, now, next)
 	if err != nil {
 		c.ev.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventReasonInvalidFailoverRecord, eventActionFailback, "%v", err)
 		return reconcile.Result{}, nil // a person's to mend: the next change of the binding brings it back
@@ -275,7 +275,15 @@ func (c *FailbackController) reconcile(ctx context.Context, k *kind, key types.N
 		return reconcile.Result{RequeueAfter: failbackRecheck}, c.writeRecord(ctx, k, obj, step)
 	}
 
-	// FailbackGo: through the gates an eviction goes through.
+	// FailbackGo: through the gates an eviction goes through. The room
+	// its replicas take is held until it is written: given back if it is
+	// not.
+	written := false
+	defer func() {
+		if !written {
+			step.Hold.Release()
+		}
+	}()
 	if held := c.heldBack(ctx, k, obj); held != "" {
 		logger.V(1).Info("failback held back", "why", held)
 		return reconcile.Result{RequeueAfter: failbackRecheck}, c.writeRecord(ctx, k, obj, step)
@@ -295,12 +303,13 @@ func (c *FailbackController) reconcile(ctx context.Context, k *kind, key types.N
 		return reconcile.Result{RequeueAfter: after}, nil
 	}
 	if err := c.client.Update(ctx, next, client.FieldOwner(FieldManager)); err != nil {
-		giveBack()
+		giveBack() // the room goes back too (written is false)
 		if apierrors.IsNotFound(err) {
 			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{}, err // a conflict: decided again on what the other writer left
 	}
+	written = true
 	c.ev.recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventReasonFailedBack, eventActionFailback, "%s", step.Why)
 	logger.Info("failing back", "why", step.Why, "leaving", step.Leaving)
 	return reconcile.Result{}, nil

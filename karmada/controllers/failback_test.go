@@ -156,7 +156,9 @@ func TestFailbackControllerGates(t *testing.T) {
 	inFlight := backBinding("busy", workv1alpha2.TargetCluster{Name: "b2", Replicas: 3})
 	inFlight.Spec.GracefulEvictionTasks = []workv1alpha2.GracefulEvictionTask{{FromCluster: "b1", Producer: engine.FailbackProducer, Reason: engine.FailbackReason}}
 	both := backBinding("both", workv1alpha2.TargetCluster{Name: "b1", Replicas: 2}, workv1alpha2.TargetCluster{Name: "b2", Replicas: 1})
-	w := newBackWorld(t, FailbackOptions{Window: 10 * time.Minute, MaxInFlight: 3}, EvictionOptions{MaxClustersInTransit: 1},
+	ledger, err := engine.NewLedger()
+	require.NoError(t, err)
+	w := newBackWorld(t, FailbackOptions{Window: 10 * time.Minute, MaxInFlight: 3}, EvictionOptions{MaxClustersInTransit: 1, Ledger: ledger},
 		backCluster("a1", 100, ready), backCluster("b1", 10, ready), backCluster("b2", 10, ready),
 		backBinding("web", workv1alpha2.TargetCluster{Name: "b1", Replicas: 3}), backBinding("api", workv1alpha2.TargetCluster{Name: "b1", Replicas: 3}),
 		inFlight, both)
@@ -167,6 +169,7 @@ func TestFailbackControllerGates(t *testing.T) {
 	}
 	assert.Equal(t, failbackRecheck, w.reconcile(t, "web").RequeueAfter)
 	assert.Empty(t, w.binding(t, "web").Spec.GracefulEvictionTasks)
+	assert.Empty(t, ledger.Held(w.clk.Now()), "held back: the room it would take is given back")
 	for i := range 12 {
 		w.tr.Set(fmt.Sprintf("m%02d", i), false)
 	}
@@ -181,6 +184,7 @@ func TestFailbackControllerGates(t *testing.T) {
 	require.Len(t, w.binding(t, "web").Spec.GracefulEvictionTasks, 1)
 	assert.Equal(t, 2*time.Second, w.reconcile(t, "api").RequeueAfter, "0.5/s: the next permit in 2 s")
 	assert.Empty(t, w.binding(t, "api").Spec.GracefulEvictionTasks)
+	assert.Equal(t, map[string]int64{"a1": 3}, ledger.Held(w.clk.Now()), "web's room, not api's")
 
 	// Two failbacks in flight (busy's and web's) are the most allowed.
 	w.clk.Step(2 * time.Second)
@@ -191,7 +195,7 @@ func TestFailbackControllerGates(t *testing.T) {
 	// A faulty cluster of its schedule result: an eviction may be queued.
 	b1 := backCluster("b1", 10, ready)
 	b1.Spec.Taints = []corev1.Taint{{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoExecute, TimeAdded: &metav1.Time{Time: evictNow}}}
-	_, err := w.ctrl.ev.fleet.Set(b1)
+	_, err = w.ctrl.ev.fleet.Set(b1)
 	require.NoError(t, err)
 	w.ctrl.opts.MaxInFlight = 10
 	assert.Equal(t, failbackRecheck, w.reconcile(t, "api").RequeueAfter)

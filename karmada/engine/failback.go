@@ -17,6 +17,7 @@ import (
 	"github.com/failoverkit/failover/gracefulevict"
 	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/karmada/scheduling"
+	"github.com/failoverkit/failover/prescheduling"
 )
 
 // The graceful eviction tasks a failback writes, for the clusters a binding
@@ -37,6 +38,11 @@ type FailbackOptions struct {
 	// (the controllers' --failback-stabilization-window), unless a
 	// binding's karmada.FailbackWindowAnnotation says otherwise: 0 is off.
 	Window time.Duration
+	// Ledger, when set, holds the room a failback's replicas will take on
+	// the clusters they go to, as it holds an eviction's, and holds a
+	// failback back while the room left after the evictions and failbacks
+	// in flight is short. Optional.
+	Ledger *Ledger
 }
 
 // FailbackAction is what [PlanFailback] decided for a binding.
@@ -86,6 +92,11 @@ type FailbackStep struct {
 	// Placement is the fresh placement predicted, for FailbackNotPlaced
 	// and FailbackGo.
 	Placement []workv1alpha2.TargetCluster
+	// Hold is the room held for the replicas going back, for FailbackGo
+	// with a Ledger: Release it if the write fails. It settles as the
+	// clusters' summaries show the replicas placed, or when the hold
+	// passes.
+	Hold Hold
 	// Leaving are the clusters the binding leaves, whose copies wait in
 	// graceful eviction tasks until the returning copies are healthy, for
 	// FailbackGo.
@@ -232,10 +243,26 @@ func PlanFailback(opts FailbackOptions, now time.Time, binding runtime.Object) (
 		return step, nil
 	}
 
+	// The room the replicas going back take, held against the evictions
+	// and failbacks in flight.
+	if opts.Ledger != nil {
+		hold := holdKey(meta.GetNamespace()+"/"+meta.GetName(), "back:"+ready.Cluster)
+		if meta.GetNamespace() == "" {
+			hold = holdKey(meta.GetName(), "back:"+ready.Cluster)
+		}
+		res := opts.Ledger.admit(now, hold, gains(spec, fresh), opts.Fleet.Summary, spec.ReplicaRequirements)
+		if !res.Feasible {
+			step.Action, step.Why = FailbackNotPlaced, res.Reason
+			return step, nil
+		}
+		step.Hold = Hold{ledger: opts.Ledger, key: hold}
+	}
+
 	// Go: the copies that leave wait in tasks, and the scheduler places
 	// the binding afresh.
 	lib, err := toLib()
 	if err != nil {
+		step.Hold.Release()
 		return FailbackStep{}, err
 	}
 	created := metav1.NewTime(now)
@@ -276,6 +303,29 @@ func predictFresh(s *scheduling.Scheduler, spec *workv1alpha2.ResourceBindingSpe
 	}
 	slices.SortFunc(out, func(a, b workv1alpha2.TargetCluster) int { return strings.Compare(a.Name, b.Name) })
 	return out, ""
+}
+
+// gains is a feasible answer moving, to each cluster of fresh, the replicas
+// it has beyond what spec runs there: what a failback's replicas take,
+// placed by room as the scheduler places a division by room.
+func gains(spec *workv1alpha2.ResourceBindingSpec, fresh []workv1alpha2.TargetCluster) prescheduling.Result {
+	r := prescheduling.Result{Feasible: true, Code: prescheduling.Feasible}
+	for _, f := range fresh {
+		had := int32(0)
+		for _, t := range spec.Clusters {
+			if t.Name == f.Name {
+				had = t.Replicas
+			}
+		}
+		if f.Replicas > had {
+			r.Moves = append(r.Moves, failover.TargetCluster{Name: f.Name, Replicas: f.Replicas - had})
+		}
+	}
+	r.PlacedByRoom = spec.Placement.ReplicaScheduling != nil &&
+		spec.Placement.ReplicaScheduling.ReplicaSchedulingType == policyv1alpha1.ReplicaSchedulingTypeDivided &&
+		(spec.Placement.ReplicaScheduling.ReplicaDivisionPreference == policyv1alpha1.ReplicaDivisionPreferenceAggregated ||
+			spec.Placement.ReplicaScheduling.WeightPreference != nil && spec.Placement.ReplicaScheduling.WeightPreference.DynamicWeight != "")
+	return r
 }
 
 // returns says why fresh is not a failback to origin for a binding now

@@ -215,3 +215,30 @@ func TestPlanFailbackRecordAndWindow(t *testing.T) {
 	_, err = engine.PlanFailback(engine.FailbackOptions{}, backNow, rb)
 	assert.EqualError(t, err, "karmada: PlanFailback: FailbackOptions.Fleet and .Scheduler are required")
 }
+
+// With a Ledger, a failback holds the room its replicas take where they go
+// back, as an eviction does, and a second one that would find too little
+// room left there waits.
+func TestPlanFailbackHoldsRoom(t *testing.T) {
+	ready := readySince(backNow.Add(-time.Hour))
+	opts := backWorld(t, room("a1", 5, ready), room("b1", 1)) // b1 counts its own 3 back: 4 against 5
+	ledger, err := engine.NewLedger()
+	require.NoError(t, err)
+	opts.Ledger = ledger
+
+	web := failedOver(t, aggregated, workv1alpha2.TargetCluster{Name: "b1", Replicas: 3})
+	step, err := engine.PlanFailback(opts, backNow, web)
+	require.NoError(t, err)
+	require.Equal(t, engine.FailbackGo, step.Action, step.Why)
+	assert.Equal(t, "default/web@back:a1", step.Hold.String())
+	assert.Equal(t, map[string]int64{"a1": 3}, ledger.Held(backNow))
+
+	api := failedOver(t, aggregated, workv1alpha2.TargetCluster{Name: "b1", Replicas: 3})
+	api.Name = "api"
+	step, err = engine.PlanFailback(opts, backNow, api)
+	require.NoError(t, err)
+	assert.Equal(t, engine.FailbackNotPlaced, step.Action)
+	assert.Equal(t, "waiting for room: a1 has room for 2 of 3 after the 3 replicas of an eviction in flight", step.Why)
+	assert.True(t, step.Hold.IsZero())
+	assert.Empty(t, api.Spec.GracefulEvictionTasks, "nothing changes")
+}
