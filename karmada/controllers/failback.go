@@ -45,6 +45,10 @@ const (
 	// budget of clusters in transit is smaller than the clusters it would
 	// leave.
 	EventReasonFailbackNotPlaced = "FailbackNotPlaced"
+	// EventReasonInvalidFailbackWindow (Warning): the binding's
+	// FailbackWindowAnnotation is not a non-negative duration; the flag's
+	// window applies.
+	EventReasonInvalidFailbackWindow = "InvalidFailbackWindow"
 )
 
 // FailbackWindowAnnotation on a binding is its own failback stabilisation
@@ -264,6 +268,10 @@ func (c *FailbackController) reconcile(ctx context.Context, k *kind, key types.N
 		c.ev.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventReasonInvalidFailoverRecord, eventActionFailback, "%v", err)
 		return reconcile.Result{}, nil // a person's to mend: the next change of the binding brings it back
 	}
+	if step.WindowErr != nil {
+		c.ev.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventReasonInvalidFailbackWindow, eventActionFailback,
+			"%v: --failback-stabilization-window %v applies", step.WindowErr, c.opts.Window)
+	}
 	logger := log.FromContext(ctx).WithValues("origin", step.Origin.Cluster)
 	switch step.Action {
 	case engine.FailbackNone:
@@ -333,11 +341,15 @@ func (c *FailbackController) heldBack(ctx context.Context, k *kind, obj client.O
 			return fmt.Sprintf("cluster %s of its schedule result is faulty: an eviction may be queued", t.Name)
 		}
 	}
-	list := k.list()
-	if err := c.client.List(ctx, list, client.MatchingFields{failbackTaskIndex: "open"}); err != nil {
-		return fmt.Sprintf("the failbacks in flight cannot be counted: %v", err)
+	n := 0
+	for _, kk := range []*kind{resourceBindings(), clusterResourceBindings()} {
+		list := kk.list()
+		if err := c.client.List(ctx, list, client.MatchingFields{failbackTaskIndex: "open"}); err != nil {
+			return fmt.Sprintf("the failbacks in flight cannot be counted: %v", err)
+		}
+		n += apimeta.LenList(list)
 	}
-	if n := apimeta.LenList(list); n >= c.opts.MaxInFlight {
+	if n >= c.opts.MaxInFlight {
 		return fmt.Sprintf("%d failbacks are in flight, the most --max-failbacks-in-flight allows", n)
 	}
 	return ""

@@ -228,6 +228,22 @@ func TestFailbackControllerCleansTheRecord(t *testing.T) {
 	assert.NotContains(t, w.binding(t, "web").Annotations, karmada.FailedOverFromAnnotation)
 }
 
+// A binding's window annotation that cannot be read gets a Warning Event,
+// and the flag's window applies.
+func TestFailbackControllerBadWindowAnnotation(t *testing.T) {
+	ready := evictNow.Add(-time.Hour)
+	rb := backBinding("web", workv1alpha2.TargetCluster{Name: "b1", Replicas: 3})
+	rb.Annotations[FailbackWindowAnnotation] = "-5m"
+	w := newBackWorld(t, FailbackOptions{Window: 10 * time.Minute}, EvictionOptions{},
+		backCluster("a1", 100, ready), backCluster("b1", 10, ready), rb)
+	w.reconcile(t, "web")
+	require.NotEmpty(t, *w.events)
+	assert.Equal(t, `InvalidFailbackWindow: karmada: annotation failover.karmada.io/failback-stabilization-window: "-5m" is not a non-negative duration: --failback-stabilization-window 10m0s applies`, (*w.events)[0])
+	got := w.binding(t, "web")
+	assert.Len(t, got.Spec.GracefulEvictionTasks, 1, "gone back under the flag's window")
+	assert.Equal(t, "-5m", got.Annotations[FailbackWindowAnnotation], "the annotation is the person's to mend")
+}
+
 func TestNewFailbackControllerRejectsBadOptions(t *testing.T) {
 	_, err := NewFailbackController(FailbackOptions{Window: -time.Second, MaxInFlight: -1}, nil)
 	assert.EqualError(t, err, "controllers: FailbackOptions.Window (--failback-stabilization-window) -1s: must not be negative\n"+

@@ -103,6 +103,10 @@ type FailbackStep struct {
 	Leaving []string
 	// Why says why, in words an operator can act on.
 	Why string
+	// WindowErr, whatever the Action, says what is wrong with the
+	// binding's karmada.FailbackWindowAnnotation: FailbackOptions.Window
+	// applies instead.
+	WindowErr error
 	// RecordChanged is true when the binding's karmada.FailedOverFromAnnotation
 	// was changed in place (origins made moot dropped, or the origin
 	// returned to): write the binding, whatever the Action.
@@ -127,7 +131,8 @@ type FailbackStep struct {
 // in tasks, spec.rescheduleTriggeredAt now, the origin out of the record.
 //
 // An error is a binding or a record that cannot be read; a record that does
-// not parse is left as it is.
+// not parse is left as it is. A window annotation that cannot be read is
+// FailbackStep.WindowErr, and FailbackOptions.Window applies.
 func PlanFailback(opts FailbackOptions, now time.Time, binding runtime.Object) (FailbackStep, error) {
 	if opts.Fleet == nil || opts.Scheduler == nil {
 		return FailbackStep{}, errors.New("karmada: PlanFailback: FailbackOptions.Fleet and .Scheduler are required")
@@ -160,10 +165,8 @@ func PlanFailback(opts FailbackOptions, now time.Time, binding runtime.Object) (
 	}
 	// Off, it changes nothing, the record included: the next eviction's
 	// write drops what is moot.
-	window, err := karmada.FailbackWindow(annotations, opts.Window)
-	if err != nil {
-		return FailbackStep{}, err
-	}
+	window, werr := karmada.FailbackWindow(annotations, opts.Window)
+	step.WindowErr = werr
 	if window <= 0 {
 		step.Why = fmt.Sprintf("failback is off (stabilization window %v)", window)
 		return step, nil

@@ -205,8 +205,11 @@ func TestPlanFailbackRecordAndWindow(t *testing.T) {
 
 	rb = failedOver(t, aggregated, workv1alpha2.TargetCluster{Name: "b1", Replicas: 3})
 	rb.Annotations[karmada.FailbackWindowAnnotation] = "soon"
-	_, err = engine.PlanFailback(opts, backNow, rb)
-	assert.EqualError(t, err, `karmada: annotation failover.karmada.io/failback-stabilization-window: "soon" is not a non-negative duration`)
+	step, err = engine.PlanFailback(opts, backNow, rb)
+	require.NoError(t, err)
+	assert.EqualError(t, step.WindowErr, `karmada: annotation failover.karmada.io/failback-stabilization-window: "soon" is not a non-negative duration`)
+	assert.Equal(t, engine.FailbackGo, step.Action, "the options' window applies")
+	assert.Equal(t, "soon", rb.Annotations[karmada.FailbackWindowAnnotation], "left as it is")
 
 	rb.Annotations[karmada.FailedOverFromAnnotation] = "[{"
 	_, err = engine.PlanFailback(opts, backNow, rb)
