@@ -137,7 +137,6 @@ type scaleResult struct {
 	requests               map[string]float64 // by verb, per eviction
 	conflicts              float64            // per eviction
 	deferred               float64            // per eviction: tries put off and made again
-	handlerTime            time.Duration      // an eviction queue's handler call, on average over the drain
 	cpu                    time.Duration      // the controller's, over the drain
 	peakRSS                int64              // bytes
 	latencyP50, latencyP99 map[string]time.Duration
@@ -403,9 +402,6 @@ func runOutage(t *testing.T, cfg scaleConfig, side, bin string) scaleResult {
 		r.conflicts = (after.conflicts - before.conflicts) / float64(r.evicted)
 		r.deferred = (after.deferred - before.deferred) / float64(r.evicted)
 	}
-	if calls := after.handlerCalls - before.handlerCalls; calls > 0 {
-		r.handlerTime = time.Duration((after.handlerSeconds - before.handlerSeconds) / calls * float64(time.Second))
-	}
 	r.cpu = cpuAfter - cpuBefore
 	r.peakRSS = procPeakRSS(t, proc.cmd.Process.Pid)
 	r.latencyP50, r.latencyP99 = apiLatency(apiBefore, apiAfter)
@@ -577,10 +573,6 @@ type scaleMetrics struct {
 	// (eviction_processing_total{result="deferred"}: waiting for room, a
 	// fresh read, a binding's budget); stock Karmada defers none.
 	deferred float64
-	// handlerSeconds and handlerCalls are the eviction queues' handler
-	// time and calls (eviction_processing_latency_seconds' sum and count),
-	// Karmada's series, which both sides serve.
-	handlerSeconds, handlerCalls float64
 }
 
 // scrapeScale reads client-go's rest_client_requests_total{code, method}
@@ -591,12 +583,6 @@ func scrapeScale(t *testing.T, url string) scaleMetrics {
 	for _, s := range scrapeText(t, url, nil) {
 		if s.name == "eviction_processing_total" && s.labels["result"] == "deferred" {
 			m.deferred += s.value
-		}
-		switch s.name {
-		case "eviction_processing_latency_seconds_sum":
-			m.handlerSeconds += s.value
-		case "eviction_processing_latency_seconds_count":
-			m.handlerCalls += s.value
 		}
 		if s.name != "rest_client_requests_total" {
 			continue
@@ -796,7 +782,6 @@ func scaleTable(cfg scaleConfig, rs []scaleResult) string {
 	}
 	row("conflicts (409) per eviction", func(r scaleResult) string { return fmt.Sprintf("%.3f", r.conflicts) })
 	row("tries put off and made again, per eviction", func(r scaleResult) string { return fmt.Sprintf("%.3f", r.deferred) })
-	row("an eviction handler call, on average", func(r scaleResult) string { return r.handlerTime.Round(time.Millisecond).String() })
 	row("controller CPU over the drain", func(r scaleResult) string { return r.cpu.Round(10 * time.Millisecond).String() })
 	row("controller CPU per eviction", func(r scaleResult) string {
 		if r.evicted == 0 {
