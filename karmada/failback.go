@@ -50,12 +50,22 @@ func RecordFailover(annotations map[string]string, spec *workv1alpha2.ResourceBi
 	fp := PlacementFingerprint(spec.Placement)
 	rec = MootOrigins(rec, spec, fp)
 	rec = rec.Add(failback.Origin{Cluster: cluster, At: metav1.NewTime(now), Placement: fp})
+	return WithRecord(annotations, rec), err
+}
+
+// WithRecord returns annotations, copied, with rec as their
+// FailedOverFromAnnotation, or without it when rec is empty.
+func WithRecord(annotations map[string]string, rec failback.Record) map[string]string {
 	out := maps.Clone(annotations)
 	if out == nil {
 		out = map[string]string{}
 	}
-	out[FailedOverFromAnnotation] = rec.String()
-	return out, err
+	if len(rec) == 0 {
+		delete(out, FailedOverFromAnnotation)
+	} else {
+		out[FailedOverFromAnnotation] = rec.String()
+	}
+	return out
 }
 
 // MootOrigins returns rec without the origins a binding whose spec is spec

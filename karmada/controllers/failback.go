@@ -381,13 +381,7 @@ func (c *FailbackController) writeRecord(ctx context.Context, k *kind, obj clien
 		return nil
 	}
 	next := obj.DeepCopyObject().(client.Object)
-	ann := next.GetAnnotations()
-	if len(live) == 0 {
-		delete(ann, karmada.FailedOverFromAnnotation)
-	} else {
-		ann[karmada.FailedOverFromAnnotation] = live.String()
-	}
-	next.SetAnnotations(ann)
+	next.SetAnnotations(karmada.WithRecord(next.GetAnnotations(), live))
 	err = c.client.Update(ctx, next, client.FieldOwner(FieldManager))
 	if apierrors.IsNotFound(err) {
 		return nil

@@ -148,20 +148,11 @@ func PlanFailback(opts FailbackOptions, now time.Time, binding runtime.Object) (
 	}
 	var step FailbackStep
 	setRecord := func(r failback.Record) {
-		if r.String() == annotations[karmada.FailedOverFromAnnotation] {
-			return
+		if r.String() != annotations[karmada.FailedOverFromAnnotation] {
+			annotations = karmada.WithRecord(annotations, r)
+			meta.SetAnnotations(annotations)
+			step.RecordChanged = true
 		}
-		out := make(map[string]string, len(annotations))
-		for k, v := range annotations {
-			out[k] = v
-		}
-		if len(r) == 0 {
-			delete(out, karmada.FailedOverFromAnnotation)
-		} else {
-			out[karmada.FailedOverFromAnnotation] = r.String()
-		}
-		meta.SetAnnotations(out)
-		annotations, step.RecordChanged = out, true
 	}
 	// Off, it changes nothing, the record included: the next eviction's
 	// write drops what is moot.
