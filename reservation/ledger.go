@@ -499,7 +499,7 @@ func (l *Ledger) record(key string, r prescheduling.Result, rooms Rooms, request
 			f = &fan{key: k, clusters: fo.Clusters, except: map[string]*held{}, holdings: map[*holding]struct{}{}}
 			l.fans[k] = f
 		}
-		h.fan, h.fanReplicas, h.fanExcept = f, int64(fo.Replicas), fo.Except
+		h.fan, h.fanReplicas, h.fanExcept = f, int64(fo.Replicas), slices.Clone(fo.Except)
 		f.add(h, false)
 	}
 	if len(h.at) > 0 || h.fan != nil {
