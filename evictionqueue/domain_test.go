@@ -172,6 +172,9 @@ func TestQueueCancelledDomainItemCostsNoPermit(t *testing.T) {
 			t.Fatalf("cancelled %d, want 1", n)
 		}
 		f.q.Add(evictionqueue.Item{Cluster: "eu-1", Key: "e2"})
+		// The worker waits for e2's permit before the clock moves: a timer
+		// it set after the Step would count from the new time.
+		synctest.Wait()
 		// The slot a1 waited for (one interval on) goes to e2: had a1 taken
 		// it, e2 would wait another interval.
 		f.clk.Step(2 * time.Second)
