@@ -17,14 +17,15 @@ import (
 // init functions follow the same rule themselves, so a table that misses
 // the line starts nothing either.
 func DisabledByDefault() []string {
-	return []string{EvictionControllerName, GracefulEvictionControllerName, ClusterTaintPolicyControllerName, FailbackControllerName}
+	return []string{EvictionControllerName, GracefulEvictionControllerName, ClusterTaintPolicyControllerName}
 }
 
 // named reports whether --controllers enables name the way Karmada's table
 // does with the library's controllers disabled by default: by its name, not
-// by "*".
+// by "*". FailbackControllerName, which has no entry of its own in the
+// table, is disabled by default the same way.
 func named(ctx controllerscontext.Context, name string) bool {
-	return ctx.IsControllerEnabled(name, sets.New(DisabledByDefault()...))
+	return ctx.IsControllerEnabled(name, sets.New(append(DisabledByDefault(), FailbackControllerName)...))
 }
 
 // karmadaClusterController is the table entry that starts Karmada's taint

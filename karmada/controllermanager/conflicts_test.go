@@ -301,4 +301,6 @@ func TestFailbackStartsWithTheEvictionController(t *testing.T) {
 	ctx, o = karmadaContext(t, append(slices.Clone(turnOn), "--failback-stabilization-window=-1m")...)
 	_, err = o.StartEvictionController(ctx)
 	assert.NoError(t, err, "failback not named: its flags are not read")
+	assert.False(t, named(ctx, FailbackControllerName), `"*" does not name it`)
+	assert.NotContains(t, DisabledByDefault(), FailbackControllerName, "it has no table entry for Karmada to disable")
 }
