@@ -50,6 +50,7 @@ func ExampleNew() {
 	// karmada_eviction_rate 0.5
 	// karmada_eviction_storm_hold 0
 	// karmada_eviction_total 1
+	// karmada_failback_in_flight 0
 }
 
 // Registering twice on one registry is an error, not a panic.

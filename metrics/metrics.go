@@ -19,6 +19,7 @@ const (
 	labelDomain  = "domain"
 	labelState   = "state"
 	labelVerb    = "verb"
+	labelReason  = "reason"
 )
 
 // Metrics is the Prometheus implementation of ratelimit.Metrics and
@@ -45,6 +46,9 @@ const (
 //	eviction_api_requests_total          counter   queue_name, verb         requests an eviction sent the API server, by verb
 //	domain_disruption_state              gauge     domain, state            1 for each disruption domain's state now
 //	domain_eviction_rate                 gauge     domain                   each disruption domain's permits per second
+//	failback_total                       counter   result                   failback decisions by result
+//	failback_waiting                     gauge     reason                   failed-over bindings not gone back yet, by reason
+//	failback_in_flight                   gauge                              bindings going back now (failback tasks open)
 //
 // The domain series exist only under a disruption domain
 // (ratelimit.Config.DisruptionDomain other than fleet), through
@@ -86,6 +90,11 @@ type Metrics struct {
 	apiRequests *prometheus.CounterVec
 	domainState *prometheus.GaugeVec
 	domainRate  *prometheus.GaugeVec
+	// failbacks, failbackWaiting and failbackInFlight are failback_total,
+	// failback_waiting and failback_in_flight.
+	failbacks        *prometheus.CounterVec
+	failbackWaiting  *prometheus.GaugeVec
+	failbackInFlight prometheus.Gauge
 
 	// healthMu keeps cluster_fault_num and cluster_failure_rate from one
 	// FleetHealth call together when calls race, and a domain's state
@@ -190,6 +199,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		byQueue: make(map[string]int),
 		byKind:  make(map[kindKey]int),
 	}
+	m.failbacks, m.failbackWaiting, m.failbackInFlight = newFailbackSeries(ns)
 	var shared []series
 	if o.karmadaNames {
 		shared = m.karmadaSeries(o.buckets)
@@ -357,6 +367,9 @@ func (m *Metrics) register(reg prometheus.Registerer, ns string, queueSeries []s
 		series{name: "eviction_api_requests_total", Collector: m.apiRequests},
 		series{name: "domain_disruption_state", Collector: m.domainState},
 		series{name: "domain_eviction_rate", Collector: m.domainRate},
+		series{name: "failback_total", Collector: m.failbacks},
+		series{name: "failback_waiting", Collector: m.failbackWaiting},
+		series{name: "failback_in_flight", Collector: m.failbackInFlight},
 	)
 	var ours []prometheus.Collector
 	for _, c := range cs {

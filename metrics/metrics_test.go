@@ -38,6 +38,9 @@ func recordOneOfEach(m *metrics.Metrics) {
 	m.WaitingForTransitBudget("resource-binding", 2)
 	m.APIRequests("resource-binding", "get", 3)
 	m.Removed("resource-binding", "member1", "apps/v1/Secret") // unmatched
+	m.Failback(metrics.FailbackFailedBack)
+	m.FailbackWaiting(metrics.FailbackWaitingStabilizing, 4)
+	m.FailbacksInFlight(1)
 }
 
 func TestNewRegistersEverySeriesOnTheGivenRegistryOnly(t *testing.T) {
@@ -94,6 +97,15 @@ eviction_waiting_for_transit_budget{queue_name="resource-binding"} 2
 # HELP eviction_unmatched_removals_total Number of removals reported for items never reported added; ignored, non-zero means a caller bug.
 # TYPE eviction_unmatched_removals_total counter
 eviction_unmatched_removals_total{queue_name="resource-binding"} 1
+# HELP failback_in_flight Number of bindings going back to their origin now: their failback's graceful eviction tasks open.
+# TYPE failback_in_flight gauge
+failback_in_flight 1
+# HELP failback_total Number of failback decisions of bindings whose origin had been healthy for the window, by result (failed_back, not_placed, held_back, error).
+# TYPE failback_total counter
+failback_total{result="failed_back"} 1
+# HELP failback_waiting Number of failed-over bindings not gone back to their origin yet, by reason (stabilizing, not_placed, held_back).
+# TYPE failback_waiting gauge
+failback_waiting{reason="stabilizing"} 4
 `
 	// No name filter: the registry must hold exactly these series, no more.
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want)))
@@ -122,6 +134,7 @@ func TestWithNamespacePrefixesEveryName(t *testing.T) {
 		"karmada_eviction_processing_latency_seconds", "karmada_eviction_processing_total",
 		"karmada_eviction_rate", "karmada_eviction_storm_hold", "karmada_eviction_total", "karmada_eviction_unmatched_removals_total",
 		"karmada_eviction_waiting_for_transit_budget",
+		"karmada_failback_in_flight", "karmada_failback_total", "karmada_failback_waiting",
 	}, names)
 }
 

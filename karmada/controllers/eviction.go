@@ -278,6 +278,9 @@ type EvictionController struct {
 	freeze *freezeGate
 	// requests records what the handlers send the API server.
 	requests requestMetrics
+	// metrics are the controller's series, which a FailbackController
+	// sharing it records on too; nil before SetupWithManager.
+	metrics *metrics.Metrics
 
 	mu              sync.Mutex
 	lastRoomRecheck time.Time       // see recheckOnRoom
@@ -372,7 +375,7 @@ func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
 	}
 	c.client = mgr.GetClient()
 	c.reader = mgr.GetAPIReader()
-	c.requests = m
+	c.requests, c.metrics = m, m
 	c.limiter = limiter
 	if c.opts.Freeze != (types.NamespacedName{}) {
 		c.freeze = newFreezeGate(c.opts.Freeze, c.opts.Clock, m, mgr.GetLogger().WithName("eviction-freeze"))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
@@ -27,6 +28,7 @@ import (
 	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/karmada/engine"
 	"github.com/failoverkit/failover/karmada/scheduling"
+	"github.com/failoverkit/failover/metrics"
 )
 
 // FailbackName prefixes the names of the FailbackController's
@@ -116,6 +118,19 @@ type FailbackController struct {
 	sched *scheduling.Scheduler
 
 	client client.Client
+
+	// mu guards waiting: why each failed-over binding that has not gone
+	// back waits (a metrics.FailbackWaiting reason), by kind and key, and
+	// how many wait for each reason: failback_waiting.
+	mu         sync.Mutex
+	waiting    map[string]string
+	waitingFor map[string]int
+	// launched are the failbacks this controller wrote (or is writing)
+	// whose tasks the cache may not show yet, by binding and since when:
+	// counted in flight until it does, so that two failbacks decided
+	// back to back, or by the two kinds' controllers at once, cannot pass
+	// MaxInFlight together.
+	launched map[string]time.Time
 }
 
 // NewFailbackController checks opts and fills in their defaults. ev is the
@@ -138,7 +153,8 @@ func NewFailbackController(opts FailbackOptions, ev *EvictionController) (*Failb
 	if opts.MaxInFlight == 0 {
 		opts.MaxInFlight = DefaultMaxFailbacksInFlight
 	}
-	return &FailbackController{opts: opts, ev: ev, sched: scheduling.NewScheduler(nil)}, nil
+	return &FailbackController{opts: opts, ev: ev, sched: scheduling.NewScheduler(nil),
+		waiting: map[string]string{}, waitingFor: map[string]int{}, launched: map[string]time.Time{}}, nil
 }
 
 // SetupWithManager adds a controller per binding kind to mgr, after the
@@ -165,11 +181,17 @@ func (c *FailbackController) SetupWithManager(mgr manager.Manager) error {
 		if err := mgr.GetFieldIndexer().IndexField(ctx, k.new(), failbackTaskIndex, failbackTasksOf(k)); err != nil {
 			return fmt.Errorf("controllers: indexing %s by failback task: %w", k.name, err)
 		}
-		recorded := predicate.NewPredicateFuncs(func(o client.Object) bool {
-			_, ok := o.GetAnnotations()[karmada.FailedOverFromAnnotation]
-			return ok
-		})
-		recorded.DeleteFunc = func(event.DeleteEvent) bool { return false }
+		// The bindings with a record, those whose failback is under way
+		// (the failbacks in flight are counted again when a task ends),
+		// and those that lose either or are deleted (they wait no more).
+		concerned := func(o client.Object) bool {
+			if _, ok := o.GetAnnotations()[karmada.FailedOverFromAnnotation]; ok {
+				return true
+			}
+			return len(failbackTasksOf(k)(o)) > 0
+		}
+		recorded := predicate.NewPredicateFuncs(concerned)
+		recorded.UpdateFunc = func(e event.UpdateEvent) bool { return concerned(e.ObjectOld) || concerned(e.ObjectNew) }
 		err := builder.ControllerManagedBy(mgr).
 			Named(FailbackName+"-"+k.name).
 			For(k.new(), builder.WithPredicates(recorded)).
@@ -254,17 +276,25 @@ func requestsOf(list client.ObjectList) []reconcile.Request {
 // reconcile decides the failback of the binding key, of kind k, and writes
 // it: the record cleaned of moot origins, or the binding sent back.
 func (c *FailbackController) reconcile(ctx context.Context, k *kind, key types.NamespacedName) (reconcile.Result, error) {
+	id := k.name + "/" + key.String()
+	cached, countErr := c.cachedInFlight(ctx)
+	if countErr == nil {
+		c.ev.metrics.FailbacksInFlight(c.inFlight(cached, c.ev.opts.Clock.Now()))
+	}
 	obj := k.new()
 	if err := c.client.Get(ctx, key, obj); err != nil {
+		c.wait(id, "")
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if !obj.GetDeletionTimestamp().IsZero() {
+		c.wait(id, "")
 		return reconcile.Result{}, nil
 	}
 	now := c.ev.opts.Clock.Now()
 	next := obj.DeepCopyObject().(client.Object)
 	step, err := engine.PlanFailback(engine.FailbackOptions{Fleet: c.ev.fleet, Scheduler: c.sched, Window: c.opts.Window, Ledger: c.ev.opts.Ledger}, now, next)
 	if err != nil {
+		c.wait(id, "")
 		c.ev.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventReasonInvalidFailoverRecord, eventActionFailback, "%v", err)
 		return reconcile.Result{}, nil // a person's to mend: the next change of the binding brings it back
 	}
@@ -275,10 +305,13 @@ func (c *FailbackController) reconcile(ctx context.Context, k *kind, key types.N
 	logger := log.FromContext(ctx).WithValues("origin", step.Origin.Cluster)
 	switch step.Action {
 	case engine.FailbackNone:
+		c.wait(id, "")
 		return reconcile.Result{}, c.writeRecord(ctx, k, obj, step)
 	case engine.FailbackWait:
+		c.wait(id, metrics.FailbackWaitingStabilizing)
 		return reconcile.Result{RequeueAfter: step.After}, c.writeRecord(ctx, k, obj, step)
 	case engine.FailbackNotPlaced:
+		c.decided(id, metrics.FailbackNotPlaced)
 		c.ev.recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventReasonFailbackNotPlaced, eventActionFailback, "not back to %s yet: %s", step.Origin.Cluster, step.Why)
 		return reconcile.Result{RequeueAfter: failbackRecheck}, c.writeRecord(ctx, k, obj, step)
 	}
@@ -292,18 +325,38 @@ func (c *FailbackController) reconcile(ctx context.Context, k *kind, key types.N
 			step.Hold.Release()
 		}
 	}()
-	if held := c.heldBack(ctx, k, obj); held != "" {
+	held := c.heldBack(k, obj)
+	if held == "" && countErr != nil {
+		held = fmt.Sprintf("the failbacks in flight cannot be counted: %v", countErr)
+	}
+	if held == "" {
+		// A slot of MaxInFlight, held from here: given back if the
+		// failback is not written.
+		if n, ok := c.launch(id, cached, now); !ok {
+			held = fmt.Sprintf("%d failbacks are in flight, the most --max-failbacks-in-flight allows", n)
+		} else {
+			defer func() {
+				if !written {
+					c.land(id)
+				}
+			}()
+		}
+	}
+	if held != "" {
+		c.decided(id, metrics.FailbackHeldBack)
 		logger.V(1).Info("failback held back", "why", held)
 		return reconcile.Result{RequeueAfter: failbackRecheck}, c.writeRecord(ctx, k, obj, step)
 	}
 	budget, _ := c.ev.transitBudget(obj) // a bad annotation: the flag's, as for an eviction
 	if budget > 0 && len(step.Leaving) > budget {
+		c.decided(id, metrics.FailbackNotPlaced)
 		c.ev.recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventReasonFailbackNotPlaced, eventActionFailback,
 			"not back to %s: it would leave %d clusters at once (%v), more than its budget of clusters in transit, %d", step.Origin.Cluster, len(step.Leaving), step.Leaving, budget)
 		return reconcile.Result{}, c.writeRecord(ctx, k, obj, step)
 	}
 	_, giveBack, ok, at := c.ev.limiter.TakeDomainAt(now, []string{failbackDomain(c.ev, step.Origin.Cluster)})
 	if !ok {
+		c.decided(id, metrics.FailbackHeldBack)
 		after := failbackRecheck
 		if !at.IsZero() {
 			after = at.Sub(now)
@@ -313,20 +366,125 @@ func (c *FailbackController) reconcile(ctx context.Context, k *kind, key types.N
 	if err := c.client.Update(ctx, next, client.FieldOwner(FieldManager)); err != nil {
 		giveBack() // the room goes back too (written is false)
 		if apierrors.IsNotFound(err) {
+			c.wait(id, "")
 			return reconcile.Result{}, nil
 		}
+		c.decided(id, metrics.FailbackError)
 		return reconcile.Result{}, err // a conflict: decided again on what the other writer left
 	}
 	written = true
+	c.decided(id, metrics.FailbackFailedBack)
+	c.ev.metrics.FailbacksInFlight(c.inFlight(cached, now))
 	c.ev.recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventReasonFailedBack, eventActionFailback, "%s", step.Why)
 	logger.Info("failing back", "why", step.Why, "leaving", step.Leaving)
 	return reconcile.Result{}, nil
 }
 
+// decided counts a decision of the failback of the binding id, whose
+// origin has been healthy for the window, in failback_total; the binding
+// waits on, for that reason, unless it went back.
+func (c *FailbackController) decided(id, result string) {
+	c.ev.metrics.Failback(result)
+	switch result {
+	case metrics.FailbackNotPlaced:
+		c.wait(id, metrics.FailbackWaitingNotPlaced)
+	case metrics.FailbackHeldBack, metrics.FailbackError:
+		c.wait(id, metrics.FailbackWaitingHeldBack)
+	default:
+		c.wait(id, "")
+	}
+}
+
+// wait records why the binding id waits to go back ("": it does not) and
+// sets failback_waiting for the reasons that changed.
+func (c *FailbackController) wait(id, reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	was, ok := c.waiting[id]
+	if ok && was == reason {
+		return
+	}
+	if ok {
+		delete(c.waiting, id)
+		c.waitingFor[was]--
+		c.ev.metrics.FailbackWaiting(was, c.waitingFor[was])
+	}
+	if reason != "" {
+		c.waiting[id] = reason
+		c.waitingFor[reason]++
+		c.ev.metrics.FailbackWaiting(reason, c.waitingFor[reason])
+	}
+}
+
+// launchedFor is how long a failback this controller wrote counts in
+// flight while the cache does not show its tasks: the cache catches up
+// within a second or two; a failback whose tasks opened and ended before
+// it did must not count for ever.
+const launchedFor = time.Minute
+
+// cachedInFlight is the bindings of both kinds whose failback tasks the
+// cache shows open, by kind and key.
+func (c *FailbackController) cachedInFlight(ctx context.Context) (map[string]bool, error) {
+	open := map[string]bool{}
+	for _, kk := range []*kind{resourceBindings(), clusterResourceBindings()} {
+		list := kk.list()
+		if err := c.client.List(ctx, list, client.MatchingFields{failbackTaskIndex: "open"}); err != nil {
+			return nil, err
+		}
+		for _, r := range requestsOf(list) {
+			open[kk.name+"/"+r.NamespacedName.String()] = true
+		}
+	}
+	return open, nil
+}
+
+// inFlight is how many failbacks are in flight: those the cache shows, and
+// those launched that it does not show yet.
+func (c *FailbackController) inFlight(cached map[string]bool, now time.Time) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.inFlightLocked(cached, now)
+}
+
+func (c *FailbackController) inFlightLocked(cached map[string]bool, now time.Time) int {
+	n := len(cached)
+	for id, at := range c.launched {
+		switch {
+		case cached[id] || now.Sub(at) > launchedFor:
+			delete(c.launched, id) // the cache shows it, or it is long over
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// launch takes a slot of MaxInFlight for the failback of id, unless they
+// are all taken: it returns the failbacks in flight and whether it did.
+func (c *FailbackController) launch(id string, cached map[string]bool, now time.Time) (int, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.inFlightLocked(cached, now)
+	if _, ok := c.launched[id]; ok || cached[id] || n >= c.opts.MaxInFlight {
+		return n, false
+	}
+	c.launched[id] = now
+	return n + 1, true
+}
+
+// land gives back the slot launch took for id: the failback was not
+// written.
+func (c *FailbackController) land(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.launched, id)
+}
+
 // heldBack says what holds a failback of obj back now, "" when nothing
 // does: the freeze, a storm's hold, an eviction of the binding in flight or
-// maybe queued, or the failbacks in flight fleet wide.
-func (c *FailbackController) heldBack(ctx context.Context, k *kind, obj client.Object) string {
+// maybe queued. (The failbacks in flight fleet wide are counted by the
+// caller.)
+func (c *FailbackController) heldBack(k *kind, obj client.Object) string {
 	if f := c.ev.freeze.check(); f.frozen {
 		return "evictions are frozen: " + f.why
 	}
@@ -340,17 +498,6 @@ func (c *FailbackController) heldBack(ctx context.Context, k *kind, obj client.O
 		if cl, ok := c.ev.fleet.Cluster(t.Name); ok && ClusterFaulty(cl) {
 			return fmt.Sprintf("cluster %s of its schedule result is faulty: an eviction may be queued", t.Name)
 		}
-	}
-	n := 0
-	for _, kk := range []*kind{resourceBindings(), clusterResourceBindings()} {
-		list := kk.list()
-		if err := c.client.List(ctx, list, client.MatchingFields{failbackTaskIndex: "open"}); err != nil {
-			return fmt.Sprintf("the failbacks in flight cannot be counted: %v", err)
-		}
-		n += apimeta.LenList(list)
-	}
-	if n >= c.opts.MaxInFlight {
-		return fmt.Sprintf("%d failbacks are in flight, the most --max-failbacks-in-flight allows", n)
 	}
 	return ""
 }

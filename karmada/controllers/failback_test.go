@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -19,11 +21,13 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/failoverkit/failover/failback"
 	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/karmada/engine"
+	"github.com/failoverkit/failover/metrics"
 	"github.com/failoverkit/failover/ratelimit"
 )
 
@@ -249,4 +253,83 @@ func TestNewFailbackControllerRejectsBadOptions(t *testing.T) {
 	assert.EqualError(t, err, "controllers: FailbackOptions.Window (--failback-stabilization-window) -1s: must not be negative\n"+
 		"controllers: FailbackOptions.MaxInFlight (--max-failbacks-in-flight) -1: must not be negative\n"+
 		"controllers: NewFailbackController: the EvictionController is nil")
+}
+
+// The failback series follow the decisions: a binding waiting for its
+// origin's window counts as stabilizing, one the cap holds back as
+// held_back (a failback_total decision), one sent back leaves the waiting
+// set and counts in flight.
+func TestFailbackControllerMetrics(t *testing.T) {
+	w := newBackWorld(t, FailbackOptions{Window: 10 * time.Minute, MaxInFlight: 1}, EvictionOptions{},
+		backCluster("a1", 100, evictNow.Add(-4*time.Minute)), backCluster("b1", 10, evictNow.Add(-time.Hour)),
+		backBinding("web", workv1alpha2.TargetCluster{Name: "b1", Replicas: 3}), backBinding("api", workv1alpha2.TargetCluster{Name: "b1", Replicas: 3}))
+	reg := prometheus.NewRegistry()
+	m, err := metrics.New(reg, metrics.WithKarmadaNames())
+	require.NoError(t, err)
+	w.ctrl.ev.metrics = m
+	series := func() map[string]float64 {
+		t.Helper()
+		out := map[string]float64{}
+		mfs, err := reg.Gather()
+		require.NoError(t, err)
+		for _, mf := range mfs {
+			if !strings.HasPrefix(mf.GetName(), "failback_") {
+				continue
+			}
+			for _, s := range mf.GetMetric() {
+				key := mf.GetName()
+				for _, l := range s.GetLabel() {
+					key += "{" + l.GetValue() + "}"
+				}
+				out[key] = s.GetGauge().GetValue() + s.GetCounter().GetValue()
+			}
+		}
+		return out
+	}
+
+	w.reconcile(t, "web")
+	w.reconcile(t, "api")
+	assert.Equal(t, map[string]float64{"failback_in_flight": 0, "failback_waiting{stabilizing}": 2}, series())
+
+	w.clk.Step(6 * time.Minute)
+	w.reconcile(t, "web")
+	w.reconcile(t, "api")
+	assert.Equal(t, map[string]float64{
+		"failback_in_flight": 1, "failback_total{failed_back}": 1, "failback_total{held_back}": 1,
+		"failback_waiting{stabilizing}": 0, "failback_waiting{held_back}": 1,
+	}, series(), "web went back; api waits for the cap of 1")
+
+	require.NoError(t, w.c.Delete(context.Background(), w.binding(t, "api")))
+	w.reconcile(t, "api")
+	assert.Equal(t, 0.0, series()["failback_waiting{held_back}"], "a deleted binding waits no more")
+}
+
+// A failback just written counts against MaxInFlight although the cache
+// does not show its task yet, until it does or launchedFor has passed.
+func TestFailbackControllerCapWithALaggingCache(t *testing.T) {
+	ready := evictNow.Add(-time.Hour)
+	w := newBackWorld(t, FailbackOptions{Window: 10 * time.Minute, MaxInFlight: 1}, EvictionOptions{},
+		backCluster("a1", 100, ready), backCluster("b1", 10, ready),
+		backBinding("web", workv1alpha2.TargetCluster{Name: "b1", Replicas: 3}), backBinding("api", workv1alpha2.TargetCluster{Name: "b1", Replicas: 3}))
+	// The cache has not seen any failback task yet.
+	w.ctrl.client = interceptor.NewClient(w.c, interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			var lo client.ListOptions
+			lo.ApplyOptions(opts)
+			if lo.FieldSelector != nil && strings.Contains(lo.FieldSelector.String(), failbackTaskIndex) {
+				return nil // an empty list
+			}
+			return c.List(ctx, list, opts...)
+		},
+	})
+
+	w.reconcile(t, "web")
+	require.Len(t, w.binding(t, "web").Spec.GracefulEvictionTasks, 1)
+	w.clk.Step(2 * time.Second) // the rate's next permit
+	assert.Equal(t, failbackRecheck, w.reconcile(t, "api").RequeueAfter)
+	assert.Empty(t, w.binding(t, "api").Spec.GracefulEvictionTasks, "web's failback holds the one slot")
+
+	w.clk.Step(launchedFor)
+	w.reconcile(t, "api")
+	assert.Len(t, w.binding(t, "api").Spec.GracefulEvictionTasks, 1, "a launch the cache never showed counts for launchedFor only")
 }
