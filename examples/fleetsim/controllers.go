@@ -101,6 +101,7 @@ func (w *world) taintController(now time.Time) (failed, recovered []string, chan
 			recovered = append(recovered, c.Name)
 		}
 		c.faulty = failover.IsFaulty(c.Cluster)
+		w.noteHealth(c, now)
 	}
 	return failed, recovered, changes
 }
@@ -208,6 +209,7 @@ func (w *world) gracefulEvictionController(now time.Time) {
 		if len(a.Done) > 0 {
 			// The old copies of the done tasks are deleted now.
 			w.checkCopies(b)
+			w.failbackTasksEnded(b, now)
 			// Its evictions waiting for the budget go on at once.
 			w.queues[b.queue].Open(kengine.TransitGate(b.key()))
 		}
@@ -267,6 +269,13 @@ func (w *world) nextWake(now time.Time) (time.Time, bool) {
 	}
 	for b := range w.active {
 		take(b.assessAt)
+	}
+	if w.failback != nil {
+		for _, at := range w.failback.due {
+			if at != never {
+				take(at)
+			}
+		}
 	}
 	return next, found
 }

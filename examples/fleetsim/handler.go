@@ -49,8 +49,10 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 		res := step.Result
 		switch step.Action {
 		case kengine.EvictionSkip:
+			w.rec.setResult(resultSkipped)
 			return evictionqueue.Skip(errors.New(step.Why)) // already gone from there
 		case kengine.EvictionStays:
+			w.rec.setResult(resultSkipped)
 			return evictionqueue.Skip(errors.New(step.Decision.Reason))
 		case kengine.EvictionInvalid:
 			w.rec.abandon(queue, b, it.Cluster, step.Err.Error(), abandonInvalidPlacement)
@@ -157,6 +159,7 @@ const (
 // whether c was cut off (a partition the storm's hold must ride out).
 func (w *world) evictedFrom(b *binding, c *clusterState, now time.Time) {
 	w.rec.inTransit(b, len(gracefulevict.InTransit(b.gb.Tasks)))
+	w.failedOver(b, c.Name, now)
 	if c.cutOffAt.IsZero() {
 		return
 	}

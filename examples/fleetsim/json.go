@@ -43,6 +43,28 @@ type jsonReport struct {
 	Checks          []jsonCheck     `json:"checks"`
 	Pass            bool            `json:"pass"`
 	Safety          jsonSafety      `json:"safety"`
+	// Failback is what the failback controller did; null unless the
+	// scenario turns it on (spec.failback).
+	Failback *jsonFailback `json:"failback"`
+}
+
+// jsonFailback is what the failback controller did: the bindings sent back
+// (by the origin's region), when the first and last went, the longest any
+// waited past its origin's window, the most in flight at once, the
+// decisions by result (failback_total's), and at the end the bindings
+// still waiting by reason and those a fresh placement would not put back.
+type jsonFailback struct {
+	WindowSeconds      float64        `json:"windowSeconds"`
+	MaxInFlight        int            `json:"maxInFlight"`
+	Back               int            `json:"back"`
+	BackByRegion       map[string]int `json:"backByRegion"`
+	FirstSeconds       float64        `json:"firstSeconds"`
+	LastSeconds        float64        `json:"lastSeconds"`
+	LatestAfterWindowS float64        `json:"latestAfterWindowSeconds"`
+	PeakInFlight       int            `json:"peakInFlight"`
+	Decisions          map[string]int `json:"decisions"`
+	Waiting            map[string]int `json:"waiting"`
+	NotPlaced          map[string]int `json:"notPlaced"`
 }
 
 // jsonSafety is what the safety features did: the failure storm's holds,
@@ -219,6 +241,12 @@ var checkCodes = map[string]string{
 	checkFrozen:       "NoEvictionWhileFrozen",
 	checkThawed:       "NoItemLostToAFreeze",
 	checkTransit:      "ClustersInTransitWithinBudget",
+
+	checkFailbackWindow:    "NoFailbackBeforeTheWindow",
+	checkFailbackReady:     "NoFailbackDroppedReadyReplicas",
+	checkFailbackCap:       "FailbacksInFlightWithinCap",
+	checkFailbackPredicted: "FailbacksPlacedAsPredicted",
+	checkFailbackBack:      "FailedOverBindingsBack",
 }
 
 // The codes of why graceful eviction tasks ended (recorder.taskDone).
@@ -364,6 +392,13 @@ func (r *report) json() *jsonReport {
 	for _, g := range slices.Sorted(maps.Keys(r.Transit)) {
 		p := r.Transit[g]
 		j.Safety.Transit = append(j.Safety.Transit, jsonTransit{Workload: g, Budget: p.Budget, Peak: p.Peak})
+	}
+	if f := r.Failback; f != nil {
+		j.Failback = &jsonFailback{
+			WindowSeconds: seconds(f.Window), MaxInFlight: f.MaxInFlight, Back: f.Back, BackByRegion: f.ByOrigin,
+			FirstSeconds: seconds(f.First), LastSeconds: seconds(f.Last), LatestAfterWindowS: seconds(f.Latest),
+			PeakInFlight: f.Peak, Decisions: f.Decisions, Waiting: f.Waiting, NotPlaced: f.NotPlaced,
+		}
 	}
 	for _, c := range r.Checks {
 		details := c.Details

@@ -82,7 +82,7 @@ func assertAllFields(t *testing.T, path string, typ reflect.Type, v any) {
 	}
 }
 
-var eventTypes = map[string]bool{eventPhase: true, eventConditions: true, eventTaints: true, eventHealth: true, eventQueued: true, eventFreeze: true, eventStorm: true}
+var eventTypes = map[string]bool{eventPhase: true, eventConditions: true, eventTaints: true, eventHealth: true, eventQueued: true, eventFreeze: true, eventStorm: true, eventFailback: true}
 
 func checkReport(t *testing.T, r *jsonReport) {
 	t.Helper()
@@ -191,8 +191,12 @@ func checkReport(t *testing.T, r *jsonReport) {
 		codes[c.Code] = true
 		pass = pass && c.Pass
 	}
-	if len(r.Checks) != len(checkOrder) || pass != r.Pass {
-		t.Errorf("%d checks, pass %v, want %d and %v", len(r.Checks), r.Pass, len(checkOrder), pass)
+	want := len(checkOrder)
+	if r.Failback != nil {
+		want += len(failbackChecks)
+	}
+	if len(r.Checks) != want || pass != r.Pass {
+		t.Errorf("%d checks, pass %v, want %d and %v", len(r.Checks), r.Pass, want, pass)
 	}
 }
 

@@ -31,6 +31,18 @@ const (
 var checkOrder = []string{checkRateBound, checkAchieved, checkLastCopy, checkTarget, checkCancelled, checkTaskDeadline, checkAccounted,
 	checkStormHold, checkRealFailure, checkFrozen, checkThawed, checkTransit}
 
+// The checks of a scenario that turns failback on (spec.failback), after
+// the others.
+const (
+	checkFailbackWindow    = "no failback before its origin had been Ready for the stabilization window without a break, and untainted"
+	checkFailbackReady     = "no failback dropped ready replicas (the leaving copies kept until the returning ones were healthy)"
+	checkFailbackCap       = "failbacks in flight never above the cap (--max-failbacks-in-flight)"
+	checkFailbackPredicted = "every failback placed by Karmada's scheduler as the planner predicted"
+	checkFailbackBack      = "at least 99% of the bindings that failed over from a recovered cluster back there within the window and the rate's time (but those a fresh placement would not put back)"
+)
+
+var failbackChecks = []string{checkFailbackWindow, checkFailbackReady, checkFailbackCap, checkFailbackPredicted, checkFailbackBack}
+
 // achievedTolerance is how far the achieved rate may be from the rate in force.
 const achievedTolerance = 0.05
 
@@ -492,8 +504,22 @@ func (r *recorder) analyse(phases []phaseMark, faulty []faultyMark, end time.Tim
 				last = nil
 				break
 			}
-			// An abandon gives its permit back: only evictions count
+			// An abandon gives its permit back: only evictions (and
+			// failbacks, which take permits of the same rate) count
 			// against the rate, and only the gaps between them measure it.
+			if e.result == resultFailedBack {
+				permits = append(permits, e.t)
+				break
+			}
+			// A skip (the binding had left the cluster already, or may
+			// stay) evicts nothing and gives its permit back: not an
+			// abandon.
+			if e.result == resultSkipped {
+				if e.backlog == 0 {
+					last = nil
+				}
+				break
+			}
 			if e.result != "evicted" {
 				cur.Abandoned++
 				if e.backlog == 0 {
@@ -583,7 +609,7 @@ func (r *recorder) checkDomainBounds() {
 			flush(e.domain)
 			rates[e.domain] = e.rate
 		case entryPermit:
-			if r.domainRates != nil && e.result == "evicted" {
+			if r.domainRates != nil && (e.result == "evicted" || e.result == resultFailedBack) {
 				permits[e.domain] = append(permits[e.domain], e.t)
 			}
 		}

@@ -51,6 +51,9 @@ type report struct {
 	// Transit is, per binding group, its budget of clusters in transit and
 	// the most one of its bindings had at once.
 	Transit map[string]transitPeak
+	// Failback is what the failback controller did; nil when the scenario
+	// does not turn it on.
+	Failback *failbackReport
 }
 
 type checkResult struct {
@@ -93,8 +96,14 @@ func (s *sim) report() *report {
 	for g, p := range rec.transit {
 		r.Transit[g] = *p
 	}
+	r.Failback = s.failbackReport()
+	s.checkFailbacks()
+	order := checkOrder
+	if r.Failback != nil {
+		order = append(slices.Clip(order), failbackChecks...)
+	}
 	r.Pass = true
-	for _, name := range checkOrder {
+	for _, name := range order {
 		v := rec.violations[name]
 		c := checkResult{Name: name, Pass: len(v) == 0}
 		if len(v) > 5 {
@@ -216,6 +225,7 @@ func printSummary(out io.Writer, r *report) {
 		}
 	}
 	printSafety(out, r)
+	printFailback(out, r.Failback)
 	fmt.Fprintln(out)
 	fmt.Fprintln(out, "checks:")
 	passed := 0

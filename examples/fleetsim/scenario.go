@@ -96,8 +96,12 @@ type scenario struct {
 	// answer, then Complete, come this long after.
 	CompletesAfter time.Duration
 	MaxInFlight    int
-	Rates          rateSpec
-	Clusters       []failover.Cluster
+	// FailbackWindow, when positive, turns failback on with that
+	// stabilisation window, at most MaxFailbacksInFlight at once.
+	FailbackWindow       time.Duration
+	MaxFailbacksInFlight int
+	Rates                rateSpec
+	Clusters             []failover.Cluster
 	// Capacity is how many replicas each cluster can run; a cluster it does
 	// not list has no known limit.
 	Capacity map[string]int32
@@ -125,6 +129,7 @@ type scenarioSpec struct {
 	Workers                 *int             `json:"workers,omitempty"`
 	PlacementBatch          *int             `json:"placementBatch,omitempty"`
 	BackgroundEviction      *backgroundSpec  `json:"backgroundEviction,omitempty"`
+	Failback                *failbackSpec    `json:"failback,omitempty"`
 	Rates                   rateSpec         `json:"rates,omitempty"`
 	Fleet                   []fleetGroup     `json:"fleet,omitempty"`
 	Timeline                []timelineEvent  `json:"timeline,omitempty"`
@@ -136,6 +141,16 @@ type scenarioSpec struct {
 type backgroundSpec struct {
 	CompletesAfter metav1.Duration `json:"completesAfter"`
 	MaxInFlight    int             `json:"maxInFlight,omitempty"`
+}
+
+// failbackSpec turns the fork's failback controller on, as
+// --failback-stabilization-window and --max-failbacks-in-flight do: a
+// binding goes back to a cluster it failed over from once that cluster has
+// been healthy for StabilizationWindow, at most MaxInFlight at once
+// (default 10).
+type failbackSpec struct {
+	StabilizationWindow metav1.Duration `json:"stabilizationWindow"`
+	MaxInFlight         *int            `json:"maxInFlight,omitempty"`
 }
 
 // rateSpec overrides the rate flags' defaults; a flag given on the command
@@ -412,6 +427,9 @@ func loadScenario(name string, r io.Reader) (*scenario, error) {
 	if b := spec.BackgroundEviction; b != nil {
 		sc.CompletesAfter, sc.MaxInFlight = b.CompletesAfter.Duration, b.MaxInFlight
 	}
+	if f := spec.Failback; f != nil {
+		sc.FailbackWindow, sc.MaxFailbacksInFlight = f.StabilizationWindow.Duration, *f.MaxInFlight
+	}
 	sc.Rates = spec.Rates
 	sc.Timeline = spec.Timeline
 	sort.SliceStable(sc.Timeline, func(i, j int) bool { return sc.Timeline[i].At.Duration < sc.Timeline[j].At.Duration })
@@ -488,6 +506,18 @@ func validateSpec(s *scenarioSpec) error {
 		}
 		if b.MaxInFlight < 0 {
 			return fmt.Errorf("spec.backgroundEviction.maxInFlight: %d: must not be negative (0: unlimited)", b.MaxInFlight)
+		}
+	}
+	if f := s.Failback; f != nil {
+		if f.StabilizationWindow.Duration <= 0 {
+			return fmt.Errorf("spec.failback.stabilizationWindow: %v: must be positive (leave spec.failback out to turn failback off)", f.StabilizationWindow.Duration)
+		}
+		if f.MaxInFlight == nil {
+			n := 10
+			f.MaxInFlight = &n
+		}
+		if *f.MaxInFlight <= 0 {
+			return fmt.Errorf("spec.failback.maxInFlight: %d: must be positive", *f.MaxInFlight)
 		}
 	}
 	for name, v := range map[string]*float64{

@@ -65,6 +65,7 @@ const (
 	eventQueued     = "queued"     // the taint manager queues evictions
 	eventFreeze     = "freeze"     // an operator freezes or thaws evictions
 	eventStorm      = "storm"      // a failure storm's hold starts or ends
+	eventFailback   = "failback"   // the failback controller sends bindings back
 )
 
 // event is one » line: what changed at T (since the start).
@@ -136,6 +137,12 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		abandoned: map[itemID]int{},
 		rec:       newRecorder(),
 		metrics:   m,
+	}
+	if sc.FailbackWindow > 0 {
+		w.failback = newFailbackState(sc.FailbackWindow, sc.MaxFailbacksInFlight)
+		for _, r := range []string{metrics.FailbackWaitingStabilizing, metrics.FailbackWaitingNotPlaced, metrics.FailbackWaitingHeldBack} {
+			m.FailbackWaiting(r, 0) // served before the first wait
+		}
 	}
 	if w.ledger, err = kengine.NewLedger(); err != nil {
 		return nil, err
@@ -420,6 +427,16 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 
 	w.observeRate(now)
 	w.gracefulEvictionController(now)
+	if back := w.failbackController(now); len(back) > 0 {
+		var origins []string
+		for _, d := range back {
+			origins = append(origins, d.origin)
+		}
+		slices.Sort(origins)
+		origins = slices.Compact(origins)
+		s.note(now, event{Kind: eventFailback, Count: len(back), Clusters: origins,
+			Message: fmt.Sprintf("failback: %s sent back to %s", plural(len(back), "binding", "bindings"), describeClusters(origins, s.fleetNames))})
+	}
 	return nil
 }
 

@@ -44,6 +44,11 @@ type clusterState struct {
 	// cutOffAt is when a cutOff event made the control plane lose sight of
 	// the cluster; zero once its Ready condition is True again.
 	cutOffAt time.Time
+	// readySince is since when it has been Ready without a break (zero
+	// while it is not), and tainted whether it carries a NoExecute or
+	// PreferNoExecute taint: what a failback to it waits for.
+	readySince time.Time
+	tainted    bool
 	// kc is the cluster as the Karmada object last published (publish).
 	kc *clusterv1alpha1.Cluster
 	// reported is the replicas it runs as its resource summary last
@@ -150,6 +155,9 @@ type world struct {
 	// stormConfirmed is when an operator last ended a storm's hold
 	// (confirmStorm); zero: never.
 	stormConfirmed time.Time
+	// failback is the failback controller; nil when the scenario does not
+	// turn failback on.
+	failback *failbackState
 
 	rec *recorder
 }

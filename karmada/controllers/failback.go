@@ -363,6 +363,21 @@ func (c *FailbackController) reconcile(ctx context.Context, k *kind, key types.N
 		}
 		return reconcile.Result{RequeueAfter: after}, nil
 	}
+	if step.FirstTerm {
+		// The scheduler starts from the first clusterAffinities term only
+		// with status.schedulerObservedAffinityName cleared, and acts on
+		// the spec's change: the status first. Should the spec's write then
+		// fail, the next placement of the binding, whatever asks for it,
+		// starts from its first term too; the failback is decided again.
+		st := obj.DeepCopyObject().(client.Object)
+		k.status(st).SchedulerObservedAffinityName = ""
+		if err := c.client.Status().Update(ctx, st, client.FieldOwner(FieldManager)); err != nil {
+			giveBack()
+			c.decided(id, metrics.FailbackError)
+			return reconcile.Result{}, client.IgnoreNotFound(err)
+		}
+		next.SetResourceVersion(st.GetResourceVersion())
+	}
 	if err := c.client.Update(ctx, next, client.FieldOwner(FieldManager)); err != nil {
 		giveBack() // the room goes back too (written is false)
 		if apierrors.IsNotFound(err) {

@@ -87,6 +87,7 @@ func newBackWorld(t *testing.T, opts FailbackOptions, eviction EvictionOptions, 
 	require.NoError(t, AddToScheme(s))
 	b := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...)
 	for _, k := range []*kind{resourceBindings(), clusterResourceBindings()} {
+		b = b.WithStatusSubresource(k.new())
 		b = b.WithIndex(k.new(), failbackTaskIndex, failbackTasksOf(k)).WithIndex(k.new(), failbackIndex, originsOf)
 	}
 	w := &backWorld{c: b.Build(), events: &backEvents{}}
@@ -332,4 +333,29 @@ func TestFailbackControllerCapWithALaggingCache(t *testing.T) {
 	w.clk.Step(launchedFor)
 	w.reconcile(t, "api")
 	assert.Len(t, w.binding(t, "api").Spec.GracefulEvictionTasks, 1, "a launch the cache never showed counts for launchedFor only")
+}
+
+// A binding that fell back to a later clusterAffinities term goes back to
+// the first: its status's term is cleared (the scheduler places afresh
+// from the term it observes) and its spec written.
+func TestFailbackControllerClearsTheObservedTerm(t *testing.T) {
+	ready := evictNow.Add(-time.Hour)
+	rb := backBinding("web", workv1alpha2.TargetCluster{Name: "b1", Replicas: 3})
+	rb.Spec.Placement.ClusterAffinity = nil
+	rb.Spec.Placement.ClusterAffinities = []policyv1alpha1.ClusterAffinityTerm{
+		{AffinityName: "home", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"a1"}}},
+		{AffinityName: "fallback", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"b1"}}},
+	}
+	rec := failback.Record{}.Add(failback.Origin{Cluster: "a1", At: metav1.NewTime(evictNow.Add(-2 * time.Hour)), Placement: karmada.PlacementFingerprint(rb.Spec.Placement)})
+	rb.Annotations[karmada.FailedOverFromAnnotation] = rec.String()
+	rb.Status.SchedulerObservedAffinityName = "fallback"
+	w := newBackWorld(t, FailbackOptions{Window: 10 * time.Minute}, EvictionOptions{},
+		backCluster("a1", 100, ready), backCluster("b1", 10, ready), rb)
+
+	w.reconcile(t, "web")
+	got := w.binding(t, "web")
+	require.Len(t, got.Spec.GracefulEvictionTasks, 1, "%v", *w.events)
+	assert.Equal(t, "b1", got.Spec.GracefulEvictionTasks[0].FromCluster)
+	assert.Empty(t, got.Status.SchedulerObservedAffinityName)
+	assert.NotNil(t, got.Spec.RescheduleTriggeredAt)
 }

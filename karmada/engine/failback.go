@@ -111,6 +111,14 @@ type FailbackStep struct {
 	// was changed in place (origins made moot dropped, or the origin
 	// returned to): write the binding, whatever the Action.
 	RecordChanged bool
+	// FirstTerm is true, for FailbackGo, when the binding goes back to a
+	// clusterAffinities term before the one the scheduler observes: its
+	// status.schedulerObservedAffinityName was cleared in place, so that
+	// Karmada's scheduler, which starts a fresh placement from the term it
+	// observes, starts from the first. Write the status (the status
+	// subresource) before the spec: the scheduler acts on the spec's
+	// change, not on the status's.
+	FirstTerm bool
 }
 
 // PlanFailback decides, at now, whether binding (a *ResourceBinding or a
@@ -211,28 +219,32 @@ func PlanFailback(opts FailbackOptions, now time.Time, binding runtime.Object) (
 	}
 	step.Origin = *ready
 
-	// Where a fresh placement puts it, and again without the clusters it
-	// leaves, which the scheduler will not place on while their copies wait
-	// in tasks.
-	fresh, why := predictFresh(opts.Scheduler, spec, status, nil, now)
-	if why != "" {
-		step.Action, step.Why = FailbackNotPlaced, why
-		return step, nil
+	// Karmada's scheduler places afresh from the clusterAffinities term it
+	// observes (karmada#5070): a binding that fell back to a later term
+	// goes back to the first only if that is cleared. Tried first; then
+	// from the term observed.
+	from := []*workv1alpha2.ResourceBindingStatus{status}
+	if terms := spec.Placement.ClusterAffinities; len(terms) > 1 && status.SchedulerObservedAffinityName != "" &&
+		status.SchedulerObservedAffinityName != terms[0].AffinityName {
+		first := status.DeepCopy()
+		first.SchedulerObservedAffinityName = ""
+		from = []*workv1alpha2.ResourceBindingStatus{first, status}
 	}
+	var fresh []workv1alpha2.TargetCluster
 	var leaving []string
-	for _, t := range spec.Clusters {
-		if !slices.ContainsFunc(fresh, func(f workv1alpha2.TargetCluster) bool { return f.Name == t.Name }) {
-			leaving = append(leaving, t.Name)
+	var why string
+	for _, st := range from {
+		first := ""
+		if st != status {
+			first = spec.Placement.ClusterAffinities[0].AffinityName
 		}
-	}
-	if len(leaving) > 0 {
-		if fresh, why = predictFresh(opts.Scheduler, spec, status, leaving, now); why != "" {
-			step.Action, step.Why = FailbackNotPlaced, why
-			return step, nil
+		if fresh, leaving, why = predictReturn(opts.Scheduler, spec, st, ready.Cluster, first, now); why == "" {
+			step.FirstTerm = first != ""
+			break
 		}
 	}
 	step.Placement = fresh
-	if why := returns(spec, fresh, ready.Cluster, leaving); why != "" {
+	if why != "" {
 		step.Action, step.Why = FailbackNotPlaced, why
 		return step, nil
 	}
@@ -269,17 +281,57 @@ func PlanFailback(opts FailbackOptions, now time.Time, binding runtime.Object) (
 	}
 	karmada.ApplyBinding(spec, lib)
 	spec.RescheduleTriggeredAt = &created
-	setRecord(live.Remove(ready.Cluster))
 	step.Action, step.Leaving = FailbackGo, leaving
+	if step.FirstTerm {
+		// Back in the placement's first term: the record has served.
+		status.SchedulerObservedAffinityName = ""
+		setRecord(nil)
+		step.Why = fmt.Sprintf("cluster %s has been healthy for the %v window, and a fresh placement from the first clusterAffinities term %q puts it back there (%s)",
+			ready.Cluster, window, spec.Placement.ClusterAffinities[0].AffinityName, placementString(fresh))
+		return step, nil
+	}
+	setRecord(live.Remove(ready.Cluster))
 	step.Why = fmt.Sprintf("cluster %s has been healthy for the %v window, and a fresh placement puts %s there (%s)",
 		ready.Cluster, window, replicasOn(fresh, ready.Cluster), placementString(fresh))
 	return step, nil
 }
 
+// predictReturn is the fresh placement Karmada's scheduler gives a binding
+// placed as spec, with status, and the clusters it leaves; or why it is no
+// failback: to origin, or, when firstTerm is set (status names no term),
+// to the placement's first clusterAffinities term.
+func predictReturn(s *scheduling.Scheduler, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, origin, firstTerm string, now time.Time) (fresh []workv1alpha2.TargetCluster, leaving []string, why string) {
+	// Where a fresh placement puts it, and again without the clusters it
+	// leaves, which the scheduler will not place on while their copies wait
+	// in tasks.
+	var term string
+	if fresh, term, why = predictFresh(s, spec, status, nil, now); why != "" {
+		return nil, nil, why
+	}
+	for _, t := range spec.Clusters {
+		if !slices.ContainsFunc(fresh, func(f workv1alpha2.TargetCluster) bool { return f.Name == t.Name }) {
+			leaving = append(leaving, t.Name)
+		}
+	}
+	if len(leaving) > 0 {
+		if fresh, term, why = predictFresh(s, spec, status, leaving, now); why != "" {
+			return nil, nil, why
+		}
+	}
+	if firstTerm == "" {
+		return fresh, leaving, returns(spec, fresh, origin, leaving)
+	}
+	if term != firstTerm {
+		return fresh, leaving, fmt.Sprintf("a fresh placement would not go back to the first clusterAffinities term %q: Karmada's scheduler would place it as %s under %q",
+			firstTerm, placementString(fresh), term)
+	}
+	return fresh, leaving, shrinks(spec, fresh, origin, leaving)
+}
+
 // predictFresh is the fresh placement Karmada's scheduler gives spec now,
 // with the copies on leaving in graceful eviction tasks; or why there is
 // none.
-func predictFresh(s *scheduling.Scheduler, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, leaving []string, now time.Time) ([]workv1alpha2.TargetCluster, string) {
+func predictFresh(s *scheduling.Scheduler, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, leaving []string, now time.Time) (placement []workv1alpha2.TargetCluster, term, why string) {
 	sp := spec.DeepCopy()
 	at := metav1.NewTime(now)
 	sp.RescheduleTriggeredAt = &at
@@ -291,12 +343,12 @@ func predictFresh(s *scheduling.Scheduler, spec *workv1alpha2.ResourceBindingSpe
 		before := metav1.NewTime(now.Add(-time.Second))
 		st.LastScheduledTime = &before
 	}
-	out, _, err := s.Schedule(sp, st)
+	out, term, err := s.Schedule(sp, st)
 	if err != nil {
-		return nil, fmt.Sprintf("Karmada's scheduler would not place it afresh: %v", err)
+		return nil, "", fmt.Sprintf("Karmada's scheduler would not place it afresh: %v", err)
 	}
 	slices.SortFunc(out, func(a, b workv1alpha2.TargetCluster) int { return strings.Compare(a.Name, b.Name) })
-	return out, ""
+	return out, term, ""
 }
 
 // gains is a feasible answer moving, to each cluster of fresh, the replicas
@@ -330,7 +382,14 @@ func returns(spec *workv1alpha2.ResourceBindingSpec, fresh []workv1alpha2.Target
 	if i < 0 || !duplicated && fresh[i].Replicas == 0 && spec.Replicas > 0 {
 		return fmt.Sprintf("a fresh placement would not put it back on %s: Karmada's scheduler would place it as %s", origin, placementString(fresh))
 	}
-	if duplicated {
+	return shrinks(spec, fresh, origin, leaving)
+}
+
+// shrinks says why fresh is not a failback for a binding now placed as
+// spec: it shrinks a cluster the binding keeps, while the copies on origin
+// start.
+func shrinks(spec *workv1alpha2.ResourceBindingSpec, fresh []workv1alpha2.TargetCluster, origin string, leaving []string) string {
+	if spec.Placement.ReplicaSchedulingType() == policyv1alpha1.ReplicaSchedulingTypeDuplicated {
 		return ""
 	}
 	for _, t := range spec.Clusters {

@@ -245,3 +245,41 @@ func TestPlanFailbackHoldsRoom(t *testing.T) {
 	assert.True(t, step.Hold.IsZero())
 	assert.Empty(t, api.Spec.GracefulEvictionTasks, "nothing changes")
 }
+
+// A binding that fell back to a later clusterAffinities term goes back to
+// the first: Karmada's scheduler places afresh from the term it observes,
+// so the status's term is cleared (FirstTerm), the placement predicted is
+// the first term's (a1, roomier, not the origin a2), and the record has
+// served. Without clearing it, the fresh placement stays in the fallback.
+func TestPlanFailbackReturnsToTheFirstTerm(t *testing.T) {
+	ready := readySince(backNow.Add(-15 * time.Minute))
+	opts := backWorld(t, room("a1", 100, ready), room("a2", 10, ready), room("b1", 10))
+	rb := failedOver(t, aggregated, workv1alpha2.TargetCluster{Name: "b1", Replicas: 3})
+	rb.Spec.Placement = &policyv1alpha1.Placement{
+		ClusterAffinities: []policyv1alpha1.ClusterAffinityTerm{
+			{AffinityName: "home", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"a1", "a2"}}},
+			{AffinityName: "fallback", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"b1"}}},
+		},
+		ReplicaScheduling: aggregated,
+	}
+	rec := failback.Record{}.Add(failback.Origin{Cluster: "a2", At: metav1.NewTime(backNow.Add(-time.Hour)), Placement: karmada.PlacementFingerprint(rb.Spec.Placement)})
+	rb.Annotations[karmada.FailedOverFromAnnotation] = rec.String()
+	rb.Status.SchedulerObservedAffinityName = "fallback"
+
+	step, err := engine.PlanFailback(opts, backNow, rb)
+	require.NoError(t, err)
+	require.Equal(t, engine.FailbackGo, step.Action, step.Why)
+	assert.True(t, step.FirstTerm)
+	assert.Equal(t, []workv1alpha2.TargetCluster{{Name: "a1", Replicas: 3}}, step.Placement)
+	assert.Equal(t, []string{"b1"}, step.Leaving)
+	assert.Empty(t, rb.Status.SchedulerObservedAffinityName, "cleared, so that the scheduler starts from the first term")
+	assert.NotContains(t, rb.Annotations, karmada.FailedOverFromAnnotation)
+	assert.Equal(t, `cluster a2 has been healthy for the 10m0s window, and a fresh placement from the first clusterAffinities term "home" puts it back there (a1:3)`, step.Why)
+
+	// The scheduler, asked afresh with the status the planner leaves,
+	// places it as predicted.
+	got, term, err := opts.Scheduler.Schedule(&rb.Spec, &rb.Status)
+	require.NoError(t, err)
+	assert.Equal(t, "home", term)
+	assert.Equal(t, step.Placement, got)
+}
