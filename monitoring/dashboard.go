@@ -128,7 +128,14 @@ func Dashboard(n Names) ([]byte, error) {
 			Thresholds(dashboard.NewThresholdsConfigBuilder().
 				Mode(dashboard.ThresholdsModeAbsolute).
 				Steps([]dashboard.Threshold{{Color: "green"}, {Value: cog.ToPtr(1.0), Color: "orange"}})).
-			Span(4).Height(8))
+			Span(4).Height(8)).
+		WithPanel(timeseriesPanel("Failback", "Bindings that failed over and have not gone back, by why they wait "+
+			"(stabilizing: the origin's window runs; not_placed: a fresh placement would not put them back, "+
+			"FailoverFailbacksNotPlaced; held_back: the freeze, a storm's hold, the rate or --max-failbacks-in-flight), "+
+			"and the failbacks in flight.", "short",
+			query(`sum by (reason) (failback_waiting{`+jobSel+`})`, "waiting: {{reason}}"),
+			query(`sum(failback_in_flight{`+jobSel+`})`, "in flight")).
+			Span(12))
 
 	b.WithRow(dashboard.NewRowBuilder("Queues")).
 		WithPanel(timeseriesPanel("Queue depth by queue", "Items in each eviction queue, pending or backing off.", "short",

@@ -93,7 +93,7 @@ func TestEveryAlertHasItsRunbookSection(t *testing.T) {
 	wantAlerts := []string{
 		"FailoverEvictionsPaused", "FailoverEvictionQueueNotDraining", "FailoverClusterFailureRateHigh",
 		"FailoverInFlightEvictionsExpiring", "FailoverEvictionHandlerErrors", "FailoverDomainFullDisruption",
-		"FailoverEvictionsFrozen", "FailoverEvictionStormHold", "FailoverEvictionsWaitingForTransitBudget",
+		"FailoverEvictionsFrozen", "FailoverEvictionStormHold", "FailoverEvictionsWaitingForTransitBudget", "FailoverFailbacksNotPlaced",
 	}
 	for _, n := range Namings {
 		var names []string
@@ -152,7 +152,7 @@ func TestDashboardPanels(t *testing.T) {
 	want := []string{
 		"Faulty clusters", "Failure rate", "Rate in force", "Queued evictions", "In flight", "Domains in full disruption",
 		"Fleet health", "Disruption state by domain", "Rate in force and achieved evictions", "Evictions frozen",
-		"Failure storm hold", "Waiting for a transit budget",
+		"Failure storm hold", "Waiting for a transit budget", "Failback",
 		"Queue depth by queue", "Queue depth by cluster and kind", "Processing latency", "Outcomes",
 		"In-flight evictions", "Handler error ratio",
 	}

@@ -127,6 +127,14 @@ type Thresholds struct {
 	// 10s and, between that attempt's start and its end, does not count,
 	// so a scrape may see 0 for a moment though it still waits.
 	TransitWaitGap string
+	// FailbackNotPlacedFor: how long bindings whose origin has been healthy
+	// for the stabilization window may keep not going back (a fresh
+	// placement would not put them there) before the alert fires. Each is
+	// decided again every 30s and as the fleet changes; a placement that
+	// waits for the summaries to show room, or for other failbacks' room,
+	// goes within minutes. An hour of it is a placement that no longer
+	// leads back, or an origin without room.
+	FailbackNotPlacedFor string
 }
 
 // DefaultThresholds are the thresholds of the committed rules.
@@ -144,6 +152,8 @@ var DefaultThresholds = Thresholds{
 	StormHoldFor:      "1m",
 	TransitWaitFor:    "30m",
 	TransitWaitGap:    "5m",
+
+	FailbackNotPlacedFor: "1h",
 }
 
 // RunbookURL is where the alerts' runbook_url annotations point; each alert
