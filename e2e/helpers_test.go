@@ -32,6 +32,7 @@ import (
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/examples/taintcontroller/controller"
 	"github.com/failoverkit/failover/karmada"
+	"github.com/failoverkit/failover/karmada/scheduling"
 )
 
 const (
@@ -65,6 +66,9 @@ func noLeaks(t *testing.T) {
 		goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*ClientConn).readLoop"),
 		goleak.IgnoreAnyFunction(pq + "handleReadyItems"),
 		goleak.IgnoreAnyFunction(pq + "handleWaitingItems"),
+		// Karmada's scheduling framework, which the FailbackController's
+		// in-process scheduler builds once per process, never ends it.
+		goleak.IgnoreAnyFunction(scheduling.LeakedGoroutine),
 	}
 	t.Cleanup(func() { goleak.VerifyNone(t, opts...) })
 }

@@ -173,6 +173,13 @@ type forkOptions struct {
 	// binding without an annotation of its own (--max-clusters-in-transit);
 	// 0: unlimited.
 	MaxClustersInTransit int
+	// FailbackWindow, when set, adds the FailbackController beside the
+	// three, as examples/karmadafork adds it, with this
+	// --failback-stabilization-window; 0: not added.
+	FailbackWindow time.Duration
+	// MaxFailbacksInFlight is its --max-failbacks-in-flight; 0: the
+	// default.
+	MaxFailbacksInFlight int
 }
 
 // forkRun is one replica of the fork, started in-process.
@@ -222,7 +229,8 @@ func (s *suite) start(name string, opts forkOptions, newClient func(client.Clien
 	}
 	mgr, err := ctrl.NewManager(forkConfig(), mgrOpts)
 	require.NoError(t, err)
-	// The three controllers, as examples/karmadafork's main adds them.
+	// The three controllers, as examples/karmadafork's main adds them (and
+	// the FailbackController, with a window).
 	eviction, err := controllers.Setup(mgr, controllers.ClusterTaintPolicyOptions{}, controllers.EvictionOptions{
 		Rate: opts.Rate, EnableNoExecuteTaintEviction: opts.EnableNoExecuteTaintEviction, Registerer: reg,
 		DisableLedger: opts.NoLedger, ClusterStatusUpdateFrequency: opts.StatusPeriod,
@@ -232,6 +240,14 @@ func (s *suite) start(name string, opts forkOptions, newClient func(client.Clien
 		Timeout: opts.GracefulEvictionTimeout,
 	})
 	require.NoError(t, err)
+	if opts.FailbackWindow > 0 {
+		// Sharing the eviction controller's fleet, rate and freeze.
+		fb, err := controllers.NewFailbackController(controllers.FailbackOptions{
+			Window: opts.FailbackWindow, MaxInFlight: opts.MaxFailbacksInFlight,
+		}, eviction)
+		require.NoError(t, err)
+		require.NoError(t, fb.SetupWithManager(mgr))
+	}
 	r := &forkRun{name: name, reg: reg, eviction: eviction, mgr: mgr}
 	r.stop = runUntilStopped(t, name, mgr.Start)
 	return r

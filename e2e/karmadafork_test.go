@@ -166,4 +166,8 @@ func TestKarmadaFork(t *testing.T) {
 		t.Parallel()
 		testRegionalOutageLoop(t)
 	})
+	t.Run("failback with karmada-scheduler: back to the origin after the window, as predicted, ready replicas never drop", func(t *testing.T) {
+		t.Parallel()
+		testFailback(t)
+	})
 }

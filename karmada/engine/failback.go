@@ -407,7 +407,10 @@ func shrinks(spec *workv1alpha2.ResourceBindingSpec, fresh []workv1alpha2.Target
 
 func replicasOn(ts []workv1alpha2.TargetCluster, name string) string {
 	for _, t := range ts {
-		if t.Name == name && t.Replicas > 0 {
+		switch {
+		case t.Name == name && t.Replicas == 1:
+			return "1 replica"
+		case t.Name == name && t.Replicas > 1:
 			return fmt.Sprintf("%d replicas", t.Replicas)
 		}
 	}
