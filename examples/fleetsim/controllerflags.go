@@ -30,6 +30,8 @@ type controllerFlags struct {
 	// The failover section's.
 	capacityHold         time.Duration
 	maxClustersInTransit int
+	failbackWindow       time.Duration
+	maxFailbacksInFlight int
 }
 
 // The flags a plan reads beside the rate flags.
@@ -38,6 +40,8 @@ const (
 	flagStatusUpdateFrequency = "cluster-status-update-frequency"
 	flagCapacityHold          = "eviction-capacity-hold"
 	flagMaxClustersInTransit  = "max-clusters-in-transit"
+	flagFailbackWindow        = "failback-stabilization-window"
+	flagMaxFailbacksInFlight  = "max-failbacks-in-flight"
 )
 
 func defaultControllerFlags() *controllerFlags {
@@ -52,6 +56,8 @@ func defaultControllerFlags() *controllerFlags {
 	c.fs.DurationVar(&c.statusUpdateFrequency, flagStatusUpdateFrequency, c.statusUpdateFrequency, "")
 	c.fs.DurationVar(&c.capacityHold, flagCapacityHold, c.capacityHold, "")
 	c.fs.IntVar(&c.maxClustersInTransit, flagMaxClustersInTransit, 0, "")
+	c.fs.DurationVar(&c.failbackWindow, flagFailbackWindow, 0, "")
+	c.fs.IntVar(&c.maxFailbacksInFlight, flagMaxFailbacksInFlight, 10, "")
 	return c
 }
 
@@ -79,10 +85,29 @@ func (c *controllerFlags) parse(args []string, own *pflag.FlagSet) error {
 	if c.maxClustersInTransit < 0 {
 		return fmt.Errorf("fleetsim: --controller-flags: --%s %d: must not be negative (0 is unlimited)", flagMaxClustersInTransit, c.maxClustersInTransit)
 	}
+	if c.failbackWindow < 0 {
+		return fmt.Errorf("fleetsim: --controller-flags: --%s %v: must not be negative (0 turns failback off)", flagFailbackWindow, c.failbackWindow)
+	}
+	if c.maxFailbacksInFlight < 0 {
+		return fmt.Errorf("fleetsim: --controller-flags: --%s %d: must not be negative", flagMaxFailbacksInFlight, c.maxFailbacksInFlight)
+	}
 	if err := c.rates.Validate(); err != nil {
 		return fmt.Errorf("fleetsim: --controller-flags: %w", err)
 	}
 	return nil
+}
+
+// applyRecovery sets a recovery plan's failback flags and the flags it
+// shares with a failure plan from the controller-manager's flags given.
+func (c *controllerFlags) applyRecovery(cfg *whatif.RecoveryConfig) {
+	if c == nil {
+		return
+	}
+	var fc whatif.Config
+	fc.Rates = cfg.Rates
+	c.apply(&fc)
+	cfg.Rates, cfg.CapacityHold, cfg.DisableLedger = fc.Rates, fc.CapacityHold, fc.DisableLedger
+	cfg.Window, cfg.MaxInFlight = c.failbackWindow, c.maxFailbacksInFlight
 }
 
 // apply sets cfg from the controller-manager's flags given: each rate

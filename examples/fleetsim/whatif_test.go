@@ -163,3 +163,35 @@ func TestWhatIfFigure(t *testing.T) {
 		}
 	}
 }
+
+// TestWhatIfRecoverFlags: --recover plans a recovery instead of a
+// failure, with the failback flags of --controller-flags; it takes no
+// --fail and no --plot.
+func TestWhatIfRecoverFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--what-if", "--kubeconfig", "k", "--fail", "region=a", "--recover", "region=a"}, "takes --fail or --recover, not both"},
+		{[]string{"--what-if", "--kubeconfig", "k", "--recover", "region=a", "--plot", "x.png"}, "cannot take --plot"},
+		{[]string{"--what-if", "--kubeconfig", "k", "--recover", "a"}, `want region=NAME`},
+		{[]string{"--what-if", "--kubeconfig", "k", "--recover", "region=a", "--controller-flags", "--failback-stabilization-window=-1m"}, "must not be negative"},
+		{[]string{"--recover", "region=a"}, "--recover goes with --what-if"},
+	} {
+		_, err := parseFlags(tc.args, io.Discard)
+		var ec exitCoder
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.As(err, &ec) || ec.ExitCode() != whatif.ExitUsage {
+			t.Errorf("%q: %v, want exit %d and %q", tc.args, err, whatif.ExitUsage, tc.want)
+		}
+	}
+	o, err := parseFlags([]string{"--what-if", "--kubeconfig", "k", "--recover", "region=east",
+		"--controller-flags", "--failback-stabilization-window=10m --max-failbacks-in-flight=3 --resource-eviction-rate=2"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := whatif.RecoveryConfig{Rates: o.rates}
+	o.whatIf.controller.applyRecovery(&cfg)
+	if o.whatIf.recovery.String() != "region=east" || cfg.Window != 10*time.Minute || cfg.MaxInFlight != 3 || cfg.Rates.ResourceEvictionRate != 2 {
+		t.Errorf("parsed %v, %+v: want region=east, a 10m window, 3 in flight, 2/s", o.whatIf.recovery, cfg)
+	}
+}

@@ -58,13 +58,20 @@ func jsonPaths(prefix string, typ reflect.Type) []string {
 // documented reads the paths the schema's table in REFERENCE.md lists.
 func documented(t *testing.T) []string {
 	t.Helper()
+	return documentedIn(t, "The `--what-if --json` schema")
+}
+
+// documentedIn is the fields the table of REFERENCE.md's section heading
+// names.
+func documentedIn(t *testing.T, heading string) []string {
+	t.Helper()
 	data, err := os.ReadFile(reference)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(data), "\n## The `--what-if --json` schema\n")
+	_, section, ok := strings.Cut(string(data), "\n## "+heading+"\n")
 	if !ok {
-		t.Fatalf("%s has no section \"The `--what-if --json` schema\"", reference)
+		t.Fatalf("%s has no section %q", reference, heading)
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	code := regexp.MustCompile("`([^`]+)`")
