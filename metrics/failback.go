@@ -1,6 +1,10 @@
 package metrics
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // The results of failback_total: what one decision of a failback ended in.
 const (
@@ -72,6 +76,58 @@ func (m *Metrics) FailbackWaiting(reason string, n int) {
 		return
 	}
 	m.failbackWaiting.WithLabelValues(label(reason)).Set(float64(max(n, 0)))
+}
+
+// FailbackWaiters keeps why each failed-over binding waits to go back (a
+// FailbackWaiting reason) and sets failback_waiting from it: the caller
+// reports a binding's reason at each of its decisions, "" once it waits no
+// more (it went back, has nothing to go back to, is gone). Create it with
+// Metrics.FailbackWaiters; it is safe for concurrent use.
+type FailbackWaiters struct {
+	m       *Metrics
+	mu      sync.Mutex
+	reasons map[string]string // by binding
+	counts  map[string]int    // by reason
+}
+
+// FailbackWaiters returns an empty set of waiting bindings that records on
+// m (nothing, for a nil m).
+func (m *Metrics) FailbackWaiters() *FailbackWaiters {
+	return &FailbackWaiters{m: m, reasons: map[string]string{}, counts: map[string]int{}}
+}
+
+// Set records that the binding key waits for reason ("": it does not),
+// and sets failback_waiting for the reasons whose count changed.
+func (w *FailbackWaiters) Set(key, reason string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	was, ok := w.reasons[key]
+	if ok && was == reason {
+		return
+	}
+	if ok {
+		delete(w.reasons, key)
+		w.counts[was]--
+		w.m.FailbackWaiting(was, w.counts[was])
+	}
+	if reason != "" {
+		w.reasons[key] = reason
+		w.counts[reason]++
+		w.m.FailbackWaiting(reason, w.counts[reason])
+	}
+}
+
+// Counts are the bindings waiting now, by reason.
+func (w *FailbackWaiters) Counts() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]int{}
+	for r, n := range w.counts {
+		if n > 0 {
+			out[r] = n
+		}
+	}
+	return out
 }
 
 // FailbacksInFlight sets failback_in_flight to n: the bindings whose

@@ -38,3 +38,26 @@ func TestFailbackSeries(t *testing.T) {
 		none.FailbacksInFlight(1)
 	})
 }
+
+// FailbackWaiters counts each binding under its one reason: a binding
+// moving between reasons leaves the old one's count, one that waits no
+// more leaves them all.
+func TestFailbackWaiters(t *testing.T) {
+	m, reg := newMetrics(t)
+	w := m.FailbackWaiters()
+	waiting := func() map[string]float64 {
+		t.Helper()
+		return samples(t, reg, "failback_waiting")
+	}
+	w.Set("shop/web", metrics.FailbackWaitingStabilizing)
+	w.Set("shop/api", metrics.FailbackWaitingStabilizing)
+	w.Set("shop/api", metrics.FailbackWaitingStabilizing) // no change
+	assert.Equal(t, map[string]float64{`failback_waiting{reason="stabilizing"}`: 2}, waiting())
+	w.Set("shop/web", metrics.FailbackWaitingNotPlaced)
+	w.Set("shop/api", "")
+	assert.Equal(t, map[string]float64{`failback_waiting{reason="stabilizing"}`: 0, `failback_waiting{reason="not_placed"}`: 1}, waiting())
+	assert.Equal(t, map[string]int{metrics.FailbackWaitingNotPlaced: 1}, w.Counts())
+
+	var none *metrics.Metrics
+	assert.NotPanics(t, func() { none.FailbackWaiters().Set("shop/web", metrics.FailbackWaitingHeldBack) })
+}

@@ -42,10 +42,9 @@ type failbackState struct {
 	due map[*binding]time.Time
 	// flights are the failbacks whose tasks are open.
 	flights map[*binding]failbackFlight
-	// waiting is why each binding that has not gone back waits (a
-	// metrics.FailbackWaiting reason), waitingFor how many per reason.
-	waiting    map[*binding]string
-	waitingFor map[string]int
+	// waiting is why each binding that has not gone back waits:
+	// failback_waiting.
+	waiting *metrics.FailbackWaiters
 
 	// For the verdict. origins are the clusters each binding was evicted
 	// from; back the failbacks done, in order; notPlaced the last reason a
@@ -74,11 +73,11 @@ type failbackDone struct {
 	windowEnd time.Time
 }
 
-func newFailbackState(window time.Duration, maxInFlight int) *failbackState {
+func newFailbackState(window time.Duration, maxInFlight int, m *metrics.Metrics) *failbackState {
 	return &failbackState{
 		window: window, maxInFlight: maxInFlight,
 		due: map[*binding]time.Time{}, flights: map[*binding]failbackFlight{},
-		waiting: map[*binding]string{}, waitingFor: map[string]int{},
+		waiting: m.FailbackWaiters(),
 		origins: map[*binding][]string{}, notPlaced: map[*binding]string{}, decisions: map[string]int{},
 	}
 }
@@ -364,21 +363,7 @@ func (w *world) failbackDecided(b *binding, result string) {
 // failbackWait records why b waits to go back ("": it does not) in
 // failback_waiting.
 func (w *world) failbackWait(b *binding, reason string) {
-	fb := w.failback
-	was, ok := fb.waiting[b]
-	if ok && was == reason {
-		return
-	}
-	if ok {
-		delete(fb.waiting, b)
-		fb.waitingFor[was]--
-		w.metrics.FailbackWaiting(was, fb.waitingFor[was])
-	}
-	if reason != "" {
-		fb.waiting[b] = reason
-		fb.waitingFor[reason]++
-		w.metrics.FailbackWaiting(reason, fb.waitingFor[reason])
-	}
+	w.failback.waiting.Set(b.key(), reason)
 }
 
 // checkFailbacks holds the run to the failback promise: every binding
@@ -477,9 +462,7 @@ func (s *sim) failbackReport() *failbackReport {
 	for b, why := range fb.notPlaced {
 		r.NotPlaced[b.spec.Group+": "+why]++
 	}
-	for _, why := range fb.waiting {
-		r.Waiting[why]++
-	}
+	r.Waiting = fb.waiting.Counts()
 	return r
 }
 

@@ -1,12 +1,8 @@
 package main
 
 import (
-	"context"
-	"io"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // runFailback plays scenarios/failback.yaml, with the planner's window
@@ -20,22 +16,7 @@ func runFailback(t *testing.T, window time.Duration) (*sim, *report) {
 	if window > 0 {
 		sc.FailbackWindow = window
 	}
-	o, err := parseFlags(nil, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := o.rateConfig(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := newSim(sc, cfg, prometheus.NewRegistry(), nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return s, s.report()
+	return runLoaded(t, sc)
 }
 
 // Issue 38's done-when on the failback scenario: every binding that failed

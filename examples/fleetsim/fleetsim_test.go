@@ -75,6 +75,13 @@ func runSim(t testing.TB, path string) (*sim, *report) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return runLoaded(t, sc)
+}
+
+// runLoaded runs a loaded scenario, which a test may have changed, with
+// fleetsim's default flags.
+func runLoaded(t testing.TB, sc *scenario) (*sim, *report) {
+	t.Helper()
 	o, err := parseFlags(nil, io.Discard)
 	if err != nil {
 		t.Fatal(err)

@@ -280,22 +280,7 @@ func TestTransitBudget(t *testing.T) {
 				b.Budget = budget
 			}
 		}
-		o, err := parseFlags(nil, io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := o.rateConfig(sc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := newSim(sc, cfg, prometheus.NewRegistry(), nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.run(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		return s, s.report()
+		return runLoaded(t, sc)
 	}
 	s, r := run(t, 1)
 	if !r.Pass {

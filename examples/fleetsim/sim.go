@@ -139,7 +139,7 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		metrics:   m,
 	}
 	if sc.FailbackWindow > 0 {
-		w.failback = newFailbackState(sc.FailbackWindow, sc.MaxFailbacksInFlight)
+		w.failback = newFailbackState(sc.FailbackWindow, sc.MaxFailbacksInFlight, m)
 		for _, r := range []string{metrics.FailbackWaitingStabilizing, metrics.FailbackWaitingNotPlaced, metrics.FailbackWaitingHeldBack} {
 			m.FailbackWaiting(r, 0) // served before the first wait
 		}

@@ -119,12 +119,12 @@ type FailbackController struct {
 
 	client client.Client
 
-	// mu guards waiting: why each failed-over binding that has not gone
-	// back waits (a metrics.FailbackWaiting reason), by kind and key, and
-	// how many wait for each reason: failback_waiting.
-	mu         sync.Mutex
-	waiting    map[string]string
-	waitingFor map[string]int
+	// waiting is why each failed-over binding that has not gone back
+	// waits: failback_waiting, on the EvictionController's metrics once
+	// set up.
+	waiting *metrics.FailbackWaiters
+
+	mu sync.Mutex // guards launched
 	// launched are the failbacks this controller wrote (or is writing)
 	// whose tasks the cache may not show yet, by binding and since when:
 	// counted in flight until it does, so that two failbacks decided
@@ -154,7 +154,7 @@ func NewFailbackController(opts FailbackOptions, ev *EvictionController) (*Failb
 		opts.MaxInFlight = DefaultMaxFailbacksInFlight
 	}
 	return &FailbackController{opts: opts, ev: ev, sched: scheduling.NewScheduler(nil),
-		waiting: map[string]string{}, waitingFor: map[string]int{}, launched: map[string]time.Time{}}, nil
+		waiting: (*metrics.Metrics)(nil).FailbackWaiters(), launched: map[string]time.Time{}}, nil
 }
 
 // SetupWithManager adds a controller per binding kind to mgr, after the
@@ -167,6 +167,7 @@ func (c *FailbackController) SetupWithManager(mgr manager.Manager) error {
 		return errors.New("controllers: FailbackController.SetupWithManager: set up the EvictionController first")
 	}
 	c.client = mgr.GetClient()
+	c.waiting = c.ev.metrics.FailbackWaiters()
 	inf, err := mgr.GetCache().GetInformer(ctx, &clusterv1alpha1.Cluster{})
 	if err != nil {
 		return fmt.Errorf("controllers: the Cluster informer: %w", err)
@@ -410,26 +411,8 @@ func (c *FailbackController) decided(id, result string) {
 	}
 }
 
-// wait records why the binding id waits to go back ("": it does not) and
-// sets failback_waiting for the reasons that changed.
-func (c *FailbackController) wait(id, reason string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	was, ok := c.waiting[id]
-	if ok && was == reason {
-		return
-	}
-	if ok {
-		delete(c.waiting, id)
-		c.waitingFor[was]--
-		c.ev.metrics.FailbackWaiting(was, c.waitingFor[was])
-	}
-	if reason != "" {
-		c.waiting[id] = reason
-		c.waitingFor[reason]++
-		c.ev.metrics.FailbackWaiting(reason, c.waitingFor[reason])
-	}
-}
+// wait records why the binding id waits to go back ("": it does not).
+func (c *FailbackController) wait(id, reason string) { c.waiting.Set(id, reason) }
 
 // launchedFor is how long a failback this controller wrote counts in
 // flight while the cache does not show its tasks: the cache catches up

@@ -267,7 +267,7 @@ func TestFailbackControllerMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m, err := metrics.New(reg, metrics.WithKarmadaNames())
 	require.NoError(t, err)
-	w.ctrl.ev.metrics = m
+	w.ctrl.ev.metrics, w.ctrl.waiting = m, m.FailbackWaiters()
 	series := func() map[string]float64 {
 		t.Helper()
 		out := map[string]float64{}
