@@ -22,7 +22,7 @@
 #  5. run hack/testdata/failover_optin_test.go inside the patched
 #     cmd/controller-manager/app: through Karmada's own command and table,
 #     Karmada's flags (default, or its deployment's) start none of the
-#     library's controllers and fail nothing, the three named beside
+#     library's controllers and fail nothing, those named beside
 #     Karmada's fail with the corrected flags, and the documented flags
 #     turn them on;
 #  6. start the built binary with Karmada's default flags and a kubeconfig
@@ -157,7 +157,7 @@ echo "forkcheck: --help shows the failover section and the three controllers"
 
 cp "$root/hack/testdata/failover_optin_test.go" cmd/controller-manager/app/
 go test -count=1 -run '^TestFailoverOptIn$' ./cmd/controller-manager/app
-echo "forkcheck: Karmada's flags start none of the three; named beside Karmada's they fail with the flags to change"
+echo "forkcheck: Karmada's flags start none of the library's controllers; named beside Karmada's they fail with the flags to change"
 
 # Nothing listens on port 1. Karmada stops where it first needs the API
 # server, before its controller table; the library must not stop it sooner.

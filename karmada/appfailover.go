@@ -21,6 +21,11 @@ import (
 // a restart or a leader change. It is bounded (appfailover.MaxClusters).
 const ApplicationTimersAnnotation = "failover.karmada.io/application-failover-timers"
 
+// ApplicationFailureReason is the reason of the graceful eviction task an
+// application failover writes: Karmada's
+// workv1alpha2.EvictionReasonApplicationFailure.
+const ApplicationFailureReason = workv1alpha2.EvictionReasonApplicationFailure
+
 // FromApplicationFailoverBehavior converts a binding's
 // spec.failover.application (Karmada copies it there from the policy);
 // nil, a workload that has not opted in, is nil. Every field is carried,

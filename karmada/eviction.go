@@ -118,7 +118,30 @@ func EvictionPurgeMode(spec *policyv1alpha1.FailoverBehavior, noExecutePurgeMode
 // evict, an error when no status has been collected from cluster yet, or
 // when a JSONPath does not parse or finds nothing.
 func PreservedLabelState(c *policyv1alpha1.ClusterFailoverBehavior, status []workv1alpha2.AggregatedStatusItem, cluster string) (map[string]string, error) {
-	if c == nil || c.StatePreservation == nil || len(c.StatePreservation.Rules) == 0 {
+	if c == nil {
+		return nil, nil
+	}
+	return preservedLabelState("failover.cluster", c.StatePreservation, status, cluster)
+}
+
+// ApplicationPreservedLabelState is [PreservedLabelState] for an
+// application failover: the rules of spec.failover.application's
+// statePreservation, evaluated on the status collected from cluster, as
+// Karmada v1.18's application failover controller evaluates them
+// (buildTaskOptions, under the StatefulFailoverInjection feature). Nil
+// without rules; an error when no status has been collected from cluster
+// yet, or a JSONPath does not parse or finds nothing.
+func ApplicationPreservedLabelState(a *policyv1alpha1.ApplicationFailoverBehavior, status []workv1alpha2.AggregatedStatusItem, cluster string) (map[string]string, error) {
+	if a == nil {
+		return nil, nil
+	}
+	return preservedLabelState("failover.application", a.StatePreservation, status, cluster)
+}
+
+// preservedLabelState evaluates sp, the statePreservation at field, on
+// the status collected from cluster.
+func preservedLabelState(field string, sp *policyv1alpha1.StatePreservation, status []workv1alpha2.AggregatedStatusItem, cluster string) (map[string]string, error) {
+	if sp == nil || len(sp.Rules) == 0 {
 		return nil, nil
 	}
 	var raw []byte
@@ -131,22 +154,22 @@ func PreservedLabelState(c *policyv1alpha1.ClusterFailoverBehavior, status []wor
 		}
 	}
 	if raw == nil {
-		return nil, fmt.Errorf("karmada: failover.cluster.statePreservation: no status collected from cluster %s yet (status.aggregatedStatus)", cluster)
+		return nil, fmt.Errorf("karmada: %s.statePreservation: no status collected from cluster %s yet (status.aggregatedStatus)", field, cluster)
 	}
 	var obj any
 	if err := json.Unmarshal(raw, &obj); err != nil {
 		return nil, fmt.Errorf("karmada: status.aggregatedStatus of cluster %s: %w", cluster, err)
 	}
-	out := make(map[string]string, len(c.StatePreservation.Rules))
-	for i, r := range c.StatePreservation.Rules {
+	out := make(map[string]string, len(sp.Rules))
+	for i, r := range sp.Rules {
 		j := jsonpath.New(r.AliasLabelName)
 		j.AllowMissingKeys(false)
 		if err := j.Parse(r.JSONPath); err != nil {
-			return nil, fmt.Errorf("karmada: failover.cluster.statePreservation.rules[%d].jsonPath %q: %w", i, r.JSONPath, err)
+			return nil, fmt.Errorf("karmada: %s.statePreservation.rules[%d].jsonPath %q: %w", field, i, r.JSONPath, err)
 		}
 		var b bytes.Buffer
 		if err := j.Execute(&b, obj); err != nil {
-			return nil, fmt.Errorf("karmada: failover.cluster.statePreservation.rules[%d].jsonPath %q on the status of cluster %s: %w", i, r.JSONPath, cluster, err)
+			return nil, fmt.Errorf("karmada: %s.statePreservation.rules[%d].jsonPath %q on the status of cluster %s: %w", field, i, r.JSONPath, cluster, err)
 		}
 		out[r.AliasLabelName] = b.String()
 	}

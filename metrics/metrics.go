@@ -95,6 +95,10 @@ type Metrics struct {
 	failbacks        *prometheus.CounterVec
 	failbackWaiting  *prometheus.GaugeVec
 	failbackInFlight prometheus.Gauge
+	// appFailovers and appFailoverHeld are application_failover_total and
+	// application_failover_held.
+	appFailovers    *prometheus.CounterVec
+	appFailoverHeld *prometheus.GaugeVec
 
 	// healthMu keeps cluster_fault_num and cluster_failure_rate from one
 	// FleetHealth call together when calls race, and a domain's state
@@ -200,6 +204,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		byKind:  make(map[kindKey]int),
 	}
 	m.failbacks, m.failbackWaiting, m.failbackInFlight = newFailbackSeries(ns)
+	m.appFailovers, m.appFailoverHeld = newAppFailoverSeries(ns)
 	var shared []series
 	if o.karmadaNames {
 		shared = m.karmadaSeries(o.buckets)
@@ -370,6 +375,8 @@ func (m *Metrics) register(reg prometheus.Registerer, ns string, queueSeries []s
 		series{name: "failback_total", Collector: m.failbacks},
 		series{name: "failback_waiting", Collector: m.failbackWaiting},
 		series{name: "failback_in_flight", Collector: m.failbackInFlight},
+		series{name: "application_failover_total", Collector: m.appFailovers},
+		series{name: "application_failover_held", Collector: m.appFailoverHeld},
 	)
 	var ours []prometheus.Collector
 	for _, c := range cs {

@@ -41,6 +41,8 @@ func recordOneOfEach(m *metrics.Metrics) {
 	m.Failback(metrics.FailbackFailedBack)
 	m.FailbackWaiting(metrics.FailbackWaitingStabilizing, 4)
 	m.FailbacksInFlight(1)
+	m.ApplicationFailover(metrics.AppFailoverFailedOver)
+	m.AppFailoverHeld(metrics.AppFailoverHeldBadRollout).Set("shop/web", true)
 }
 
 func TestNewRegistersEverySeriesOnTheGivenRegistryOnly(t *testing.T) {
@@ -48,6 +50,12 @@ func TestNewRegistersEverySeriesOnTheGivenRegistryOnly(t *testing.T) {
 	recordOneOfEach(m)
 
 	want := `
+# HELP application_failover_held Number of bindings whose application failovers are held now, by reason (bad_rollout: unhealthy on more than the threshold of their clusters at once).
+# TYPE application_failover_held gauge
+application_failover_held{reason="bad_rollout"} 1
+# HELP application_failover_total Number of decisions to fail a workload over from a cluster where it was unhealthy for its window, by result (failed_over, held_back, refused, waiting, error).
+# TYPE application_failover_total counter
+application_failover_total{result="failed_over"} 1
 # HELP cluster_failure_rate Faulty member clusters divided by all member clusters; 0 when there are none.
 # TYPE cluster_failure_rate gauge
 cluster_failure_rate 0.25
@@ -135,6 +143,7 @@ func TestWithNamespacePrefixesEveryName(t *testing.T) {
 		"karmada_eviction_rate", "karmada_eviction_storm_hold", "karmada_eviction_total", "karmada_eviction_unmatched_removals_total",
 		"karmada_eviction_waiting_for_transit_budget",
 		"karmada_failback_in_flight", "karmada_failback_total", "karmada_failback_waiting",
+		"karmada_application_failover_total", "karmada_application_failover_held",
 	}, names)
 }
 

@@ -38,7 +38,7 @@ func parsedContext(t *testing.T, args ...string) controllerscontext.Context {
 	return controllerscontext.Context{Context: t.Context(), Opts: controllerscontext.Options{Controllers: list, EnableTaintManager: taintManager}}
 }
 
-const named = "failoverEviction,failoverGracefulEviction,failoverClusterTaintPolicy"
+const named = "failoverEviction,failoverGracefulEviction,failoverClusterTaintPolicy,failoverApplicationFailover"
 
 // The cases run in one process, and --feature-gates sets Karmada's global
 // gate, which no later parse unsets: the gates only grow, case by case.
@@ -80,16 +80,16 @@ func TestFailoverOptIn(t *testing.T) {
 		}
 	}
 
-	// The documented change of flags: the three on, the three they
-	// replace off.
+	// The documented change of flags, with application failover: the four
+	// on, the four they replace off.
 	ctx = parsedContext(t, "--feature-gates=Failover=true", "--enable-taint-manager=false",
-		"--controllers=*,-gracefulEviction,-clustertaintpolicy,"+named)
+		"--controllers=*,-gracefulEviction,-clustertaintpolicy,-applicationFailover,"+named)
 	for _, name := range failovercm.DisabledByDefault() {
 		if !ctx.IsControllerEnabled(name, controllersDisabledByDefault) {
 			t.Errorf("the documented flags do not enable %s", name)
 		}
 	}
-	for _, name := range []string{"gracefulEviction", "clustertaintpolicy"} {
+	for _, name := range []string{"gracefulEviction", "clustertaintpolicy", "applicationFailover"} {
 		if ctx.IsControllerEnabled(name, controllersDisabledByDefault) {
 			t.Errorf("the documented flags leave Karmada's %s on", name)
 		}

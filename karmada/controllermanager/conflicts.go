@@ -17,7 +17,7 @@ import (
 // init functions follow the same rule themselves, so a table that misses
 // the line starts nothing either.
 func DisabledByDefault() []string {
-	return []string{EvictionControllerName, GracefulEvictionControllerName, ClusterTaintPolicyControllerName}
+	return []string{EvictionControllerName, GracefulEvictionControllerName, ClusterTaintPolicyControllerName, ApplicationFailoverControllerName}
 }
 
 // named reports whether --controllers enables name the way Karmada's table
@@ -73,13 +73,17 @@ func checkConflicts(ctx controllerscontext.Context) error {
 		ctx.IsControllerEnabled(KarmadaGracefulEvictionController, nil)
 	clusterTaintPolicy := named(ctx, ClusterTaintPolicyControllerName) &&
 		ctx.IsControllerEnabled(KarmadaClusterTaintPolicyController, nil)
-	if !gracefulEviction && !(gate && (taintManager || clusterTaintPolicy)) {
+	// Karmada's applicationFailover is not gated: both would fail a
+	// workload over, each by its own timers, gate or no gate.
+	applicationFailover := named(ctx, ApplicationFailoverControllerName) &&
+		ctx.IsControllerEnabled(KarmadaApplicationFailoverController, nil)
+	if !gracefulEviction && !applicationFailover && !(gate && (taintManager || clusterTaintPolicy)) {
 		return nil
 	}
 
 	e := &ConflictError{}
 	var gated []string
-	for _, name := range []string{EvictionControllerName, ClusterTaintPolicyControllerName} {
+	for _, name := range []string{EvictionControllerName, ClusterTaintPolicyControllerName, ApplicationFailoverControllerName} {
 		if !gate && named(ctx, name) {
 			gated = append(gated, name)
 		}
@@ -105,6 +109,7 @@ func checkConflicts(ctx controllerscontext.Context) error {
 	}{
 		{gracefulEviction, KarmadaGracefulEvictionController, GracefulEvictionControllerName},
 		{clusterTaintPolicy, KarmadaClusterTaintPolicyController, ClusterTaintPolicyControllerName},
+		{applicationFailover, KarmadaApplicationFailoverController, ApplicationFailoverControllerName},
 	} {
 		if c.on {
 			disable = append(disable, c.karmada)

@@ -18,7 +18,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/component-base/featuregate"
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
+	"k8s.io/utils/ptr"
 
+	"github.com/failoverkit/failover/appfailover"
 	"github.com/failoverkit/failover/karmada/controllers"
 )
 
@@ -87,9 +89,10 @@ func karmadaContext(t *testing.T, args ...string) (controllerscontext.Context, *
 // table is the library's part of the fork's controller table.
 func (o *Options) table() controllerscontext.Initializers {
 	return controllerscontext.Initializers{
-		EvictionControllerName:           o.StartEvictionController,
-		GracefulEvictionControllerName:   o.StartGracefulEvictionController,
-		ClusterTaintPolicyControllerName: o.StartClusterTaintPolicyController,
+		EvictionControllerName:            o.StartEvictionController,
+		GracefulEvictionControllerName:    o.StartGracefulEvictionController,
+		ClusterTaintPolicyControllerName:  o.StartClusterTaintPolicyController,
+		ApplicationFailoverControllerName: o.StartApplicationFailoverController,
 	}
 }
 
@@ -141,7 +144,8 @@ func TestKarmadaFlagsStartNothing(t *testing.T) {
 }
 
 // The documented change of flags starts all three, from Karmada's defaults
-// or from its deployment's flags.
+// or from its deployment's flags; application failover stays Karmada's
+// until it is named in place of Karmada's own.
 func TestTurnOn(t *testing.T) {
 	for name, args := range map[string][]string{"from the defaults": turnOn, "from Karmada's deployment": turnOnDeployment} {
 		t.Run(name, func(t *testing.T) {
@@ -152,9 +156,56 @@ func TestTurnOn(t *testing.T) {
 			for name, init := range o.table() {
 				enabled, err := init(ctx)
 				require.NoError(t, err, name)
-				assert.True(t, enabled, name)
+				assert.Equal(t, name != ApplicationFailoverControllerName, enabled, name)
 			}
 		})
+	}
+}
+
+// Application failover: named beside Karmada's applicationFailover it
+// fails with the flags that switch Karmada's off; named without the
+// EvictionController it fails, naming it; named with both, it starts,
+// whichever of the two Karmada calls first, with the failover section's
+// --application-failover-* flags; a bad one stops the start and names
+// itself.
+func TestApplicationFailoverEntry(t *testing.T) {
+	on := slices.Clone(turnOn)
+	on[len(on)-1] += "," + ApplicationFailoverControllerName
+
+	ctx, o := karmadaContext(t, on...)
+	_, err := o.StartApplicationFailoverController(ctx)
+	var ce *ConflictError
+	require.True(t, errors.As(err, &ce), "%v", err)
+	assert.Equal(t, []string{"--controllers=*,-applicationFailover,-gracefulEviction,-clustertaintpolicy,failoverEviction,failoverGracefulEviction,failoverClusterTaintPolicy," + ApplicationFailoverControllerName}, ce.Flags)
+	_, err2 := o.StartEvictionController(ctx)
+	assert.Equal(t, err.Error(), err2.Error(), "every init function names the same flags")
+
+	fixed := applyFlags(on, ce.Flags)
+	ctx, o = karmadaContext(t, append(fixed, "--application-failover-unknown=Count", "--application-failover-unknown-toleration=2m",
+		"--application-failover-startup-grace=90s", "--application-failover-bad-rollout-threshold=0.75")...)
+	opts, err := o.ApplicationFailoverOptions()
+	require.NoError(t, err)
+	assert.Equal(t, controllers.ApplicationFailoverOptions{BadRolloutThreshold: 0.75,
+		Policy: appfailover.Options{Unknown: appfailover.UnknownCounts, UnknownTolerationSeconds: ptr.To[int32](120), StartupGraceSeconds: 90}}, opts)
+	for _, init := range []controllerscontext.InitFunc{o.StartApplicationFailoverController, o.StartEvictionController} {
+		enabled, err := init(ctx)
+		require.NoError(t, err)
+		assert.True(t, enabled)
+	}
+
+	alone := applyFlags(fixed, []string{"--controllers=*,-applicationFailover," + ApplicationFailoverControllerName})
+	ctx, o = karmadaContext(t, alone...)
+	_, err = o.StartApplicationFailoverController(ctx)
+	assert.EqualError(t, err, "failover: failoverApplicationFailover needs failoverEviction in --controllers too: it shares its fleet, rate and freeze")
+
+	for flag, want := range map[string]string{
+		"--application-failover-startup-grace=1500ms":       "--application-failover-startup-grace 1.5s: want whole non-negative seconds",
+		"--application-failover-unknown=Never":              `unknown value "Never"`,
+		"--application-failover-bad-rollout-threshold=1.01": "--application-failover-bad-rollout-threshold) 1.01",
+	} {
+		ctx, o = karmadaContext(t, append(slices.Clone(fixed), flag)...)
+		_, err = o.StartApplicationFailoverController(ctx)
+		assert.ErrorContains(t, err, want, flag)
 	}
 }
 

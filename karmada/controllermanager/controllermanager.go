@@ -42,6 +42,7 @@ package controllermanager
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,7 +52,9 @@ import (
 	"github.com/karmada-io/karmada/pkg/features"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
+	"github.com/failoverkit/failover/appfailover"
 	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/karmada/controllers"
 	"github.com/failoverkit/failover/karmada/engine"
@@ -74,12 +77,19 @@ const (
 	// no init function of its own, as Karmada's table starts its entries
 	// in no set order.
 	FailbackControllerName = "failoverFailback"
+	// ApplicationFailoverControllerName is the ApplicationFailoverController's
+	// entry, which replaces Karmada's applicationFailover. It shares the
+	// EvictionController's fleet, rate, Ledger and freeze, and so needs
+	// EvictionControllerName named too (and the Failover gate): whichever
+	// of the two Karmada starts first sets the EvictionController up.
+	ApplicationFailoverControllerName = "failoverApplicationFailover"
 )
 
 // The names of the Karmada v1.18 controllers they replace, in its table.
 const (
-	KarmadaGracefulEvictionController   = "gracefulEviction"
-	KarmadaClusterTaintPolicyController = "clustertaintpolicy"
+	KarmadaGracefulEvictionController    = "gracefulEviction"
+	KarmadaClusterTaintPolicyController  = "clustertaintpolicy"
+	KarmadaApplicationFailoverController = "applicationFailover"
 )
 
 // Options are the flags of the "failover" section: what the library adds
@@ -123,17 +133,43 @@ type Options struct {
 	// may be going back at once, fleet wide
 	// (controllers.FailbackOptions.MaxInFlight).
 	MaxFailbacksInFlight int
+	// ApplicationUnknown is --application-failover-unknown: what an
+	// Unknown health does to an application failover timer, Hold
+	// (default), Count or Reset (appfailover.UnknownPolicy).
+	ApplicationUnknown string
+	// ApplicationUnknownToleration is
+	// --application-failover-unknown-toleration: with Count, how long a
+	// copy may be Unknown before that time counts as Unhealthy. Whole
+	// seconds; default appfailover.DefaultUnknownTolerationSeconds.
+	ApplicationUnknownToleration time.Duration
+	// ApplicationStartupGrace is --application-failover-startup-grace: the
+	// start-up grace of a copy first seen, or first seen at a new
+	// generation (appfailover.Options.StartupGraceSeconds). Whole seconds;
+	// 0, the default, is none, as in Karmada.
+	ApplicationStartupGrace time.Duration
+	// BadRolloutThreshold is --application-failover-bad-rollout-threshold
+	// (controllers.ApplicationFailoverOptions.BadRolloutThreshold).
+	BadRolloutThreshold float64
 
 	ledgerOnce sync.Once
 	ledger     *engine.Ledger
 	ledgerErr  error
+
+	// eviction is the EvictionController, set up once by whichever of
+	// StartEvictionController and StartApplicationFailoverController
+	// Karmada calls first.
+	evictionOnce sync.Once
+	eviction     *controllers.EvictionController
+	evictionErr  error
 }
 
 // NewOptions returns the defaults: ratelimit.DefaultConfig(), one worker
 // per queue and room held for engine.DefaultHold.
 func NewOptions() *Options {
 	return &Options{Rate: ratelimit.DefaultConfig(), EvictionWorkers: 1, CapacityHold: engine.DefaultHold,
-		FreezeConfigMap: DefaultFreezeNamespace + "/" + controllers.DefaultFreezeName, MaxFailbacksInFlight: controllers.DefaultMaxFailbacksInFlight}
+		FreezeConfigMap: DefaultFreezeNamespace + "/" + controllers.DefaultFreezeName, MaxFailbacksInFlight: controllers.DefaultMaxFailbacksInFlight,
+		ApplicationUnknown: string(appfailover.UnknownHolds), ApplicationUnknownToleration: appfailover.DefaultUnknownTolerationSeconds * time.Second,
+		BadRolloutThreshold: controllers.DefaultBadRolloutThreshold}
 }
 
 // DefaultFreezeNamespace is the namespace of the default
@@ -216,6 +252,45 @@ func (o *Options) AddFlags(fs, karmada *pflag.FlagSet) {
 	fs.IntVar(&o.MaxFailbacksInFlight, "max-failbacks-in-flight", o.MaxFailbacksInFlight,
 		"How many bindings may be going back to where they failed over from at once, fleet wide: until the graceful "+
 			"eviction tasks that keep their old copies end.")
+	fs.StringVar(&o.ApplicationUnknown, "application-failover-unknown", o.ApplicationUnknown,
+		"What an Unknown health of an application's copy does to its application failover timer: Hold (neither starts "+
+			"nor resets it, so a copy flapping between Unhealthy and Unknown fails over once its Unhealthy time reaches "+
+			"the window), Count (Unknown counts as Unhealthy once it has lasted --application-failover-unknown-toleration) "+
+			"or Reset (as Karmada v1.18). Needs "+ApplicationFailoverControllerName+" in --controllers.")
+	fs.DurationVar(&o.ApplicationUnknownToleration, "application-failover-unknown-toleration", o.ApplicationUnknownToleration,
+		"With --application-failover-unknown=Count, how long a copy may be Unknown without a break before that time "+
+			"counts as Unhealthy (whole seconds).")
+	fs.DurationVar(&o.ApplicationStartupGrace, "application-failover-startup-grace", o.ApplicationStartupGrace,
+		"How long a copy first seen on a cluster, or first seen at a new generation, may be unhealthy before its time "+
+			"counts toward decisionConditions.tolerationSeconds, unless it turns Healthy first (whole seconds). 0 means "+
+			"none, as in Karmada.")
+	fs.Float64Var(&o.BadRolloutThreshold, "application-failover-bad-rollout-threshold", o.BadRolloutThreshold,
+		"Above this fraction of a binding's clusters (and on at least two), an application unhealthy on that many at "+
+			"once is a bad rollout, not a bad cluster: every application failover of the binding holds, with a Warning "+
+			"Event, until it recovers or an operator annotates the binding "+controllers.ConfirmBadRolloutAnnotation+
+			"=true. In (0, 1]; 1 turns the hold off.")
+}
+
+// ApplicationFailoverOptions are the ApplicationFailoverController's
+// options, from the failover section's flags: a duration that is not a
+// whole number of seconds, or does not fit, is an error naming its flag.
+func (o *Options) ApplicationFailoverOptions() (controllers.ApplicationFailoverOptions, error) {
+	var errs []error
+	seconds := func(flag string, d time.Duration) int32 {
+		if d%time.Second != 0 || d < 0 || d > math.MaxInt32*time.Second {
+			errs = append(errs, fmt.Errorf("failover: --%s %v: want whole non-negative seconds", flag, d))
+			return 0
+		}
+		return int32(d / time.Second)
+	}
+	p := appfailover.Options{
+		Unknown:             appfailover.UnknownPolicy(o.ApplicationUnknown),
+		StartupGraceSeconds: seconds("application-failover-startup-grace", o.ApplicationStartupGrace),
+	}
+	if p.Unknown == appfailover.UnknownCounts {
+		p.UnknownTolerationSeconds = ptr.To(seconds("application-failover-unknown-toleration", o.ApplicationUnknownToleration))
+	}
+	return controllers.ApplicationFailoverOptions{Policy: p, BadRolloutThreshold: o.BadRolloutThreshold}, errors.Join(errs...)
 }
 
 // StartEvictionController is the controller table's init function of the
@@ -242,15 +317,8 @@ func (o *Options) StartEvictionController(ctx controllerscontext.Context) (enabl
 	if !features.FeatureGate.Enabled(features.Failover) {
 		return false, nil
 	}
-	opts, err := o.evictionOptions(ctx.Opts)
+	c, err := o.evictionController(ctx)
 	if err != nil {
-		return false, err
-	}
-	c, err := controllers.NewEvictionController(opts)
-	if err != nil {
-		return false, err
-	}
-	if err := c.SetupWithManager(ctx.Mgr); err != nil {
 		return false, err
 	}
 	if named(ctx, FailbackControllerName) {
@@ -263,6 +331,68 @@ func (o *Options) StartEvictionController(ctx controllerscontext.Context) (enabl
 		}
 	}
 	return true, nil
+}
+
+// evictionController is the EvictionController of ctx's manager, set up
+// on the first call; the calls after return what the first did.
+func (o *Options) evictionController(ctx controllerscontext.Context) (*controllers.EvictionController, error) {
+	o.evictionOnce.Do(func() {
+		opts, err := o.evictionOptions(ctx.Opts)
+		if err != nil {
+			o.evictionErr = err
+			return
+		}
+		c, err := controllers.NewEvictionController(opts)
+		if err != nil {
+			o.evictionErr = err
+			return
+		}
+		if err := c.SetupWithManager(ctx.Mgr); err != nil {
+			o.evictionErr = err
+			return
+		}
+		o.eviction = c
+	})
+	return o.eviction, o.evictionErr
+}
+
+// StartApplicationFailoverController is the controller table's init
+// function of the ApplicationFailoverController, which replaces Karmada's
+// applicationFailover controllers. It runs only when --controllers names
+// it (see DisabledByDefault), and fails while Karmada's applicationFailover
+// is on too (it is by default: add -applicationFailover to --controllers),
+// with a *ConflictError naming every flag the failover set needs changed.
+// It shares the EvictionController's fleet, rate, Ledger and freeze, and
+// so needs EvictionControllerName named too, and the Failover gate,
+// without which it is skipped as the EvictionController is. Its options
+// are the failover section's --application-failover-* flags.
+func (o *Options) StartApplicationFailoverController(ctx controllerscontext.Context) (enabled bool, err error) {
+	if !named(ctx, ApplicationFailoverControllerName) {
+		return false, nil
+	}
+	if err := checkConflicts(ctx); err != nil {
+		return false, err
+	}
+	if !features.FeatureGate.Enabled(features.Failover) {
+		return false, nil
+	}
+	if !named(ctx, EvictionControllerName) {
+		return false, fmt.Errorf("failover: %s needs %s in --controllers too: it shares its fleet, rate and freeze",
+			ApplicationFailoverControllerName, EvictionControllerName)
+	}
+	opts, err := o.ApplicationFailoverOptions()
+	if err != nil {
+		return false, err
+	}
+	ev, err := o.evictionController(ctx)
+	if err != nil {
+		return false, err
+	}
+	c, err := controllers.NewApplicationFailoverController(opts, ev)
+	if err != nil {
+		return false, err
+	}
+	return true, c.SetupWithManager(ctx.Mgr)
 }
 
 // FailbackOptions are the FailbackController's options, from the failover

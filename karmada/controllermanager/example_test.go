@@ -41,6 +41,6 @@ func ExampleOptions_AddFlags() {
 	fmt.Println("Karmada's rate:", clusterFailover.ResourceEvictionRate, "the library's:", failoverOptions.Rate.ResourceEvictionRate, "by", failoverOptions.Rate.DisruptionDomain)
 	// Output:
 	// cluster failover: --enable-no-execute-taint-eviction --no-execute-taint-eviction-purge-mode --resource-eviction-rate
-	// failover: --disruption-domain --eviction-capacity-hold --eviction-freeze-configmap --eviction-workers --failback-stabilization-window --large-cluster-num-threshold --max-clusters-in-transit --max-evictions-in-flight --max-failbacks-in-flight --secondary-resource-eviction-rate --storm-confirm --storm-threshold --storm-window --unhealthy-cluster-threshold
+	// failover: --application-failover-bad-rollout-threshold --application-failover-startup-grace --application-failover-unknown --application-failover-unknown-toleration --disruption-domain --eviction-capacity-hold --eviction-freeze-configmap --eviction-workers --failback-stabilization-window --large-cluster-num-threshold --max-clusters-in-transit --max-evictions-in-flight --max-failbacks-in-flight --secondary-resource-eviction-rate --storm-confirm --storm-threshold --storm-window --unhealthy-cluster-threshold
 	// Karmada's rate: 2 the library's: 2 by region
 }

@@ -22,6 +22,13 @@
 //     controllers: gracefulevict.Assessor on ResourceBindings and
 //     ClusterResourceBindings; a task that ends gives its room back to the
 //     Ledger.
+//   - [FailbackController] (opt-in) sends bindings back to the clusters
+//     they failed over from once those have been healthy for a window.
+//   - [ApplicationFailoverController] (opt-in) replaces Karmada's
+//     applicationFailover controllers: appfailover's decision on timers
+//     kept in the binding's annotation, then the freeze, a bad-rollout
+//     hold, the shared rate and the eviction's own decision path
+//     (engine.Evictor.EvictApplication).
 //
 // Each is built by its New function from options whose zero values are
 // Karmada's defaults, and added with SetupWithManager; [Setup] builds and

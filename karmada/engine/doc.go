@@ -15,7 +15,9 @@
 //     hold their room in the Ledger, and write the graceful eviction task
 //     into the binding's spec. The controllers call it on what they read
 //     fresh from the API server, a simulation or a what-if planner on what
-//     it holds.
+//     it holds. A taint's eviction ([Evictor.Evict]) and an application's
+//     failover ([Evictor.EvictApplication]) go through the same steps;
+//     they differ only in the first ("is it time?") and the task written.
 //   - [Ledger] holds the room approved evictions will take until the
 //     clusters' resource summaries show their replicas placed (Karmada issue
 //     6518): a run of checks against summaries that lag behind then

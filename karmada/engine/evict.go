@@ -165,7 +165,8 @@ type EvictionStep struct {
 	Why string
 	// Err is why, for EvictionInvalid.
 	Err error
-	// Decision is the taint decision, once made: its Reason says why the
+	// Decision is the decision that it is time, once made (the taint's for
+	// Evict, the caller's for EvictApplication): its Reason says why the
 	// binding leaves the cluster (EvictionEvict), or stays (EvictionStays).
 	Decision failover.EvictionDecision
 	// Result is the check's answer, once asked, after the Ledger's
@@ -239,6 +240,13 @@ func holdKey(key, cluster string) string { return key + "@" + cluster }
 // cannot be read, a state to preserve that cannot be read yet; no room is
 // then held, and of the step only BudgetErr is set.
 func (e *Evictor) Evict(ctx context.Context, now time.Time, key string, binding runtime.Object, cluster *clusterv1alpha1.Cluster, confirm Confirm) (EvictionStep, error) {
+	return e.evict(ctx, now, key, binding, cluster, confirm, taintCause{e})
+}
+
+// evict is the one decision path of an eviction, whatever its cause: Evict
+// and EvictApplication differ only in c, which answers the first step's
+// "is it time?" and writes the graceful eviction task.
+func (e *Evictor) evict(ctx context.Context, now time.Time, key string, binding runtime.Object, cluster *clusterv1alpha1.Cluster, confirm Confirm, c cause) (EvictionStep, error) {
 	meta, spec, status, toLib, err := bindingParts(binding)
 	if err != nil {
 		return EvictionStep{}, err
@@ -256,7 +264,7 @@ func (e *Evictor) Evict(ctx context.Context, now time.Time, key string, binding 
 	if !spec.TargetContains(cluster.Name) {
 		return EvictionStep{Action: EvictionSkip, Why: fmt.Sprintf("binding %s is no longer scheduled on %s", key, cluster.Name)}, nil
 	}
-	d, err := karmada.DecideBindingEviction(meta.GetAnnotations(), spec, cluster, e.opts.EnableNoExecuteTaintEviction, now)
+	d, err := c.decide(meta.GetAnnotations(), spec, cluster, now)
 	if err != nil {
 		return EvictionStep{Action: EvictionInvalid, Err: err}, nil
 	}
@@ -338,14 +346,20 @@ func (e *Evictor) Evict(ctx context.Context, now time.Time, key string, binding 
 		}
 		lib = &b
 	}
-	task, err := e.task(spec, status, cluster.Name, d.Reason, now)
+	task, err := c.task(spec, status, cluster.Name, d.Reason, now)
 	if err != nil {
 		e.release(hold)
 		return EvictionStep{BudgetErr: step.BudgetErr}, err
 	}
-	annotations, recordErr := karmada.RecordFailover(meta.GetAnnotations(), spec, cluster.Name, now)
+	var annotations map[string]string
+	var recordErr error
+	if c.recordsOrigin() {
+		annotations, recordErr = karmada.RecordFailover(meta.GetAnnotations(), spec, cluster.Name, now)
+	}
 	karmada.ApplyBinding(spec, gracefulevict.Evict(*lib, cluster.Name, task))
-	meta.SetAnnotations(annotations)
+	if annotations != nil {
+		meta.SetAnnotations(annotations)
+	}
 	step.Action, step.RecordErr = EvictionEvict, recordErr
 	if e.opts.Ledger != nil {
 		step.Hold = Hold{ledger: e.opts.Ledger, key: hold}
