@@ -25,6 +25,8 @@
 //   - reservation: the room evictions in flight will take, held until the
 //     clusters show it.
 //   - failback: when a workload that failed over may go back to its origin.
+//   - appfailover: when a workload unhealthy on a cluster fails over from
+//     it, with timers that survive restarts.
 //   - metrics: the Prometheus series of the eviction proposals, on a registry
 //     the caller gives.
 //
