@@ -50,7 +50,7 @@ type backCase struct {
 }
 
 // testFailback plays issue 38's outage and recovery with Karmada's own
-// karmada-scheduler: region r1 (back-a1, back-a2, back-a3) fails, the
+// karmada-scheduler: region r1 (back-r1: back-a1, back-a2, back-a3) fails, the
 // bindings on it fail over (the EvictionController's tasks, the
 // scheduler's new placements, the test reporting the new copies Healthy)
 // and each eviction records its origin on the binding; r1 recovers (Ready
@@ -70,6 +70,13 @@ type backCase struct {
 // with less room than the cluster its binding failed over to, gets it not
 // back (FailbackNotPlaced, whose prediction is where the binding stays).
 //
+// Right before r1 recovers, and before back-a2's second recovery (which no
+// plan can foresee), the built fleetsim plans the recovery (--what-if
+// --recover --json, the fork's flags in --controller-flags): each
+// binding's outcome, placement and clusters left must be the plan's, and
+// the failbacks' times its times, slot by slot (compareRecoveryPlan,
+// failbackSlots).
+//
 // No Duplicated binding: one spread over regions was moved off the failed
 // region by karmada-scheduler itself as the region's clusters were tainted
 // NoSchedule, before any eviction (so no record to go back by), and one
@@ -79,7 +86,10 @@ type backCase struct {
 func testFailback(t *testing.T) {
 	s := newSuite(t, "back")
 	const a1, a2, a3, b1, b2, c1, c2 = "back-a1", "back-a2", "back-a3", "back-b1", "back-b2", "back-c1", "back-c2"
-	regions := map[string]string{a1: "r1", a2: "r1", a3: "r1", b1: "r2", b2: "r2", c1: "r3", c2: "r3"}
+	// Regions of their own: the subtests share the API server, and a plan
+	// of a region's recovery takes in every cluster of that name.
+	const r1, r2, r3 = "back-r1", "back-r2", "back-r3"
+	regions := map[string]string{a1: r1, a2: r1, a3: r1, b1: r2, b2: r2, c1: r3, c2: r3}
 	rooms := map[string]int64{a1: 60, a2: 60, a3: 10, b1: 30, b2: 30, c1: 20, c2: 20}
 	for _, c := range slices.Sorted(maps.Keys(regions)) {
 		s.member(c, regions[c], rooms[c])
@@ -101,9 +111,15 @@ func testFailback(t *testing.T) {
 		{"agg-0", a1, "back"}, {"agg-1", a1, "back"}, {"dyn-0", a1, "back"}, {"flap-0", a2, "back"}, {"small-0", a3, "notPlaced"},
 	}
 
+	// fleetsim, for its plans of the recovery, built before anything is
+	// timed.
+	bin := buildFleetsim(t)
+	opts := forkOptions{Rate: rate(backRate, backRate), EnableNoExecuteTaintEviction: true, FailbackWindow: backWindow}
+	flags := forkFlags(opts)
+
 	hist := s.watchHistory()
 	p := s.playCopies(backStartup)
-	s.start("back", forkOptions{Rate: rate(backRate, backRate), EnableNoExecuteTaintEviction: true, FailbackWindow: backWindow}, nil)
+	s.start("back", opts, nil)
 
 	// Region r1 fails; every binding on it fails over.
 	p.setDown(true, a1, a2, a3)
@@ -118,7 +134,7 @@ func testFailback(t *testing.T) {
 		for _, bc := range cases {
 			rb := s.getBinding(bc.name)
 			where := targets(&rb.Spec)
-			if !settled(rb) || slices.ContainsFunc(where, func(c string) bool { return regions[c] == "r1" }) || !whole(rb) {
+			if !settled(rb) || slices.ContainsFunc(where, func(c string) bool { return regions[c] == r1 }) || !whole(rb) {
 				return false
 			}
 			failedOver[bc.name] = rb.Spec.Clusters
@@ -133,10 +149,18 @@ func testFailback(t *testing.T) {
 	}
 	t.Logf("failed over: %s", placementsOf(failedOver))
 
+	// fleetsim's plan of r1's recovery, right before it: its recovery is
+	// the moment it reads the control plane.
+	plan, planStarted, planEnded := planRecovery(t, bin, "region="+r1, flags)
+	require.Equal(t, []string{a1, a2, a3}, plan.Recovered.Clusters)
+	planned := plan.failbacksOf(s.ns, "region="+r1)
+
 	// r1 recovers; back-a2 fails again half way through the window, and
 	// recovers for good once the first window has passed.
 	recovered := map[string]time.Time{}
 	recovered[a1] = s.backUp(p, a1, a2, a3)
+	t.Logf("planned: fleetsim --what-if --recover region=%s --controller-flags %q, run %s to %s before the recovery: window %.0fs, at most %d in flight, %.1f/s, the last back at %.1fs; notes: %q",
+		r1, flags, ms(recovered[a1].Sub(planStarted)), ms(recovered[a1].Sub(planEnded)), plan.WindowSeconds, plan.MaxInFlight, plan.PerSecond, plan.DoneSeconds, plan.Notes)
 	recovered[a3] = recovered[a1]
 	time.Sleep(time.Until(recovered[a1].Add(backWindow / 2)))
 	flapped := time.Now()
@@ -147,7 +171,15 @@ func testFailback(t *testing.T) {
 	flap := s.getBinding("flap-0")
 	assert.Nil(t, flap.Spec.RescheduleTriggeredAt, "flap-0 sent back to %s, which was down again before its window ended", a2)
 	assert.Equal(t, failedOver["flap-0"], flap.Spec.Clusters, "flap-0 moved while %s flapped", a2)
+	// No plan knows of a flap to come: flap-0's is that of back-a2's
+	// second recovery, again right before it.
+	flapPlan, flapStarted, flapEnded := planRecovery(t, bin, "clusters="+a2, flags)
 	recovered[a2] = s.backUp(p, a2)
+	if before, ok := planned["flap-0"]; ok {
+		t.Logf("planned: before the flap, flap-0 %s to %s at %.1fs after r1's recovery; superseded by the plan of %s's second recovery (run %s to %s before it)",
+			before.outcome, placementOfMap(before.to), before.at, a2, ms(recovered[a2].Sub(flapStarted)), ms(recovered[a2].Sub(flapEnded)))
+	}
+	maps.Copy(planned, flapPlan.failbacksOf(s.ns, "clusters="+a2))
 	t.Logf("r1 recovered at %s; %s down again at +%s, up again at +%s", stampMS(recovered[a1]), a2, ms(flapped.Sub(recovered[a1])), ms(recovered[a2].Sub(recovered[a1])))
 
 	eventually(t, 30*time.Second, "the bindings back on their origins, their tasks cleared, the copies there Healthy", func() bool {
@@ -167,6 +199,26 @@ func testFailback(t *testing.T) {
 	})
 	// What happens after (karmada-scheduler's, the members') is seen too.
 	time.Sleep(time.Second)
+
+	// The plans against what happened, per binding: the outcome, the
+	// placement, the clusters left and the time of each failback.
+	readySince := map[string]time.Time{}
+	got := map[string]backOutcome{}
+	for _, bc := range cases {
+		if _, ok := readySince[bc.origin]; !ok {
+			readySince[bc.origin] = s.readySince(bc.origin)
+		}
+		got[bc.name] = outcomeOf(s, bc.name, hist.of(bc.name), recovered[bc.origin], readySince[bc.origin])
+	}
+	agree := compareRecoveryPlan(t, cases, planned, got)
+	t.Logf("measured: what-if --recover agreement %d of %d bindings (outcome, placement, clusters left)", agree, len(cases))
+	assert.Equal(t, len(cases), agree, "bindings where the recovery plan and the real thing disagree (printed above)")
+	for _, recover := range []string{"region=" + r1, "clusters=" + a2} {
+		plannedOrder, measuredOrder, slots, bad := failbackSlots(planned, got, recover)
+		t.Logf("measured: the failbacks of --recover %s, in the planned order %v, in the measured %v; planned and measured times, slot by slot:\n  %s",
+			recover, plannedOrder, measuredOrder, strings.Join(slots, "\n  "))
+		assert.Empty(t, bad, "failbacks of --recover %s outside the plan's time by more than -%v/+%v", recover, failbackEarly, failbackLate)
+	}
 
 	for _, bc := range cases {
 		snaps := hist.of(bc.name)

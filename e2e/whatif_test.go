@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -237,15 +238,29 @@ func TestWhatIf(t *testing.T) {
 	require.GreaterOrEqual(t, share, 0.95, "what-if agreement below 95%%")
 }
 
-// buildFleetsim builds examples/fleetsim and returns the binary's path.
+// fleetsimBuild is examples/fleetsim, built once for every test that runs
+// it (a link of some seconds, each time, on a loaded machine).
+var fleetsimBuild struct {
+	once sync.Once
+	bin  string
+	out  []byte
+	err  error
+}
+
+// buildFleetsim builds examples/fleetsim, the first time, into the
+// directory of the API server the tests share, and returns the binary's
+// path.
 func buildFleetsim(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "fleetsim")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = "../examples/fleetsim"
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "building examples/fleetsim: %s", out)
-	return bin
+	b := &fleetsimBuild
+	b.once.Do(func() {
+		b.bin = filepath.Join(env.dir, "fleetsim")
+		build := exec.Command("go", "build", "-o", b.bin, ".")
+		build.Dir = "../examples/fleetsim"
+		b.out, b.err = build.CombinedOutput()
+	})
+	require.NoError(t, b.err, "building examples/fleetsim: %s", b.out)
+	return b.bin
 }
 
 // planWhatIf asks bin (fleetsim) for the --json plan of fail on the e2e

@@ -89,7 +89,7 @@ type RecoveryReport struct {
 	// in the order they go (those that do not go after, by key).
 	Failbacks []Failback `json:"failbacks"`
 	// Totals counts them by outcome; DoneSeconds is when the last goes,
-	// since the recovery (0 when none does).
+	// after ReadAt (0 when none does).
 	Totals      RecoveryTotals `json:"totals"`
 	DoneSeconds float64        `json:"doneSeconds"`
 	// Notes are what else a reader should know.
@@ -103,7 +103,7 @@ type Failback struct {
 	// Origin is the recovered cluster it goes back to (or waits for).
 	Origin  string `json:"origin"`
 	Outcome string `json:"outcome"`
-	// AtSeconds is when it goes, since the recovery.
+	// AtSeconds is when it goes, after ReadAt.
 	AtSeconds float64 `json:"atSeconds"`
 	// To is the fresh placement predicted; Leaving the clusters whose
 	// copies wait in graceful eviction tasks until the returning ones are
@@ -257,7 +257,10 @@ func PlanRecovery(in *Input, cfg RecoveryConfig) (*RecoveryReport, error) {
 			outcomes = append(outcomes, fb)
 			continue
 		}
-		at := maxTime(t, now.Add(window))
+		// The window counts from the origin's Ready lastTransitionTime,
+		// which a cluster already Ready keeps: a plan made after the
+		// recovery counts what has passed.
+		at := maxTime(t, readySince(after[c.origin], now).Add(window))
 		// The taints must be gone too: a window shorter than the policies'
 		// removal waits for it.
 		at = maxTime(at, gone)
@@ -342,7 +345,9 @@ func PlanRecovery(in *Input, cfg RecoveryConfig) (*RecoveryReport, error) {
 		r.Notes = append(r.Notes, fmt.Sprintf("no binding records a failover from %s (annotation %s): nothing goes back",
 			cfg.Recovery, karmada.FailedOverFromAnnotation))
 	}
-	r.Notes = append(r.Notes, fmt.Sprintf("times are the earliest: each failback is assumed to end %v after it starts (the returning copies healthy); the controller decides again every 30s", cfg.ReadyAfter))
+	r.Notes = append(r.Notes, fmt.Sprintf("times are the earliest: each failback is assumed to end %v after it starts (the returning copies healthy); the controller decides again every 30s", cfg.ReadyAfter),
+		"bindings due at the same moment take the rate's permits in the order the controller's workqueue gives them, not necessarily the order listed: the set of times is the prediction",
+		"the API server keeps lastTransitionTime in whole seconds: a window may end up to a second before the time counted from the recovery")
 	return r, nil
 }
 
@@ -381,6 +386,15 @@ func recoverCluster(c *clusterv1alpha1.Cluster, now time.Time, ev *taintpolicy.E
 		note = fmt.Sprintf("cluster %s keeps a NoExecute or PreferNoExecute taint once Ready (no policy removes it): nothing goes back to it", c.Name)
 	}
 	return rc, at, note
+}
+
+// readySince is when c turned Ready, by its condition; now when it has
+// none.
+func readySince(c *clusterv1alpha1.Cluster, now time.Time) time.Time {
+	if i := slices.IndexFunc(c.Status.Conditions, func(x metav1.Condition) bool { return x.Type == clusterv1alpha1.ClusterConditionReady }); i >= 0 {
+		return c.Status.Conditions[i].LastTransitionTime.Time
+	}
+	return now
 }
 
 // firstDomain is the domain a failback to a cluster of domains is paced

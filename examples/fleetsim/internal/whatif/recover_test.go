@@ -148,3 +148,30 @@ func TestRecoveryJSONMatchesReference(t *testing.T) {
 		t.Errorf("the output's fields %v, documented in %s: %v", have, reference, doc)
 	}
 }
+
+// A plan made after the recovery counts the window from the origin's Ready
+// lastTransitionTime, not from the plan's moment.
+func TestPlanRecoveryCountsFromTheRecovery(t *testing.T) {
+	terms := policyv1alpha1.Placement{
+		ClusterAffinities: []policyv1alpha1.ClusterAffinityTerm{
+			{AffinityName: "home", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"e1"}}},
+			{AffinityName: "fallback", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"w1"}}},
+		},
+		ReplicaScheduling: aggregated(),
+	}
+	e1 := member("e1", "east", 50)
+	e1.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now.Add(-4 * time.Minute)) // Ready 4 minutes ago
+	in := &Input{Clusters: []clusterv1alpha1.Cluster{*e1, *member("w1", "west", 100)},
+		ResourceBindings: []workv1alpha2.ResourceBinding{failedBack("a", "e1", terms, "fallback")}}
+	recovery, err := ParseFailure("clusters=e1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := PlanRecovery(in, RecoveryConfig{Recovery: recovery, Rates: ratelimit.DefaultConfig(), Window: 10 * time.Minute, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Failbacks) != 1 || r.Failbacks[0].Outcome != FailbackBack || r.Failbacks[0].AtSeconds != 360 {
+		t.Errorf("want back 6 minutes after the plan (10 after the recovery 4 minutes ago), got %+v", r.Failbacks)
+	}
+}
