@@ -291,6 +291,7 @@ func (c *FailbackController) reconcile(ctx context.Context, k *kind, key types.N
 		c.wait(id, "")
 		return reconcile.Result{}, nil
 	}
+	c.refreshOrigins(ctx, obj)
 	now := c.ev.opts.Clock.Now()
 	next := obj.DeepCopyObject().(client.Object)
 	step, err := engine.PlanFailback(engine.FailbackOptions{Fleet: c.ev.fleet, Scheduler: c.sched, Window: c.opts.Window, Ledger: c.ev.opts.Ledger}, now, next)
@@ -394,6 +395,27 @@ func (c *FailbackController) reconcile(ctx context.Context, k *kind, key types.N
 	c.ev.recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventReasonFailedBack, eventActionFailback, "%s", step.Why)
 	logger.Info("failing back", "why", step.Why, "leaving", step.Leaving)
 	return reconcile.Result{}, nil
+}
+
+// refreshOrigins brings the Fleet's and the Scheduler's copies of obj's
+// origins up to the cache's. The informer handlers that feed them run
+// apart from the watch that brought this reconcile (each handler has its
+// own goroutine), so a reconcile woken by an origin's recovery could read
+// the origin still tainted, wait for a next event that never comes, and
+// never go back. The cache is at least as new as any handler's event.
+func (c *FailbackController) refreshOrigins(ctx context.Context, obj client.Object) {
+	for _, name := range originsOf(obj) {
+		var cl clusterv1alpha1.Cluster
+		if err := c.client.Get(ctx, client.ObjectKey{Name: name}, &cl); err != nil {
+			continue // gone, or not cached: the handlers' view stands
+		}
+		if have, ok := c.ev.fleet.Cluster(name); !ok || have.ResourceVersion != cl.ResourceVersion {
+			if _, err := c.ev.fleet.Set(&cl); err != nil {
+				log.FromContext(ctx).V(1).Info("an origin the Fleet cannot hold", "cluster", name, "err", err)
+			}
+		}
+		c.sched.Set(&cl)
+	}
 }
 
 // decided counts a decision of the failback of the binding id, whose

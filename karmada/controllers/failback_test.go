@@ -359,3 +359,22 @@ func TestFailbackControllerClearsTheObservedTerm(t *testing.T) {
 	assert.Empty(t, got.Status.SchedulerObservedAffinityName)
 	assert.NotNil(t, got.Spec.RescheduleTriggeredAt)
 }
+
+// A reconcile woken by an origin's recovery decides on the Cluster as the
+// cache has it, though the Fleet and the Scheduler, fed by handlers of
+// their own, still hold it tainted.
+func TestFailbackControllerReadsTheOriginFromTheCache(t *testing.T) {
+	ready := evictNow.Add(-time.Hour)
+	tainted := backCluster("a1", 100, ready)
+	tainted.ResourceVersion = "1"
+	tainted.Spec.Taints = []corev1.Taint{{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoExecute, TimeAdded: &metav1.Time{Time: evictNow}}}
+	w := newBackWorld(t, FailbackOptions{Window: 10 * time.Minute}, EvictionOptions{},
+		backCluster("a1", 100, ready), backCluster("b1", 10, ready), backBinding("web", workv1alpha2.TargetCluster{Name: "b1", Replicas: 3}))
+	// The handlers' view lags: a1 still tainted there.
+	_, err := w.ctrl.ev.fleet.Set(tainted)
+	require.NoError(t, err)
+	w.ctrl.sched.Set(tainted)
+
+	assert.Zero(t, w.reconcile(t, "web").RequeueAfter)
+	require.Len(t, w.binding(t, "web").Spec.GracefulEvictionTasks, 1, "%v", *w.events)
+}
