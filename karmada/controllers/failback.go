@@ -405,16 +405,9 @@ func (c *FailbackController) reconcile(ctx context.Context, k *kind, key types.N
 // never go back. The cache is at least as new as any handler's event.
 func (c *FailbackController) refreshOrigins(ctx context.Context, obj client.Object) {
 	for _, name := range originsOf(obj) {
-		var cl clusterv1alpha1.Cluster
-		if err := c.client.Get(ctx, client.ObjectKey{Name: name}, &cl); err != nil {
-			continue // gone, or not cached: the handlers' view stands
-		}
-		if have, ok := c.ev.fleet.Cluster(name); !ok || have.ResourceVersion != cl.ResourceVersion {
-			if _, err := c.ev.fleet.Set(&cl); err != nil {
-				log.FromContext(ctx).V(1).Info("an origin the Fleet cannot hold", "cluster", name, "err", err)
-			}
-		}
-		c.sched.Set(&cl)
+		if cl, ok := catchUpFleet(ctx, c.client, c.ev.fleet, name, log.FromContext(ctx)); ok {
+			c.sched.Set(cl)
+		} // else gone, or not cached: the handlers' view stands
 	}
 }
 

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"context"
 	"errors"
 
 	"github.com/go-logr/logr"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/karmada"
@@ -97,4 +99,30 @@ func feedFleet(f *engine.Fleet, logger logr.Logger) toolscache.ResourceEventHand
 			}
 		},
 	}
+}
+
+// catchUpFleet brings f's copy of the Cluster name up to the cache's, for a
+// decision a change of that cluster woke: f's informer handler runs on a
+// goroutine of its own and may not have applied the change yet, and a
+// decision on the copy before it would wait for a wake-up that has already
+// come. A copy read just before the handler applied a newer one would put f
+// back: it is set again while the cache moves on (a few reads at most, as
+// the cache only moves forward). It returns the cluster as set; false when
+// the cache has none (gone) or cannot say.
+func catchUpFleet(ctx context.Context, c client.Reader, f *engine.Fleet, name string, logger logr.Logger) (*clusterv1alpha1.Cluster, bool) {
+	var last *clusterv1alpha1.Cluster
+	for range 4 {
+		var cl clusterv1alpha1.Cluster
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, &cl); err != nil {
+			return last, last != nil
+		}
+		if have, ok := f.Cluster(name); ok && have.ResourceVersion == cl.ResourceVersion {
+			return &cl, true
+		}
+		if _, err := f.Set(&cl); err != nil {
+			logger.Error(err, "cluster left out of the fleet", "cluster", name)
+		}
+		last = &cl
+	}
+	return last, true
 }

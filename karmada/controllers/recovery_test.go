@@ -72,6 +72,34 @@ func TestLosingANoScheduleTaintDecidesTheRefusalsAgain(t *testing.T) {
 	requireEvicted(t, decide(t, rb, webItem))
 }
 
+// The change that wakes the refusals reaches the Fleet before they are
+// decided again, though the Fleet's own informer handler (a goroutine of
+// its own) has not applied it yet: decided on the Fleet's older copy, the
+// refusal would be parked again and wait for a wake-up that had already
+// come. Found by the model test (TestModelFailback, seed 317223411076: a
+// summary that brought room, a refusal decided again at the same instant
+// on the summary before it).
+func TestAWakingChangeReachesTheFleetFirst(t *testing.T) {
+	c, m2 := noScheduleWorld(t)
+	ctx := context.Background()
+	ctrl := newController(t, EvictionOptions{}, c, &recorded{})
+	withQueues(t, ctrl)
+	rb := ctrl.kinds[0]
+	_, err := ctrl.clusterChanged(ctx, "member2")
+	require.NoError(t, err)
+	require.True(t, isRefused(decide(t, rb, webItem)), "member2 takes nothing new")
+
+	m2.Spec.Taints = nil
+	require.NoError(t, c.Update(ctx, m2))
+	// No syncFleet here: the Fleet's handler lags.
+	_, err = ctrl.clusterChanged(ctx, "member2")
+	require.NoError(t, err)
+	have, ok := ctrl.fleet.Cluster("member2")
+	require.True(t, ok)
+	assert.Empty(t, have.Spec.Taints, "the Fleet holds the change that woke the refusal")
+	requireEvicted(t, decide(t, rb, webItem))
+}
+
 // A change of room that the once-per-report throttle lets pass is not
 // dropped: the refusals are decided again at the end of that
 // ClusterStatusUpdateFrequency, not RefusalRecheck (a minute) later. Before,

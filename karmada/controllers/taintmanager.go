@@ -85,6 +85,13 @@ func (c *EvictionController) setupRecovery(mgr manager.Manager) error {
 func (c *EvictionController) clusterChanged(ctx context.Context, name string) (reconcile.Result, error) {
 	var cl clusterv1alpha1.Cluster
 	err := c.client.Get(ctx, types.NamespacedName{Name: name}, &cl)
+	if err == nil {
+		// What follows may wake refusals, decided on the Fleet: it must
+		// hold this change first.
+		if synced, ok := catchUpFleet(ctx, c.client, c.fleet, name, log.FromContext(ctx)); ok {
+			cl = *synced
+		}
+	}
 	switch {
 	case err != nil && !apierrors.IsNotFound(err):
 		return reconcile.Result{}, err
