@@ -28,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
@@ -180,6 +181,10 @@ type forkOptions struct {
 	// MaxFailbacksInFlight is its --max-failbacks-in-flight; 0: the
 	// default.
 	MaxFailbacksInFlight int
+	// Freeze is the operator's freeze ConfigMap the controllers honour
+	// (--eviction-freeze-configmap); unset: none. deploy/rbac.yaml lets
+	// them read karmada-system/failover-freeze only.
+	Freeze types.NamespacedName
 }
 
 // forkRun is one replica of the fork, started in-process.
@@ -235,7 +240,7 @@ func (s *suite) start(name string, opts forkOptions, newClient func(client.Clien
 		Rate: opts.Rate, EnableNoExecuteTaintEviction: opts.EnableNoExecuteTaintEviction, Registerer: reg,
 		DisableLedger: opts.NoLedger, ClusterStatusUpdateFrequency: opts.StatusPeriod,
 		MaxInFlight: opts.MaxInFlight, InFlightTTL: opts.GracefulEvictionTimeout,
-		MaxClustersInTransit: opts.MaxClustersInTransit,
+		MaxClustersInTransit: opts.MaxClustersInTransit, Freeze: opts.Freeze,
 	}, controllers.GracefulEvictionOptions{
 		Timeout: opts.GracefulEvictionTimeout,
 	})

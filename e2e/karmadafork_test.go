@@ -170,4 +170,8 @@ func TestKarmadaFork(t *testing.T) {
 		t.Parallel()
 		testFailback(t)
 	})
+	t.Run("failback while frozen: nothing moves until the thaw, then back at once", func(t *testing.T) {
+		t.Parallel()
+		testFailbackFrozen(t)
+	})
 }

@@ -380,7 +380,7 @@ func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
 	if c.opts.Freeze != (types.NamespacedName{}) {
 		c.freeze = newFreezeGate(c.opts.Freeze, c.opts.Clock, m, mgr.GetLogger().WithName("eviction-freeze"))
 		c.freeze.confirmStorm = limiter.ConfirmStorm
-		c.freeze.onThaw = c.thawed
+		c.freeze.onThaw = append(c.freeze.onThaw, c.thawed)
 		if err := c.freeze.setupWithManager(mgr); err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -22,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/failback"
@@ -124,7 +126,10 @@ type FailbackController struct {
 	// set up.
 	waiting *metrics.FailbackWaiters
 
-	mu sync.Mutex // guards launched
+	mu sync.Mutex // guards launched and woken
+	// woken are the queues of the two kinds' controllers, by kind, once
+	// they start: a thaw of the freeze adds the bindings with a record.
+	woken map[string]workqueue.TypedRateLimitingInterface[reconcile.Request]
 	// launched are the failbacks this controller wrote (or is writing)
 	// whose tasks the cache may not show yet, by binding and since when:
 	// counted in flight until it does, so that two failbacks decided
@@ -154,7 +159,7 @@ func NewFailbackController(opts FailbackOptions, ev *EvictionController) (*Failb
 		opts.MaxInFlight = DefaultMaxFailbacksInFlight
 	}
 	return &FailbackController{opts: opts, ev: ev, sched: scheduling.NewScheduler(nil),
-		waiting: (*metrics.Metrics)(nil).FailbackWaiters(), launched: map[string]time.Time{}}, nil
+		waiting: (*metrics.Metrics)(nil).FailbackWaiters(), launched: map[string]time.Time{}, woken: map[string]workqueue.TypedRateLimitingInterface[reconcile.Request]{}}, nil
 }
 
 // SetupWithManager adds a controller per binding kind to mgr, after the
@@ -193,7 +198,17 @@ func (c *FailbackController) SetupWithManager(mgr manager.Manager) error {
 		}
 		recorded := predicate.NewPredicateFuncs(concerned)
 		recorded.UpdateFunc = func(e event.UpdateEvent) bool { return concerned(e.ObjectOld) || concerned(e.ObjectNew) }
-		err := builder.ControllerManagedBy(mgr).
+		b := builder.ControllerManagedBy(mgr)
+		if c.ev.freeze != nil {
+			// The controller's queue, for a thaw to wake.
+			b = b.WatchesRawSource(source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+				c.mu.Lock()
+				defer c.mu.Unlock()
+				c.woken[k.name] = q
+				return nil
+			}))
+		}
+		err := b.
 			Named(FailbackName+"-"+k.name).
 			For(k.new(), builder.WithPredicates(recorded)).
 			Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
@@ -211,7 +226,38 @@ func (c *FailbackController) SetupWithManager(mgr manager.Manager) error {
 			return err
 		}
 	}
+	if c.ev.freeze != nil {
+		c.ev.freeze.onThaw = append(c.ev.freeze.onThaw, c.thawed)
+	}
 	return nil
+}
+
+// thawed decides again at once the failbacks of every binding with a
+// failover record, as the freeze thaws: those it held back would wait out
+// failbackRecheck otherwise. The others decide as they would have.
+func (c *FailbackController) thawed() {
+	ctx := context.Background()
+	for _, k := range []*kind{resourceBindings(), clusterResourceBindings()} {
+		c.mu.Lock()
+		q := c.woken[k.name]
+		c.mu.Unlock()
+		if q == nil {
+			continue
+		}
+		list := k.list()
+		if err := c.client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+			log.FromContext(ctx).Error(err, "listing the bindings a thaw wakes", "kind", k.name)
+			continue
+		}
+		_ = apimeta.EachListItem(list, func(o runtime.Object) error {
+			if co, ok := o.(client.Object); ok {
+				if _, ok := co.GetAnnotations()[karmada.FailedOverFromAnnotation]; ok {
+					q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(co)})
+				}
+			}
+			return nil
+		})
+	}
 }
 
 // feedScheduler keeps s's fleet as the informer sees it.

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/workqueue"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -377,4 +378,34 @@ func TestFailbackControllerReadsTheOriginFromTheCache(t *testing.T) {
 
 	assert.Zero(t, w.reconcile(t, "web").RequeueAfter)
 	require.Len(t, w.binding(t, "web").Spec.GracefulEvictionTasks, 1, "%v", *w.events)
+}
+
+// The freeze holds a failback back; its thaw decides it again at once
+// (the bindings with a record are added to the controller's queue), not a
+// failbackRecheck later; a binding with no record is not woken.
+func TestFailbackControllerThawWakesIt(t *testing.T) {
+	plain := backBinding("plain", workv1alpha2.TargetCluster{Name: "b1", Replicas: 3})
+	delete(plain.Annotations, karmada.FailedOverFromAnnotation)
+	w := newBackWorld(t, FailbackOptions{Window: 10 * time.Minute}, EvictionOptions{},
+		backCluster("a1", 100, evictNow.Add(-time.Hour)), backCluster("b1", 10, evictNow.Add(-time.Hour)),
+		backBinding("web", workv1alpha2.TargetCluster{Name: "b1", Replicas: 3}), plain)
+	gate := newFreezeGate(freezeName, w.clk, &frozenGauge{}, logr.Discard())
+	w.ctrl.ev.freeze = gate
+	gate.onThaw = append(gate.onThaw, w.ctrl.thawed) // as SetupWithManager does
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	w.ctrl.woken[resourceBindings().name] = q // as the controller's start does
+
+	gate.set(freezeMap(map[string]string{"reason": "INC-7"}))
+	assert.Equal(t, failbackRecheck, w.reconcile(t, "web").RequeueAfter, "frozen: held back")
+	assert.Empty(t, w.binding(t, "web").Spec.GracefulEvictionTasks)
+	assert.Zero(t, q.Len(), "nothing woken while frozen")
+
+	gate.set(nil)
+	require.Equal(t, 1, q.Len(), "the thaw wakes the binding with a record, and it only")
+	req, _ := q.Get()
+	assert.Equal(t, client.ObjectKey{Namespace: "shop", Name: "web"}, req.NamespacedName)
+	q.Done(req)
+	assert.Zero(t, w.reconcile(t, "web").RequeueAfter)
+	require.Len(t, w.binding(t, "web").Spec.GracefulEvictionTasks, 1, "back once thawed")
 }

@@ -165,10 +165,11 @@ type freezeGate struct {
 	// confirmStorm ends a failure storm's hold (the Limiter's
 	// ConfirmStorm), reporting whether one was on; nil: none to end.
 	confirmStorm func() bool
-	// onThaw is called, outside g's lock, after a report that thawed a
+	// onThaw are called, outside g's lock, after a report that thawed a
 	// freeze: the items it held back are tried again at once rather than
-	// at their next look (freezeRecheck). nil: nothing to wake.
-	onThaw func()
+	// at their next look (freezeRecheck). Added while the controllers are
+	// set up, before the manager starts; none: nothing to wake.
+	onThaw []func()
 
 	mu   sync.Mutex
 	cm   *corev1.ConfigMap
@@ -224,8 +225,8 @@ func (g *freezeGate) check() freezeState {
 // thaw wakes the items a freeze held back: the queues' locks are taken
 // outside g's.
 func (g *freezeGate) thaw() {
-	if g.onThaw != nil {
-		g.onThaw()
+	for _, f := range g.onThaw {
+		f()
 	}
 }
 

@@ -341,7 +341,7 @@ func TestThawResumesAtTheRateInForce(t *testing.T) {
 		clk := ctrl.opts.Clock.(*clocktesting.FakeClock)
 		gauge := &frozenGauge{}
 		ctrl.freeze = newFreezeGate(freezeName, clk, gauge, logr.Discard())
-		ctrl.freeze.onThaw = ctrl.thawed // as SetupWithManager does
+		ctrl.freeze.onThaw = []func(){ctrl.thawed} // as SetupWithManager does
 		ctrl.freeze.set(freezeMap(map[string]string{"reason": "INC-123"}))
 
 		tracker := ratelimit.NewTracker()

@@ -450,7 +450,7 @@ func (m *model) start() {
 	// hands it the ConfigMap as its informer would (the fake manager
 	// serves no clientset), the one the world holds from the start.
 	ctrl.freeze = newFreezeGate(modelFreeze, ctrl.opts.Clock, nopFrozen{}, m.logger)
-	ctrl.freeze.confirmStorm, ctrl.freeze.onThaw = ctrl.limiter.ConfirmStorm, ctrl.thawed
+	ctrl.freeze.confirmStorm, ctrl.freeze.onThaw = ctrl.limiter.ConfirmStorm, []func(){ctrl.thawed}
 	m.mu.Lock()
 	m.gate = ctrl.freeze
 	m.gate.set(m.freezeCM)
