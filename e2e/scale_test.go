@@ -137,6 +137,7 @@ type scaleResult struct {
 	requests               map[string]float64 // by verb, per eviction
 	conflicts              float64            // per eviction
 	deferred               float64            // per eviction: tries put off and made again
+	skipped                float64            // per eviction: tries that found nothing to do, each a permit spent
 	cpu                    time.Duration      // the controller's, over the drain
 	peakRSS                int64              // bytes
 	latencyP50, latencyP99 map[string]time.Duration
@@ -401,6 +402,7 @@ func runOutage(t *testing.T, cfg scaleConfig, side, bin string) scaleResult {
 	if r.evicted > 0 {
 		r.conflicts = (after.conflicts - before.conflicts) / float64(r.evicted)
 		r.deferred = (after.deferred - before.deferred) / float64(r.evicted)
+		r.skipped = (after.skipped - before.skipped) / float64(r.evicted)
 	}
 	r.cpu = cpuAfter - cpuBefore
 	r.peakRSS = procPeakRSS(t, proc.cmd.Process.Pid)
@@ -573,6 +575,10 @@ type scaleMetrics struct {
 	// (eviction_processing_total{result="deferred"}: waiting for room, a
 	// fresh read, a binding's budget); stock Karmada defers none.
 	deferred float64
+	// skipped counts the fork's tries that found nothing to do
+	// (eviction_processing_total{result="skipped"}: the binding had left
+	// the cluster, or tolerates its taints now), each after its permit.
+	skipped float64
 }
 
 // scrapeScale reads client-go's rest_client_requests_total{code, method}
@@ -583,6 +589,9 @@ func scrapeScale(t *testing.T, url string) scaleMetrics {
 	for _, s := range scrapeText(t, url, nil) {
 		if s.name == "eviction_processing_total" && s.labels["result"] == "deferred" {
 			m.deferred += s.value
+		}
+		if s.name == "eviction_processing_total" && s.labels["result"] == "skipped" {
+			m.skipped += s.value
 		}
 		if s.name != "rest_client_requests_total" {
 			continue
@@ -782,6 +791,7 @@ func scaleTable(cfg scaleConfig, rs []scaleResult) string {
 	}
 	row("conflicts (409) per eviction", func(r scaleResult) string { return fmt.Sprintf("%.3f", r.conflicts) })
 	row("tries put off and made again, per eviction", func(r scaleResult) string { return fmt.Sprintf("%.3f", r.deferred) })
+	row("tries with nothing to do, per eviction", func(r scaleResult) string { return fmt.Sprintf("%.3f", r.skipped) })
 	row("controller CPU over the drain", func(r scaleResult) string { return r.cpu.Round(10 * time.Millisecond).String() })
 	row("controller CPU per eviction", func(r scaleResult) string {
 		if r.evicted == 0 {

@@ -319,3 +319,55 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// Cancel removes one waiting item, pending or parked at a gate, and
+// nothing else; an item being handled finishes.
+func TestCancelRemovesOneWaitingItem(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &givingPacer{permits: make(chan struct{})}
+		f := newFixture(t, Config{Pacer: p})
+		f.q.Add(item("down", "a"))
+		f.q.Add(item("down", "b"))
+		f.q.Add(item("down", "c"))
+		if !f.q.Cancel(item("down", "b")) {
+			t.Fatal("Cancel of a pending item = false")
+		}
+		if got := keys(f.q.Pending()); !slices.Equal(got, []string{"a", "c"}) {
+			t.Errorf("Pending after Cancel = %v", got)
+		}
+		if f.q.Cancel(item("down", "b")) || f.q.Cancel(item("other", "a")) {
+			t.Error("Cancel of an item not queued = true")
+		}
+		if k := f.out.kinds("b"); !slices.Equal(k, []OutcomeKind{Cancelled}) {
+			t.Errorf("outcomes of the cancelled item = %v", k)
+		}
+		if f.m.snap().cancelled != 1 {
+			t.Errorf("Cancelled metric = %d, want 1", f.m.snap().cancelled)
+		}
+
+		// a is parked at a gate; c is being handled.
+		start(t, f.q)
+		p.permits <- struct{}{}
+		f.h.expect(t, "a", Park(refused, time.Hour, errors.New("nowhere to go")))
+		quiet(t, f.q)
+		p.permits <- struct{}{}
+		c := f.h.next(t)
+		if c.Key != "c" {
+			t.Fatalf("handler called for %s, want c", c.Key)
+		}
+		if f.q.Cancel(item("down", "c")) {
+			t.Error("Cancel of an item being handled = true")
+		}
+		if !f.q.Cancel(item("down", "a")) || f.q.Parked(refused) != 0 {
+			t.Errorf("Cancel of a parked item: parked %d", f.q.Parked(refused))
+		}
+		c.reply <- nil
+		quiet(t, f.q)
+		if f.q.Len() != 0 {
+			t.Errorf("Len = %d after the handled item finished", f.q.Len())
+		}
+		if !f.q.Add(item("down", "b")) {
+			t.Error("Add after Cancel = false: the identity is free again")
+		}
+	})
+}
