@@ -452,13 +452,20 @@ func (l *eventLog) last(key, cluster string) (recordedEvent, bool) {
 	for i := len(l.events) - 1; i >= 0; i-- {
 		e := l.events[i]
 		// The notes say "not evicted from cluster NAME: why" and "moved
-		// off cluster NAME into a graceful eviction task: why".
+		// off cluster NAME into a graceful eviction task: why". A
+		// failback's Events are about the cluster it goes back to.
+		if failbackReasons[e.reason] {
+			continue
+		}
 		if e.key == key && (strings.Contains(e.note, "cluster "+cluster+":") || strings.Contains(e.note, "cluster "+cluster+" ")) {
 			return e, true
 		}
 	}
 	return recordedEvent{}, false
 }
+
+// failbackReasons are the reasons of the FailbackController's Events.
+var failbackReasons = map[string]bool{EventReasonFailedBack: true, EventReasonFailbackNotPlaced: true, EventReasonInvalidFailbackWindow: true}
 
 // modelManager is a manager whose API reader is the fake API server itself
 // and whose Events go to an eventLog.
@@ -491,7 +498,13 @@ func newModelManager(scheme *runtime.Scheme, api client.WithWatch, lag func() ti
 		HealthProbeBindAddress: "0",
 		LeaderElection:         false,
 		// Each restart adds controllers of the same names in this process.
-		Controller:     config.Controller{SkipNameValidation: ptr.To(true)},
+		// The priority queue of controller-runtime before v0.25 may leave a
+		// goroutine blocked for ever when its manager stops
+		// (kubernetes-sigs/controller-runtime#3538, fixed by #3540): a
+		// bubble that ends with it is a deadlock, which ends the test
+		// binary. The model stops a manager at every leader change: its
+		// controllers use client-go's workqueue.
+		Controller:     config.Controller{SkipNameValidation: ptr.To(true), UsePriorityQueue: ptr.To(false)},
 		MapperProvider: func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return mapper, nil },
 		NewCache:       func(*rest.Config, cache.Options) (cache.Cache, error) { return c, nil },
 		NewClient: func(*rest.Config, client.Options) (client.Client, error) {

@@ -62,6 +62,9 @@ import (
 // interleaving of the controllers' goroutines does not, so a replay of a
 // seed usually, not always, meets the same violation at the same step.
 //
+// TestModelFailback (model_failback_test.go) runs the same model with the
+// FailbackController beside them, its steps and its invariants (j) to (m).
+//
 // The ClusterTaintPolicy controller taints the clusters that fail and the
 // eviction controller evicts: each fixed seed must write at least one
 // eviction, or the test fails: the model once passed with nothing ever
@@ -82,7 +85,7 @@ var (
 	modelDuration = flag.Duration("model.duration", 0, "model test: run random seeds for this long (wall time)")
 	modelSteps    = flag.Int("model.steps", modelDefaultSteps, "model test: steps per sequence")
 	modelVerbose  = flag.Bool("model.v", false, "model test: log every step and the controllers' logs")
-	modelCheck    = flag.String("model.invariants", "abcdefghi", "model test: the invariants checked, by letter")
+	modelCheck    = flag.String("model.invariants", "abcdefghijklm", "model test: the invariants checked, by letter")
 	// modelPolicies on (the default) serves the ClusterTaintPolicy
 	// controller's unstructured reads: clusters are tainted and bindings
 	// evicted. Off, the model runs as CI ran it while the harness could not
@@ -111,12 +114,16 @@ var modelKnownFailures = map[int64]string{}
 var modelInvariants = map[string]string{
 	"a": "an eviction is written only when the pre-scheduling check finds it feasible on the very object overwritten and the API server's clusters as they were at some moment since the handler's confirm read (within the time a write may follow its permit), and DecideEviction says leave on the evicted cluster as it was within the time a write may follow its permit",
 	"b": "at quiescence no binding stays on a cluster whose NoExecute taint it does not tolerate unless its item is queued or a Warning Event says why and still holds",
-	"c": "evictions written over any window are at most 1 + rate × (window + the time a write may follow its permit), +1 per new leader in the window",
+	"c": "evictions and failbacks written over any window are at most 1 + rate × (window + the time a write may follow its permit), +1 per new leader in the window: they take permits of one Limiter",
 	"d": "the Ledger holds no more than the open graceful eviction tasks (and those ended within ClusterStatusUpdateFrequency) account for, each at most its replicas on every other cluster: nothing once no task is open",
 	"e": "every graceful eviction task ends within GracefulEvictionOptions.Timeout",
 	"f": "a new leader holds the room of the evictions in flight that the check, asked again as the leader changed, finds somewhere to go (DESIGN, fourth round: rebuilt from the open tasks)",
 	"i": "no eviction is written while an operator's freeze holds once the attempt writing it could see it: after a freeze set while the attempt read the API server, or longer before the write than an attempt takes",
-	"h": "an eviction written leaves its binding with no more graceful eviction tasks open than its budget of clusters in transit (MaxClustersInTransitAnnotation) allows",
+	"h": "an eviction or a failback written leaves its binding with no more graceful eviction tasks open than its budget of clusters in transit (MaxClustersInTransitAnnotation) allows",
+	"j": "no failback is written before its origin has been Ready, as the model's own history of its Ready condition says, for the whole window without a break (up to the second the API server's timestamps keep), nor while the origin has a NoExecute or PreferNoExecute taint: but for a failure within the time a write follows its decision (DESIGN, fifth round: a lagging cache never sends replicas to a tainted cluster)",
+	"k": "never more bindings with an open failback task than FailbackOptions.MaxInFlight, fleet wide, at any write and at quiescence",
+	"l": "no failback is written while the operator's freeze is set, while an eviction of the binding is in flight (a graceful eviction task open, its handler running) or may be queued (a cluster of its schedule result is faulty, but for a taint the cache has not seen yet), nor with more clusters left than its budget of clusters in transit",
+	"m": "a binding whose origin has been Ready for the window, and that PlanFailback asked at quiescence would send back, goes back within one failbackRecheck and the rate's time after the window, the last leader change and the last moment a documented gate (the fleet-wide cap, the freeze, a rate pause, a faulty cluster of its schedule result, the room evictions hold) held it",
 	"g": "at quiescence the queue counts in flight the open graceful eviction tasks of a taint manager, and of those that ended, whoever ended them (the GracefulEvictionController, another writer, a deletion), none that ended a cache lag (and a second) ago or more: the eviction controller sees an end in its cache",
 }
 
@@ -135,6 +142,7 @@ const (
 	modelMaxBinding = 10
 	modelWriteDelay = 100 * time.Millisecond   // the most a handler's write follows its permit, but for the API's latency
 	modelDownTaint  = "model.example.com/down" // another writer's, gone when the cluster is Ready again
+	modelRetries    = 10 * time.Second         // the most a write is retried on conflict: a try older than that was given up
 )
 
 func TestModelControllers(t *testing.T) {
@@ -154,7 +162,7 @@ func TestModelControllers(t *testing.T) {
 	evicted := map[int64]int{}
 	run := func(seed int64) bool {
 		return t.Run("seed="+strconv.FormatInt(seed, 10), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) { evicted[seed] = runModel(t, seed, *modelSteps) })
+			synctest.Test(t, func(t *testing.T) { evicted[seed] = runModel(t, seed, *modelSteps, nil) })
 			t.Logf("seed %d: %d evictions written", seed, evicted[seed])
 		})
 	}
@@ -254,6 +262,10 @@ type model struct {
 	found      []modelViolation     // found by the interceptor, reported after the step
 	conflicted time.Time            // when a controller's write last met a conflict
 	injected   map[string]time.Time // when each binding's eviction last met another writer
+	// attempted is when the controllers' write of each binding's eviction
+	// or failback was first tried, while it is retried on conflict: its
+	// permit came before that, for (c).
+	attempted map[string]time.Time
 	// The operator's freeze, for (i): the ConfigMap that holds it (nil:
 	// none), when it was set, whether it was set while an eviction's
 	// handler read the API server, and whether the next such read sets it.
@@ -273,6 +285,11 @@ type model struct {
 	fleetAt    []time.Time
 	trace      []string
 	checkedEvs int // evictions already checked against (c)
+
+	// fb, when set, runs a FailbackController beside the eviction
+	// controller in every leader, and the failback steps and invariants
+	// (model_failback_test.go).
+	fb *fbModel
 }
 
 // taintChange is a write to a cluster that changed its NoExecute taints
@@ -286,6 +303,12 @@ type modelEviction struct {
 	at           time.Time
 	key, cluster string
 	by           string // the writer's field manager
+	// failback: a failback's write (cluster is its origin), which takes a
+	// permit of the same Limiter as an eviction, for (c).
+	failback bool
+	// attempt is when its write was first tried: it may have met
+	// conflicts and been tried again.
+	attempt time.Time
 }
 
 type endedTask struct {
@@ -305,12 +328,13 @@ type endedTask struct {
 type modelViolation struct{ inv, kind, msg string }
 
 // runModel runs the sequence of seed and returns how many evictions the
-// controllers wrote.
-func runModel(t *testing.T, seed int64, steps int) int {
+// controllers wrote. fb, when set, adds the FailbackController, its steps
+// and its invariants.
+func runModel(t *testing.T, seed int64, steps int, fb *fbModel) int {
 	m := &model{
-		t: t, seed: seed, rnd: rand.New(rand.NewSource(seed)),
+		t: t, seed: seed, rnd: rand.New(rand.NewSource(seed)), fb: fb,
 		crnd: rand.New(rand.NewSource(seed + 1)), lrnd: rand.New(rand.NewSource(seed + 2)), ornd: rand.New(rand.NewSource(seed + 3)),
-		events: &eventLog{}, injected: map[string]time.Time{}, untainted: map[string][]taintChange{}, capacity: map[string]int64{}, desired: map[string]int{}, reported: map[string]int{}, excused: map[string]int{}, feasibleSince: map[string]time.Time{},
+		events: &eventLog{}, injected: map[string]time.Time{}, attempted: map[string]time.Time{}, untainted: map[string][]taintChange{}, capacity: map[string]int64{}, desired: map[string]int{}, reported: map[string]int{}, excused: map[string]int{}, feasibleSince: map[string]time.Time{},
 		logger: logr.Discard(),
 	}
 	if *modelVerbose {
@@ -353,6 +377,9 @@ func runModel(t *testing.T, seed int64, steps int) int {
 				return err
 			}
 			m.logClusterLocked(ctx, c, obj)
+			if cl, ok := obj.(*clusterv1alpha1.Cluster); ok && m.fb != nil {
+				m.fb.clusterWrittenLocked(m, ctx, c, cl)
+			}
 			return nil
 		},
 		Update: m.update,
@@ -376,7 +403,12 @@ func runModel(t *testing.T, seed int64, steps int) int {
 	m.settle()
 	m.check(0)
 	for i := 1; i <= steps; i++ {
-		what := m.step()
+		var what string
+		if m.fb != nil {
+			what = m.fbStep()
+		} else {
+			what = m.step()
+		}
 		// Now and then another writer removes an open task too, on a
 		// random source of its own: each seed's steps stay as they were.
 		if m.ornd.Intn(4) == 0 {
@@ -391,9 +423,17 @@ func runModel(t *testing.T, seed int64, steps int) int {
 	// Steps stop: time runs past the graceful eviction timeout.
 	for i := range 4 {
 		time.Sleep(modelTimeout / 3)
-		m.note(fmt.Sprintf("drain %d at %s: %v pass", i+1, m.since(), modelTimeout/3))
+		what := fmt.Sprintf("%v pass", modelTimeout/3)
+		if m.fb != nil {
+			// Karmada's scheduler still answers the failbacks' requests.
+			what += "; " + m.placeTriggered()
+		}
+		m.note(fmt.Sprintf("drain %d at %s: %s", i+1, m.since(), what))
 		m.settle()
 		m.check(steps + 1 + i)
+	}
+	if m.fb != nil && *modelVerbose {
+		m.fb.logEvents(m)
 	}
 	for _, inv := range slices.Sorted(maps.Keys(m.reported)) {
 		t.Logf("seed %d: invariant (%s) violated %d times", seed, inv, m.reported[inv])
@@ -405,7 +445,7 @@ func runModel(t *testing.T, seed int64, steps int) int {
 	defer m.mu.Unlock()
 	n := 0
 	for _, e := range m.evictions {
-		if e.by == FieldManager {
+		if e.by == FieldManager && !e.failback {
 			n++
 		}
 	}
@@ -455,6 +495,9 @@ func (m *model) start() {
 	m.gate = ctrl.freeze
 	m.gate.set(m.freezeCM)
 	m.mu.Unlock()
+	if m.fb != nil {
+		m.fb.setUp(m, mgr, ctrl) // as examples/karmadafork wires it: after the eviction controller
+	}
 	ctx, cancel := context.WithCancel(log.IntoContext(context.Background(), m.logger))
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
@@ -467,6 +510,9 @@ func (m *model) start() {
 func (m *model) stop() {
 	m.mu.Lock()
 	m.gate = nil
+	if m.fb != nil {
+		m.fb.queue, m.fb.ledger = nil, nil
+	}
 	m.mu.Unlock()
 	m.cancel()
 	if err := <-m.done; err != nil {
@@ -553,6 +599,12 @@ func (m *model) build() {
 			}}},
 		}
 		withRoom(cl, m.capacity[name])
+		if m.fb != nil {
+			// Karmada's algorithm, which the failback predicts with and
+			// the model's scheduler places a failback with, places a
+			// Deployment only where its API is enabled.
+			cl.Status.APIEnablements = []clusterv1alpha1.APIEnablement{{GroupVersion: "apps/v1", Resources: []clusterv1alpha1.APIResource{{Name: "deployments", Kind: "Deployment"}}}}
+		}
 		if err := m.api.Create(ctx, cl); err != nil {
 			m.t.Fatal(err)
 		}
@@ -924,15 +976,7 @@ func (m *model) step() string {
 		m.mu.Unlock()
 		return fmt.Sprintf("cache lag up to %v, API latency up to %v", l, d)
 	case r < 82: // a new leader
-		m.newLeader = true
-		pending := m.pending()
-		if l := m.ctrl.Ledger(); l != nil {
-			m.heldBefore = l.Held(time.Now())
-			m.restorable = m.restorableTasks()
-		}
-		m.stop()
-		m.start()
-		return fmt.Sprintf("leader change (the old leader had queued %v)", pending)
+		return m.changeLeader()
 	case r < 91: // an operator freezes every eviction, or thaws them
 		return m.toggleFreeze()
 	default: // time passes
@@ -940,6 +984,19 @@ func (m *model) step() string {
 		time.Sleep(d)
 		return fmt.Sprintf("%v pass", d)
 	}
+}
+
+// changeLeader stops the leader and starts a new one from nothing.
+func (m *model) changeLeader() string {
+	m.newLeader = true
+	pending := m.pending()
+	if l := m.ctrl.Ledger(); l != nil {
+		m.heldBefore = l.Held(time.Now())
+		m.restorable = m.restorableTasks()
+	}
+	m.stop()
+	m.start()
+	return fmt.Sprintf("leader change (the old leader had queued %v)", pending)
 }
 
 // schedule plays Karmada's scheduler: it places, on eligible clusters, the
@@ -953,6 +1010,14 @@ func (m *model) schedule() string {
 			continue
 		}
 		m.mutateBinding(client.ObjectKeyFromObject(&b), func(rb *workv1alpha2.ResourceBinding) bool {
+			if m.fb != nil && triggered(rb) {
+				// A failback asked for a fresh placement: Karmada's.
+				if w, ok := m.placeAfresh(rb, clusters); ok {
+					did = append(did, w)
+					return true
+				}
+				return false
+			}
 			eligible := m.eligible(rb, clusters)
 			before := targets(rb)
 			if divided(rb) {
@@ -1184,6 +1249,12 @@ func (m *model) endTasks(key string, ts []workv1alpha2.GracefulEvictionTask, why
 // goes through is checked against invariant (a) on the object it
 // overwrites and the clusters as they are, and counted for (c).
 func (m *model) update(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+	// A failback decides on its cache, with no call to the API server, and
+	// writes at once: what holds at the call is what held at its decision.
+	var entry fbEntry
+	if m.fb != nil {
+		entry = m.fb.enter(m, obj)
+	}
 	m.latency()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -1199,6 +1270,9 @@ func (m *model) update(ctx context.Context, c client.WithWatch, obj client.Objec
 			return err
 		}
 		m.logClusterLocked(ctx, c, obj)
+		if m.fb != nil {
+			m.fb.clusterWrittenLocked(m, ctx, c, cl)
+		}
 		return nil
 	}
 	rb, ok := obj.(*workv1alpha2.ResourceBinding)
@@ -1213,10 +1287,28 @@ func (m *model) update(ctx context.Context, c client.WithWatch, obj client.Objec
 	}
 	key := itemKey(rb)
 	out := evictedFrom(&cur.Spec, &rb.Spec)
-	if uo.FieldManager == FieldManager && len(out) > 0 && m.crnd.Float64() < m.conflictP {
-		what := m.otherWriter(ctx, c, &cur, out[0])
+	// A failback's write (spec.rescheduleTriggeredAt set anew by the
+	// controllers) moves the clusters it leaves into tasks too: it is no
+	// eviction, for (a), (h) and (i), but a failback, for (c), (h), (j),
+	// (k) and (l).
+	var back *fbWrite
+	if m.fb != nil && uo.FieldManager == FieldManager && rescheduled(&cur.Spec, &rb.Spec) {
+		back = &fbWrite{key: key, origin: failedBackTo(&cur, rb), leaving: out}
+		out = nil
+	}
+	// A write retried on conflict follows its permit by its retries too.
+	attempt := time.Now()
+	if uo.FieldManager == FieldManager && (len(out) > 0 || back != nil) {
+		if at, ok := m.attempted[key]; ok && attempt.Sub(at) <= modelRetries {
+			attempt = at
+		}
+		m.attempted[key] = attempt
+	}
+	if uo.FieldManager == FieldManager && (len(out) > 0 || back != nil && len(back.leaving) > 0) && m.crnd.Float64() < m.conflictP {
+		from := append(slices.Clone(out), back.clusters()...)
+		what := m.otherWriter(ctx, c, &cur, from[0])
 		m.injected[key] = time.Now()
-		m.traceLocked(fmt.Sprintf("  at %s: the eviction of %s from %v met another writer first: %s", m.since(), key, out, what))
+		m.traceLocked(fmt.Sprintf("  at %s: the eviction of %s from %v met another writer first: %s", m.since(), key, from, what))
 		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), &cur); err != nil {
 			return c.Update(ctx, obj, opts...)
 		}
@@ -1230,6 +1322,10 @@ func (m *model) update(ctx context.Context, c client.WithWatch, obj client.Objec
 	if len(out) > 0 && uo.FieldManager == FieldManager {
 		m.checkFreezeLocked(key, out)
 	}
+	if back != nil && rb.ResourceVersion == cur.ResourceVersion {
+		m.fb.checkWriteLocked(m, ctx, c, &cur, back, entry)
+		m.checkBudget(&cur, &rb.Spec, back.leaving)
+	}
 	ended := endedTasks(&cur.Spec, &rb.Spec)
 	err := c.Update(ctx, obj, opts...)
 	if err != nil {
@@ -1240,11 +1336,20 @@ func (m *model) update(ctx context.Context, c client.WithWatch, obj client.Objec
 		}
 		return err
 	}
+	if uo.FieldManager == FieldManager && (len(out) > 0 || back != nil) {
+		delete(m.attempted, key)
+		if back != nil {
+			back.attempt = attempt
+		}
+	}
 	for _, cl := range out {
-		m.evictions = append(m.evictions, modelEviction{at: time.Now(), key: key, cluster: cl, by: uo.FieldManager})
+		m.evictions = append(m.evictions, modelEviction{at: time.Now(), key: key, cluster: cl, by: uo.FieldManager, attempt: attempt})
 		m.traceLocked(fmt.Sprintf("  at %s: %s evicted from %s by %q", m.since(), key, cl, uo.FieldManager))
 	}
 	m.endTasks(key, ended, "ended")
+	if m.fb != nil {
+		m.fb.bindingWrittenLocked(m, rb, back)
+	}
 	return nil
 }
 
@@ -1256,6 +1361,9 @@ func (m *model) delete(ctx context.Context, c client.WithWatch, obj client.Objec
 		var cur workv1alpha2.ResourceBinding
 		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), &cur); err == nil {
 			m.endTasks(itemKey(rb), endedTasks(&cur.Spec, nil), "binding deleted")
+		}
+		if m.fb != nil {
+			defer m.fb.bindingDeletedLocked(itemKey(rb))
 		}
 	}
 	return c.Delete(ctx, obj, opts...)
@@ -1584,9 +1692,10 @@ func (m *model) check(step int) {
 				continue
 			}
 			// A taint reaches the eviction controller through the cache,
-			// a lag after it is written.
+			// a lag after it is written; the API server keeps the second
+			// of its timeAdded only.
 			taints := slices.DeleteFunc(noExecuteTaints(cl.Spec.Taints), func(t corev1.Taint) bool {
-				return t.TimeAdded != nil && t.TimeAdded.Time.After(now.Add(-grace))
+				return t.TimeAdded != nil && t.TimeAdded.Time.After(now.Add(-grace-time.Second))
 			})
 			d := failover.DecideEviction(taints, tols, nil, now.Add(-grace))
 			key := itemKey(rb)
@@ -1662,6 +1771,16 @@ func (m *model) check(step int) {
 			if now.Sub(e.at) <= modelReport+grace+e.lag {
 				budget += spread * e.replicas
 				recent = append(recent, fmt.Sprintf("%s at %s: %d", e.what, e.at.Sub(modelEpoch), e.replicas))
+			}
+		}
+		if m.fb != nil {
+			// A failback holds the room its returning replicas take until
+			// the summaries show them placed, or its hold passes.
+			for _, w := range m.fb.writes {
+				if now.Sub(w.at) <= engine.DefaultHold+grace {
+					budget += spread * w.replicas
+					recent = append(recent, fmt.Sprintf("failback of %s to %s at %s: %d", w.key, w.origin, w.at.Sub(modelEpoch), w.replicas))
+				}
 			}
 		}
 		m.mu.Unlock()
@@ -1764,6 +1883,10 @@ func (m *model) check(step int) {
 		}
 	}
 
+	if m.fb != nil {
+		found = append(found, m.fb.check(m, now, clusters, bindings, retrying || starting)...)
+	}
+
 	for _, v := range found {
 		m.report(step, v)
 	}
@@ -1804,23 +1927,36 @@ func (m *model) checkRate() []modelViolation {
 	var out []modelViolation
 	for j := m.checkedEvs; j < len(m.evictions); j++ {
 		for i := 0; i < j; i++ {
-			window := m.evictions[j].at.Sub(m.evictions[i].at)
+			// The permits of the writes i to j came after the first try of
+			// any of them.
+			first := m.evictions[i].at
+			for _, e := range m.evictions[i : j+1] {
+				if !e.attempt.IsZero() && e.attempt.Before(first) {
+					first = e.attempt
+				}
+			}
+			window := m.evictions[j].at.Sub(first)
 			leaders := 0
 			for _, s := range m.starts[1:] {
 				if !s.Before(m.evictions[i].at) && !s.After(m.evictions[j].at) {
 					leaders++
 				}
 			}
-			// A write follows its permit by the handler's reads and its
-			// retries on conflict (tens of milliseconds): the window of
-			// the permits may be that much longer.
+			// A write follows its permit by the handler's reads and the
+			// short sleep before a retry on conflict (tens of
+			// milliseconds), after the first try: the window of the
+			// permits may be that much longer.
 			bound := 1 + modelRate*(window+m.writeDelayLocked()).Seconds() + float64(leaders)
 			if n := j - i + 1; float64(n) > bound+1e-9 {
 				var evs []string
 				for _, e := range m.evictions[i : j+1] {
-					evs = append(evs, fmt.Sprintf("%s from %s at %s", e.key, e.cluster, e.at.Sub(modelEpoch)))
+					from := "from"
+					if e.failback {
+						from = "back to"
+					}
+					evs = append(evs, fmt.Sprintf("%s %s %s at %s", e.key, from, e.cluster, e.at.Sub(modelEpoch)))
 				}
-				out = append(out, modelViolation{"c", "too fast", fmt.Sprintf("%d evictions in %v (bound %.2f at %v/s, %d new leaders): %v", n, window, bound, modelRate, leaders, evs)})
+				out = append(out, modelViolation{"c", "too fast", fmt.Sprintf("%d evictions and failbacks in %v (bound %.2f at %v/s, %d new leaders): %v", n, window, bound, modelRate, leaders, evs)})
 				break
 			}
 		}
@@ -1846,8 +1982,9 @@ func (m *model) report(step int, v modelViolation) {
 	m.mu.Lock()
 	trace := strings.Join(m.trace, "\n    ")
 	m.mu.Unlock()
-	m.t.Errorf("seed %d, step %d: invariant (%s) violated (%s): %s\n  %s\n  replay: go test ./controllers/ -run 'TestModelControllers' -model.seed=%d -model.steps=%d\n  steps so far:\n    %s",
-		m.seed, step, v.inv, v.kind, modelInvariants[v.inv], v.msg, m.seed, *modelSteps, trace)
+	test, _, _ := strings.Cut(m.t.Name(), "/")
+	m.t.Errorf("seed %d, step %d: invariant (%s) violated (%s): %s\n  %s\n  replay: go test ./controllers/ -run '%s' -model.seed=%d -model.steps=%d\n  steps so far:\n    %s",
+		m.seed, step, v.inv, v.kind, modelInvariants[v.inv], v.msg, test, m.seed, *modelSteps, trace)
 }
 
 // modelFreeze is the freeze ConfigMap of the model's controllers.
@@ -1881,6 +2018,9 @@ func (m *model) toggleFreeze() string {
 // setFreezeLocked sets the freeze ConfigMap (nil: deleted) in the world
 // and in the controllers' gate, as its informer would.
 func (m *model) setFreezeLocked(cm *corev1.ConfigMap) {
+	if m.fb != nil && cm == nil && m.freezeCM != nil {
+		m.fb.thawedAt = time.Now()
+	}
 	m.freezeCM, m.frozenAt, m.frozenMid = cm, time.Time{}, false
 	if cm != nil {
 		m.frozenAt = time.Now()
