@@ -62,7 +62,8 @@ func (e *ConflictError) Error() string {
 // Failover gate, so while it is off only gracefulEviction can conflict; a
 // named controller lacking the gate alone is no error (it is skipped, as
 // its Karmada counterpart is: the gate stays cluster failover's off
-// switch). Once there is an error, though, it lists every change the named
+// switch), but for the ApplicationFailoverController, whose counterpart
+// is not gated. Once there is an error, though, it lists every change the named
 // set needs, the gate included, so that the next start is the last.
 func checkConflicts(ctx controllerscontext.Context) error {
 	gate := features.FeatureGate.Enabled(features.Failover)
@@ -77,7 +78,12 @@ func checkConflicts(ctx controllerscontext.Context) error {
 	// workload over, each by its own timers, gate or no gate.
 	applicationFailover := named(ctx, ApplicationFailoverControllerName) &&
 		ctx.IsControllerEnabled(KarmadaApplicationFailoverController, nil)
-	if !gracefulEviction && !applicationFailover && !(gate && (taintManager || clusterTaintPolicy)) {
+	// For the same reason the gate is no off switch of application
+	// failover: skipped without it, the fork's would leave a fork that
+	// switched Karmada's off with none, where Karmada's runs gate or no
+	// gate. It needs the gate only for the EvictionController it shares.
+	applicationFailoverGated := !gate && named(ctx, ApplicationFailoverControllerName)
+	if !gracefulEviction && !applicationFailover && !applicationFailoverGated && !(gate && (taintManager || clusterTaintPolicy)) {
 		return nil
 	}
 

@@ -193,6 +193,14 @@ func TestApplicationFailoverEntry(t *testing.T) {
 		assert.True(t, enabled)
 	}
 
+	// Without the Failover gate: an error naming it, not a silent skip
+	// (Karmada's applicationFailover, switched off, runs without it).
+	ctx, o = karmadaContext(t, append(slices.Clone(fixed), "--feature-gates=Failover=false")...)
+	_, err = o.StartApplicationFailoverController(ctx)
+	require.True(t, errors.As(err, &ce), "%v", err)
+	assert.Contains(t, err.Error(), "the Failover feature gate is off, which")
+	assert.Contains(t, ce.Flags, "--feature-gates="+gatesWithFailover())
+
 	alone := applyFlags(fixed, []string{"--controllers=*,-applicationFailover," + ApplicationFailoverControllerName})
 	ctx, o = karmadaContext(t, alone...)
 	_, err = o.StartApplicationFailoverController(ctx)

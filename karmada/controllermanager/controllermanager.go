@@ -363,8 +363,9 @@ func (o *Options) evictionController(ctx controllerscontext.Context) (*controlle
 // is on too (it is by default: add -applicationFailover to --controllers),
 // with a *ConflictError naming every flag the failover set needs changed.
 // It shares the EvictionController's fleet, rate, Ledger and freeze, and
-// so needs EvictionControllerName named too, and the Failover gate,
-// without which it is skipped as the EvictionController is. Its options
+// so needs EvictionControllerName named too, and the Failover gate: named
+// without the gate it fails, naming the gate, where the others are
+// skipped, since Karmada's applicationFailover runs without it. Its options
 // are the failover section's --application-failover-* flags.
 func (o *Options) StartApplicationFailoverController(ctx controllerscontext.Context) (enabled bool, err error) {
 	if !named(ctx, ApplicationFailoverControllerName) {
