@@ -108,3 +108,40 @@ func ExampleNew() {
 	// appfailover: purgeMode: unknown value "Later": want Directly, Gracefully or Never (legacy Immediately, Graciously)
 	// appfailover: unknown: unknown value "Ignore": want Hold, Count or Reset
 }
+
+// A bad rollout: the application turns Unhealthy on all three of its
+// clusters at once, and two are past their window. Failing them over
+// would carry the fault to the next clusters, so BadRollout holds every
+// failover of the workload; one cluster alone would fail over.
+func ExampleBadRollout() {
+	p, err := appfailover.New(appfailover.Behavior{
+		DecisionConditions: appfailover.DecisionConditions{TolerationSeconds: ptr.To[int32](120)},
+	}, appfailover.Options{})
+	if err != nil {
+		panic(err)
+	}
+	noon := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	seen := map[string]appfailover.Observation{
+		"member1": {Health: gracefulevict.Unhealthy},
+		"member2": {Health: gracefulevict.Unhealthy},
+		"member3": {Health: gracefulevict.Healthy},
+	}
+	res := p.DecideAll(nil, seen, noon)
+	seen["member3"] = appfailover.Observation{Health: gracefulevict.Unhealthy}
+	res = p.DecideAll(res.Record, seen, noon.Add(2*time.Minute))
+	fmt.Println(res.FailOver)
+	fmt.Println(appfailover.BadRollout(seen, res, nil, 0.5))
+
+	// Unhealthy on one cluster of three, with none in transit: a bad
+	// cluster, and it fails over.
+	seen["member2"] = appfailover.Observation{Health: gracefulevict.Healthy}
+	seen["member3"] = appfailover.Observation{Health: gracefulevict.Healthy}
+	res = p.DecideAll(res.Record, seen, noon.Add(3*time.Minute))
+	fmt.Println(res.FailOver)
+	fmt.Println(appfailover.BadRollout(seen, res, nil, 0.5))
+	// Output:
+	// [member1 member2]
+	// true the application is unhealthy on 3 of its 3 clusters (member1, member2, member3), more than the bad-rollout threshold 0.5: a bad rollout, not a bad cluster
+	// [member1]
+	// false
+}

@@ -210,6 +210,7 @@ func (w *world) gracefulEvictionController(now time.Time) {
 			// The old copies of the done tasks are deleted now.
 			w.checkCopies(b)
 			w.failbackTasksEnded(b, now)
+			w.appTasksEnded(b, now)
 			// Its evictions waiting for the budget go on at once.
 			w.queues[b.queue].Open(kengine.TransitGate(b.key()))
 		}
@@ -270,6 +271,7 @@ func (w *world) nextWake(now time.Time) (time.Time, bool) {
 	for b := range w.active {
 		take(b.assessAt)
 	}
+	w.appNextWake(now, take)
 	if w.failback != nil {
 		for _, at := range w.failback.due {
 			if at != never {

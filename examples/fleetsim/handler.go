@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/failoverkit/failover"
 	"github.com/failoverkit/failover/evictionqueue"
 	"github.com/failoverkit/failover/gracefulevict"
 	kengine "github.com/failoverkit/failover/karmada/engine"
@@ -78,42 +79,12 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 		}
 		// The binding's spec now holds the task: the API server takes the
 		// write, a new generation.
-		written, err := b.read()
+		p, err := w.placeWritten(b, it.Cluster, b.spec.GracePeriodSeconds, now)
 		if err != nil {
 			step.Hold.Release()
 			return err
 		}
-		before := slices.Clone(b.gb.Clusters)
-		gb := b.gb
-		gb.Clusters, gb.Tasks, gb.Generation = written.Clusters, written.Tasks, b.gb.Generation+1
-		if g := b.spec.GracePeriodSeconds; g != nil {
-			for i := range gb.Tasks {
-				if gb.Tasks[i].FromCluster == it.Cluster {
-					gb.Tasks[i].GracePeriodSeconds = g
-				}
-			}
-		}
-		// The scheduler knows the answers it has not written yet: a second
-		// eviction of a binding must not pick the target of the first.
-		view := gb
-		view.Clusters = mergeSchedule(gb.Clusters, w.pendingAdditions(b))
-		result, err := w.schedule(b, view)
-		if err != nil {
-			// The check found room the scheduler does not: the binding
-			// keeps what it has, and the verdict says it had no target.
-			w.rec.violation(checkTarget, err.Error())
-			result = view.Clusters
-		}
-		ready := func(cluster string) time.Time {
-			// Going back where an old copy still runs needs no start-up.
-			if slices.ContainsFunc(gb.Tasks, func(t gracefulevict.Task) bool { return t.FromCluster == cluster }) {
-				return now
-			}
-			if d := w.readyAfter(b); d >= 0 {
-				return now.Add(d)
-			}
-			return never
-		}
+		before, gb, view, result, ready := p.before, p.gb, p.view, p.result, p.ready
 		if w.sc.CompletesAfter > 0 {
 			// The eviction is written (the task exists, the cluster has left
 			// the schedule result) but the scheduler answers later: until
@@ -130,16 +101,78 @@ func (w *world) handler(queue int) evictionqueue.Handler {
 			w.checkCopies(b)
 			return evictionqueue.ErrInProgress
 		}
-		w.setSchedule(b, result, ready)
-		b.gb.Tasks, b.gb.Generation = gb.Tasks, gb.Generation
-		// The simulated scheduler answers at once.
-		b.gb.ObservedGeneration = b.gb.Generation
-		w.touch(b)
+		w.applyPlaced(b, p)
 		w.rec.evict(queue, b, it.Cluster, before, result, w.byName, true)
 		w.evictedFrom(b, c, now)
 		w.checkCopies(b)
 		return nil
 	}
+}
+
+// placed is an eviction as the API server took it and Karmada's
+// scheduler placed it: the binding's schedule result before (before), as
+// written (gb: the cluster left, its task), as the scheduler sees it with
+// the answers it has not written yet (view), the scheduler's answer
+// (result), and when each new copy turns Healthy (ready).
+type placed struct {
+	before   []failover.TargetCluster
+	gb, view gracefulevict.Binding
+	result   []failover.TargetCluster
+	ready    func(string) time.Time
+}
+
+// placeWritten reads the eviction of b from cluster that the engine wrote
+// into b's object, a new generation, with gracePeriod (nil: none) as the
+// grace period of the task from cluster, and asks Karmada's scheduler
+// where the replicas go. A scheduler that finds no room where the check
+// found some is a violation of the verdict, and the binding keeps what it
+// has.
+func (w *world) placeWritten(b *binding, cluster string, gracePeriod *int32, now time.Time) (placed, error) {
+	written, err := b.read()
+	if err != nil {
+		return placed{}, err
+	}
+	before := slices.Clone(b.gb.Clusters)
+	gb := b.gb
+	gb.Clusters, gb.Tasks, gb.Generation = written.Clusters, written.Tasks, b.gb.Generation+1
+	if g := gracePeriod; g != nil {
+		for i := range gb.Tasks {
+			if gb.Tasks[i].FromCluster == cluster {
+				gb.Tasks[i].GracePeriodSeconds = g
+			}
+		}
+	}
+	// The scheduler knows the answers it has not written yet: a second
+	// eviction of a binding must not pick the target of the first.
+	view := gb
+	view.Clusters = mergeSchedule(gb.Clusters, w.pendingAdditions(b))
+	result, err := w.schedule(b, view)
+	if err != nil {
+		// The check found room the scheduler does not: the binding
+		// keeps what it has, and the verdict says it had no target.
+		w.rec.violation(checkTarget, err.Error())
+		result = view.Clusters
+	}
+	ready := func(cluster string) time.Time {
+		// Going back where an old copy still runs needs no start-up.
+		if slices.ContainsFunc(gb.Tasks, func(t gracefulevict.Task) bool { return t.FromCluster == cluster }) {
+			return now
+		}
+		if d := w.readyAfter(b); d >= 0 {
+			return now.Add(d)
+		}
+		return never
+	}
+	return placed{before: before, gb: gb, view: view, result: result, ready: ready}, nil
+}
+
+// applyPlaced gives b the schedule result p placed, at once, as the
+// simulated scheduler answers.
+func (w *world) applyPlaced(b *binding, p placed) {
+	w.setSchedule(b, p.result, p.ready)
+	b.gb.Tasks, b.gb.Generation = p.gb.Tasks, p.gb.Generation
+	b.gb.ObservedGeneration = b.gb.Generation
+	w.touch(b)
 }
 
 // How long an item held back waits at most before it is decided again,

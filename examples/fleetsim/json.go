@@ -46,6 +46,53 @@ type jsonReport struct {
 	// Failback is what the failback controller did; null unless the
 	// scenario turns it on (spec.failback).
 	Failback *jsonFailback `json:"failback"`
+	// ApplicationFailover is what the application failover controller
+	// did; null unless the scenario turns it on
+	// (spec.applicationFailover).
+	ApplicationFailover *jsonAppFailover `json:"applicationFailover"`
+}
+
+// jsonAppFailover is what the application failover controller did: the
+// Unknown policy and the bad-rollout threshold it ran with, each failover
+// in order, each bad-rollout hold, the decisions by result
+// (application_failover_total's) and the refusals (nowhere to go) by
+// workload and reason.
+type jsonAppFailover struct {
+	Unknown             string               `json:"unknown"`
+	BadRolloutThreshold float64              `json:"badRolloutThreshold"`
+	Failovers           []jsonAppFailoverOne `json:"failovers"`
+	BadRolloutHolds     []jsonAppHold        `json:"badRolloutHolds"`
+	Decisions           map[string]int       `json:"decisions"`
+	Refused             map[string]int       `json:"refused"`
+}
+
+// jsonAppFailoverOne is one application failover: the binding, the
+// cluster it left, when, the copy's Unhealthy and Unknown time since it
+// was last Healthy as the sim played it, the time the library counted,
+// and the window.
+type jsonAppFailoverOne struct {
+	Binding          string  `json:"binding"`
+	Cluster          string  `json:"cluster"`
+	AtSeconds        float64 `json:"atSeconds"`
+	UnhealthySeconds float64 `json:"unhealthySeconds"`
+	UnknownSeconds   float64 `json:"unknownSeconds"`
+	CountedSeconds   float64 `json:"countedSeconds"`
+	WindowSeconds    float64 `json:"windowSeconds"`
+}
+
+// jsonAppHold is one bad-rollout hold of a binding: from when to when (one
+// still on at the end runs to durationSeconds, heldAtEnd true), whether an
+// operator's confirmation ended it, the binding's failovers while it held
+// and after, and why it held.
+type jsonAppHold struct {
+	Binding            string  `json:"binding"`
+	FromSeconds        float64 `json:"fromSeconds"`
+	ToSeconds          float64 `json:"toSeconds"`
+	HeldAtEnd          bool    `json:"heldAtEnd"`
+	Confirmed          bool    `json:"confirmed"`
+	FailoversWhileHeld int     `json:"failoversWhileHeld"`
+	FailoversAfter     int     `json:"failoversAfter"`
+	Reason             string  `json:"reason"`
 }
 
 // jsonFailback is what the failback controller did: the bindings sent back
@@ -247,6 +294,9 @@ var checkCodes = map[string]string{
 	checkFailbackCap:       "FailbacksInFlightWithinCap",
 	checkFailbackPredicted: "FailbacksPlacedAsPredicted",
 	checkFailbackBack:      "FailedOverBindingsBack",
+
+	checkAppWindow:     "AppFailoverAtItsWindow",
+	checkAppBadRollout: "BadRolloutHeldUntilConfirmed",
 }
 
 // The codes of why graceful eviction tasks ended (recorder.taskDone).
@@ -398,6 +448,24 @@ func (r *report) json() *jsonReport {
 			WindowSeconds: seconds(f.Window), MaxInFlight: f.MaxInFlight, Back: f.Back, BackByRegion: f.ByOrigin,
 			FirstSeconds: seconds(f.First), LastSeconds: seconds(f.Last), LatestAfterWindowS: seconds(f.Latest),
 			PeakInFlight: f.Peak, Decisions: f.Decisions, Waiting: f.Waiting, NotPlaced: f.NotPlaced,
+		}
+	}
+	if a := r.AppFailover; a != nil {
+		j.ApplicationFailover = &jsonAppFailover{Unknown: string(a.Unknown), BadRolloutThreshold: a.Threshold,
+			Failovers: []jsonAppFailoverOne{}, BadRolloutHolds: []jsonAppHold{}, Decisions: a.Decisions, Refused: a.Refused}
+		for _, f := range a.Failovers {
+			j.ApplicationFailover.Failovers = append(j.ApplicationFailover.Failovers, jsonAppFailoverOne{
+				Binding: f.Binding, Cluster: f.Cluster, AtSeconds: seconds(f.At), UnhealthySeconds: seconds(f.Unhealthy),
+				UnknownSeconds: seconds(f.Unknown), CountedSeconds: seconds(f.Counted), WindowSeconds: seconds(f.Window)})
+		}
+		for _, h := range a.Holds {
+			to := h.To
+			if to < 0 {
+				to = r.Duration
+			}
+			j.ApplicationFailover.BadRolloutHolds = append(j.ApplicationFailover.BadRolloutHolds, jsonAppHold{
+				Binding: h.Binding, FromSeconds: seconds(h.From), ToSeconds: seconds(to), HeldAtEnd: h.To < 0, Confirmed: h.Confirmed,
+				FailoversWhileHeld: h.FailedOver, FailoversAfter: h.After, Reason: h.Why})
 		}
 	}
 	for _, c := range r.Checks {

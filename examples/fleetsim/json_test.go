@@ -82,7 +82,8 @@ func assertAllFields(t *testing.T, path string, typ reflect.Type, v any) {
 	}
 }
 
-var eventTypes = map[string]bool{eventPhase: true, eventConditions: true, eventTaints: true, eventHealth: true, eventQueued: true, eventFreeze: true, eventStorm: true, eventFailback: true}
+var eventTypes = map[string]bool{eventPhase: true, eventConditions: true, eventTaints: true, eventHealth: true, eventQueued: true, eventFreeze: true, eventStorm: true, eventFailback: true,
+	eventAppHealth: true, eventAppFailover: true}
 
 func checkReport(t *testing.T, r *jsonReport) {
 	t.Helper()
@@ -96,7 +97,8 @@ func checkReport(t *testing.T, r *jsonReport) {
 		t.Errorf("header: %+v", r)
 	}
 	sum := func(q jsonQueues) int { return q.ResourceBinding + q.ClusterResourceBinding }
-	if sum(r.Bindings) == 0 || sum(r.Totals.Queued) == 0 {
+	// A scenario of application failover alone queues nothing.
+	if sum(r.Bindings) == 0 || sum(r.Totals.Queued) == 0 && r.ApplicationFailover == nil {
 		t.Errorf("no bindings or nothing queued: %+v %+v", r.Bindings, r.Totals)
 	}
 
@@ -194,6 +196,9 @@ func checkReport(t *testing.T, r *jsonReport) {
 	want := len(checkOrder)
 	if r.Failback != nil {
 		want += len(failbackChecks)
+	}
+	if r.ApplicationFailover != nil {
+		want += len(appFailoverChecks)
 	}
 	if len(r.Checks) != want || pass != r.Pass {
 		t.Errorf("%d checks, pass %v, want %d and %v", len(r.Checks), r.Pass, want, pass)

@@ -131,9 +131,10 @@ func monitoringSeries(t *testing.T) map[string][]string {
 // TestServesTheSeriesMonitoringReads runs the flapping-region scenario under
 // the region rule, at half its rate so that the recovery finds evictions
 // still queued (background evictions, cancellations, disruption domains:
-// every series has a reason to appear), with each naming, and finds every
+// every series has a reason to appear), with each naming, and the failback
+// and application failover scenarios for their series, and finds every
 // series the monitoring rules and dashboards read on /metrics during the
-// run.
+// runs.
 func TestServesTheSeriesMonitoringReads(t *testing.T) {
 	want := monitoringSeries(t)
 	if len(want) != 2 {
@@ -155,6 +156,15 @@ func TestServesTheSeriesMonitoringReads(t *testing.T) {
 				fbArgs = append(fbArgs, "--karmada-metric-names")
 			}
 			for name := range scrapeRun(t, fbArgs...).names {
+				s.names[name] = true
+			}
+			// The application failover series, from the scenario that
+			// turns application failover on.
+			afArgs := []string{"--scenario", "scenarios/application-failover.yaml"}
+			if set == "karmada" {
+				afArgs = append(afArgs, "--karmada-metric-names")
+			}
+			for name := range scrapeRun(t, afArgs...).names {
 				s.names[name] = true
 			}
 			for _, name := range want[set] {

@@ -43,6 +43,17 @@ const (
 
 var failbackChecks = []string{checkFailbackWindow, checkFailbackReady, checkFailbackCap, checkFailbackPredicted, checkFailbackBack}
 
+// The checks of a scenario that turns application failover on
+// (spec.applicationFailover), after the others. Its failovers are held to
+// the others too: a target for each (checkTarget), the binding's budget of
+// clusters in transit (checkTransit), the rate (checkRateBound).
+const (
+	checkAppWindow     = "every application failover once its copy's Unhealthy time (Unknown excluded) reached the window: not before, and within one recheck after (or after the gate that last held it)"
+	checkAppBadRollout = "no application failover of a workload Unhealthy on all its clusters (a bad rollout) until an operator confirmed"
+)
+
+var appFailoverChecks = []string{checkAppWindow, checkAppBadRollout}
+
 // achievedTolerance is how far the achieved rate may be from the rate in force.
 const achievedTolerance = 0.05
 

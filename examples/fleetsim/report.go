@@ -54,6 +54,9 @@ type report struct {
 	// Failback is what the failback controller did; nil when the scenario
 	// does not turn it on.
 	Failback *failbackReport
+	// AppFailover is what the application failover controller did; nil
+	// when the scenario does not turn it on.
+	AppFailover *appFailoverReport
 }
 
 type checkResult struct {
@@ -98,9 +101,14 @@ func (s *sim) report() *report {
 	}
 	r.Failback = s.failbackReport()
 	s.checkFailbacks()
+	s.appCheckEnd()
+	r.AppFailover = s.appFailoverReport()
 	order := checkOrder
 	if r.Failback != nil {
 		order = append(slices.Clip(order), failbackChecks...)
+	}
+	if r.AppFailover != nil {
+		order = append(slices.Clip(order), appFailoverChecks...)
 	}
 	r.Pass = true
 	for _, name := range order {
@@ -164,6 +172,10 @@ func printHeader(out io.Writer, s *sim) {
 		ratelimit.FlagLargeClusterNumThreshold, s.cfg.LargeClusterNumThreshold,
 		ratelimit.FlagDisruptionDomain, s.cfg.DisruptionDomain)
 	fmt.Fprintf(tw, "  queues:\t%s and %s, %s each, sharing one Limiter\n", queueNames[qRB], queueNames[qCRB], plural(sc.Workers, "worker", "workers"))
+	if af := s.w.appf; af != nil {
+		fmt.Fprintf(tw, "  application failover:\ton for %s (unknown %s, bad-rollout threshold %v, start-up grace %ds)\n",
+			appWorkloads(af.bindings), af.unknownPolicy(), af.threshold, af.opts.StartupGraceSeconds)
+	}
 	if sc.CompletesAfter > 0 {
 		limit := "unlimited"
 		if sc.MaxInFlight > 0 {
@@ -226,6 +238,7 @@ func printSummary(out io.Writer, r *report) {
 	}
 	printSafety(out, r)
 	printFailback(out, r.Failback)
+	printAppFailover(out, r.AppFailover)
 	fmt.Fprintln(out)
 	fmt.Fprintln(out, "checks:")
 	passed := 0

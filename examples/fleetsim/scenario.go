@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/failoverkit/failover"
+	"github.com/failoverkit/failover/appfailover"
 	"github.com/failoverkit/failover/gracefulevict"
 	"github.com/failoverkit/failover/internal/strictyaml"
 	"github.com/failoverkit/failover/karmada"
@@ -100,8 +101,11 @@ type scenario struct {
 	// stabilisation window, at most MaxFailbacksInFlight at once.
 	FailbackWindow       time.Duration
 	MaxFailbacksInFlight int
-	Rates                rateSpec
-	Clusters             []failover.Cluster
+	// AppFailover, when set, turns the application failover controller
+	// on.
+	AppFailover *appFailoverConfig
+	Rates       rateSpec
+	Clusters    []failover.Cluster
 	// Capacity is how many replicas each cluster can run; a cluster it does
 	// not list has no known limit.
 	Capacity map[string]int32
@@ -130,6 +134,7 @@ type scenarioSpec struct {
 	PlacementBatch          *int             `json:"placementBatch,omitempty"`
 	BackgroundEviction      *backgroundSpec  `json:"backgroundEviction,omitempty"`
 	Failback                *failbackSpec    `json:"failback,omitempty"`
+	ApplicationFailover     *appFailoverSpec `json:"applicationFailover,omitempty"`
 	Rates                   rateSpec         `json:"rates,omitempty"`
 	Fleet                   []fleetGroup     `json:"fleet,omitempty"`
 	Timeline                []timelineEvent  `json:"timeline,omitempty"`
@@ -151,6 +156,54 @@ type backgroundSpec struct {
 type failbackSpec struct {
 	StabilizationWindow metav1.Duration `json:"stabilizationWindow"`
 	MaxInFlight         *int            `json:"maxInFlight,omitempty"`
+}
+
+// appFailoverSpec turns the fork's application failover controller on
+// (karmada/controllers.ApplicationFailoverController), with its flags, for
+// the bindings that opt in (spec.failover.application), and plays the
+// applications' own health on their clusters (Timeline).
+type appFailoverSpec struct {
+	// Unknown, UnknownTolerationSeconds and StartupGraceSeconds are
+	// appfailover.Options: --application-failover-unknown (Hold, Count or
+	// Reset; default Hold), --application-failover-unknown-toleration and
+	// --application-failover-startup-grace.
+	Unknown                  appfailover.UnknownPolicy `json:"unknown,omitempty"`
+	UnknownTolerationSeconds *int32                    `json:"unknownTolerationSeconds,omitempty"`
+	StartupGraceSeconds      int32                     `json:"startupGraceSeconds,omitempty"`
+	// BadRolloutThreshold is --application-failover-bad-rollout-threshold:
+	// in (0, 1], default appfailover.DefaultBadRolloutThreshold; 1: no hold.
+	BadRolloutThreshold *float64         `json:"badRolloutThreshold,omitempty"`
+	Timeline            []appHealthEvent `json:"timeline,omitempty"`
+}
+
+// appHealthEvent sets the health of a workload's copies at At after the
+// start, as their members report it (status.aggregatedStatus[].health), or
+// is an operator confirming that its bad rollout's failures are real.
+// Phase, when set, starts a new phase of the summary.
+type appHealthEvent struct {
+	At    metav1.Duration `json:"at"`
+	Phase string          `json:"phase,omitempty"`
+	// Workload is a binding's key (namespace/name, or name) or the
+	// document a count stamped bindings out of: all of them.
+	Workload string `json:"workload"`
+	// Clusters selects the clusters whose copies (now and later) take the
+	// health; nil: the clusters the workload runs on now.
+	Clusters *failover.ClusterAffinity `json:"clusters,omitempty"`
+	// Health is Unhealthy or Unknown, or Healthy: the copies report the
+	// sim's own health again (Healthy once started, Unknown on a cluster
+	// that is not Ready).
+	Health gracefulevict.ResourceHealth `json:"health,omitempty"`
+	// Confirm is an operator confirming the workload's failures
+	// (failover.karmada.io/confirm-application-failover): its bad-rollout
+	// hold lets its failovers go, until it no longer applies.
+	Confirm bool `json:"confirm,omitempty"`
+}
+
+// appFailoverConfig is spec.applicationFailover, validated.
+type appFailoverConfig struct {
+	Options   appfailover.Options
+	Threshold float64
+	Timeline  []appHealthEvent
 }
 
 // rateSpec overrides the rate flags' defaults; a flag given on the command
@@ -430,6 +483,16 @@ func loadScenario(name string, r io.Reader) (*scenario, error) {
 	if f := spec.Failback; f != nil {
 		sc.FailbackWindow, sc.MaxFailbacksInFlight = f.StabilizationWindow.Duration, *f.MaxInFlight
 	}
+	if a := spec.ApplicationFailover; a != nil {
+		sc.AppFailover = &appFailoverConfig{
+			Options:   appfailover.Options{Unknown: a.Unknown, UnknownTolerationSeconds: a.UnknownTolerationSeconds, StartupGraceSeconds: a.StartupGraceSeconds},
+			Threshold: *a.BadRolloutThreshold,
+			Timeline:  a.Timeline,
+		}
+		sort.SliceStable(sc.AppFailover.Timeline, func(i, j int) bool {
+			return sc.AppFailover.Timeline[i].At.Duration < sc.AppFailover.Timeline[j].At.Duration
+		})
+	}
 	sc.Rates = spec.Rates
 	sc.Timeline = spec.Timeline
 	sort.SliceStable(sc.Timeline, func(i, j int) bool { return sc.Timeline[i].At.Duration < sc.Timeline[j].At.Duration })
@@ -445,6 +508,9 @@ func loadScenario(name string, r io.Reader) (*scenario, error) {
 		}
 	}
 	if err := checkTimelineSelectors(name, *specDoc, sc); err != nil {
+		return nil, err
+	}
+	if err := checkAppTimeline(name, *specDoc, sc); err != nil {
 		return nil, err
 	}
 	if err := shardBindings(sc); err != nil {
@@ -518,6 +584,11 @@ func validateSpec(s *scenarioSpec) error {
 		}
 		if *f.MaxInFlight <= 0 {
 			return fmt.Errorf("spec.failback.maxInFlight: %d: must be positive", *f.MaxInFlight)
+		}
+	}
+	if a := s.ApplicationFailover; a != nil {
+		if err := validateAppFailover(a, s.Duration.Duration); err != nil {
+			return err
 		}
 	}
 	for name, v := range map[string]*float64{
@@ -611,6 +682,84 @@ func checkTimelineSelectors(file string, d strictyaml.Document, sc *scenario) er
 		if n == 0 {
 			return &docError{file: file, doc: d, what: kindScenario + " " + sc.Name,
 				err: fmt.Errorf("spec.timeline[%d].clusters: selects no cluster of the fleet", i)}
+		}
+	}
+	return nil
+}
+
+// validateAppFailover checks spec.applicationFailover and fills in its
+// defaults: the options as the library validates them, the threshold, and
+// each timeline event.
+func validateAppFailover(a *appFailoverSpec, duration time.Duration) error {
+	o := appfailover.Options{Unknown: a.Unknown, UnknownTolerationSeconds: a.UnknownTolerationSeconds, StartupGraceSeconds: a.StartupGraceSeconds}
+	if err := o.Validate(); err != nil {
+		return fmt.Errorf("spec.applicationFailover: %w", err)
+	}
+	if a.BadRolloutThreshold == nil {
+		t := appfailover.DefaultBadRolloutThreshold
+		a.BadRolloutThreshold = &t
+	}
+	if t := *a.BadRolloutThreshold; math.IsNaN(t) || t <= 0 || t > 1 {
+		return fmt.Errorf("spec.applicationFailover.badRolloutThreshold: %v: want a fraction in (0, 1] (1: no hold)", t)
+	}
+	for i, e := range a.Timeline {
+		p := fmt.Sprintf("spec.applicationFailover.timeline[%d]", i)
+		if e.At.Duration < 0 || e.At.Duration > duration {
+			return fmt.Errorf("%s.at: %v: must be within spec.duration (0 to %v)", p, e.At.Duration, duration)
+		}
+		if e.Workload == "" {
+			return fmt.Errorf("%s.workload: missing: a binding's namespace/name, or the document's a count stamped out", p)
+		}
+		if e.Confirm {
+			if e.Health != "" || e.Clusters != nil {
+				return fmt.Errorf("%s.confirm: true: an event confirms, or sets a health: give each an event of its own", p)
+			}
+			continue
+		}
+		switch e.Health {
+		case gracefulevict.Healthy, gracefulevict.Unhealthy, gracefulevict.Unknown:
+		case "":
+			return fmt.Errorf("%s.health: missing: Healthy, Unhealthy or Unknown (or confirm: true)", p)
+		default:
+			return fmt.Errorf("%s.health: %q: want Healthy, Unhealthy or Unknown", p, e.Health)
+		}
+		if e.Clusters != nil {
+			if err := e.Clusters.Validate(); err != nil {
+				return fmt.Errorf("%s.clusters: %w", p, err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkAppTimeline rejects application health events that name no
+// binding opting in to application failover, or select no cluster.
+func checkAppTimeline(file string, d strictyaml.Document, sc *scenario) error {
+	if sc.AppFailover == nil {
+		return nil
+	}
+	fail := func(err error) error {
+		return &docError{file: file, doc: d, what: kindScenario + " " + sc.Name, err: err}
+	}
+	if !slices.ContainsFunc(sc.Bindings, optsIn) {
+		return fail(errors.New("spec.applicationFailover: no binding opts in (spec.failover.application)"))
+	}
+	for i, e := range sc.AppFailover.Timeline {
+		p := fmt.Sprintf("spec.applicationFailover.timeline[%d]", i)
+		named := slices.ContainsFunc(sc.Bindings, func(b *bindingSpecResolved) bool { return b.key() == e.Workload || b.Group == e.Workload })
+		if !named {
+			return fail(fmt.Errorf("%s.workload: %q: no such binding", p, e.Workload))
+		}
+		if !slices.ContainsFunc(sc.Bindings, func(b *bindingSpecResolved) bool {
+			return (b.key() == e.Workload || b.Group == e.Workload) && optsIn(b)
+		}) {
+			return fail(fmt.Errorf("%s.workload: %q does not opt in to application failover (spec.failover.application)", p, e.Workload))
+		}
+		if e.Clusters == nil {
+			continue
+		}
+		if !slices.ContainsFunc(sc.Clusters, func(c failover.Cluster) bool { ok, _ := e.Clusters.Matches(c); return ok }) {
+			return fail(fmt.Errorf("%s.clusters: selects no cluster of the fleet", p))
 		}
 	}
 	return nil
@@ -747,6 +896,11 @@ func decodeBinding(d strictyaml.Document) ([]*bindingSpecResolved, string, error
 	if f := s.Failover; f != nil && f.Cluster != nil {
 		if _, err := karmada.FromClusterFailoverBehavior(f.Cluster); err != nil {
 			return nil, what, fmt.Errorf("spec.failover.cluster.purgeMode: %w", err)
+		}
+	}
+	if f := s.Failover; f != nil && f.Application != nil {
+		if _, err := karmada.FromApplicationFailoverBehavior(f.Application); err != nil {
+			return nil, what, err
 		}
 	}
 	if s.SchedulePriority != nil {

@@ -66,6 +66,11 @@ const (
 	eventFreeze     = "freeze"     // an operator freezes or thaws evictions
 	eventStorm      = "storm"      // a failure storm's hold starts or ends
 	eventFailback   = "failback"   // the failback controller sends bindings back
+	// eventAppHealth: the timeline sets an application's health, or an
+	// operator confirms its failures; eventAppFailover: the application
+	// failover controller fails workloads over, or a bad rollout holds.
+	eventAppHealth   = "application-health"
+	eventAppFailover = "application-failover"
 )
 
 // event is one » line: what changed at T (since the start).
@@ -143,6 +148,9 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		for _, r := range []string{metrics.FailbackWaitingStabilizing, metrics.FailbackWaitingNotPlaced, metrics.FailbackWaitingHeldBack} {
 			m.FailbackWaiting(r, 0) // served before the first wait
 		}
+	}
+	if sc.AppFailover != nil {
+		w.appf = newAppFailoverState(sc, m)
 	}
 	if w.ledger, err = kengine.NewLedger(); err != nil {
 		return nil, err
@@ -222,6 +230,10 @@ func newSim(sc *scenario, cfg ratelimit.Config, reg prometheus.Registerer, out i
 		b.write()
 		w.bindings = append(w.bindings, b)
 		w.byKey[b.queue][b.key()] = b
+		if w.appf != nil && optsIn(spec) {
+			w.appf.bindings = append(w.appf.bindings, b)
+			w.appf.due[b] = sc.Start
+		}
 	}
 	w.reportSummaries()
 	w.reportAt = sc.Start.Add(clusterStatusUpdateFrequency)
@@ -351,6 +363,7 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 			Clusters: names, Count: len(names),
 		})
 	}
+	s.appTimeline(now)
 	failed, recovered, changes := w.taintController(now)
 	if len(changes) > 0 {
 		s.note(now, event{Kind: eventTaints, Message: "taints: " + summarizeTaints(changes), Clusters: taintedClusters(changes, "")})
@@ -427,6 +440,7 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 
 	w.observeRate(now)
 	w.gracefulEvictionController(now)
+	s.noteAppFailover(w.appFailoverController(ctx, now))
 	if back := w.failbackController(now); len(back) > 0 {
 		var origins []string
 		for _, d := range back {
@@ -438,6 +452,27 @@ func (s *sim) step(ctx context.Context, now time.Time, nextEvent *int) error {
 			Message: fmt.Sprintf("failback: %s sent back to %s", plural(len(back), "binding", "bindings"), describeClusters(origins, s.fleetNames))})
 	}
 	return nil
+}
+
+// noteAppFailover says which bindings the application failover
+// controller failed over, and which a bad rollout started to hold.
+func (s *sim) noteAppFailover(done []appFailoverDone, holds []appHold) {
+	for _, h := range holds {
+		s.note(h.from, event{Kind: eventAppFailover, Message: fmt.Sprintf("bad-rollout hold: %s is not failed over: %s", h.b.key(), h.why)})
+	}
+	byBinding := map[*binding][]string{}
+	var order []*binding
+	for _, d := range done {
+		if byBinding[d.b] == nil {
+			order = append(order, d.b)
+		}
+		byBinding[d.b] = append(byBinding[d.b], d.cluster)
+	}
+	for _, b := range order {
+		clusters := byBinding[b]
+		s.note(s.clk.Now(), event{Kind: eventAppFailover, Count: len(clusters), Clusters: clusters,
+			Message: fmt.Sprintf("application failover: %s failed over from %s", b.key(), describeClusters(clusters, s.fleetNames))})
+	}
 }
 
 // noteStorm says when a failure storm's hold starts or ends, as the

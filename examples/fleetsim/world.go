@@ -158,6 +158,9 @@ type world struct {
 	// failback is the failback controller; nil when the scenario does not
 	// turn failback on.
 	failback *failbackState
+	// appf is the application failover controller; nil when the scenario
+	// does not turn it on.
+	appf *appFailoverState
 
 	rec *recorder
 }
@@ -278,7 +281,8 @@ func (w *world) readyAfter(b *binding) time.Duration {
 // health is what member clusters report for b's copies at now: Healthy once
 // the copy is ready on a Ready cluster, Unknown on a cluster that is not
 // Ready, Unhealthy while it starts (or forever, for a copy that never becomes
-// ready).
+// ready); on a Ready cluster, the application's own health when the
+// scenario's spec.applicationFailover.timeline gives it one (appHealth).
 func (w *world) health(b *binding, now time.Time) map[string]gracefulevict.ResourceHealth {
 	h := make(map[string]gracefulevict.ResourceHealth, len(b.gb.Clusters))
 	for _, t := range b.gb.Clusters {
@@ -291,6 +295,7 @@ func (w *world) health(b *binding, now time.Time) map[string]gracefulevict.Resou
 		default:
 			h[t.Name] = gracefulevict.Healthy
 		}
+		h[t.Name] = w.appHealth(b, t.Name, h[t.Name])
 	}
 	return h
 }

@@ -28,7 +28,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/failoverkit/failover/appfailover"
-	"github.com/failoverkit/failover/gracefulevict"
 	"github.com/failoverkit/failover/karmada"
 	"github.com/failoverkit/failover/karmada/engine"
 	"github.com/failoverkit/failover/metrics"
@@ -72,8 +71,9 @@ const (
 const eventActionAppFailover = "ApplicationFailover"
 
 // DefaultBadRolloutThreshold is ApplicationFailoverOptions.BadRolloutThreshold's
-// default: more than half of a binding's clusters.
-const DefaultBadRolloutThreshold = 0.5
+// default: more than half of a binding's clusters
+// (appfailover.DefaultBadRolloutThreshold).
+const DefaultBadRolloutThreshold = appfailover.DefaultBadRolloutThreshold
 
 // ApplicationFailoverOptions tune the ApplicationFailoverController. The
 // zero value of each field means the default stated beside it.
@@ -475,37 +475,22 @@ type rollout struct {
 	why   string
 }
 
-// badRollout is the bad-rollout rule: the application is unhealthy on
-// more than threshold of the binding's clusters, and on at least two. A
-// cluster counts as unhealthy when its copy is seen Unhealthy, when its
-// window has passed (res.FailOver, an Unknown copy included), or when an
-// application failover from it is still in transit (its graceful eviction
-// task is open); the clusters are those seen and those in transit.
+// badRollout is the bad-rollout rule (appfailover.BadRollout) on a
+// binding: the clusters in transit are those of its open graceful
+// eviction tasks that an application failover wrote. Its why names the
+// flag that sets the threshold.
 func badRollout(spec *workv1alpha2.ResourceBindingSpec, seen map[string]appfailover.Observation, res appfailover.Result, threshold float64) rollout {
-	if threshold >= 1 {
-		return rollout{}
-	}
-	var sick []string
-	total := len(seen)
-	for cluster, o := range seen {
-		if o.Health == gracefulevict.Unhealthy || slices.Contains(res.FailOver, cluster) {
-			sick = append(sick, cluster)
-		}
-	}
+	var inTransit []string
 	for _, t := range spec.GracefulEvictionTasks {
 		if t.Producer == engine.ApplicationFailoverProducer {
-			if _, ok := seen[t.FromCluster]; !ok {
-				sick = append(sick, t.FromCluster)
-				total++
-			}
+			inTransit = append(inTransit, t.FromCluster)
 		}
 	}
-	if len(sick) < 2 || float64(len(sick)) <= threshold*float64(total) {
+	holds, why := appfailover.BadRollout(seen, res, inTransit, threshold)
+	if !holds {
 		return rollout{}
 	}
-	slices.Sort(sick)
-	return rollout{holds: true, why: fmt.Sprintf("the application is unhealthy on %d of its %d clusters (%s), more than --application-failover-bad-rollout-threshold %v: a bad rollout, not a bad cluster",
-		len(sick), total, strings.Join(sick, ", "), threshold)}
+	return rollout{holds: true, why: why + " (--application-failover-bad-rollout-threshold)"}
 }
 
 // writeAnnotations writes obj with annotations when they differ from its
