@@ -135,7 +135,22 @@ func Dashboard(n Names) ([]byte, error) {
 			"and the failbacks in flight.", "short",
 			query(`sum by (reason) (failback_waiting{`+jobSel+`})`, "waiting: {{reason}}"),
 			query(`sum(failback_in_flight{`+jobSel+`})`, "in flight")).
-			Span(12))
+			Span(12)).
+		WithPanel(statPanel("Held by a bad rollout", "Bindings whose application failovers the bad-rollout hold "+
+			"holds now: unhealthy past their window on more than --application-failover-bad-rollout-threshold of their "+
+			"clusters at once, until the application recovers or an operator confirms "+
+			"(FailoverApplicationFailoverBadRolloutHold).", "short",
+			query(`sum(application_failover_held{`+jobSel+`,reason="bad_rollout"}) or vector(0)`, "")).
+			Thresholds(dashboard.NewThresholdsConfigBuilder().
+				Mode(dashboard.ThresholdsModeAbsolute).
+				Steps([]dashboard.Threshold{{Color: "green"}, {Value: cog.ToPtr(1.0), Color: "orange"}})).
+			Span(4).Height(8)).
+		WithPanel(timeseriesPanel("Application failover decisions", "Decisions to fail a workload over from a "+
+			"cluster where it was unhealthy for its window, by result: failed_over, held_back (the freeze, a storm's "+
+			"hold, the bad-rollout hold, the rate), refused (nowhere to go: FailoverApplicationFailoversRefused), "+
+			"waiting (the binding's budget of clusters in transit, room, an unconfirmed check), error.", "suffix:/s",
+			query(`sum by (result) (rate(application_failover_total{`+jobSel+`}[$__rate_interval]))`, "{{result}}")).
+			Span(8).Height(8))
 
 	b.WithRow(dashboard.NewRowBuilder("Queues")).
 		WithPanel(timeseriesPanel("Queue depth by queue", "Items in each eviction queue, pending or backing off.", "short",

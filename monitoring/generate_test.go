@@ -94,6 +94,7 @@ func TestEveryAlertHasItsRunbookSection(t *testing.T) {
 		"FailoverEvictionsPaused", "FailoverEvictionQueueNotDraining", "FailoverClusterFailureRateHigh",
 		"FailoverInFlightEvictionsExpiring", "FailoverEvictionHandlerErrors", "FailoverDomainFullDisruption",
 		"FailoverEvictionsFrozen", "FailoverEvictionStormHold", "FailoverEvictionsWaitingForTransitBudget", "FailoverFailbacksNotPlaced",
+		"FailoverApplicationFailoverBadRolloutHold", "FailoverApplicationFailoversRefused",
 	}
 	for _, n := range Namings {
 		var names []string
@@ -153,6 +154,7 @@ func TestDashboardPanels(t *testing.T) {
 		"Faulty clusters", "Failure rate", "Rate in force", "Queued evictions", "In flight", "Domains in full disruption",
 		"Fleet health", "Disruption state by domain", "Rate in force and achieved evictions", "Evictions frozen",
 		"Failure storm hold", "Waiting for a transit budget", "Failback",
+		"Held by a bad rollout", "Application failover decisions",
 		"Queue depth by queue", "Queue depth by cluster and kind", "Processing latency", "Outcomes",
 		"In-flight evictions", "Handler error ratio",
 	}

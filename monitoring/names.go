@@ -135,6 +135,22 @@ type Thresholds struct {
 	// goes within minutes. An hour of it is a placement that no longer
 	// leads back, or an origin without room.
 	FailbackNotPlacedFor string
+	// AppFailoverHeldFor: how long the bad-rollout hold may hold a
+	// binding's application failovers before the alert fires. The hold
+	// only ever stops a failover whose window (tolerationSeconds) has
+	// passed, so the application has already been unhealthy on most of its
+	// clusters for that long; a rollback that mends it within minutes ends
+	// the hold by itself. Longer, a person decides: roll back, or confirm.
+	AppFailoverHeldFor string
+	// AppFailoverRefusedWindow: how far back a refused application
+	// failover keeps the alert's expression true; AppFailoverRefusedFor:
+	// for how long refusals must go on. A refused failover is decided again
+	// as the fleet or the binding changes, and a minute after the refusal
+	// at the latest (the controller's RefusalRecheck), and each refusal
+	// counts, so one that persists counts several times in every window; a
+	// fleet full for a moment refuses for less than AppFailoverRefusedFor.
+	AppFailoverRefusedWindow string
+	AppFailoverRefusedFor    string
 }
 
 // DefaultThresholds are the thresholds of the committed rules.
@@ -154,6 +170,10 @@ var DefaultThresholds = Thresholds{
 	TransitWaitGap:    "5m",
 
 	FailbackNotPlacedFor: "1h",
+
+	AppFailoverHeldFor:       "5m",
+	AppFailoverRefusedWindow: "10m",
+	AppFailoverRefusedFor:    "15m",
 }
 
 // RunbookURL is where the alerts' runbook_url annotations point; each alert

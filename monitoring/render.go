@@ -79,6 +79,9 @@ func (d ruleData) ExpiryRange() string { return "[" + d.ExpiryWindow + "]" }
 // included.
 func (d ruleData) TransitWaitRange() string { return "[" + d.TransitWaitGap + "]" }
 
+// AppFailoverRefusedRange is AppFailoverRefusedWindow as a range selector.
+func (d ruleData) AppFailoverRefusedRange() string { return "[" + d.AppFailoverRefusedWindow + "]" }
+
 func percent(r float64) string { return strconv.FormatFloat(r*100, 'f', -1, 64) }
 
 func render(name string, d ruleData) ([]byte, error) {
