@@ -75,6 +75,15 @@ type process struct {
 }
 
 func TestMain(m *testing.M) {
+	// The test binary started again as the fork's controller-manager
+	// (TestKarmadaForkApplicationFailoverRestart): a process of its own.
+	if len(os.Args) > 1 && os.Args[1] == forkControllerManagerArg {
+		if err := forkControllerManager(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "fork controller-manager:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	os.Exit(runMain(m))
 }
 
