@@ -159,19 +159,6 @@ func (q *Queue) CancelCluster(cluster string) int {
 	return n
 }
 
-// Cancel removes it (by its Cluster and Key) when it is pending or backing
-// off, reported Cancelled, and reports whether it did: for a caller that
-// learns there is nothing left to evict, as when the binding has left the
-// cluster, so that the item does not take a permit only to find nothing to
-// do. An item being handled or in flight is left to finish. O(1).
-func (q *Queue) Cancel(it Item) bool {
-	q.mu.Lock()
-	ok := q.s.cancel(it)
-	q.kickLocked()
-	q.unlockAndDeliver()
-	return ok
-}
-
 // DomainChanged tells the queue that cluster's disruption domain
 // (Config.DomainOf) may have changed, as when an informer reports a change
 // of the cluster's region, zone or provider: the queue reads DomainOf for it

@@ -287,29 +287,6 @@ func (s *store) cancelCluster(cluster string) int {
 	return n
 }
 
-// cancel removes the entry of it when pending or backing off (see
-// Queue.Cancel).
-func (s *store) cancel(it Item) bool {
-	e := s.index.get(it.Cluster, it.Key)
-	if e == nil {
-		return false
-	}
-	switch e.state {
-	case statePending:
-		s.pending.remove(e)
-	case stateBackingOff:
-		s.delayed.remove(int(e.index))
-		s.backingOff--
-		s.unpark(e)
-	default: // running or in flight: it finishes
-		return false
-	}
-	s.metrics.Removed(s.cfg.Name, e.item.Cluster, e.item.ResourceKind)
-	s.leave(e, Cancelled, nil)
-	s.metrics.Cancelled(s.cfg.Name, 1)
-	return true
-}
-
 // mayWait reports whether one more worker may wait for a permit when
 // waiting already do: more items are pending than workers waiting, and
 // MaxInFlight, counting those waits, the handler calls and the background

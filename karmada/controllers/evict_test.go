@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -406,36 +405,4 @@ func TestEvictHandlerResumesAtTheObservedAffinityTerm(t *testing.T) {
 			assert.Equal(t, recorded{string(prescheduling.NoEligibleCluster)}, *events)
 		})
 	}
-}
-
-// A binding that leaves a cluster (Karmada's scheduler moved it) takes its
-// waiting eviction from that cluster out of the queue: it would take a
-// permit of the rate only to find nothing to evict. One deleted takes all
-// of its own. Other bindings' items, and its items for clusters it is
-// still on, stay.
-func TestEvictionControllerCancelsWhatTheBindingLeft(t *testing.T) {
-	ctrl := newController(t, EvictionOptions{}, worldBuilder(t).Build(), &recorded{})
-	k := resourceBindings()
-	q, err := evictionqueue.New(evictionqueue.Config{Name: k.queue}, func(context.Context, evictionqueue.Item) error { return nil })
-	require.NoError(t, err)
-	k.q = q
-	on := func(clusters ...string) *workv1alpha2.ResourceBinding {
-		b := newBinding(nil)
-		b.Spec.Clusters = nil
-		for _, c := range clusters {
-			b.Spec.Clusters = append(b.Spec.Clusters, workv1alpha2.TargetCluster{Name: c, Replicas: 1})
-		}
-		return b
-	}
-	for _, it := range []evictionqueue.Item{{Cluster: "member1", Key: "shop/web"}, {Cluster: "member2", Key: "shop/web"}, {Cluster: "member1", Key: "shop/api"}} {
-		q.Add(it)
-	}
-	h := ctrl.cancelLeft(k)
-
-	h.OnUpdate(on("member1", "member2"), on("member2", "member3"))
-	assert.ElementsMatch(t, []evictionqueue.Item{{Cluster: "member2", Key: "shop/web"}, {Cluster: "member1", Key: "shop/api"}}, q.Pending(),
-		"web left member1: its item for member1 goes, the rest stay")
-
-	h.OnDelete(toolscache.DeletedFinalStateUnknown{Key: "shop/web", Obj: on("member2", "member3")})
-	assert.Equal(t, []evictionqueue.Item{{Cluster: "member1", Key: "shop/api"}}, q.Pending(), "web deleted: none of its items stay")
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
-	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -432,15 +431,6 @@ func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
 			return err
 		}
 	}
-	for _, k := range c.kinds {
-		binf, err := mgr.GetCache().GetInformer(ctx, k.new())
-		if err != nil {
-			return fmt.Errorf("controllers: the %s informer: %w", k.name, err)
-		}
-		if _, err := binf.AddEventHandler(c.cancelLeft(k)); err != nil {
-			return fmt.Errorf("controllers: watching the %s that leave clusters: %w", k.name, err)
-		}
-	}
 	if err := mgr.Add(manager.RunnableFunc(c.recheckRefusals)); err != nil {
 		return err
 	}
@@ -453,50 +443,6 @@ func (c *EvictionController) SetupWithManager(mgr manager.Manager) error {
 		}
 	}
 	return nil
-}
-
-// cancelLeft removes from k's queue the items of a binding for the
-// clusters it has left (Karmada's scheduler moved it, a person edited it)
-// or of a binding deleted, while they wait: nothing is left to evict, and
-// each would take a permit of the rate only for its handler to find so. A
-// binding that goes back to such a cluster is judged again
-// (manageTaints), as any change of it is.
-func (c *EvictionController) cancelLeft(k *kind) toolscache.ResourceEventHandler {
-	cancel := func(obj client.Object, left []string) {
-		key := itemKey(obj)
-		for _, cl := range left {
-			k.q.Cancel(evictionqueue.Item{Cluster: cl, Key: key})
-		}
-	}
-	return toolscache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(oldObj, newObj any) {
-			o, ok1 := oldObj.(client.Object)
-			n, ok2 := newObj.(client.Object)
-			if !ok1 || !ok2 {
-				return
-			}
-			was, is := k.spec(o).Clusters, k.spec(n).Clusters
-			var left []string
-			for _, t := range was {
-				if !slices.ContainsFunc(is, func(u workv1alpha2.TargetCluster) bool { return u.Name == t.Name }) {
-					left = append(left, t.Name)
-				}
-			}
-			cancel(n, left)
-		},
-		DeleteFunc: func(obj any) {
-			if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-				obj = d.Obj
-			}
-			if o, ok := obj.(client.Object); ok {
-				var all []string
-				for _, t := range k.spec(o).Clusters {
-					all = append(all, t.Name)
-				}
-				cancel(o, all)
-			}
-		},
-	}
 }
 
 // watchDomains tells both queues when a Cluster's region, zone or
