@@ -395,6 +395,15 @@ func (c *FailbackController) reconcile(ctx context.Context, k *kind, key types.N
 		logger.V(1).Info("failback held back", "why", held)
 		return reconcile.Result{RequeueAfter: failbackRecheck}, c.writeRecord(ctx, k, obj, step)
 	}
+	if why, after, err := c.originNow(ctx, obj, step.Origin, now); err != nil || why != "" {
+		if err != nil {
+			c.decided(id, metrics.FailbackError)
+			return reconcile.Result{}, err
+		}
+		c.wait(id, metrics.FailbackWaitingStabilizing)
+		logger.V(1).Info("failback waits: the origin, read afresh, is not healthy for the window", "why", why)
+		return reconcile.Result{RequeueAfter: after}, c.writeRecord(ctx, k, obj, step)
+	}
 	budget, _ := c.ev.transitBudget(obj) // a bad annotation: the flag's, as for an eviction
 	if budget > 0 && len(step.Leaving) > budget {
 		c.decided(id, metrics.FailbackNotPlaced)
@@ -455,6 +464,36 @@ func (c *FailbackController) refreshOrigins(ctx context.Context, obj client.Obje
 			c.sched.Set(cl)
 		} // else gone, or not cached: the handlers' view stands
 	}
+}
+
+// originNow asks again, of the origin as the API server has it now, whether
+// it has been healthy for the window: the decision read the cache, which
+// may trail a failure within the window or a taint by its lag, and a
+// failback sends replicas there (as an eviction confirms afresh the
+// clusters its replicas go to). One read per failback about to be
+// written. why says why not, after when to decide again (sooner, when the
+// cache shows the origin's change).
+func (c *FailbackController) originNow(ctx context.Context, obj client.Object, o failback.Origin, now time.Time) (why string, after time.Duration, err error) {
+	var cl clusterv1alpha1.Cluster
+	if err := c.ev.reader.Get(ctx, client.ObjectKey{Name: o.Cluster}, &cl); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Sprintf("cluster %s is gone", o.Cluster), failbackRecheck, nil
+		}
+		return "", 0, err
+	}
+	conv, err := karmada.FromCluster(&cl)
+	if err != nil {
+		return fmt.Sprintf("cluster %s cannot be read: %v", o.Cluster, err), failbackRecheck, nil
+	}
+	window, _ := karmada.FailbackWindow(obj.GetAnnotations(), c.opts.Window) // PlanFailback has said so
+	d := failback.Decide(o, &conv, window, now)
+	if d.Return {
+		return "", 0, nil
+	}
+	if d.After <= 0 {
+		d.After = failbackRecheck // the origin's next change brings it back sooner
+	}
+	return d.Reason, d.After, nil
 }
 
 // decided counts a decision of the failback of the binding id, whose

@@ -409,3 +409,39 @@ func TestFailbackControllerThawWakesIt(t *testing.T) {
 	assert.Zero(t, w.reconcile(t, "web").RequeueAfter)
 	require.Len(t, w.binding(t, "web").Spec.GracefulEvictionTasks, 1, "back once thawed")
 }
+
+// The cache may trail the API server by its lag: a failback its copy of
+// the origin allows waits if the origin, read afresh, failed within the
+// window (or is tainted), and goes once the origin read afresh has been
+// healthy for it. Found by the model test (TestModelFailback, seeds
+// 923242186101 and 747583093381: an origin that failed 2 s before its
+// window's end, a cache 5 s behind).
+func TestFailbackControllerAsksTheOriginAfresh(t *testing.T) {
+	w := newBackWorld(t, FailbackOptions{Window: 10 * time.Minute}, EvictionOptions{},
+		backCluster("a1", 100, evictNow.Add(-time.Hour)), backCluster("b1", 10, evictNow.Add(-time.Hour)),
+		backBinding("web", workv1alpha2.TargetCluster{Name: "b1", Replicas: 3}))
+	// The API server's a1 failed a second ago; the cache, and the Fleet
+	// fed from it, still have it Ready for an hour.
+	down := backCluster("a1", 100, evictNow.Add(-time.Hour))
+	down.Status.Conditions[0].Status = metav1.ConditionFalse
+	down.Status.Conditions[0].LastTransitionTime = metav1.NewTime(evictNow.Add(-time.Second))
+	s := runtime.NewScheme()
+	require.NoError(t, AddToScheme(s))
+	api := fake.NewClientBuilder().WithScheme(s).WithObjects(down, backCluster("b1", 10, evictNow.Add(-time.Hour))).Build()
+	w.ctrl.ev.reader = api
+
+	res := w.reconcile(t, "web")
+	assert.Equal(t, failbackRecheck, res.RequeueAfter, "a1 is down as the API server has it: decided again at the recheck, or when a1 changes")
+	assert.Empty(t, w.binding(t, "web").Spec.GracefulEvictionTasks, "sent back to a cluster that had failed")
+	assert.Nil(t, w.binding(t, "web").Spec.RescheduleTriggeredAt)
+
+	// a1 recovers on the API server, and has been Ready for the window.
+	up := backCluster("a1", 100, evictNow.Add(-time.Second))
+	var cur clusterv1alpha1.Cluster
+	require.NoError(t, api.Get(context.Background(), client.ObjectKey{Name: "a1"}, &cur))
+	up.ResourceVersion = cur.ResourceVersion
+	require.NoError(t, api.Update(context.Background(), up))
+	w.clk.Step(10 * time.Minute)
+	assert.Zero(t, w.reconcile(t, "web").RequeueAfter, "%v", *w.events)
+	require.Len(t, w.binding(t, "web").Spec.GracefulEvictionTasks, 1, "back once a1, read afresh, has been healthy for the window")
+}
