@@ -208,9 +208,7 @@ func (c *ApplicationFailoverController) SetupWithManager(mgr manager.Manager) er
 		err := builder.ControllerManagedBy(mgr).
 			Named(ApplicationFailoverName+"-"+k.name).
 			For(k.new(), builder.WithPredicates(opted)).
-			Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
-				return c.refusedOf(k)
-			}), builder.WithPredicates(fleetMayHelp())).
+			Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(c.wakeRefused(k)), builder.WithPredicates(fleetMayHelp())).
 			Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 				return c.reconcile(ctx, k, req.NamespacedName)
 			}))
@@ -251,6 +249,23 @@ func (c *ApplicationFailoverController) refusedOf(k *kind) []reconcile.Request {
 		out = append(out, reconcile.Request{NamespacedName: key})
 	}
 	return out
+}
+
+// wakeRefused maps a change of a Cluster to the bindings of k a refusal
+// left waiting. They are decided again on the Fleet, which an informer
+// handler of its own feeds, apart from this watch: the Fleet's copy of
+// the Cluster is brought up to the cache's first (catchUpFleet), so that a
+// refusal is not decided again on the copy before the change that woke it,
+// to wait RefusalRecheck for a wake-up that has already come (as the
+// EvictionController's refusals are woken).
+func (c *ApplicationFailoverController) wakeRefused(k *kind) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		if len(c.refusedOf(k)) == 0 {
+			return nil
+		}
+		catchUpFleet(ctx, c.client, c.ev.fleet, o.GetName(), log.FromContext(ctx))
+		return c.refusedOf(k)
+	}
 }
 
 // setRefused records whether the binding key of k waits for the fleet.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"github.com/prometheus/client_golang/prometheus"
@@ -483,6 +484,36 @@ func TestApplicationFailoverRefused(t *testing.T) {
 	assert.Empty(t, w.ctrl.refusedOf(clusterResourceBindings()))
 	ok, _ := w.ev.limiter.TakeAt(w.clk.Now())
 	assert.True(t, ok, "the permit went back: the next failover takes it at once")
+}
+
+// A refusal is decided again when a Cluster changes, on the Fleet that an
+// informer handler of its own feeds: the change that wakes it must be in
+// the Fleet first. Here m2, the only cluster the binding may go to, is
+// tainted NoExecute, and the failover refused; the taint goes, and the
+// Cluster watch wakes the refusal before the Fleet's handler has applied
+// the change: the failover goes now, not RefusalRecheck later.
+func TestApplicationFailoverRefusalWokenBeforeFleet(t *testing.T) {
+	rb := appBinding("web", tolerate(0), map[string]workv1alpha2.ResourceHealth{"m1": un}, "m1")
+	rb.Spec.Placement.ClusterAffinity.ClusterNames = []string{"m1", "m2"}
+	objs := fleet4()
+	down := objs[1].(*clusterv1alpha1.Cluster)
+	down.Spec.Taints = []corev1.Taint{{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoExecute}}
+	w := newAppWorld(t, ApplicationFailoverOptions{}, EvictionOptions{}, nil, append(objs, rb)...)
+	k := resourceBindings()
+	assert.Equal(t, DefaultRefusalRecheck, w.reconcile(t, k, rbKey("web")).RequeueAfter, "refused: m2 is tainted")
+
+	var m2 clusterv1alpha1.Cluster
+	require.NoError(t, w.c.Get(context.Background(), client.ObjectKey{Name: "m2"}, &m2))
+	m2.Spec.Taints = nil
+	require.NoError(t, w.c.Update(context.Background(), &m2))
+	// The Cluster watch's event, ahead of the Fleet's handler.
+	reqs := w.ctrl.wakeRefused(k)(context.Background(), &m2)
+	require.Equal(t, []reconcile.Request{{NamespacedName: rbKey("web")}}, reqs)
+	w.reconcile(t, k, reqs[0].NamespacedName)
+	rb = w.rb(t, "web")
+	require.Len(t, rb.Spec.GracefulEvictionTasks, 1, "woken by m2's recovery, the failover goes: %v", *w.events)
+	assert.Equal(t, "m1", rb.Spec.GracefulEvictionTasks[0].FromCluster)
+	assert.Empty(t, w.ctrl.wakeRefused(k)(context.Background(), &m2), "no refusal is left to wake")
 }
 
 // The operator's freeze, shared with the EvictionController, holds every
