@@ -165,6 +165,24 @@ func (m *members) reportSummariesFrom(first time.Time) {
 	})
 }
 
+// reportSummariesAt reports the summaries at each moment at(ctx, 1),
+// at(ctx, 2), … returns, until the test ends; at may block until it knows
+// report k's moment, and returns at once when ctx ends.
+func (m *members) reportSummariesAt(at func(ctx context.Context, k int) time.Time) {
+	m.wg.Go(func() {
+		for k := 1; ; k++ {
+			t := time.NewTimer(time.Until(at(m.ctx, k)))
+			select {
+			case <-m.ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			_ = m.reportRoom(m.ctx)
+		}
+	})
+}
+
 // loop calls f every d until ctx ends; an API error is retried at the next
 // tick, as the controllers it plays retry.
 func (m *members) loop(ctx context.Context, d time.Duration, f func(context.Context) error) {
@@ -315,6 +333,14 @@ func (l *failoverLog) first(t *testing.T, timeout time.Duration) time.Time {
 		return !at.IsZero()
 	})
 	return at
+}
+
+// evictions are the moments the bindings were seen evicted, earliest
+// first.
+func (l *failoverLog) evictions() []time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.SortedFunc(maps.Values(l.evicted), time.Time.Compare)
 }
 
 func (l *failoverLog) returned() []string {
