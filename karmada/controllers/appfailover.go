@@ -260,11 +260,11 @@ func (c *ApplicationFailoverController) refusedOf(k *kind) []reconcile.Request {
 // EvictionController's refusals are woken).
 func (c *ApplicationFailoverController) wakeRefused(k *kind) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
-		if len(c.refusedOf(k)) == 0 {
-			return nil
+		refused := c.refusedOf(k)
+		if len(refused) > 0 {
+			catchUpFleet(ctx, c.client, c.ev.fleet, o.GetName(), log.FromContext(ctx))
 		}
-		catchUpFleet(ctx, c.client, c.ev.fleet, o.GetName(), log.FromContext(ctx))
-		return c.refusedOf(k)
+		return refused
 	}
 }
 
